@@ -1,0 +1,147 @@
+//! Descriptors shared by host and NIC, little-endian in host memory.
+
+use core::mem::{offset_of, size_of};
+use zerocopy::little_endian::{U16, U32, U64};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+/// Send WQE opcodes.
+pub mod send_op {
+    /// RDMA WRITE.
+    pub const RDMA_WRITE: u8 = 0;
+    /// SEND.
+    pub const SEND: u8 = 1;
+}
+
+/// A send work queue element: 64 bytes, one datapath beat.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
+pub struct SendWqe {
+    /// [`send_op`] value.
+    pub opcode: u8,
+    /// Reserved flags (0).
+    pub flags: u8,
+    /// Reserved.
+    pub rsvd0: U16,
+    /// Message length in bytes (0 is allowed).
+    pub length: U32,
+    /// Local virtual address of the payload.
+    pub local_addr: U64,
+    /// Local MR key.
+    pub lkey: U32,
+    /// Remote MR key (RDMA WRITE).
+    pub rkey: U32,
+    /// Remote virtual address (RDMA WRITE).
+    pub remote_addr: U64,
+    /// Reserved.
+    pub rsvd1: [u8; 32],
+}
+
+/// A receive work queue element: 32 bytes, one scatter entry.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
+pub struct RecvWqe {
+    /// Virtual address of the receive buffer.
+    pub addr: U64,
+    /// Buffer length in bytes.
+    pub length: U32,
+    /// Local MR key of the buffer.
+    pub lkey: U32,
+    /// Reserved.
+    pub rsvd: [u8; 16],
+}
+
+/// CQE opcodes (the values of `ibv_wc_opcode`).
+pub mod cqe_op {
+    /// A SEND completed at the requester.
+    pub const SEND: u8 = 0;
+    /// An RDMA WRITE completed at the requester.
+    pub const RDMA_WRITE: u8 = 1;
+    /// A SEND was received into a receive WQE.
+    pub const RECV: u8 = 128;
+}
+
+/// CQE status codes (the values of `ibv_wc_status`).
+pub mod cqe_status {
+    /// Success.
+    pub const SUCCESS: u8 = 0;
+    /// Local length error (message longer than the receive buffer).
+    pub const LOC_LEN_ERR: u8 = 1;
+    /// Local protection error (bad lkey or address outside the local MR).
+    pub const LOC_PROT_ERR: u8 = 4;
+    /// Work request flushed because the QP is in the error state.
+    pub const WR_FLUSH_ERR: u8 = 5;
+    /// Remote invalid request (the responder NAKed the request).
+    pub const REM_INV_REQ_ERR: u8 = 9;
+    /// Remote access error (bad rkey, bounds, or permission at the responder).
+    pub const REM_ACCESS_ERR: u8 = 10;
+    /// Remote operation error (e.g. the responder's receive buffer was invalid).
+    pub const REM_OP_ERR: u8 = 11;
+}
+
+/// A completion queue entry: 32 bytes. Valid when `owner` equals the pass
+/// bit the consumer expects: 1 on the first pass over the ring, 0 on the
+/// second, and so on (the ring starts zeroed).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
+pub struct Cqe {
+    /// SQ or RQ index (low 16 bits) of the completed WQE.
+    pub wqe_index: U16,
+    /// [`cqe_status`] value.
+    pub status: u8,
+    /// [`cqe_op`] value.
+    pub opcode: u8,
+    /// Local QPN.
+    pub qpn: U32,
+    /// Bytes received (receive completions); message length otherwise.
+    pub byte_len: U32,
+    /// Reserved.
+    pub rsvd: [u8; 19],
+    /// Owner (pass) bit, written last.
+    pub owner: u8,
+}
+
+const _: () = assert!(size_of::<SendWqe>() == 64);
+const _: () = assert!(size_of::<RecvWqe>() == 32);
+const _: () = assert!(size_of::<Cqe>() == 32);
+
+/// Size of a send WQE in bytes.
+pub const SEND_WQE_BYTES: usize = size_of::<SendWqe>();
+/// Size of a receive WQE in bytes.
+pub const RECV_WQE_BYTES: usize = size_of::<RecvWqe>();
+/// Size of a CQE in bytes.
+pub const CQE_BYTES: usize = size_of::<Cqe>();
+
+/// Byte offsets the RTL uses to pick fields out of a fetched descriptor beat.
+pub mod off {
+    use super::*;
+    /// [`SendWqe::opcode`].
+    pub const SWQE_OPCODE: usize = offset_of!(SendWqe, opcode);
+    /// [`SendWqe::length`].
+    pub const SWQE_LENGTH: usize = offset_of!(SendWqe, length);
+    /// [`SendWqe::local_addr`].
+    pub const SWQE_LOCAL_ADDR: usize = offset_of!(SendWqe, local_addr);
+    /// [`SendWqe::lkey`].
+    pub const SWQE_LKEY: usize = offset_of!(SendWqe, lkey);
+    /// [`SendWqe::rkey`].
+    pub const SWQE_RKEY: usize = offset_of!(SendWqe, rkey);
+    /// [`SendWqe::remote_addr`].
+    pub const SWQE_REMOTE_ADDR: usize = offset_of!(SendWqe, remote_addr);
+    /// [`RecvWqe::addr`].
+    pub const RWQE_ADDR: usize = offset_of!(RecvWqe, addr);
+    /// [`RecvWqe::length`].
+    pub const RWQE_LENGTH: usize = offset_of!(RecvWqe, length);
+    /// [`RecvWqe::lkey`].
+    pub const RWQE_LKEY: usize = offset_of!(RecvWqe, lkey);
+    /// [`Cqe::wqe_index`].
+    pub const CQE_WQE_INDEX: usize = offset_of!(Cqe, wqe_index);
+    /// [`Cqe::status`].
+    pub const CQE_STATUS: usize = offset_of!(Cqe, status);
+    /// [`Cqe::opcode`].
+    pub const CQE_OPCODE: usize = offset_of!(Cqe, opcode);
+    /// [`Cqe::qpn`].
+    pub const CQE_QPN: usize = offset_of!(Cqe, qpn);
+    /// [`Cqe::byte_len`].
+    pub const CQE_BYTE_LEN: usize = offset_of!(Cqe, byte_len);
+    /// [`Cqe::owner`].
+    pub const CQE_OWNER: usize = offset_of!(Cqe, owner);
+}

@@ -1,0 +1,15 @@
+//! `rnic-spec`: the one definition of everything the RTL generator, the
+//! simulator, the driver and the host library must agree on.
+//!
+//! * [`params`]: clock, datapath width, table sizes, MTU limits;
+//! * [`regs`]: the BAR0 register map and the setup (staging) word layouts;
+//! * [`desc`]: send/receive WQEs and CQEs as `zerocopy` structs;
+//! * [`wire`]: the RoCEv2 frame layout with rnic's extension headers, a
+//!   software encoder/decoder, and the ICRC.
+//!
+//! No rust-hdl dependency: this crate is plain data and functions.
+
+pub mod desc;
+pub mod params;
+pub mod regs;
+pub mod wire;

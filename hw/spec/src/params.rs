@@ -1,0 +1,56 @@
+//! Global parameters of the core.
+
+/// Core clock in Hz (DESIGN.md §3): every simulated figure is cycles at this clock.
+pub const CLOCK_HZ: u64 = 250_000_000;
+/// Picoseconds per core clock cycle.
+pub const CLOCK_PS: u64 = 1_000_000_000_000 / CLOCK_HZ;
+/// Datapath width in bytes (512 bits, the width of the Xilinx 100G CMAC AXI-Stream).
+pub const DATA_BYTES: usize = 64;
+/// Datapath width in bits.
+pub const DATA_BITS: usize = DATA_BYTES * 8;
+
+/// QPN width the QPC layout is designed for (16K QPs, SRNIC's scale).
+pub const QPN_BITS_MAX: usize = 14;
+/// QPN width the current RTL instantiates (QPC block RAM depth = 2^QPN_BITS).
+pub const QPN_BITS: usize = 8;
+/// Number of QPs the current RTL holds.
+pub const NUM_QPS: usize = 1 << QPN_BITS;
+/// MR table index width (the MR key is `index << 8 | tag`).
+pub const MR_BITS: usize = 8;
+/// Number of MR table entries.
+pub const NUM_MRS: usize = 1 << MR_BITS;
+/// CQ number width.
+pub const CQ_BITS: usize = 6;
+/// Number of completion queues.
+pub const NUM_CQS: usize = 1 << CQ_BITS;
+
+/// Smallest path MTU (payload bytes per packet), log2.
+pub const PMTU_LOG2_MIN: u8 = 8;
+/// Largest path MTU, log2 (4096 B).
+pub const PMTU_LOG2_MAX: u8 = 12;
+/// Largest RDMA message the RTL accepts (bytes), bounded by the 32-bit WQE length.
+pub const MAX_MSG_LEN: u64 = 1 << 31;
+
+/// Most bytes of DMA read the SQ engine keeps in flight. SRNIC measured a
+/// 1 us PCIe round trip; 1 us at 100 Gb/s is 12.5 KB, so 32 KB covers it twice.
+pub const DMA_RD_MAX_INFLIGHT_BYTES: u32 = 32 * 1024;
+/// Largest single DMA read request (bytes); payload reads are one per packet.
+pub const DMA_RD_MAX_LEN: u32 = 4096;
+
+/// SQ scheduler: WQEs fetched per turn (SRNIC §4.3, n = 8).
+pub const SCHED_WQES_PER_TURN: u32 = 8;
+/// SQ scheduler: payload bytes a QP may send per turn (SRNIC burst_size).
+pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
+
+/// Requester asks for an ACK at least every this many packets (BTH AckReq),
+/// and always on the last packet of a message.
+pub const ACK_REQ_EVERY: u32 = 16;
+
+/// RX store-and-forward buffer in beats: frames are held until their ICRC is
+/// checked, so a corrupt frame never reaches host memory.
+pub const RX_BUF_BEATS_LOG2: usize = 8;
+
+/// Converts core cycles to seconds.
+pub fn cycles_to_secs(cycles: u64) -> f64 {
+    cycles as f64 / CLOCK_HZ as f64
+}

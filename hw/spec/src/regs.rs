@@ -1,0 +1,213 @@
+//! BAR0 register map. All registers are 64 bits wide at 8-byte-aligned
+//! byte offsets. Table entries (QPC, MR, CQ) are written through eight
+//! staging words followed by a commit register naming the entry, so one
+//! register port serves every table without a wide bus.
+
+use bitflags::bitflags;
+
+/// Read-only identification: `ID_MAGIC << 32 | version`.
+pub const REG_ID: u32 = 0x000;
+/// The value of the upper half of [`REG_ID`]: ASCII "RNIC".
+pub const ID_MAGIC: u64 = 0x524E_4943;
+/// Read-only capabilities: `[7:0]` QPN bits, `[15:8]` MR bits, `[23:16]` CQ bits.
+pub const REG_CAPS: u32 = 0x008;
+/// Source MAC address of this NIC, `[47:0]`, first wire byte in `[47:40]`.
+pub const REG_SRC_MAC: u32 = 0x010;
+/// Source IPv4 address of this NIC, `[31:0]`, first wire byte in `[31:24]`.
+pub const REG_SRC_IP: u32 = 0x018;
+/// Free-running cycle counter (read-only); also the TX timestamp source.
+pub const REG_CYCLES: u32 = 0x020;
+
+/// First of the eight staging words (`REG_STAGE + 8*i`).
+pub const REG_STAGE: u32 = 0x100;
+/// Number of staging words.
+pub const NUM_STAGE: usize = 8;
+/// Write a QPN: copies the staging words into that QP's context (see [`qpc`])
+/// and resets its dynamic state (SQ/RQ indices, PSNs, MSN) from them.
+pub const REG_QP_COMMIT: u32 = 0x140;
+/// Write an MR index: copies the staging words into the MR table (see [`mr`]).
+pub const REG_MR_COMMIT: u32 = 0x148;
+/// Write a CQN: copies the staging words into the CQ table (see [`cq`]) and
+/// resets the CQ's producer index to 0.
+pub const REG_CQ_COMMIT: u32 = 0x150;
+
+/// Read-only event counters, one 64-bit register each.
+pub mod counters {
+    /// Data packets transmitted.
+    pub const TX_PKTS: u32 = 0x200;
+    /// ACK/NAK packets transmitted.
+    pub const TX_ACKS: u32 = 0x208;
+    /// Frames received (any).
+    pub const RX_FRAMES: u32 = 0x210;
+    /// Frames dropped for a bad ICRC.
+    pub const RX_ICRC_ERR: u32 = 0x218;
+    /// Frames dropped for bad headers (not IPv4/UDP 4791, bad length, unknown opcode, bad QPN).
+    pub const RX_HDR_ERR: u32 = 0x220;
+    /// Frames dropped because the RX buffer was full.
+    pub const RX_DROP_NOBUF: u32 = 0x228;
+    /// Requests NAKed with a PSN sequence error.
+    pub const RX_PSN_ERR: u32 = 0x230;
+    /// Requests NAKed with a remote access error (bad rkey, bounds, permission).
+    pub const RX_ACCESS_ERR: u32 = 0x238;
+    /// Duplicate requests (PSN already received) re-ACKed and dropped.
+    pub const RX_DUP: u32 = 0x240;
+    /// SENDs NAKed because no receive WQE was posted (RNR).
+    pub const RX_RNR: u32 = 0x248;
+    /// NAKs received by the requester.
+    pub const RX_NAK: u32 = 0x250;
+    /// ACKs received by the requester.
+    pub const RX_ACKS: u32 = 0x258;
+    /// CQEs written.
+    pub const CQES: u32 = 0x260;
+    /// Number of counters.
+    pub const COUNT: usize = 13;
+}
+
+/// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
+/// producer index (free-running, low 16 bits used).
+pub const DB_SQ_BASE: u32 = 0x10_0000;
+/// RQ doorbell of QP `n` is at `DB_RQ_BASE + 8*n`; the value is the new RQ
+/// producer index (free-running, low 16 bits used).
+pub const DB_RQ_BASE: u32 = 0x20_0000;
+
+/// Byte offset of staging word `i`.
+pub const fn stage(i: usize) -> u32 {
+    REG_STAGE + 8 * i as u32
+}
+/// Byte offset of QP `qpn`'s SQ doorbell.
+pub const fn db_sq(qpn: u32) -> u32 {
+    DB_SQ_BASE + 8 * qpn
+}
+/// Byte offset of QP `qpn`'s RQ doorbell.
+pub const fn db_rq(qpn: u32) -> u32 {
+    DB_RQ_BASE + 8 * qpn
+}
+
+/// A bit field inside a 64-bit staging word: `(word, lsb, width)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// Staging word index.
+    pub word: usize,
+    /// Least significant bit.
+    pub lsb: u32,
+    /// Width in bits.
+    pub width: u32,
+}
+
+impl Field {
+    const fn new(word: usize, lsb: u32, width: u32) -> Self {
+        Field { word, lsb, width }
+    }
+    /// Bit position inside the concatenated staging words (`word*64 + lsb`),
+    /// the layout the RTL stores in block RAM.
+    pub const fn bit(&self) -> usize {
+        self.word * 64 + self.lsb as usize
+    }
+    /// Inserts `v` into the staging words.
+    pub fn put(&self, words: &mut [u64; NUM_STAGE], v: u64) {
+        let mask = if self.width == 64 { u64::MAX } else { (1u64 << self.width) - 1 };
+        assert!(v & !mask == 0, "value {v:#x} does not fit the {}-bit field", self.width);
+        words[self.word] = (words[self.word] & !(mask << self.lsb)) | (v << self.lsb);
+    }
+    /// Extracts the field from the staging words.
+    pub fn get(&self, words: &[u64; NUM_STAGE]) -> u64 {
+        let mask = if self.width == 64 { u64::MAX } else { (1u64 << self.width) - 1 };
+        (words[self.word] >> self.lsb) & mask
+    }
+}
+
+/// QP context written by [`REG_QP_COMMIT`] (the static half of the QPC;
+/// the dynamic half — SQ consumer index, next PSN, ePSN, MSN — is owned by
+/// the SQ and RX engines and reset on commit).
+pub mod qpc {
+    use super::Field;
+    /// 1: the requester may transmit (RTS); 0: doorbells are ignored.
+    pub const RTS: Field = Field::new(0, 0, 1);
+    /// 1: the responder accepts requests (RTR or RTS).
+    pub const RTR: Field = Field::new(0, 1, 1);
+    /// log2 of the path MTU in bytes (8..=12).
+    pub const PMTU_LOG2: Field = Field::new(0, 4, 4);
+    /// Destination (remote) QPN.
+    pub const REMOTE_QPN: Field = Field::new(0, 8, 24);
+    /// CQ for send completions.
+    pub const SEND_CQN: Field = Field::new(0, 32, 16);
+    /// CQ for receive completions.
+    pub const RECV_CQN: Field = Field::new(0, 48, 16);
+    /// Bus address of the send queue (64-byte WQEs).
+    pub const SQ_BASE: Field = Field::new(1, 0, 64);
+    /// Bus address of the receive queue (32-byte WQEs).
+    pub const RQ_BASE: Field = Field::new(2, 0, 64);
+    /// log2 of the SQ size in WQEs.
+    pub const SQ_LOG2: Field = Field::new(3, 0, 8);
+    /// log2 of the RQ size in WQEs.
+    pub const RQ_LOG2: Field = Field::new(3, 8, 8);
+    /// Protection domain (MR keys used by this QP must carry the same PD).
+    pub const PD: Field = Field::new(3, 16, 16);
+    /// Destination IPv4 address.
+    pub const DEST_IP: Field = Field::new(4, 0, 32);
+    /// UDP source port (the entropy) used by this QP.
+    pub const UDP_SPORT: Field = Field::new(4, 32, 16);
+    /// Destination MAC address.
+    pub const DEST_MAC: Field = Field::new(5, 0, 48);
+    /// First PSN the requester sends.
+    pub const SQ_PSN: Field = Field::new(6, 0, 24);
+    /// First PSN the responder expects (ePSN).
+    pub const RQ_PSN: Field = Field::new(6, 32, 24);
+    /// Staging words the RTL stores in its QPC block RAM (words 0..QPC_WORDS).
+    pub const QPC_WORDS: usize = 7;
+}
+
+/// MR table entry written by [`REG_MR_COMMIT`].
+///
+/// Translation choice: one contiguous bus (IOVA) range per MR. With VFIO the
+/// driver maps each MR into the IOMMU at a contiguous IOVA, so the NIC needs
+/// only `iova = va - va_base + iova_base` plus a bounds check, and no page
+/// list in host memory (no page-table walk on the data path).
+pub mod mr {
+    use super::Field;
+    /// Virtual base address the application sees.
+    pub const VA_BASE: Field = Field::new(0, 0, 64);
+    /// Length in bytes.
+    pub const LENGTH: Field = Field::new(1, 0, 64);
+    /// Bus address (IOVA) the region starts at.
+    pub const IOVA_BASE: Field = Field::new(2, 0, 64);
+    /// The key tag (low 8 bits of lkey/rkey); the index is the upper bits.
+    pub const KEY_TAG: Field = Field::new(3, 0, 8);
+    /// [`super::Access`] bits.
+    pub const ACCESS: Field = Field::new(3, 8, 8);
+    /// 1: entry valid.
+    pub const VALID: Field = Field::new(3, 16, 1);
+    /// Protection domain.
+    pub const PD: Field = Field::new(3, 32, 16);
+    /// Staging words stored in the MR table.
+    pub const MR_WORDS: usize = 4;
+}
+
+/// CQ table entry written by [`REG_CQ_COMMIT`].
+pub mod cq {
+    use super::Field;
+    /// Bus address of the CQ ring (32-byte CQEs).
+    pub const BASE: Field = Field::new(0, 0, 64);
+    /// log2 of the number of CQEs.
+    pub const LOG2: Field = Field::new(1, 0, 8);
+    /// Staging words stored in the CQ table.
+    pub const CQ_WORDS: usize = 2;
+}
+
+bitflags! {
+    /// MR access flags (the values of `ibv_access_flags`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub struct Access: u8 {
+        /// Local write (receive buffers).
+        const LOCAL_WRITE = 1;
+        /// Remote RDMA WRITE.
+        const REMOTE_WRITE = 2;
+        /// Remote RDMA READ.
+        const REMOTE_READ = 4;
+    }
+}
+
+/// The MR key of table entry `index` with tag `tag`.
+pub const fn mr_key(index: u32, tag: u8) -> u32 {
+    (index << 8) | tag as u32
+}
