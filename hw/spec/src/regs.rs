@@ -22,9 +22,16 @@ pub const REG_CYCLES: u32 = 0x020;
 pub const REG_STAGE: u32 = 0x100;
 /// Number of staging words.
 pub const NUM_STAGE: usize = 8;
-/// Write a QPN: copies the staging words into that QP's context (see [`qpc`])
-/// and resets its dynamic state (SQ/RQ indices, PSNs, MSN) from them.
+/// Write `qpn | flags`: copies the staging words into that QP's context (see
+/// [`qpc`]). With [`QP_COMMIT_RESET_RESP`] the responder state (ePSN from
+/// `RQ_PSN`, MSN, RQ consumer index) is reset; with [`QP_COMMIT_RESET_REQ`] the
+/// requester state (next PSN from `SQ_PSN`, SSN, SQ consumer index, error flag).
+/// The library commits with both at RTR and with only the requester flag at RTS.
 pub const REG_QP_COMMIT: u32 = 0x140;
+/// [`REG_QP_COMMIT`] flag: reset the responder's dynamic state.
+pub const QP_COMMIT_RESET_RESP: u64 = 1 << 32;
+/// [`REG_QP_COMMIT`] flag: reset the requester's dynamic state.
+pub const QP_COMMIT_RESET_REQ: u64 = 1 << 33;
 /// Write an MR index: copies the staging words into the MR table (see [`mr`]).
 pub const REG_MR_COMMIT: u32 = 0x148;
 /// Write a CQN: copies the staging words into the CQ table (see [`cq`]) and
