@@ -1,0 +1,292 @@
+//! Completion queues and work completions.
+
+use crate::ctx::{Context, CtxState};
+use crate::error::Queue;
+use crate::qp::enter_error;
+use crate::ring::{self, cqe_owner_valid, matches_low16};
+use crate::{Error, Result};
+use rnic_driver::{DmaAccess, DmaBuf};
+use rnic_spec::desc::{cqe_op, cqe_status, Cqe, CQE_BYTES};
+use rnic_spec::regs::{self, cq, NUM_STAGE};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use zerocopy::FromBytes;
+
+/// Completion status (`ibv_wc_status`; values from `rnic_spec::desc::cqe_status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WcStatus {
+    /// Success.
+    Success,
+    /// Local length error (message longer than the receive buffer).
+    LocLenErr,
+    /// Local protection error (bad lkey or address outside the local MR).
+    LocProtErr,
+    /// Flushed because the QP entered the error state.
+    WrFlushErr,
+    /// The responder NAKed the request as invalid.
+    RemInvReqErr,
+    /// Remote access error (bad rkey, bounds, or permission at the responder).
+    RemAccessErr,
+    /// Remote operation error.
+    RemOpErr,
+    /// A status value the library does not know.
+    Other(u8),
+}
+
+impl WcStatus {
+    /// From the CQE's status byte.
+    pub fn from_raw(v: u8) -> Self {
+        match v {
+            cqe_status::SUCCESS => WcStatus::Success,
+            cqe_status::LOC_LEN_ERR => WcStatus::LocLenErr,
+            cqe_status::LOC_PROT_ERR => WcStatus::LocProtErr,
+            cqe_status::WR_FLUSH_ERR => WcStatus::WrFlushErr,
+            cqe_status::REM_INV_REQ_ERR => WcStatus::RemInvReqErr,
+            cqe_status::REM_ACCESS_ERR => WcStatus::RemAccessErr,
+            cqe_status::REM_OP_ERR => WcStatus::RemOpErr,
+            o => WcStatus::Other(o),
+        }
+    }
+
+    /// The CQE status byte.
+    pub fn raw(self) -> u8 {
+        match self {
+            WcStatus::Success => cqe_status::SUCCESS,
+            WcStatus::LocLenErr => cqe_status::LOC_LEN_ERR,
+            WcStatus::LocProtErr => cqe_status::LOC_PROT_ERR,
+            WcStatus::WrFlushErr => cqe_status::WR_FLUSH_ERR,
+            WcStatus::RemInvReqErr => cqe_status::REM_INV_REQ_ERR,
+            WcStatus::RemAccessErr => cqe_status::REM_ACCESS_ERR,
+            WcStatus::RemOpErr => cqe_status::REM_OP_ERR,
+            WcStatus::Other(o) => o,
+        }
+    }
+
+    /// Whether the work request succeeded.
+    pub fn is_ok(self) -> bool {
+        self == WcStatus::Success
+    }
+}
+
+/// Completion opcode (`ibv_wc_opcode`; values from `rnic_spec::desc::cqe_op`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WcOpcode {
+    /// A SEND completed at the requester.
+    Send,
+    /// An RDMA WRITE completed at the requester.
+    RdmaWrite,
+    /// A SEND was received.
+    Recv,
+    /// An opcode the library does not know.
+    Other(u8),
+}
+
+impl WcOpcode {
+    /// From the CQE's opcode byte.
+    pub fn from_raw(v: u8) -> Self {
+        match v {
+            cqe_op::SEND => WcOpcode::Send,
+            cqe_op::RDMA_WRITE => WcOpcode::RdmaWrite,
+            cqe_op::RECV => WcOpcode::Recv,
+            o => WcOpcode::Other(o),
+        }
+    }
+}
+
+/// One work completion (`ibv_wc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkCompletion {
+    /// The `wr_id` the application posted.
+    pub wr_id: u64,
+    /// Outcome.
+    pub status: WcStatus,
+    /// What completed. For flushed WRs, the posted operation.
+    pub opcode: WcOpcode,
+    /// Bytes received (receives) or the message length (sends); 0 when flushed.
+    pub byte_len: u32,
+    /// Local QP number.
+    pub qp_num: u32,
+}
+
+/// The library's state of one CQ.
+pub(crate) struct CqInner {
+    pub buf: DmaBuf,
+    pub log2: u32,
+    /// Free-running consumer index.
+    pub ci: u32,
+    /// Entries reserved by the QPs that complete on this CQ.
+    pub committed: u32,
+    /// Completions synthesized by the library (flushes), returned before the ring's.
+    pub pending: VecDeque<WorkCompletion>,
+}
+
+impl CqInner {
+    pub fn entries(&self) -> u32 {
+        1 << self.log2
+    }
+}
+
+struct CqLife {
+    ctx: Context,
+    cqn: u32,
+}
+
+impl Drop for CqLife {
+    fn drop(&mut self) {
+        let taken = self.ctx.state().cqs[self.cqn as usize].take();
+        if let Some(c) = taken {
+            // No QP references this CQ any more (QPs hold a handle), so the NIC will not write it.
+            let _ = self.ctx.dev().free_dma(c.buf);
+        }
+    }
+}
+
+/// A completion queue (`ibv_cq`): a ring of 32-byte CQEs the NIC writes.
+/// Cheap to clone; destroyed when the last handle and the last QP using it are gone.
+#[derive(Clone)]
+pub struct Cq {
+    life: Rc<CqLife>,
+}
+
+impl Cq {
+    pub(crate) fn create(ctx: &Context, depth: u32) -> Result<Cq> {
+        let max = 1u64 << ring::MAX_CQ_LOG2;
+        if depth == 0 || depth as u64 > max {
+            return Err(Error::BadSize { what: "CQ depth", value: depth as u64, min: 1, max });
+        }
+        let log2 = ring::log2_entries(depth);
+        let cqn = {
+            let st = ctx.state();
+            st.cqs.iter().position(Option::is_none).ok_or(Error::Exhausted { what: "CQN", max: st.cqs.len() })?
+        };
+        // The NIC only writes CQEs; it never needs to read them.
+        let buf = ctx.dev().alloc_dma(CQE_BYTES << log2, DmaAccess { device_read: false, device_write: true })?;
+        ctx.state().cqs[cqn] = Some(CqInner { buf, log2, ci: 0, committed: 0, pending: VecDeque::new() });
+        let cq = Cq { life: Rc::new(CqLife { ctx: ctx.clone(), cqn: cqn as u32 }) };
+        let mut w = [0u64; NUM_STAGE];
+        cq::BASE.put(&mut w, buf.bus_addr);
+        cq::LOG2.put(&mut w, log2 as u64);
+        ctx.stage_commit(&w, cq::CQ_WORDS, regs::REG_CQ_COMMIT, cqn as u64)?;
+        Ok(cq)
+    }
+
+    /// CQ number.
+    pub fn cqn(&self) -> u32 {
+        self.life.cqn
+    }
+
+    /// The context this CQ belongs to.
+    pub fn context(&self) -> &Context {
+        &self.life.ctx
+    }
+
+    /// Number of CQEs the ring holds (the depth rounded up to a power of two).
+    pub fn entries(&self) -> u32 {
+        self.life.ctx.state().cqs[self.life.cqn as usize].as_ref().map_or(0, CqInner::entries)
+    }
+
+    /// Polls up to `max` completions without waiting (`ibv_poll_cq`).
+    /// Returns an empty vector when none is ready.
+    pub fn poll_cq(&self, max: usize) -> Result<Vec<WorkCompletion>> {
+        let ctx = &self.life.ctx;
+        let cqn = self.life.cqn;
+        let mut out = Vec::new();
+        let mut st = ctx.state();
+        while out.len() < max {
+            let cq = st.cqs[cqn as usize].as_mut().expect("live CQ handle has a table entry");
+            if let Some(wc) = cq.pending.pop_front() {
+                out.push(wc);
+                continue;
+            }
+            let mut raw = [0u8; CQE_BYTES];
+            let addr = cq.buf.bus_addr + (ring::slot(cq.ci, cq.log2) * CQE_BYTES) as u64;
+            ctx.dev().read_mem(addr, &mut raw)?;
+            let cqe = Cqe::read_from_bytes(&raw).expect("CQE_BYTES bytes");
+            if cqe.owner != cqe_owner_valid(cq.ci, cq.log2) {
+                break;
+            }
+            cq.ci = cq.ci.wrapping_add(1);
+            if let Some(wc) = complete(ctx, &mut st, cqn, &cqe)? {
+                out.push(wc);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Waits for exactly `n` completions, letting the device run
+    /// ([`rnic_driver::Device::wait`]) between polls. Fails after
+    /// `timeout_cycles` device cycles with the state of this CQ's QPs.
+    pub fn wait_cq(&self, n: usize, timeout_cycles: u64) -> Result<Vec<WorkCompletion>> {
+        let dev = self.life.ctx.dev();
+        let start = dev.now_cycles();
+        let mut got = Vec::with_capacity(n);
+        loop {
+            got.extend(self.poll_cq(n - got.len())?);
+            if got.len() >= n {
+                return Ok(got);
+            }
+            let waited = dev.now_cycles().saturating_sub(start);
+            if waited > timeout_cycles {
+                return Err(Error::Timeout { cqn: self.cqn(), wanted: n, got: got.len(), cycles: waited, state: self.describe() });
+            }
+            dev.wait()?;
+        }
+    }
+
+    /// A one-line description of this CQ, its QPs and the NIC counters (for messages).
+    pub fn describe(&self) -> String {
+        let ctx = &self.life.ctx;
+        let cqn = self.life.cqn;
+        let mut s = String::new();
+        {
+            let st = ctx.state();
+            if let Some(c) = &st.cqs[cqn as usize] {
+                s += &format!("CQ {cqn}: ci={} of {} entries, {} pending flushes;", c.ci, c.entries(), c.pending.len());
+            }
+            for q in st.qps.iter().flatten().filter(|q| q.send_cqn == cqn || q.recv_cqn == cqn) {
+                s += &format!(" {};", q.describe());
+            }
+        }
+        s += &format!(" {}: {}", ctx.dev().name(), ctx.counters_line());
+        s
+    }
+}
+
+/// Matches a hardware CQE to the oldest outstanding WR of its queue.
+fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Option<WorkCompletion>> {
+    let qpn = cqe.qpn.get();
+    let queue = if cqe.opcode == cqe_op::RECV { Queue::Rq } else { Queue::Sq };
+    let got = cqe.wqe_index.get();
+    let bad = |expected: String| Error::BadCqe { cqn, qpn, queue, got, expected };
+    let Some(qp) = st.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
+        return Err(bad("no such QP exists".into()));
+    };
+    let home = if queue == Queue::Sq { qp.send_cqn } else { qp.recv_cqn };
+    if home != cqn {
+        return Err(bad(format!("that QP's {queue} completes on CQ {home}")));
+    }
+    // After the QP entered ERROR its outstanding WRs were flushed already.
+    if qp.state == crate::QpState::Error {
+        return Ok(None);
+    }
+    let wq = qp.wq_mut(queue);
+    if wq.outstanding() == 0 {
+        return Err(bad("no WR is outstanding".into()));
+    }
+    if !matches_low16(wq.ci, got) {
+        return Err(bad(format!("the oldest outstanding WR has index {:#06x}", wq.ci as u16)));
+    }
+    let slot = wq.slots[ring::slot(wq.ci, wq.log2)];
+    wq.ci = wq.ci.wrapping_add(1);
+    let wc = WorkCompletion {
+        wr_id: slot.wr_id,
+        status: WcStatus::from_raw(cqe.status),
+        opcode: WcOpcode::from_raw(cqe.opcode),
+        byte_len: cqe.byte_len.get(),
+        qp_num: qpn,
+    };
+    if !wc.status.is_ok() {
+        enter_error(ctx, st, qpn)?;
+    }
+    Ok(Some(wc))
+}

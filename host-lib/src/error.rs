@@ -1,0 +1,194 @@
+//! The library's one error type: every variant names what was wrong.
+
+use crate::QpState;
+use rnic_driver::DriverError;
+use thiserror::Error;
+
+/// Which work queue of a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queue {
+    /// Send queue.
+    Sq,
+    /// Receive queue.
+    Rq,
+}
+
+impl std::fmt::Display for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Queue::Sq => "SQ",
+            Queue::Rq => "RQ",
+        })
+    }
+}
+
+/// Errors of the `rnic` host library.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The device backend failed.
+    #[error("device: {0}")]
+    Driver(#[from] DriverError),
+    /// REG_ID does not carry the rnic magic.
+    #[error("{device}: REG_ID reads {id:#018x}, expected magic {magic:#x} in bits 63:32")]
+    BadDeviceId {
+        /// Device name.
+        device: String,
+        /// Value read.
+        id: u64,
+        /// Expected magic.
+        magic: u64,
+    },
+    /// A table (QPs, CQs, MRs) has no free entry.
+    #[error("no free {what} (the NIC holds {max})")]
+    Exhausted {
+        /// "QPN", "CQN" or "MR index".
+        what: &'static str,
+        /// Table size.
+        max: usize,
+    },
+    /// A size argument is out of range.
+    #[error("{what} = {value} is out of range (allowed {min}..={max})")]
+    BadSize {
+        /// Which argument.
+        what: &'static str,
+        /// Value given.
+        value: u64,
+        /// Smallest allowed.
+        min: u64,
+        /// Largest allowed.
+        max: u64,
+    },
+    /// Creating the QP would let more completions be outstanding than the CQ holds.
+    #[error("CQ {cqn} has {entries} entries, {committed} already reserved by other QPs; QP {qpn} needs {needed} more ({queue} completions) — create a larger CQ")]
+    CqTooSmall {
+        /// The CQ.
+        cqn: u32,
+        /// Its ring size.
+        entries: u32,
+        /// Entries already reserved for other QPs' WRs.
+        committed: u32,
+        /// Entries this QP needs.
+        needed: u32,
+        /// QP being created.
+        qpn: u32,
+        /// Which of its queues overflowed the CQ ("send", "recv", "send+recv").
+        queue: &'static str,
+    },
+    /// Illegal QP state transition (ibverbs rules).
+    #[error("QP {qpn}: illegal transition {from:?} -> {to:?}")]
+    BadTransition {
+        /// The QP.
+        qpn: u32,
+        /// Current state.
+        from: QpState,
+        /// Requested state.
+        to: QpState,
+    },
+    /// An attribute the transition needs was not given.
+    #[error("QP {qpn}: transition {from:?} -> {to:?} requires attribute {attr}")]
+    MissingAttr {
+        /// The QP.
+        qpn: u32,
+        /// Current state.
+        from: QpState,
+        /// Requested state.
+        to: QpState,
+        /// Attribute name (ibverbs spelling).
+        attr: &'static str,
+    },
+    /// An attribute was given that the transition does not accept, or its value is invalid.
+    #[error("QP {qpn}: attribute {attr} {why}")]
+    BadAttr {
+        /// The QP.
+        qpn: u32,
+        /// Attribute name.
+        attr: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// Posting is not allowed in the QP's current state.
+    #[error("QP {qpn}: {op} not allowed in state {state:?}")]
+    BadState {
+        /// The QP.
+        qpn: u32,
+        /// The operation.
+        op: &'static str,
+        /// Current state.
+        state: QpState,
+    },
+    /// The work queue has no room for the WRs.
+    #[error("QP {qpn}: {queue} full ({outstanding} of max {max} WRs outstanding, {posting} more posted)")]
+    QueueFull {
+        /// The QP.
+        qpn: u32,
+        /// SQ or RQ.
+        queue: Queue,
+        /// WRs outstanding.
+        outstanding: u32,
+        /// Queue capacity.
+        max: u32,
+        /// WRs in the rejected post.
+        posting: usize,
+    },
+    /// A scatter/gather entry or CPU access falls outside its MR.
+    #[error("MR key {key:#x}: access [{offset}, +{len}) is outside the region of {mr_len} bytes")]
+    OutOfBounds {
+        /// The MR's lkey.
+        key: u32,
+        /// Offset into the MR.
+        offset: u64,
+        /// Length of the access.
+        len: u64,
+        /// MR length.
+        mr_len: u64,
+    },
+    /// The MR belongs to another protection domain or device than the QP.
+    #[error("QP {qpn} (PD {qp_pd}) cannot use MR key {key:#x} of PD {mr_pd}")]
+    PdMismatch {
+        /// The QP.
+        qpn: u32,
+        /// QP's PD.
+        qp_pd: u32,
+        /// MR key.
+        key: u32,
+        /// MR's PD.
+        mr_pd: u32,
+    },
+    /// A CQ passed to `create_qp` belongs to another device context.
+    #[error("CQ {cqn} belongs to another device context")]
+    ForeignCq {
+        /// The CQ.
+        cqn: u32,
+    },
+    /// The NIC wrote a CQE the library cannot match to a posted WR.
+    #[error("CQ {cqn}: CQE for QP {qpn} {queue} index {got:#06x}, but {expected}")]
+    BadCqe {
+        /// The CQ.
+        cqn: u32,
+        /// QPN in the CQE.
+        qpn: u32,
+        /// Queue the CQE opcode designates.
+        queue: Queue,
+        /// `wqe_index` in the CQE.
+        got: u16,
+        /// What the library expected.
+        expected: String,
+    },
+    /// `wait_cq` ran out of simulated/device time.
+    #[error("CQ {cqn}: timed out after {cycles} cycles with {got} of {wanted} completions; {state}")]
+    Timeout {
+        /// The CQ.
+        cqn: u32,
+        /// Completions wanted.
+        wanted: usize,
+        /// Completions received before the timeout.
+        got: usize,
+        /// Cycles waited.
+        cycles: u64,
+        /// State of the QPs on this CQ and the NIC counters.
+        state: String,
+    },
+}
+
+/// Result alias of the library.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,121 @@
+//! A register/memory-level fake NIC for the library's unit tests: it records
+//! register writes and serves DMA memory, and the tests play the NIC by
+//! writing CQEs themselves. No RTL involved.
+
+use crate::ctx::NetAddr;
+use crate::{open_device, ring, Context, Device};
+use rnic_driver::{DmaAccess, DmaBuf, DriverError};
+use rnic_spec::desc::Cqe;
+use rnic_spec::regs::{self, NUM_STAGE};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use zerocopy::IntoBytes;
+
+pub struct MockDev {
+    pub id: u64,
+    pub mem: RefCell<BTreeMap<u64, (Vec<u8>, DmaAccess)>>,
+    pub next: Cell<u64>,
+    pub writes: RefCell<Vec<(u32, u64)>>,
+    pub stage: RefCell<[u64; NUM_STAGE]>,
+    /// (commit register, value, staging words at the commit)
+    pub commits: RefCell<Vec<(u32, u64, [u64; NUM_STAGE])>>,
+    pub cycles: Cell<u64>,
+}
+
+impl MockDev {
+    pub fn new() -> Rc<MockDev> {
+        Rc::new(MockDev {
+            id: regs::ID_MAGIC << 32 | 1,
+            mem: RefCell::new(BTreeMap::new()),
+            next: Cell::new(0x1_0000_0000),
+            writes: RefCell::new(Vec::new()),
+            stage: RefCell::new([0; NUM_STAGE]),
+            commits: RefCell::new(Vec::new()),
+            cycles: Cell::new(0),
+        })
+    }
+
+    fn find(&self, addr: u64, len: usize) -> Result<(u64, usize), DriverError> {
+        let m = self.mem.borrow();
+        let (&base, (v, _)) = m.range(..=addr).next_back().ok_or(DriverError::Device(format!("no buffer at {addr:#x}")))?;
+        if addr + len as u64 > base + v.len() as u64 {
+            return Err(DriverError::OutOfBounds { addr, len, base, size: v.len() });
+        }
+        Ok((base, (addr - base) as usize))
+    }
+
+    /// Plays the NIC: writes a CQE into slot `idx` of the CQ ring at `base`.
+    pub fn put_cqe(&self, base: u64, log2: u32, idx: u32, cqe: Cqe) {
+        let addr = base + (ring::slot(idx, log2) * 32) as u64;
+        self.write_mem(addr, cqe.as_bytes()).unwrap();
+    }
+
+    pub fn last_commit(&self, reg: u32) -> (u64, [u64; NUM_STAGE]) {
+        let c = self.commits.borrow();
+        let (_, v, w) = c.iter().rev().find(|(r, _, _)| *r == reg).expect("a commit");
+        (*v, *w)
+    }
+}
+
+impl Device for MockDev {
+    fn read_reg(&self, offset: u32) -> Result<u64, DriverError> {
+        Ok(match offset {
+            regs::REG_ID => self.id,
+            regs::REG_CYCLES => self.cycles.get(),
+            _ => 0,
+        })
+    }
+    fn write_reg(&self, offset: u32, value: u64) -> Result<(), DriverError> {
+        self.writes.borrow_mut().push((offset, value));
+        if (regs::REG_STAGE..regs::REG_STAGE + 8 * NUM_STAGE as u32).contains(&offset) {
+            self.stage.borrow_mut()[((offset - regs::REG_STAGE) / 8) as usize] = value;
+        }
+        if [regs::REG_QP_COMMIT, regs::REG_MR_COMMIT, regs::REG_CQ_COMMIT].contains(&offset) {
+            self.commits.borrow_mut().push((offset, value, *self.stage.borrow()));
+        }
+        Ok(())
+    }
+    fn alloc_dma(&self, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        let a = self.next.get();
+        self.next.set(a + (len as u64).div_ceil(4096) * 4096 + 4096);
+        self.mem.borrow_mut().insert(a, (vec![0; len], access));
+        Ok(DmaBuf { bus_addr: a, len })
+    }
+    fn free_dma(&self, buf: DmaBuf) -> Result<(), DriverError> {
+        self.mem.borrow_mut().remove(&buf.bus_addr).map(|_| ()).ok_or(DriverError::Device("double free".into()))
+    }
+    fn set_dma_access(&self, buf: DmaBuf, access: DmaAccess) -> Result<(), DriverError> {
+        self.mem.borrow_mut().get_mut(&buf.bus_addr).unwrap().1 = access;
+        Ok(())
+    }
+    fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
+        let (b, o) = self.find(addr, data.len())?;
+        self.mem.borrow_mut().get_mut(&b).unwrap().0[o..o + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+    fn read_mem(&self, addr: u64, out: &mut [u8]) -> Result<(), DriverError> {
+        let (b, o) = self.find(addr, out.len())?;
+        let n = out.len();
+        out.copy_from_slice(&self.mem.borrow()[&b].0[o..o + n]);
+        Ok(())
+    }
+    fn wait(&self) -> Result<(), DriverError> {
+        self.cycles.set(self.cycles.get() + 100);
+        Ok(())
+    }
+    fn now_cycles(&self) -> u64 {
+        self.cycles.get()
+    }
+    fn name(&self) -> String {
+        "mock".into()
+    }
+}
+
+pub fn addr(i: u8) -> NetAddr {
+    NetAddr { mac: [2, 0, 0, 0, 0, i], ip: std::net::Ipv4Addr::new(10, 0, 0, i) }
+}
+
+pub fn open(dev: &Rc<MockDev>) -> Context {
+    open_device(dev.clone() as Rc<dyn Device>, addr(1)).unwrap()
+}

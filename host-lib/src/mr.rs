@@ -1,0 +1,205 @@
+//! Memory regions.
+
+use crate::ctx::{Context, Pd};
+use crate::{Error, Result, VA_OFFSET};
+use rnic_driver::{DmaAccess, DmaBuf};
+use rnic_spec::regs::{self, mr, NUM_STAGE};
+
+/// MR access flags: the contract's [`regs::Access`] (values of `ibv_access_flags`).
+pub use rnic_spec::regs::Access as AccessFlags;
+
+/// Largest MR the library registers (the bus model and the hosts we target
+/// hand out contiguous IOVA ranges well below this).
+const MAX_MR_LEN: u64 = 1 << 40;
+
+/// A registered memory region (`ibv_mr`). The memory is DMA memory the
+/// library allocated through the device; the application reaches it with
+/// [`Mr::write`] / [`Mr::read`], the NIC by virtual address [`Mr::addr`] and key.
+/// Dropping an `Mr` deregisters it.
+pub struct Mr {
+    ctx: Context,
+    pdn: u32,
+    index: u32,
+    key: u32,
+    buf: DmaBuf,
+    access: AccessFlags,
+    live: bool,
+}
+
+/// One scatter/gather entry: `len` bytes at `offset` inside `mr`.
+#[derive(Clone, Copy)]
+pub struct Sge<'a> {
+    /// The region.
+    pub mr: &'a Mr,
+    /// Byte offset inside the region.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+impl<'a> Sge<'a> {
+    /// `len` bytes at `offset` of `mr`.
+    pub fn new(mr: &'a Mr, offset: u64, len: u32) -> Self {
+        Sge { mr, offset, len }
+    }
+}
+
+impl Pd {
+    /// Registers `len` bytes of fresh, zeroed DMA memory (`ibv_reg_mr`).
+    /// The device may read it always, and write it only with
+    /// `LOCAL_WRITE` or `REMOTE_WRITE`.
+    pub fn reg_mr(&self, len: usize, access: AccessFlags) -> Result<Mr> {
+        if len == 0 || len as u64 > MAX_MR_LEN {
+            return Err(Error::BadSize { what: "MR length", value: len as u64, min: 1, max: MAX_MR_LEN });
+        }
+        let ctx = &self.ctx;
+        let (index, tag) = {
+            let mut st = ctx.state();
+            let index = st.mr_used.iter().position(|u| !u).ok_or(Error::Exhausted { what: "MR index", max: st.mr_used.len() })?;
+            // A new tag per registration makes keys of deregistered MRs fail at the NIC.
+            let mut tag = st.mr_tag[index].wrapping_add(1);
+            if tag == 0 {
+                tag = 1;
+            }
+            st.mr_tag[index] = tag;
+            st.mr_used[index] = true;
+            (index as u32, tag)
+        };
+        let dma = DmaAccess {
+            device_read: true,
+            device_write: access.intersects(AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE),
+        };
+        let buf = match ctx.dev().alloc_dma(len, dma) {
+            Ok(b) => b,
+            Err(e) => {
+                ctx.state().mr_used[index as usize] = false;
+                return Err(e.into());
+            }
+        };
+        let m = Mr { ctx: ctx.clone(), pdn: self.pdn, index, key: regs::mr_key(index, tag), buf, access, live: true };
+        // On failure `m` drops here, which invalidates the entry and frees the memory.
+        m.commit(true)?;
+        Ok(m)
+    }
+}
+
+impl Mr {
+    fn commit(&self, valid: bool) -> Result<()> {
+        let mut w = [0u64; NUM_STAGE];
+        mr::VA_BASE.put(&mut w, self.addr());
+        mr::LENGTH.put(&mut w, self.buf.len as u64);
+        mr::IOVA_BASE.put(&mut w, self.buf.bus_addr);
+        mr::KEY_TAG.put(&mut w, (self.key & 0xFF) as u64);
+        mr::ACCESS.put(&mut w, self.access.bits() as u64);
+        mr::VALID.put(&mut w, valid as u64);
+        mr::PD.put(&mut w, self.pdn as u64);
+        self.ctx.stage_commit(&w, mr::MR_WORDS, regs::REG_MR_COMMIT, self.index as u64)
+    }
+
+    /// Local key (`lkey`): `index << 8 | tag`.
+    pub fn lkey(&self) -> u32 {
+        self.key
+    }
+
+    /// Remote key (`rkey`), the same value as the lkey.
+    pub fn rkey(&self) -> u32 {
+        self.key
+    }
+
+    /// Virtual address of byte 0 (what WQEs and remote peers use).
+    pub fn addr(&self) -> u64 {
+        self.buf.bus_addr + VA_OFFSET
+    }
+
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.buf.len
+    }
+
+    /// Whether the region is empty (never: registration needs at least one byte).
+    pub fn is_empty(&self) -> bool {
+        self.buf.len == 0
+    }
+
+    /// Bus address (IOVA) of byte 0.
+    pub fn bus_addr(&self) -> u64 {
+        self.buf.bus_addr
+    }
+
+    /// Access flags.
+    pub fn access(&self) -> AccessFlags {
+        self.access
+    }
+
+    /// Protection domain number.
+    pub fn pdn(&self) -> u32 {
+        self.pdn
+    }
+
+    pub(crate) fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// Checks that `[offset, offset+len)` lies inside the region.
+    pub fn check_bounds(&self, offset: u64, len: u64) -> Result<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.buf.len as u64 => Ok(()),
+            _ => Err(Error::OutOfBounds { key: self.key, offset, len, mr_len: self.buf.len as u64 }),
+        }
+    }
+
+    /// CPU write of `data` at `offset`.
+    pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_bounds(offset, data.len() as u64)?;
+        Ok(self.ctx.dev().write_mem(self.buf.bus_addr + offset, data)?)
+    }
+
+    /// CPU read into `out` from `offset`.
+    pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
+        self.check_bounds(offset, out.len() as u64)?;
+        Ok(self.ctx.dev().read_mem(self.buf.bus_addr + offset, out)?)
+    }
+
+    /// A scatter/gather entry over `len` bytes at `offset`.
+    pub fn sge(&self, offset: u64, len: u32) -> Sge<'_> {
+        Sge::new(self, offset, len)
+    }
+
+    /// Deregisters the region (`ibv_dereg_mr`): invalidates the NIC's entry,
+    /// then frees the memory.
+    pub fn dereg(mut self) -> Result<()> {
+        self.release()
+    }
+
+    fn release(&mut self) -> Result<()> {
+        if !self.live {
+            return Ok(());
+        }
+        self.live = false;
+        // Invalidate before freeing, so the NIC never reaches memory that is gone.
+        let r = self.commit(false);
+        let f = self.ctx.dev().free_dma(self.buf);
+        self.ctx.state().mr_used[self.index as usize] = false;
+        r?;
+        Ok(f?)
+    }
+}
+
+impl Drop for Mr {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; `dereg` reports them.
+        let _ = self.release();
+    }
+}
+
+impl std::fmt::Debug for Mr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mr")
+            .field("key", &format_args!("{:#x}", self.key))
+            .field("addr", &format_args!("{:#x}", self.addr()))
+            .field("len", &self.buf.len)
+            .field("access", &self.access)
+            .field("pd", &self.pdn)
+            .finish()
+    }
+}

@@ -1,0 +1,755 @@
+//! Reliable-connected queue pairs: creation, the state machine, posting.
+
+use crate::cq::{WcOpcode, WcStatus, WorkCompletion};
+use crate::ctx::{Context, CtxState, NetAddr, Pd};
+use crate::error::Queue;
+use crate::mr::Sge;
+use crate::ring::{self, used};
+use crate::{Cq, Error, Result};
+use rnic_driver::{DmaAccess, DmaBuf};
+use rnic_spec::desc::{send_op, RecvWqe, SendWqe, RECV_WQE_BYTES, SEND_WQE_BYTES};
+use rnic_spec::params;
+use rnic_spec::regs::{self, qpc, NUM_STAGE};
+use zerocopy::IntoBytes;
+
+/// QPNs 0 and 1 are the SMI/GSI QPs in InfiniBand; tools (Wireshark) decode
+/// traffic to QP1 as management datagrams, so data QPs start at 2.
+const FIRST_QPN: usize = 2;
+/// Largest QPN the wire and the QPC `REMOTE_QPN` field carry.
+const QPN_MAX: u32 = (1 << 24) - 1;
+/// PSNs are 24 bits.
+const PSN_MAX: u32 = (1 << 24) - 1;
+/// UDP source port base: RoCEv2 recommends 0xC000..0xFFFF for the entropy.
+const UDP_SPORT_BASE: u64 = 0xC000;
+
+/// QP states (`ibv_qp_state`, the subset an RC QP of this NIC uses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum QpState {
+    /// Just created or reset: nothing is processed.
+    #[default]
+    Reset,
+    /// Initialized: receives may be posted.
+    Init,
+    /// Ready to receive: the responder accepts requests.
+    Rtr,
+    /// Ready to send: the requester transmits.
+    Rts,
+    /// Error: outstanding and new WRs complete with `WrFlushErr`.
+    Error,
+}
+
+/// Whether ibverbs allows modifying an RC QP from `from` to `to`.
+pub fn transition_allowed(from: QpState, to: QpState) -> bool {
+    use QpState::*;
+    matches!((from, to), (_, Reset) | (_, Error) | (Reset, Init) | (Init, Init) | (Init, Rtr) | (Rtr, Rts) | (Rts, Rts))
+}
+
+/// Path MTU (`ibv_mtu`; the discriminants are ibverbs' values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mtu {
+    /// 256 bytes.
+    Mtu256 = 1,
+    /// 512 bytes.
+    Mtu512 = 2,
+    /// 1024 bytes.
+    Mtu1024 = 3,
+    /// 2048 bytes.
+    Mtu2048 = 4,
+    /// 4096 bytes.
+    Mtu4096 = 5,
+}
+
+impl Mtu {
+    /// log2 of the payload bytes per packet.
+    pub fn log2(self) -> u8 {
+        params::PMTU_LOG2_MIN + self as u8 - 1
+    }
+
+    /// Payload bytes per packet.
+    pub fn bytes(self) -> u32 {
+        1 << self.log2()
+    }
+
+    /// The MTU of exactly `bytes` bytes (256, 512, 1024, 2048 or 4096).
+    pub fn from_bytes(bytes: u32) -> Option<Mtu> {
+        [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096].into_iter().find(|m| m.bytes() == bytes)
+    }
+}
+
+/// QP creation attributes (`ibv_qp_init_attr`, RC only).
+#[derive(Clone)]
+pub struct QpInitAttr {
+    /// CQ for send completions.
+    pub send_cq: Cq,
+    /// CQ for receive completions (may be the same CQ).
+    pub recv_cq: Cq,
+    /// Most send WRs outstanding at once (0..=32768).
+    pub max_send_wr: u32,
+    /// Most receive WRs outstanding at once (0..=32768).
+    pub max_recv_wr: u32,
+}
+
+/// Attributes for [`Qp::modify`] (`ibv_qp_attr`): `qp_state` is the target,
+/// the options are the attributes given (the attribute mask of ibverbs).
+/// INIT→RTR requires `path_mtu`, `dest_qp_num`, `rq_psn` and `dest`;
+/// RTR→RTS requires `sq_psn`; other transitions take none.
+#[derive(Clone, Debug, Default)]
+pub struct QpAttr {
+    /// Target state.
+    pub qp_state: QpState,
+    /// Path MTU.
+    pub path_mtu: Option<Mtu>,
+    /// Remote QPN.
+    pub dest_qp_num: Option<u32>,
+    /// First PSN the responder expects.
+    pub rq_psn: Option<u32>,
+    /// First PSN the requester sends.
+    pub sq_psn: Option<u32>,
+    /// Remote NIC's MAC and IP (the address vector).
+    pub dest: Option<NetAddr>,
+}
+
+impl QpAttr {
+    /// RESET→INIT.
+    pub fn init() -> Self {
+        QpAttr { qp_state: QpState::Init, ..Default::default() }
+    }
+
+    /// INIT→RTR towards `dest_qp_num` on the NIC at `dest`.
+    pub fn rtr(dest: NetAddr, dest_qp_num: u32, rq_psn: u32, path_mtu: Mtu) -> Self {
+        QpAttr {
+            qp_state: QpState::Rtr,
+            path_mtu: Some(path_mtu),
+            dest_qp_num: Some(dest_qp_num),
+            rq_psn: Some(rq_psn),
+            dest: Some(dest),
+            ..Default::default()
+        }
+    }
+
+    /// RTR→RTS.
+    pub fn rts(sq_psn: u32) -> Self {
+        QpAttr { qp_state: QpState::Rts, sq_psn: Some(sq_psn), ..Default::default() }
+    }
+
+    /// Any state → `state` without attributes (ERROR, RESET).
+    pub fn to(state: QpState) -> Self {
+        QpAttr { qp_state: state, ..Default::default() }
+    }
+
+    fn given(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.path_mtu.is_some() {
+            v.push("path_mtu");
+        }
+        if self.dest_qp_num.is_some() {
+            v.push("dest_qp_num");
+        }
+        if self.rq_psn.is_some() {
+            v.push("rq_psn");
+        }
+        if self.sq_psn.is_some() {
+            v.push("sq_psn");
+        }
+        if self.dest.is_some() {
+            v.push("dest");
+        }
+        v
+    }
+}
+
+/// Attributes a transition requires and accepts (ibverbs' table, reduced to the ones this NIC has).
+fn transition_attrs(from: QpState, to: QpState) -> &'static [&'static str] {
+    match (from, to) {
+        (QpState::Init, QpState::Rtr) => &["path_mtu", "dest_qp_num", "rq_psn", "dest"],
+        (QpState::Rtr, QpState::Rts) => &["sq_psn"],
+        _ => &[],
+    }
+}
+
+/// Checks a transition and its attributes against ibverbs' rules.
+pub fn check_modify(qpn: u32, from: QpState, attr: &QpAttr) -> Result<()> {
+    let to = attr.qp_state;
+    if !transition_allowed(from, to) {
+        return Err(Error::BadTransition { qpn, from, to });
+    }
+    let want = transition_attrs(from, to);
+    let given = attr.given();
+    if let Some(extra) = given.iter().find(|a| !want.contains(a)) {
+        return Err(Error::BadAttr { qpn, attr: extra, why: format!("is not accepted by the {from:?} -> {to:?} transition") });
+    }
+    if let Some(missing) = want.iter().find(|a| !given.contains(a)) {
+        return Err(Error::MissingAttr { qpn, from, to, attr: missing });
+    }
+    if let Some(d) = attr.dest_qp_num.filter(|&d| d > QPN_MAX) {
+        return Err(Error::BadAttr { qpn, attr: "dest_qp_num", why: format!("{d:#x} does not fit 24 bits") });
+    }
+    for (name, v) in [("rq_psn", attr.rq_psn), ("sq_psn", attr.sq_psn)] {
+        if let Some(p) = v.filter(|&p| p > PSN_MAX) {
+            return Err(Error::BadAttr { qpn, attr: name, why: format!("{p:#x} does not fit 24 bits") });
+        }
+    }
+    Ok(())
+}
+
+/// Send work request opcodes (`ibv_wr_opcode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrOpcode {
+    /// RDMA WRITE to `remote_addr` (a VA in the remote MR) with `rkey`.
+    RdmaWrite {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
+    /// SEND into the next receive WR of the remote QP.
+    Send,
+}
+
+/// A send work request (`ibv_send_wr`, one SGE, always signaled).
+#[derive(Clone, Copy)]
+pub struct SendWr<'a> {
+    /// Returned in the completion.
+    pub wr_id: u64,
+    /// What to do.
+    pub opcode: WrOpcode,
+    /// Local data.
+    pub sg: Sge<'a>,
+}
+
+/// A receive work request (`ibv_recv_wr`, one SGE).
+#[derive(Clone, Copy)]
+pub struct RecvWr<'a> {
+    /// Returned in the completion.
+    pub wr_id: u64,
+    /// Buffer the message lands in.
+    pub sg: Sge<'a>,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Slot {
+    pub wr_id: u64,
+    pub opcode: WcOpcode,
+}
+
+/// One work queue ring (SQ or RQ) and the library's indices.
+pub(crate) struct WorkQueue {
+    pub buf: DmaBuf,
+    pub log2: u32,
+    /// WRs that may be outstanding (`max_*_wr`).
+    pub cap: u32,
+    /// Free-running producer index (next WQE to write).
+    pub pi: u32,
+    /// Free-running index of the oldest WQE not yet completed.
+    pub ci: u32,
+    pub slots: Vec<Slot>,
+}
+
+impl WorkQueue {
+    pub fn outstanding(&self) -> u32 {
+        used(self.pi, self.ci)
+    }
+
+    /// Removes every outstanding WR, returning flush completions for them.
+    fn flush(&mut self, qpn: u32) -> Vec<WorkCompletion> {
+        let mut v = Vec::with_capacity(self.outstanding() as usize);
+        while self.ci != self.pi {
+            let s = self.slots[ring::slot(self.ci, self.log2)];
+            v.push(WorkCompletion { wr_id: s.wr_id, status: WcStatus::WrFlushErr, opcode: s.opcode, byte_len: 0, qp_num: qpn });
+            self.ci = self.ci.wrapping_add(1);
+        }
+        v
+    }
+}
+
+/// The library's state of one QP.
+pub(crate) struct QpInner {
+    pub qpn: u32,
+    pub pdn: u32,
+    pub state: QpState,
+    pub send_cqn: u32,
+    pub recv_cqn: u32,
+    // Handles keep the CQs alive as long as the QP completes on them.
+    send_cq: Cq,
+    recv_cq: Cq,
+    pub sq: WorkQueue,
+    pub rq: WorkQueue,
+    /// The QPC staging words last committed (re-committed with changes on each transition).
+    words: [u64; NUM_STAGE],
+    dest_qpn: Option<u32>,
+}
+
+impl QpInner {
+    pub fn wq_mut(&mut self, q: Queue) -> &mut WorkQueue {
+        match q {
+            Queue::Sq => &mut self.sq,
+            Queue::Rq => &mut self.rq,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "QP {} {:?}{}: SQ {} outstanding (pi={:#x} ci={:#x} max {}), RQ {} outstanding (pi={:#x} ci={:#x} max {})",
+            self.qpn,
+            self.state,
+            self.dest_qpn.map_or(String::new(), |d| format!(" -> QP {d}")),
+            self.sq.outstanding(),
+            self.sq.pi,
+            self.sq.ci,
+            self.sq.cap,
+            self.rq.outstanding(),
+            self.rq.pi,
+            self.rq.ci,
+            self.rq.cap,
+        )
+    }
+}
+
+fn commit_qpc(ctx: &Context, qpn: u32, words: &[u64; NUM_STAGE], flags: u64) -> Result<()> {
+    ctx.stage_commit(words, qpc::QPC_WORDS, regs::REG_QP_COMMIT, qpn as u64 | flags)
+}
+
+/// Moves a QP to ERROR: stops it at the NIC (requester and responder, so no
+/// buffer reported as flushed is written later) and flushes every
+/// outstanding WR to its CQ, in queue order (as rdma-core does).
+pub(crate) fn enter_error(ctx: &Context, st: &mut CtxState, qpn: u32) -> Result<()> {
+    let qp = st.qps[qpn as usize].as_mut().expect("QP exists");
+    if qp.state == QpState::Error {
+        return Ok(());
+    }
+    qp.state = QpState::Error;
+    qpc::RTS.put(&mut qp.words, 0);
+    qpc::RTR.put(&mut qp.words, 0);
+    let words = qp.words;
+    let (scq, rcq) = (qp.send_cqn, qp.recv_cqn);
+    let sq = qp.sq.flush(qpn);
+    let rq = qp.rq.flush(qpn);
+    st.cqs[scq as usize].as_mut().expect("send CQ exists").pending.extend(sq);
+    st.cqs[rcq as usize].as_mut().expect("recv CQ exists").pending.extend(rq);
+    // No reset flags: the NIC keeps its dynamic state, the QP only stops.
+    commit_qpc(ctx, qpn, &words, 0)
+}
+
+/// An RC queue pair (`ibv_qp`). Dropping it destroys the QP.
+pub struct Qp {
+    ctx: Context,
+    qpn: u32,
+}
+
+impl Pd {
+    /// Creates an RC QP in RESET (`ibv_create_qp`). Fails if a CQ could
+    /// overflow: each CQ must hold every WR that can be outstanding on it.
+    pub fn create_qp(&self, attr: QpInitAttr) -> Result<Qp> {
+        let ctx = &self.ctx;
+        for cq in [&attr.send_cq, &attr.recv_cq] {
+            if !ctx.same(cq.context()) {
+                return Err(Error::ForeignCq { cqn: cq.cqn() });
+            }
+        }
+        let max_wr = 1u64 << ring::MAX_WQ_LOG2;
+        for (what, v) in [("max_send_wr", attr.max_send_wr), ("max_recv_wr", attr.max_recv_wr)] {
+            if v as u64 > max_wr {
+                return Err(Error::BadSize { what, value: v as u64, min: 0, max: max_wr });
+            }
+        }
+        let (scq, rcq) = (attr.send_cq.cqn(), attr.recv_cq.cqn());
+        let qpn = {
+            let mut st = ctx.state();
+            let qpn = (FIRST_QPN..st.qps.len()).find(|&i| st.qps[i].is_none()).ok_or(Error::Exhausted { what: "QPN", max: st.qps.len() - FIRST_QPN })? as u32;
+            reserve_cq_entries(&mut st, qpn, scq, attr.max_send_wr, rcq, attr.max_recv_wr)?;
+            qpn
+        };
+        let release = |e: Error| {
+            let mut st = ctx.state();
+            st.cqs[scq as usize].as_mut().expect("CQ").committed -= attr.max_send_wr;
+            st.cqs[rcq as usize].as_mut().expect("CQ").committed -= attr.max_recv_wr;
+            e
+        };
+        let sq = alloc_wq(ctx, attr.max_send_wr, SEND_WQE_BYTES).map_err(release)?;
+        let rq = match alloc_wq(ctx, attr.max_recv_wr, RECV_WQE_BYTES) {
+            Ok(rq) => rq,
+            Err(e) => {
+                let _ = ctx.dev().free_dma(sq.buf);
+                return Err(release(e));
+            }
+        };
+        let mut words = [0u64; NUM_STAGE];
+        qpc::SEND_CQN.put(&mut words, scq as u64);
+        qpc::RECV_CQN.put(&mut words, rcq as u64);
+        qpc::SQ_BASE.put(&mut words, sq.buf.bus_addr);
+        qpc::RQ_BASE.put(&mut words, rq.buf.bus_addr);
+        qpc::SQ_LOG2.put(&mut words, sq.log2 as u64);
+        qpc::RQ_LOG2.put(&mut words, rq.log2 as u64);
+        qpc::PD.put(&mut words, self.pdn as u64);
+        qpc::UDP_SPORT.put(&mut words, UDP_SPORT_BASE | qpn as u64);
+        ctx.state().qps[qpn as usize] = Some(QpInner {
+            qpn,
+            pdn: self.pdn,
+            state: QpState::Reset,
+            send_cqn: scq,
+            recv_cqn: rcq,
+            send_cq: attr.send_cq,
+            recv_cq: attr.recv_cq,
+            sq,
+            rq,
+            words,
+            dest_qpn: None,
+        });
+        Ok(Qp { ctx: ctx.clone(), qpn })
+    }
+}
+
+/// Reserves CQ entries for a new QP's WRs, or says which CQ is too small.
+fn reserve_cq_entries(st: &mut CtxState, qpn: u32, scq: u32, send: u32, rcq: u32, recv: u32) -> Result<()> {
+    let need: Vec<(u32, u32, &'static str)> =
+        if scq == rcq { vec![(scq, send + recv, "send+recv")] } else { vec![(scq, send, "send"), (rcq, recv, "recv")] };
+    for &(cqn, needed, queue) in &need {
+        let c = st.cqs[cqn as usize].as_ref().expect("live CQ handle has a table entry");
+        if c.committed as u64 + needed as u64 > c.entries() as u64 {
+            return Err(Error::CqTooSmall { cqn, entries: c.entries(), committed: c.committed, needed, qpn, queue });
+        }
+    }
+    for (cqn, needed, _) in need {
+        st.cqs[cqn as usize].as_mut().expect("CQ").committed += needed;
+    }
+    Ok(())
+}
+
+fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
+    let log2 = ring::log2_entries(cap);
+    // The NIC only reads WQEs.
+    let buf = ctx.dev().alloc_dma(wqe_bytes << log2, DmaAccess { device_read: true, device_write: false })?;
+    Ok(WorkQueue { buf, log2, cap, pi: 0, ci: 0, slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send }; 1 << log2] })
+}
+
+/// Checks that an SGE's MR may be used by QP `qpn` of PD `pdn` and covers the range.
+fn check_sge(ctx: &Context, qpn: u32, pdn: u32, sg: &Sge<'_>) -> Result<()> {
+    if !ctx.same(sg.mr.context()) || sg.mr.pdn() != pdn {
+        return Err(Error::PdMismatch { qpn, qp_pd: pdn, key: sg.mr.lkey(), mr_pd: sg.mr.pdn() });
+    }
+    if sg.len as u64 > params::MAX_MSG_LEN {
+        return Err(Error::BadSize { what: "message length", value: sg.len as u64, min: 0, max: params::MAX_MSG_LEN });
+    }
+    sg.mr.check_bounds(sg.offset, sg.len as u64)
+}
+
+/// Writes `wqes` (consecutive descriptors) into a ring from index `pi` on,
+/// in at most two device writes (before and after the wrap).
+fn write_ring(ctx: &Context, wq: &WorkQueue, wqe_bytes: usize, bytes: &[u8]) -> Result<()> {
+    let entries = 1usize << wq.log2;
+    let first = ring::slot(wq.pi, wq.log2);
+    let n = bytes.len() / wqe_bytes;
+    let head = n.min(entries - first);
+    ctx.dev().write_mem(wq.buf.bus_addr + (first * wqe_bytes) as u64, &bytes[..head * wqe_bytes])?;
+    if head < n {
+        ctx.dev().write_mem(wq.buf.bus_addr, &bytes[head * wqe_bytes..])?;
+    }
+    Ok(())
+}
+
+impl Qp {
+    /// QP number.
+    pub fn qp_num(&self) -> u32 {
+        self.qpn
+    }
+
+    /// Current state.
+    pub fn state(&self) -> QpState {
+        self.with(|q| q.state)
+    }
+
+    /// Send WRs posted and not yet completed.
+    pub fn send_outstanding(&self) -> u32 {
+        self.with(|q| q.sq.outstanding())
+    }
+
+    /// Receive WRs posted and not yet completed.
+    pub fn recv_outstanding(&self) -> u32 {
+        self.with(|q| q.rq.outstanding())
+    }
+
+    /// `max_send_wr` from creation.
+    pub fn max_send_wr(&self) -> u32 {
+        self.with(|q| q.sq.cap)
+    }
+
+    /// `max_recv_wr` from creation.
+    pub fn max_recv_wr(&self) -> u32 {
+        self.with(|q| q.rq.cap)
+    }
+
+    /// The send CQ.
+    pub fn send_cq(&self) -> Cq {
+        self.with(|q| q.send_cq.clone())
+    }
+
+    /// The receive CQ.
+    pub fn recv_cq(&self) -> Cq {
+        self.with(|q| q.recv_cq.clone())
+    }
+
+    /// One line of state for messages.
+    pub fn describe(&self) -> String {
+        self.with(|q| q.describe())
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut QpInner) -> T) -> T {
+        f(self.ctx.state().qps[self.qpn as usize].as_mut().expect("live QP handle has a table entry"))
+    }
+
+    /// Modifies the QP (`ibv_modify_qp`) following ibverbs' state rules,
+    /// programming the NIC's QP context on the way.
+    pub fn modify(&self, attr: &QpAttr) -> Result<()> {
+        let ctx = &self.ctx;
+        let qpn = self.qpn;
+        let from = self.state();
+        check_modify(qpn, from, attr)?;
+        let to = attr.qp_state;
+        let mut st = ctx.state();
+        let qp = st.qps[qpn as usize].as_mut().expect("QP");
+        match (from, to) {
+            (_, QpState::Error) => return enter_error(ctx, &mut st, qpn),
+            (_, QpState::Reset) => {
+                qpc::RTS.put(&mut qp.words, 0);
+                qpc::RTR.put(&mut qp.words, 0);
+                // RESET discards outstanding WRs without completions (ibverbs).
+                qp.sq.pi = 0;
+                qp.sq.ci = 0;
+                qp.rq.pi = 0;
+                qp.rq.ci = 0;
+                qp.dest_qpn = None;
+                commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ)?;
+            }
+            (QpState::Reset, QpState::Init) => {
+                qpc::RTS.put(&mut qp.words, 0);
+                qpc::RTR.put(&mut qp.words, 0);
+                commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ)?;
+            }
+            (QpState::Init, QpState::Rtr) => {
+                let dest = attr.dest.expect("checked");
+                let mtu = attr.path_mtu.expect("checked");
+                let dqpn = attr.dest_qp_num.expect("checked");
+                qpc::RTS.put(&mut qp.words, 0);
+                qpc::RTR.put(&mut qp.words, 1);
+                qpc::PMTU_LOG2.put(&mut qp.words, mtu.log2() as u64);
+                qpc::REMOTE_QPN.put(&mut qp.words, dqpn as u64);
+                qpc::DEST_IP.put(&mut qp.words, u32::from(dest.ip) as u64);
+                qpc::DEST_MAC.put(&mut qp.words, dest.mac_u64());
+                qpc::RQ_PSN.put(&mut qp.words, attr.rq_psn.expect("checked") as u64);
+                qp.dest_qpn = Some(dqpn);
+                commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ)?;
+                // Receives posted in INIT: re-announce the producer index after the responder reset.
+                if qp.rq.pi != 0 {
+                    ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;
+                }
+            }
+            (QpState::Rtr, QpState::Rts) => {
+                qpc::RTS.put(&mut qp.words, 1);
+                qpc::SQ_PSN.put(&mut qp.words, attr.sq_psn.expect("checked") as u64);
+                commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_REQ)?;
+            }
+            // INIT→INIT and RTS→RTS carry no attributes this NIC has.
+            _ => {}
+        }
+        qp.state = to;
+        Ok(())
+    }
+
+    /// Posts one send WR (`ibv_post_send`).
+    pub fn post_send(&self, wr: &SendWr<'_>) -> Result<()> {
+        self.post_send_batch(std::slice::from_ref(wr))
+    }
+
+    /// Posts several send WRs with one doorbell. All are checked first:
+    /// on error nothing is posted.
+    pub fn post_send_batch(&self, wrs: &[SendWr<'_>]) -> Result<()> {
+        let ctx = &self.ctx;
+        let qpn = self.qpn;
+        let mut st = ctx.state();
+        let qp = st.qps[qpn as usize].as_mut().expect("QP");
+        match qp.state {
+            QpState::Rts => {}
+            QpState::Error => {
+                let scq = qp.send_cqn;
+                let flushed = wrs.iter().map(|w| WorkCompletion {
+                    wr_id: w.wr_id,
+                    status: WcStatus::WrFlushErr,
+                    opcode: op_of(&w.opcode),
+                    byte_len: 0,
+                    qp_num: qpn,
+                });
+                st.cqs[scq as usize].as_mut().expect("CQ").pending.extend(flushed);
+                return Ok(());
+            }
+            state => return Err(Error::BadState { qpn, op: "post_send", state }),
+        }
+        let out = qp.sq.outstanding();
+        if out as u64 + wrs.len() as u64 > qp.sq.cap as u64 {
+            return Err(Error::QueueFull { qpn, queue: Queue::Sq, outstanding: out, max: qp.sq.cap, posting: wrs.len() });
+        }
+        let mut bytes = Vec::with_capacity(wrs.len() * SEND_WQE_BYTES);
+        for wr in wrs {
+            check_sge(ctx, qpn, qp.pdn, &wr.sg)?;
+            let (opcode, rkey, remote_addr) = match wr.opcode {
+                WrOpcode::RdmaWrite { remote_addr, rkey } => (send_op::RDMA_WRITE, rkey, remote_addr),
+                WrOpcode::Send => (send_op::SEND, 0, 0),
+            };
+            let wqe = SendWqe {
+                opcode,
+                length: wr.sg.len.into(),
+                local_addr: (wr.sg.mr.addr() + wr.sg.offset).into(),
+                lkey: wr.sg.mr.lkey().into(),
+                rkey: rkey.into(),
+                remote_addr: remote_addr.into(),
+                ..Default::default()
+            };
+            bytes.extend_from_slice(wqe.as_bytes());
+        }
+        write_ring(ctx, &qp.sq, SEND_WQE_BYTES, &bytes)?;
+        for wr in wrs {
+            let s = ring::slot(qp.sq.pi, qp.sq.log2);
+            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode) };
+            qp.sq.pi = qp.sq.pi.wrapping_add(1);
+        }
+        ctx.dev().write_reg(regs::db_sq(qpn), (qp.sq.pi & 0xFFFF) as u64)?;
+        Ok(())
+    }
+
+    /// Posts one receive WR (`ibv_post_recv`).
+    pub fn post_recv(&self, wr: &RecvWr<'_>) -> Result<()> {
+        self.post_recv_batch(std::slice::from_ref(wr))
+    }
+
+    /// Posts several receive WRs with one doorbell. All are checked first:
+    /// on error nothing is posted.
+    pub fn post_recv_batch(&self, wrs: &[RecvWr<'_>]) -> Result<()> {
+        let ctx = &self.ctx;
+        let qpn = self.qpn;
+        let mut st = ctx.state();
+        let qp = st.qps[qpn as usize].as_mut().expect("QP");
+        match qp.state {
+            QpState::Init | QpState::Rtr | QpState::Rts => {}
+            QpState::Error => {
+                let rcq = qp.recv_cqn;
+                let flushed = wrs.iter().map(|w| WorkCompletion {
+                    wr_id: w.wr_id,
+                    status: WcStatus::WrFlushErr,
+                    opcode: WcOpcode::Recv,
+                    byte_len: 0,
+                    qp_num: qpn,
+                });
+                st.cqs[rcq as usize].as_mut().expect("CQ").pending.extend(flushed);
+                return Ok(());
+            }
+            state => return Err(Error::BadState { qpn, op: "post_recv", state }),
+        }
+        let out = qp.rq.outstanding();
+        if out as u64 + wrs.len() as u64 > qp.rq.cap as u64 {
+            return Err(Error::QueueFull { qpn, queue: Queue::Rq, outstanding: out, max: qp.rq.cap, posting: wrs.len() });
+        }
+        let mut bytes = Vec::with_capacity(wrs.len() * RECV_WQE_BYTES);
+        for wr in wrs {
+            check_sge(ctx, qpn, qp.pdn, &wr.sg)?;
+            let wqe = RecvWqe {
+                addr: (wr.sg.mr.addr() + wr.sg.offset).into(),
+                length: wr.sg.len.into(),
+                lkey: wr.sg.mr.lkey().into(),
+                ..Default::default()
+            };
+            bytes.extend_from_slice(wqe.as_bytes());
+        }
+        write_ring(ctx, &qp.rq, RECV_WQE_BYTES, &bytes)?;
+        for wr in wrs {
+            let s = ring::slot(qp.rq.pi, qp.rq.log2);
+            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv };
+            qp.rq.pi = qp.rq.pi.wrapping_add(1);
+        }
+        ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;
+        Ok(())
+    }
+}
+
+fn op_of(op: &WrOpcode) -> WcOpcode {
+    match op {
+        WrOpcode::RdmaWrite { .. } => WcOpcode::RdmaWrite,
+        WrOpcode::Send => WcOpcode::Send,
+    }
+}
+
+impl Drop for Qp {
+    fn drop(&mut self) {
+        let ctx = &self.ctx;
+        let Some(mut q) = ctx.state().qps[self.qpn as usize].take() else { return };
+        qpc::RTS.put(&mut q.words, 0);
+        qpc::RTR.put(&mut q.words, 0);
+        // Errors cannot be reported from drop; the QP is disabled and freed regardless.
+        let _ = commit_qpc(ctx, self.qpn, &q.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ);
+        {
+            let mut st = ctx.state();
+            st.cqs[q.send_cqn as usize].as_mut().expect("CQ held by the QP").committed -= q.sq.cap;
+            st.cqs[q.recv_cqn as usize].as_mut().expect("CQ held by the QP").committed -= q.rq.cap;
+        }
+        let _ = ctx.dev().free_dma(q.sq.buf);
+        let _ = ctx.dev().free_dma(q.rq.buf);
+        // `q` (and with it the CQ handles) drops here, after the state borrow ended.
+    }
+}
+
+impl std::fmt::Debug for Qp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use QpState::{Init, Reset, Rtr, Rts};
+    const ERR: QpState = QpState::Error;
+
+    #[test]
+    fn ibverbs_transitions() {
+        let all = [Reset, Init, Rtr, Rts, ERR];
+        for from in all {
+            for to in all {
+                let ok = transition_allowed(from, to);
+                let expect = to == Reset
+                    || to == ERR
+                    || matches!((from, to), (Reset, Init) | (Init, Init) | (Init, Rtr) | (Rtr, Rts) | (Rts, Rts));
+                assert_eq!(ok, expect, "{from:?} -> {to:?}");
+            }
+        }
+        assert!(!transition_allowed(Reset, Rtr));
+        assert!(!transition_allowed(Init, Rts));
+        assert!(!transition_allowed(ERR, Rts));
+        assert!(!transition_allowed(Rts, Rtr));
+    }
+
+    #[test]
+    fn modify_checks_attributes() {
+        let d = NetAddr { mac: [2, 0, 0, 0, 0, 2], ip: "10.0.0.2".parse().unwrap() };
+        assert!(check_modify(5, Init, &QpAttr::rtr(d, 7, 0, Mtu::Mtu4096)).is_ok());
+        let mut a = QpAttr::rtr(d, 7, 0, Mtu::Mtu4096);
+        a.dest = None;
+        assert!(matches!(check_modify(5, Init, &a), Err(crate::Error::MissingAttr { attr: "dest", .. })));
+        let mut a = QpAttr::rtr(d, 7, 0, Mtu::Mtu4096);
+        a.sq_psn = Some(1);
+        assert!(matches!(check_modify(5, Init, &a), Err(crate::Error::BadAttr { attr: "sq_psn", .. })));
+        assert!(matches!(check_modify(5, Rtr, &QpAttr::to(Rts)), Err(crate::Error::MissingAttr { attr: "sq_psn", .. })));
+        assert!(matches!(check_modify(5, Rtr, &QpAttr::rts(1 << 24)), Err(crate::Error::BadAttr { attr: "sq_psn", .. })));
+        assert!(matches!(check_modify(5, Reset, &QpAttr::rts(0)), Err(crate::Error::BadTransition { from: Reset, to: Rts, .. })));
+        assert!(matches!(check_modify(5, Init, &QpAttr::rtr(d, 1 << 24, 0, Mtu::Mtu256)), Err(crate::Error::BadAttr { attr: "dest_qp_num", .. })));
+        assert!(check_modify(5, Rts, &QpAttr::to(ERR)).is_ok());
+        assert!(check_modify(5, ERR, &QpAttr::to(Reset)).is_ok());
+    }
+
+    #[test]
+    fn mtu_values() {
+        assert_eq!(Mtu::Mtu256.log2(), params::PMTU_LOG2_MIN);
+        assert_eq!(Mtu::Mtu4096.log2(), params::PMTU_LOG2_MAX);
+        assert_eq!(Mtu::Mtu1024.bytes(), 1024);
+        assert_eq!(Mtu::from_bytes(2048), Some(Mtu::Mtu2048));
+        assert_eq!(Mtu::from_bytes(1500), None);
+        assert_eq!(Mtu::Mtu4096 as u8, 5);
+    }
+}
