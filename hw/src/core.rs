@@ -1,5 +1,10 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
+use crate::regs::Regs;
+use crate::resp::Responder;
+use crate::rxin::RxIn;
+use crate::sq::SqEngine;
+use crate::txb::TxBuilder;
 use rust_hdl::prelude::*;
 
 /// The rnic core (DESIGN.md §3 interfaces). All streams are valid/ready;
@@ -33,7 +38,7 @@ pub struct RnicCore {
     /// DMA read tag, returned with the completion.
     pub dma_rd_req_tag: Signal<Out, Bits<8>>,
     /// DMA read completion valid. Completions return in request order,
-    /// packed from lane 0 (the adapter realigns), bytes past the length zero.
+    /// pword from lane 0 (the adapter realigns), bytes past the length zero.
     pub dma_rd_cpl_valid: Signal<In, Bit>,
     /// DMA read completion ready.
     pub dma_rd_cpl_ready: Signal<Out, Bit>,
@@ -73,26 +78,273 @@ pub struct RnicCore {
     pub net_rx_keep: Signal<In, Bits<64>>,
     /// Network RX last beat of a frame.
     pub net_rx_last: Signal<In, Bit>,
+    regs: Regs,
+    sq: SqEngine,
+    txb: TxBuilder,
+    rxin: RxIn,
+    resp: Responder,
+    qpc_tx: RAM<Bits<448>, 8>,
+    qpc_rx: RAM<Bits<448>, 8>,
+    mr_tx: RAM<Bits<256>, 8>,
+    mr_rx: RAM<Bits<256>, 8>,
+    sq_pi: RAM<Bits<16>, 8>,
+    rq_pi: RAM<Bits<16>, 8>,
+    sq_state: RAM<Bits<128>, 8>,
+    rx_state: RAM<Bits<256>, 8>,
+    qp_err: RAM<Bit, 8>,
+    cq_cfg: RAM<Bits<128>, 6>,
+    cq_pi: RAM<Bits<32>, 6>,
+    ring: RAM<Bits<512>, 8>,
+    txdq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
+    ackq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
+    rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
+    lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
+    cnt: Signal<Local, Bits<13>>,
+    to_resp: Signal<Local, Bit>,
+    to_sq: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        self.reg_rd_resp_valid.next = false;
-        self.reg_rd_resp_data.next = 0.into();
-        self.dma_rd_req_valid.next = false;
-        self.dma_rd_req_addr.next = 0.into();
-        self.dma_rd_req_len.next = 0.into();
-        self.dma_rd_req_tag.next = 0.into();
-        self.dma_rd_cpl_ready.next = true;
-        self.dma_wr_valid.next = false;
-        self.dma_wr_addr.next = 0.into();
-        self.dma_wr_data.next = 0.into();
-        self.dma_wr_len.next = 0.into();
-        self.net_tx_valid.next = false;
-        self.net_tx_data.next = 0.into();
-        self.net_tx_keep.next = 0.into();
-        self.net_tx_last.next = false;
+        clock!(self, clock, regs, sq, txb, rxin, resp, txdq, ackq, rxdq, lerrq);
+        self.qpc_tx.read_clock.next = self.clock.val();
+        self.qpc_tx.write_clock.next = self.clock.val();
+        self.qpc_rx.read_clock.next = self.clock.val();
+        self.qpc_rx.write_clock.next = self.clock.val();
+        self.mr_tx.read_clock.next = self.clock.val();
+        self.mr_tx.write_clock.next = self.clock.val();
+        self.mr_rx.read_clock.next = self.clock.val();
+        self.mr_rx.write_clock.next = self.clock.val();
+        self.sq_pi.read_clock.next = self.clock.val();
+        self.sq_pi.write_clock.next = self.clock.val();
+        self.rq_pi.read_clock.next = self.clock.val();
+        self.rq_pi.write_clock.next = self.clock.val();
+        self.sq_state.read_clock.next = self.clock.val();
+        self.sq_state.write_clock.next = self.clock.val();
+        self.rx_state.read_clock.next = self.clock.val();
+        self.rx_state.write_clock.next = self.clock.val();
+        self.qp_err.read_clock.next = self.clock.val();
+        self.qp_err.write_clock.next = self.clock.val();
+        self.cq_cfg.read_clock.next = self.clock.val();
+        self.cq_cfg.write_clock.next = self.clock.val();
+        self.cq_pi.read_clock.next = self.clock.val();
+        self.cq_pi.write_clock.next = self.clock.val();
+        self.ring.read_clock.next = self.clock.val();
+        self.ring.write_clock.next = self.clock.val();
+        // Register port.
+        self.regs.wr_valid.next = self.reg_wr_valid.val();
+        self.regs.wr_addr.next = self.reg_wr_addr.val();
+        self.regs.wr_data.next = self.reg_wr_data.val();
+        self.regs.rd_valid.next = self.reg_rd_valid.val();
+        self.regs.rd_addr.next = self.reg_rd_addr.val();
+        self.reg_rd_resp_valid.next = self.regs.rd_resp_valid.val();
+        self.reg_rd_resp_data.next = self.regs.rd_resp_data.val();
+        // Tables written by commits.
+        self.qpc_tx.write_enable.next = self.regs.qp_commit.val();
+        self.qpc_tx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.qpc_tx.write_data.next = self.regs.stage.val().get_bits::<448>(0);
+        self.qpc_rx.write_enable.next = self.regs.qp_commit.val();
+        self.qpc_rx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.qpc_rx.write_data.next = self.regs.stage.val().get_bits::<448>(0);
+        self.mr_tx.write_enable.next = self.regs.mr_commit.val();
+        self.mr_tx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.mr_tx.write_data.next = self.regs.stage.val().get_bits::<256>(0);
+        self.mr_rx.write_enable.next = self.regs.mr_commit.val();
+        self.mr_rx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.mr_rx.write_data.next = self.regs.stage.val().get_bits::<256>(0);
+        self.cq_cfg.write_enable.next = self.regs.cq_commit.val();
+        self.cq_cfg.write_address.next = self.regs.commit_val.val().get_bits::<6>(0);
+        self.cq_cfg.write_data.next = self.regs.stage.val().get_bits::<128>(0);
+        // Doorbells (a requester/responder reset also zeroes the producer index).
+        self.sq_pi.write_enable.next = self.regs.sq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33));
+        self.sq_pi.write_address.next = self.regs.db_qpn.val();
+        self.sq_pi.write_data.next = self.regs.db_val.val();
+        if self.regs.qp_commit.val() {
+            self.sq_pi.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.sq_pi.write_data.next = 0.into();
+        }
+        self.rq_pi.write_enable.next = self.regs.rq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(32));
+        self.rq_pi.write_address.next = self.regs.db_qpn.val();
+        self.rq_pi.write_data.next = self.regs.db_val.val();
+        if self.regs.qp_commit.val() {
+            self.rq_pi.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.rq_pi.write_data.next = 0.into();
+        }
+        // SQ engine.
+        self.sq.db_valid.next = self.regs.sq_db.val();
+        self.sq.db_qpn.next = self.regs.db_qpn.val();
+        self.sq.now.next = self.regs.now.val();
+        self.qpc_tx.read_address.next = self.sq.qpc_addr.val();
+        self.sq.qpc_data.next = self.qpc_tx.read_data.val();
+        self.sq_pi.read_address.next = self.sq.sqpi_addr.val();
+        self.sq.sqpi_data.next = self.sq_pi.read_data.val();
+        self.sq_state.read_address.next = self.sq.st_addr.val();
+        self.sq.st_data.next = self.sq_state.read_data.val();
+        self.sq_state.write_enable.next = self.sq.st_we.val();
+        self.sq_state.write_address.next = self.sq.st_waddr.val();
+        self.sq_state.write_data.next = self.sq.st_wdata.val();
+        if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
+            self.sq_state.write_enable.next = true;
+            self.sq_state.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.sq_state.write_data.next = bit_cast::<128, 24>(self.regs.stage.val().get_bits::<24>(384)) << 24;
+        }
+        self.qp_err.read_address.next = self.sq.err_addr.val();
+        self.sq.err_data.next = self.qp_err.read_data.val();
+        self.qp_err.write_enable.next = self.resp.qperr_we.val();
+        self.qp_err.write_address.next = self.resp.rxs_waddr.val();
+        self.qp_err.write_data.next = true;
+        if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
+            self.qp_err.write_enable.next = true;
+            self.qp_err.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.qp_err.write_data.next = false;
+        }
+        self.mr_tx.read_address.next = self.sq.mr_addr.val();
+        self.sq.mr_data.next = self.mr_tx.read_data.val();
+        self.txdq.write.next = self.sq.txd_write.val();
+        self.txdq.data_in.next = self.sq.txd_data.val();
+        self.sq.txd_full.next = self.txdq.full.val();
+        self.lerrq.write.next = self.sq.lerr_write.val();
+        self.lerrq.data_in.next = self.sq.lerr_data.val();
+        self.sq.lerr_full.next = self.lerrq.full.val();
+        // DMA reads: the responder's receive-WQE fetch first.
+        self.dma_rd_req_valid.next = self.resp.rd_valid.val() | self.sq.rd_valid.val();
+        self.dma_rd_req_addr.next = self.sq.rd_addr.val();
+        self.dma_rd_req_len.next = self.sq.rd_len.val();
+        self.dma_rd_req_tag.next = self.sq.rd_tag.val();
+        if self.resp.rd_valid.val() {
+            self.dma_rd_req_addr.next = self.resp.rd_addr.val();
+            self.dma_rd_req_len.next = 32.into();
+            self.dma_rd_req_tag.next = 0x80.into();
+        }
+        self.resp.rd_ready.next = self.dma_rd_req_ready.val();
+        self.sq.rd_ready.next = self.dma_rd_req_ready.val() & !self.resp.rd_valid.val();
+        // Completions routed by tag: 0x80 receive WQE, 0x40 send WQE, else payload.
+        self.to_resp.next = self.dma_rd_cpl_tag.val().get_bit(7);
+        self.to_sq.next = self.dma_rd_cpl_tag.val().get_bit(6);
+        self.resp.rwqe_valid.next = self.dma_rd_cpl_valid.val() & self.to_resp.val();
+        self.resp.rwqe_data.next = self.dma_rd_cpl_data.val();
+        self.sq.wqe_valid.next = self.dma_rd_cpl_valid.val() & self.to_sq.val() & !self.to_resp.val();
+        self.sq.wqe_data.next = self.dma_rd_cpl_data.val();
+        self.txb.pl_valid.next = self.dma_rd_cpl_valid.val() & !self.to_sq.val() & !self.to_resp.val();
+        self.txb.pl_data.next = self.dma_rd_cpl_data.val();
+        self.dma_rd_cpl_ready.next = self.txb.pl_ready.val();
+        if self.to_sq.val() {
+            self.dma_rd_cpl_ready.next = self.sq.wqe_ready.val();
+        }
+        if self.to_resp.val() {
+            self.dma_rd_cpl_ready.next = self.resp.rwqe_ready.val();
+        }
+        // TX builder.
+        self.txb.src_mac.next = self.regs.src_mac.val();
+        self.txb.src_ip.next = self.regs.src_ip.val();
+        self.txb.req_empty.next = self.txdq.empty.val();
+        self.txb.req_data.next = self.txdq.data_out.val();
+        self.txdq.read.next = self.txb.req_pop.val();
+        self.txb.ack_empty.next = self.ackq.empty.val();
+        self.txb.ack_data.next = self.ackq.data_out.val();
+        self.ackq.read.next = self.txb.ack_pop.val();
+        self.net_tx_valid.next = self.txb.tx_valid.val();
+        self.txb.tx_ready.next = self.net_tx_ready.val();
+        self.net_tx_data.next = self.txb.tx_data.val();
+        self.net_tx_keep.next = self.txb.tx_keep.val();
+        self.net_tx_last.next = self.txb.tx_last.val();
+        // RX front end (never back-pressures the wire: it drops instead).
         self.net_rx_ready.next = true;
+        self.rxin.rx_valid.next = self.net_rx_valid.val();
+        self.rxin.rx_data.next = self.net_rx_data.val();
+        self.rxin.rx_last.next = self.net_rx_last.val();
+        self.ring.write_enable.next = self.rxin.ring_we.val();
+        self.ring.write_address.next = self.rxin.ring_waddr.val();
+        self.ring.write_data.next = self.rxin.ring_wdata.val();
+        self.rxin.rptr.next = self.resp.rptr.val();
+        self.rxdq.write.next = self.rxin.desc_write.val();
+        self.rxdq.data_in.next = self.rxin.desc_data.val();
+        self.rxin.desc_afull.next = self.rxdq.almost_full.val();
+        // Responder.
+        self.resp.desc_empty.next = self.rxdq.empty.val();
+        self.resp.desc_data.next = self.rxdq.data_out.val();
+        self.rxdq.read.next = self.resp.desc_pop.val();
+        self.ring.read_address.next = self.resp.ring_raddr.val();
+        self.resp.ring_rdata.next = self.ring.read_data.val();
+        self.resp.lerr_empty.next = self.lerrq.empty.val();
+        self.resp.lerr_data.next = self.lerrq.data_out.val();
+        self.lerrq.read.next = self.resp.lerr_pop.val();
+        self.qpc_rx.read_address.next = self.resp.qpc_addr.val();
+        self.resp.qpc_data.next = self.qpc_rx.read_data.val();
+        self.rx_state.read_address.next = self.resp.rxs_addr.val();
+        self.resp.rxs_data.next = self.rx_state.read_data.val();
+        self.rx_state.write_enable.next = self.resp.rxs_we.val();
+        self.rx_state.write_address.next = self.resp.rxs_waddr.val();
+        self.rx_state.write_data.next = self.resp.rxs_wdata.val();
+        self.rq_pi.read_address.next = self.resp.rqpi_addr.val();
+        self.resp.rqpi_data.next = self.rq_pi.read_data.val();
+        self.mr_rx.read_address.next = self.resp.mr_addr.val();
+        self.resp.mr_data.next = self.mr_rx.read_data.val();
+        self.cq_cfg.read_address.next = self.resp.cq_addr.val();
+        self.resp.cq_data.next = self.cq_cfg.read_data.val();
+        self.cq_pi.read_address.next = self.resp.cq_addr.val();
+        self.resp.cqpi_data.next = self.cq_pi.read_data.val();
+        self.cq_pi.write_enable.next = self.resp.cqpi_we.val() | self.regs.cq_commit.val();
+        self.cq_pi.write_address.next = self.resp.cq_addr.val();
+        self.cq_pi.write_data.next = self.resp.cqpi_wdata.val();
+        if self.regs.cq_commit.val() {
+            self.cq_pi.write_address.next = self.regs.commit_val.val().get_bits::<6>(0);
+            self.cq_pi.write_data.next = 0.into();
+        }
+        self.resp.rst_valid.next = self.regs.qp_commit.val();
+        self.resp.rst_data.next = bit_cast::<40, 8>(self.regs.commit_val.val().get_bits::<8>(0))
+            | (bit_cast::<40, 2>(self.regs.commit_val.val().get_bits::<2>(32)) << 8)
+            | (bit_cast::<40, 24>(self.regs.stage.val().get_bits::<24>(416)) << 10);
+        self.resp.wr_ready.next = self.dma_wr_ready.val();
+        self.dma_wr_valid.next = self.resp.wr_valid.val();
+        self.dma_wr_addr.next = self.resp.wr_addr.val();
+        self.dma_wr_data.next = self.resp.wr_data.val();
+        self.dma_wr_len.next = self.resp.wr_len.val();
+        self.ackq.write.next = self.resp.ack_write.val();
+        self.ackq.data_in.next = self.resp.ack_data.val();
+        self.resp.ack_full.next = self.ackq.full.val();
+        // Event counters (rnic_spec::regs::counters order).
+        self.cnt.next = 0.into();
+        if self.txb.sent_req.val() {
+            self.cnt.next = self.cnt.val() | 0x1;
+        }
+        if self.txb.sent_ack.val() {
+            self.cnt.next = self.cnt.val() | 0x2;
+        }
+        if self.rxin.cnt_frame.val() {
+            self.cnt.next = self.cnt.val() | 0x4;
+        }
+        if self.rxin.cnt_icrc.val() {
+            self.cnt.next = self.cnt.val() | 0x8;
+        }
+        if self.rxin.cnt_hdr.val() | self.resp.cnt_hdr.val() {
+            self.cnt.next = self.cnt.val() | 0x10;
+        }
+        if self.rxin.cnt_nobuf.val() {
+            self.cnt.next = self.cnt.val() | 0x20;
+        }
+        if self.resp.cnt_psn.val() {
+            self.cnt.next = self.cnt.val() | 0x40;
+        }
+        if self.resp.cnt_access.val() {
+            self.cnt.next = self.cnt.val() | 0x80;
+        }
+        if self.resp.cnt_dup.val() {
+            self.cnt.next = self.cnt.val() | 0x100;
+        }
+        if self.resp.cnt_rnr.val() {
+            self.cnt.next = self.cnt.val() | 0x200;
+        }
+        if self.resp.cnt_nak.val() {
+            self.cnt.next = self.cnt.val() | 0x400;
+        }
+        if self.resp.cnt_ack.val() {
+            self.cnt.next = self.cnt.val() | 0x800;
+        }
+        if self.resp.cnt_cqe.val() {
+            self.cnt.next = self.cnt.val() | 0x1000;
+        }
+        self.regs.cnt_inc.next = self.cnt.val();
     }
 }

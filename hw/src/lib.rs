@@ -18,3 +18,12 @@ pub fn emit<B: Block>(mut b: B) -> String {
 pub fn verilog_tops() -> Vec<(String, String)> {
     vec![("core".to_string(), emit(core::RnicCore::default()))]
 }
+pub mod desc;
+pub mod hdr;
+pub mod icrc;
+pub mod pack;
+pub mod sq;
+pub mod txb;
+pub mod rxin;
+pub mod resp;
+pub mod regs;

@@ -1,0 +1,61 @@
+//! Descriptor words passed between engines through FIFOs.
+
+use rust_hdl::prelude::*;
+
+crate::pack_blocks!(TxDescPack, TxDescUnpack, 512, [
+    is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
+    psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
+    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8,
+]);
+
+crate::pack_blocks!(RxDescPack, RxDescUnpack, 512, [
+    opcode: 8, dqpn: 24, psn: 24, ack_req: 1, va: 64, rkey: 32, msg_len: 32, ssn: 24,
+    psn_offset: 24, ts: 64, syndrome: 8, msn: 24, src_mac: 48, src_ip: 32, sport: 16,
+    ecn: 8, plen: 13, rptr: 8,
+]);
+
+crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8]);
+
+use rnic_spec::regs::{cq, mr, qpc};
+
+crate::field_view!(QpcView, 448, [
+    rts: 1 = qpc::RTS, rtr: 1 = qpc::RTR, pmtu_log2: 4 = qpc::PMTU_LOG2,
+    remote_qpn: 24 = qpc::REMOTE_QPN, send_cqn: 16 = qpc::SEND_CQN, recv_cqn: 16 = qpc::RECV_CQN,
+    sq_base: 64 = qpc::SQ_BASE, rq_base: 64 = qpc::RQ_BASE, sq_log2: 8 = qpc::SQ_LOG2,
+    rq_log2: 8 = qpc::RQ_LOG2, pd: 16 = qpc::PD, dest_ip: 32 = qpc::DEST_IP,
+    udp_sport: 16 = qpc::UDP_SPORT, dest_mac: 48 = qpc::DEST_MAC, sq_psn: 24 = qpc::SQ_PSN,
+    rq_psn: 24 = qpc::RQ_PSN,
+]);
+
+crate::field_view!(MrView, 256, [
+    va_base: 64 = mr::VA_BASE, length: 64 = mr::LENGTH, iova_base: 64 = mr::IOVA_BASE,
+    key_tag: 8 = mr::KEY_TAG, access: 8 = mr::ACCESS, valid: 1 = mr::VALID, pd: 16 = mr::PD,
+]);
+
+crate::field_view!(CqView, 128, [base: 64 = cq::BASE, log2: 8 = cq::LOG2]);
+
+use rnic_spec::desc::off as d;
+
+crate::bit_view!(SendWqeView, 512, [
+    opcode: 8 @ d::SWQE_OPCODE * 8, length: 32 @ d::SWQE_LENGTH * 8,
+    local_addr: 64 @ d::SWQE_LOCAL_ADDR * 8, lkey: 32 @ d::SWQE_LKEY * 8,
+    rkey: 32 @ d::SWQE_RKEY * 8, remote_addr: 64 @ d::SWQE_REMOTE_ADDR * 8,
+]);
+
+crate::bit_view!(RecvWqeView, 512, [
+    addr: 64 @ d::RWQE_ADDR * 8, length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
+]);
+
+crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, active: 1, err: 1, rsvd: 14, msg_off: 32]);
+
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
+    epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, req_err: 1, rsvd: 6, rwqe_iova: 64,
+    rwqe_len: 32, req_acked: 24, rsvd2: 64,
+]);
+
+crate::pack_blocks!(CqePack, CqeUnpack, 256, [
+    wqe_index: 16, status: 8, opcode: 8, qpn: 32, byte_len: 32, rsvd: 152, owner: 8,
+]);
+
+// The CQE packing above must match the host's view of a CQE.
+const _: () = assert!(d::CQE_WQE_INDEX == 0 && d::CQE_STATUS == 2 && d::CQE_OPCODE == 3 && d::CQE_QPN == 4 && d::CQE_BYTE_LEN == 8 && d::CQE_OWNER == 31);

@@ -1,0 +1,247 @@
+//! ICRC engine: CRC-32 over one 512-bit beat per cycle.
+//!
+//! The beat update is a GF(2) matrix (state and data bits in, state bits
+//! out) computed here from the bit-serial definition and emitted as XOR
+//! trees. Two tricks keep it one engine for every length:
+//! * leading: the ICRC input starts with 8 bytes of 0xFF where the frame
+//!   has the 14-byte Ethernet header, so beat 0 is fed as 6 zero bytes,
+//!   8 bytes of 0xFF, then frame bytes 14..64; the start state is the one
+//!   that 6 zero bytes turn into the CRC's initial all-ones;
+//! * trailing: a partial last beat is fed zero-padded, which multiplies the
+//!   state by A^k (A = one zero byte, k = pad bytes); six conditional
+//!   stages multiply by A^-(2^i) to undo it.
+
+use rnic_spec::wire::off;
+use rust_hdl::prelude::*;
+
+const POLY: u32 = 0xEDB8_8320;
+
+/// Bit-serial reflected CRC-32 step over one byte, without init/xorout.
+pub fn crc_byte(mut s: u32, b: u8) -> u32 {
+    s ^= b as u32;
+    for _ in 0..8 {
+        s = if s & 1 != 0 { (s >> 1) ^ POLY } else { s >> 1 };
+    }
+    s
+}
+
+type Mat = [u32; 32]; // column i = image of basis vector e_i
+
+fn apply(m: &Mat, v: u32) -> u32 {
+    (0..32).filter(|i| v >> i & 1 != 0).fold(0, |a, i| a ^ m[i])
+}
+fn mul(a: &Mat, b: &Mat) -> Mat {
+    let mut r = [0u32; 32];
+    for i in 0..32 {
+        r[i] = apply(a, b[i]);
+    }
+    r
+}
+fn zero_byte() -> Mat {
+    let mut m = [0u32; 32];
+    for (i, c) in m.iter_mut().enumerate() {
+        *c = crc_byte(1 << i, 0);
+    }
+    m
+}
+fn invert(m: &Mat) -> Mat {
+    // Gauss-Jordan on rows of [M | I]; rows as (u32 row of M, u32 row of I).
+    let mut rows: Vec<(u32, u32)> = (0..32)
+        .map(|r| {
+            let row = (0..32).fold(0u32, |a, c| a | (((m[c] >> r) & 1) << c));
+            (row, 1u32 << r)
+        })
+        .collect();
+    for c in 0..32 {
+        let p = (c..32).find(|&r| rows[r].0 >> c & 1 != 0).expect("CRC shift matrix is invertible");
+        rows.swap(c, p);
+        for r in 0..32 {
+            if r != c && rows[r].0 >> c & 1 != 0 {
+                rows[r].0 ^= rows[c].0;
+                rows[r].1 ^= rows[c].1;
+            }
+        }
+    }
+    let mut inv = [0u32; 32];
+    for (r, row) in rows.iter().enumerate() {
+        for (c, col) in inv.iter_mut().enumerate() {
+            *col |= ((row.1 >> c) & 1) << r;
+        }
+    }
+    inv
+}
+fn pow(m: &Mat, mut e: u32) -> Mat {
+    let mut r: Mat = core::array::from_fn(|i| 1u32 << i);
+    let mut b = *m;
+    while e > 0 {
+        if e & 1 != 0 {
+            r = mul(&b, &r);
+        }
+        b = mul(&b, &b);
+        e >>= 1;
+    }
+    r
+}
+
+/// Pad bytes in front of the ICRC input in beat 0 (14-byte Ethernet header
+/// replaced by 8 bytes of 0xFF).
+pub const LEAD_PAD: u32 = (off::IP - 8) as u32;
+
+/// Start state: `A^-LEAD_PAD` applied to the all-ones initial state.
+pub fn lead_state() -> u32 {
+    apply(&pow(&invert(&zero_byte()), LEAD_PAD), u32::MAX)
+}
+
+/// Byte mask (bit per byte) of beat 0 bytes forced to 0xFF: the 8-byte
+/// 0xFF prefix and the variant fields (IP TOS, TTL, checksum; UDP checksum; BTH resv8a).
+pub fn beat0_ones() -> u64 {
+    let mut m = 0u64;
+    for b in LEAD_PAD as usize..off::IP {
+        m |= 1 << b;
+    }
+    for b in [off::IP_TOS, off::IP_TTL, off::IP_CSUM, off::IP_CSUM + 1, off::UDP_CSUM, off::UDP_CSUM + 1, off::BTH_RESV8A] {
+        m |= 1 << b;
+    }
+    m
+}
+
+/// Software model of [`IcrcBeat`]: the state after `nbytes` bytes of `beat`.
+pub fn model_beat(state: u32, beat: &[u8; 64], first: bool, nbytes: usize) -> u32 {
+    let mut s = if first { lead_state() } else { state };
+    let ones = beat0_ones();
+    for (i, &b) in beat.iter().enumerate().take(nbytes) {
+        let b = if first && i < LEAD_PAD as usize { 0 } else if first && ones >> i & 1 != 0 { 0xFF } else { b };
+        s = crc_byte(s, b);
+    }
+    s
+}
+
+/// One beat of ICRC: `next` = CRC state after the first `nbytes` (1..=64)
+/// bytes of `data`, from `state` (or from the start state when `first`).
+/// The ICRC of a frame is `!next` after its last covered byte.
+#[derive(LogicBlock, Default)]
+pub struct IcrcBeat {
+    /// State in (ignored when `first`).
+    pub state: Signal<In, Bits<32>>,
+    /// Beat (frame byte 0 of this beat in lane 0).
+    pub data: Signal<In, Bits<512>>,
+    /// This is beat 0 of the frame: apply the Ethernet-header replacement and field masks.
+    pub first: Signal<In, Bit>,
+    /// Bytes of the beat covered by the CRC (1..=64).
+    pub nbytes: Signal<In, Bits<7>>,
+    /// State out.
+    pub state_out: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcBeat {
+    fn update(&mut self) {
+        let mut beat = [0u8; 64];
+        for (i, b) in beat.iter_mut().enumerate() {
+            *b = self.data.val().get_bits::<8>(8 * i).index() as u8;
+        }
+        let n = (self.nbytes.val().index()).clamp(1, 64);
+        let s = model_beat(self.state.val().index() as u32, &beat, self.first.val(), n);
+        self.state_out.next = (s as u64).into();
+    }
+    fn connect(&mut self) {
+        self.state_out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(icrc_verilog())
+    }
+}
+
+fn icrc_verilog() -> String {
+    use std::fmt::Write;
+    // Columns of the full-beat update: state bits, then data bits.
+    let mut scol = [0u32; 32];
+    for (i, c) in scol.iter_mut().enumerate() {
+        *c = (0..64).fold(1u32 << i, |s, _| crc_byte(s, 0));
+    }
+    let mut dcol = vec![0u32; 512];
+    for (i, c) in dcol.iter_mut().enumerate() {
+        let mut s = 0u32;
+        for byte in 0..64 {
+            let b = if byte == i / 8 { 1u8 << (i % 8) } else { 0 };
+            s = crc_byte(s, b);
+        }
+        *c = s;
+    }
+    let mut v = String::new();
+    let ones = beat0_ones();
+    let mut ones_mask = String::new();
+    let mut keep_mask = String::new();
+    for byte in (0..64).rev() {
+        let one = ones >> byte & 1 != 0;
+        let kept = byte >= off::IP && !one;
+        ones_mask.push_str(if one { "11111111" } else { "00000000" });
+        keep_mask.push_str(if kept { "11111111" } else { "00000000" });
+    }
+    writeln!(v, "reg [511:0] m;\nreg [511:0] lenmask;\nreg [31:0] s;\nreg [31:0] f0, f1, f2, f3, f4, f5, f6;\nreg [5:0] k;").unwrap();
+    writeln!(v, "always @(*) begin").unwrap();
+    writeln!(v, "  m = data;").unwrap();
+    writeln!(v, "  if (first) m = (data & 512'b{keep_mask}) | 512'b{ones_mask};").unwrap();
+    writeln!(v, "  lenmask = (nbytes >= 7'd64) ? {{512{{1'b1}}}} : ((512'd1 << {{nbytes, 3'b000}}) - 512'd1);").unwrap();
+    writeln!(v, "  m = m & lenmask;").unwrap();
+    writeln!(v, "  s = first ? 32'h{:08x} : state;", lead_state()).unwrap();
+    for j in 0..32 {
+        let mut terms: Vec<String> = Vec::new();
+        for (i, c) in scol.iter().enumerate() {
+            if c >> j & 1 != 0 {
+                terms.push(format!("s[{i}]"));
+            }
+        }
+        for (i, c) in dcol.iter().enumerate() {
+            if c >> j & 1 != 0 {
+                terms.push(format!("m[{i}]"));
+            }
+        }
+        writeln!(v, "  f0[{j}] = {};", terms.join(" ^ ")).unwrap();
+    }
+    writeln!(v, "  k = 7'd64 - nbytes;").unwrap();
+    let a_inv = invert(&zero_byte());
+    for st in 0..6 {
+        let m = pow(&a_inv, 1 << st);
+        let (src, dst) = (format!("f{st}"), format!("f{}", st + 1));
+        writeln!(v, "  if (k[{st}]) begin").unwrap();
+        for j in 0..32 {
+            let terms: Vec<String> = (0..32).filter(|&i| m[i] >> j & 1 != 0).map(|i| format!("{src}[{i}]")).collect();
+            let rhs = if terms.is_empty() { "1'b0".to_string() } else { terms.join(" ^ ") };
+            writeln!(v, "    {dst}[{j}] = {rhs};").unwrap();
+        }
+        writeln!(v, "  end else {dst} = {src};").unwrap();
+    }
+    writeln!(v, "  state_out = f6;\nend").unwrap();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rnic_spec::wire::{icrc, Frame};
+
+    #[test]
+    fn inverse_undoes_zero_bytes() {
+        let a = zero_byte();
+        let ai = invert(&a);
+        for v in [1u32, 0xdead_beef, u32::MAX] {
+            assert_eq!(apply(&ai, apply(&a, v)), v);
+        }
+        assert_eq!(apply(&pow(&a, LEAD_PAD), lead_state()), u32::MAX);
+    }
+
+    #[test]
+    fn beat_model_matches_spec_icrc() {
+        for len in [0usize, 1, 5, 60, 64, 200, 1000] {
+            let f = Frame { opcode: 0x0A, payload: (0..len).map(|i| i as u8 ^ 0x5a).collect(), ..Default::default() }.encode();
+            let covered = f.len() - 4;
+            let mut s = 0;
+            for (bi, chunk) in f[..covered].chunks(64).enumerate() {
+                let mut beat = [0u8; 64];
+                beat[..chunk.len()].copy_from_slice(chunk);
+                s = model_beat(s, &beat, bi == 0, chunk.len());
+            }
+            assert_eq!(!s, icrc(&f), "len {len}");
+        }
+    }
+}

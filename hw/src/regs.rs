@@ -1,0 +1,207 @@
+//! Register/doorbell block (BAR0): staging words and table commits, SQ/RQ
+//! doorbells, source address registers, the cycle counter and the event
+//! counters. Offsets are `rnic_spec::regs`; the decode compares against
+//! them as literals, checked against the spec at compile time below.
+
+use rnic_spec::regs as r;
+use rust_hdl::prelude::*;
+
+const _: () = assert!(
+    r::REG_ID == 0 && r::REG_CAPS == 8 && r::REG_SRC_MAC == 0x10 && r::REG_SRC_IP == 0x18 && r::REG_CYCLES == 0x20
+        && r::REG_STAGE == 0x100 && r::REG_QP_COMMIT == 0x140 && r::REG_MR_COMMIT == 0x148 && r::REG_CQ_COMMIT == 0x150
+        && r::DB_SQ_BASE == 0x10_0000 && r::DB_RQ_BASE == 0x20_0000 && r::counters::TX_PKTS == 0x200
+        && r::QP_COMMIT_RESET_RESP == 1 << 32 && r::QP_COMMIT_RESET_REQ == 1 << 33
+        && r::ID_MAGIC == 0x524E_4943 && r::counters::COUNT == 13
+);
+const _: () = assert!(rnic_spec::params::QPN_BITS == 8 && rnic_spec::params::MR_BITS == 8 && rnic_spec::params::CQ_BITS == 6);
+
+/// The register block.
+#[derive(LogicBlock, Default)]
+pub struct Regs {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// Write strobe.
+    pub wr_valid: Signal<In, Bit>,
+    /// Write offset.
+    pub wr_addr: Signal<In, Bits<32>>,
+    /// Write data.
+    pub wr_data: Signal<In, Bits<64>>,
+    /// Read strobe.
+    pub rd_valid: Signal<In, Bit>,
+    /// Read offset.
+    pub rd_addr: Signal<In, Bits<32>>,
+    /// Read response strobe.
+    pub rd_resp_valid: Signal<Out, Bit>,
+    /// Read response data.
+    pub rd_resp_data: Signal<Out, Bits<64>>,
+    /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
+    pub cnt_inc: Signal<In, Bits<13>>,
+    /// Staging words 0..7 concatenated.
+    pub stage: Signal<Out, Bits<512>>,
+    /// QP commit strobe.
+    pub qp_commit: Signal<Out, Bit>,
+    /// MR commit strobe.
+    pub mr_commit: Signal<Out, Bit>,
+    /// CQ commit strobe.
+    pub cq_commit: Signal<Out, Bit>,
+    /// Commit value (QPN/MR index/CQN and flags).
+    pub commit_val: Signal<Out, Bits<64>>,
+    /// SQ doorbell strobe.
+    pub sq_db: Signal<Out, Bit>,
+    /// RQ doorbell strobe.
+    pub rq_db: Signal<Out, Bit>,
+    /// Doorbell QPN.
+    pub db_qpn: Signal<Out, Bits<8>>,
+    /// Doorbell value (producer index).
+    pub db_val: Signal<Out, Bits<16>>,
+    /// Source MAC.
+    pub src_mac: Signal<Out, Bits<48>>,
+    /// Source IPv4.
+    pub src_ip: Signal<Out, Bits<32>>,
+    /// Cycle counter.
+    pub now: Signal<Out, Bits<64>>,
+    st0: DFF<Bits<64>>,
+    st1: DFF<Bits<64>>,
+    st2: DFF<Bits<64>>,
+    st3: DFF<Bits<64>>,
+    st4: DFF<Bits<64>>,
+    st5: DFF<Bits<64>>,
+    st6: DFF<Bits<64>>,
+    st7: DFF<Bits<64>>,
+    mac: DFF<Bits<48>>,
+    ip: DFF<Bits<32>>,
+    cycles: DFF<Bits<64>>,
+    resp_v: DFF<Bit>,
+    resp_d: DFF<Bits<64>>,
+    c0: DFF<Bits<64>>,
+    c1: DFF<Bits<64>>,
+    c2: DFF<Bits<64>>,
+    c3: DFF<Bits<64>>,
+    c4: DFF<Bits<64>>,
+    c5: DFF<Bits<64>>,
+    c6: DFF<Bits<64>>,
+    c7: DFF<Bits<64>>,
+    c8: DFF<Bits<64>>,
+    c9: DFF<Bits<64>>,
+    c10: DFF<Bits<64>>,
+    c11: DFF<Bits<64>>,
+    c12: DFF<Bits<64>>,
+    sel: Signal<Local, Bits<32>>,
+}
+
+impl Logic for Regs {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12);
+        self.cycles.d.next = self.cycles.q.val() + 1;
+        self.now.next = self.cycles.q.val();
+        self.src_mac.next = self.mac.q.val();
+        self.src_ip.next = self.ip.q.val();
+        self.stage.next = bit_cast::<512, 64>(self.st0.q.val())
+            | (bit_cast::<512, 64>(self.st1.q.val()) << 64)
+            | (bit_cast::<512, 64>(self.st2.q.val()) << 128)
+            | (bit_cast::<512, 64>(self.st3.q.val()) << 192)
+            | (bit_cast::<512, 64>(self.st4.q.val()) << 256)
+            | (bit_cast::<512, 64>(self.st5.q.val()) << 320)
+            | (bit_cast::<512, 64>(self.st6.q.val()) << 384)
+            | (bit_cast::<512, 64>(self.st7.q.val()) << 448);
+        self.commit_val.next = self.wr_data.val();
+        self.qp_commit.next = false;
+        self.mr_commit.next = false;
+        self.cq_commit.next = false;
+        self.sq_db.next = false;
+        self.rq_db.next = false;
+        self.db_qpn.next = self.wr_addr.val().get_bits::<8>(3);
+        self.db_val.next = self.wr_data.val().get_bits::<16>(0);
+        if self.wr_valid.val() {
+            match self.wr_addr.val().index() {
+                16 => self.mac.d.next = self.wr_data.val().get_bits::<48>(0),
+                24 => self.ip.d.next = self.wr_data.val().get_bits::<32>(0),
+                256 => self.st0.d.next = self.wr_data.val(),
+                264 => self.st1.d.next = self.wr_data.val(),
+                272 => self.st2.d.next = self.wr_data.val(),
+                280 => self.st3.d.next = self.wr_data.val(),
+                288 => self.st4.d.next = self.wr_data.val(),
+                296 => self.st5.d.next = self.wr_data.val(),
+                304 => self.st6.d.next = self.wr_data.val(),
+                312 => self.st7.d.next = self.wr_data.val(),
+                320 => self.qp_commit.next = true,
+                328 => self.mr_commit.next = true,
+                336 => self.cq_commit.next = true,
+                _ => {}
+            }
+            // Doorbell pages: 0x10_0000 + 8*qpn (SQ), 0x20_0000 + 8*qpn (RQ).
+            if self.wr_addr.val().get_bits::<12>(20) == 1 {
+                self.sq_db.next = self.wr_addr.val().get_bits::<9>(11) == 0;
+            }
+            if self.wr_addr.val().get_bits::<12>(20) == 2 {
+                self.rq_db.next = self.wr_addr.val().get_bits::<9>(11) == 0;
+            }
+        }
+        if self.cnt_inc.val().get_bit(0) {
+            self.c0.d.next = self.c0.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(1) {
+            self.c1.d.next = self.c1.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(2) {
+            self.c2.d.next = self.c2.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(3) {
+            self.c3.d.next = self.c3.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(4) {
+            self.c4.d.next = self.c4.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(5) {
+            self.c5.d.next = self.c5.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(6) {
+            self.c6.d.next = self.c6.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(7) {
+            self.c7.d.next = self.c7.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(8) {
+            self.c8.d.next = self.c8.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(9) {
+            self.c9.d.next = self.c9.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(10) {
+            self.c10.d.next = self.c10.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(11) {
+            self.c11.d.next = self.c11.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(12) {
+            self.c12.d.next = self.c12.q.val() + 1;
+        }
+        self.resp_v.d.next = self.rd_valid.val();
+        self.sel.next = self.rd_addr.val();
+        self.resp_d.d.next = 0.into();
+        match self.sel.val().index() {
+            0 => self.resp_d.d.next = 0x524E_4943_0000_0001_u64.into(),
+            8 => self.resp_d.d.next = 0x06_08_08_u64.into(),
+            16 => self.resp_d.d.next = bit_cast::<64, 48>(self.mac.q.val()),
+            24 => self.resp_d.d.next = bit_cast::<64, 32>(self.ip.q.val()),
+            32 => self.resp_d.d.next = self.cycles.q.val(),
+            512 => self.resp_d.d.next = self.c0.q.val(),
+            520 => self.resp_d.d.next = self.c1.q.val(),
+            528 => self.resp_d.d.next = self.c2.q.val(),
+            536 => self.resp_d.d.next = self.c3.q.val(),
+            544 => self.resp_d.d.next = self.c4.q.val(),
+            552 => self.resp_d.d.next = self.c5.q.val(),
+            560 => self.resp_d.d.next = self.c6.q.val(),
+            568 => self.resp_d.d.next = self.c7.q.val(),
+            576 => self.resp_d.d.next = self.c8.q.val(),
+            584 => self.resp_d.d.next = self.c9.q.val(),
+            592 => self.resp_d.d.next = self.c10.q.val(),
+            600 => self.resp_d.d.next = self.c11.q.val(),
+            608 => self.resp_d.d.next = self.c12.q.val(),
+            _ => {}
+        }
+        self.rd_resp_valid.next = self.resp_v.q.val();
+        self.rd_resp_data.next = self.resp_d.q.val();
+    }
+}

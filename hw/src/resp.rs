@@ -1,0 +1,624 @@
+//! Responder and ACK receiver: takes checked frames from the RX ring.
+//!
+//! Requests: PSN check against ePSN (duplicates re-ACKed, gaps NAKed), then
+//! placement straight into host memory (no reorder buffer): a WRITE packet
+//! carries its own remote address, checked against the MR table (rkey, tag,
+//! PD, REMOTE_WRITE, bounds); a SEND fetches its receive WQE when its first
+//! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU. ACKs echo
+//! SSN/PSN_OFFSET/timestamp/entropy. ACKs to our requests complete WQEs up to
+//! the MSN; a NAK completes the failed WQE with an error and stops the QP's
+//! requester. All completions (including the SQ engine's local errors) are
+//! written here, so each CQ has one producer.
+//!
+//! Partial: a PSN sequence NAK is counted but not retransmitted (go-back-N
+//! and selective repeat come with the loss-recovery work); an ACK's MSN is
+//! not checked against what was sent.
+
+use crate::desc::{CqePack, CqView, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack};
+use rust_hdl::prelude::*;
+
+/// DMA read tag of receive WQE fetches (bit 7).
+pub const TAG_RWQE: u64 = 0x80;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+enum RState {
+    Idle,
+    RstLook,
+    RstWait,
+    RstApply,
+    Look,
+    Look2,
+    Dispatch,
+    WrMr,
+    WrMrChk,
+    SendChk,
+    RwqeReq,
+    RwqeWait,
+    RwqeMr,
+    RwqeMrChk,
+    SendPlace,
+    Data,
+    Finish,
+    Save,
+    AckChk,
+    Nak,
+    AckProc,
+    CqLook,
+    CqWait,
+    CqWrite,
+}
+
+/// The responder / ACK receiver / completion writer.
+#[derive(LogicBlock, Default)]
+pub struct Responder {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// Descriptor FIFO empty.
+    pub desc_empty: Signal<In, Bit>,
+    /// Descriptor at the FIFO head.
+    pub desc_data: Signal<In, Bits<512>>,
+    /// Pop the descriptor FIFO.
+    pub desc_pop: Signal<Out, Bit>,
+    /// Ring read pointer (consumed up to here).
+    pub rptr: Signal<Out, Bits<8>>,
+    /// Ring read address (data one cycle later).
+    pub ring_raddr: Signal<Out, Bits<8>>,
+    /// Ring read data.
+    pub ring_rdata: Signal<In, Bits<512>>,
+    /// Local error FIFO empty.
+    pub lerr_empty: Signal<In, Bit>,
+    /// Local error at the FIFO head.
+    pub lerr_data: Signal<In, Bits<64>>,
+    /// Pop the local error FIFO.
+    pub lerr_pop: Signal<Out, Bit>,
+    /// QPC read address.
+    pub qpc_addr: Signal<Out, Bits<8>>,
+    /// QPC read data.
+    pub qpc_data: Signal<In, Bits<448>>,
+    /// RX state read address.
+    pub rxs_addr: Signal<Out, Bits<8>>,
+    /// RX state read data.
+    pub rxs_data: Signal<In, Bits<256>>,
+    /// RX state write enable.
+    pub rxs_we: Signal<Out, Bit>,
+    /// RX state write address.
+    pub rxs_waddr: Signal<Out, Bits<8>>,
+    /// RX state write data.
+    pub rxs_wdata: Signal<Out, Bits<256>>,
+    /// RQ producer index read address.
+    pub rqpi_addr: Signal<Out, Bits<8>>,
+    /// RQ producer index.
+    pub rqpi_data: Signal<In, Bits<16>>,
+    /// MR table read address.
+    pub mr_addr: Signal<Out, Bits<8>>,
+    /// MR table read data.
+    pub mr_data: Signal<In, Bits<256>>,
+    /// CQ table read address.
+    pub cq_addr: Signal<Out, Bits<6>>,
+    /// CQ table read data.
+    pub cq_data: Signal<In, Bits<128>>,
+    /// CQ producer index read address (= `cq_addr`).
+    pub cqpi_data: Signal<In, Bits<32>>,
+    /// CQ producer index write enable.
+    pub cqpi_we: Signal<Out, Bit>,
+    /// CQ producer index write data.
+    pub cqpi_wdata: Signal<Out, Bits<32>>,
+    /// QP error flag write enable (read by the SQ engine).
+    pub qperr_we: Signal<Out, Bit>,
+    /// DMA read request valid (receive WQE).
+    pub rd_valid: Signal<Out, Bit>,
+    /// DMA read request ready.
+    pub rd_ready: Signal<In, Bit>,
+    /// DMA read address.
+    pub rd_addr: Signal<Out, Bits<64>>,
+    /// Receive WQE completion valid.
+    pub rwqe_valid: Signal<In, Bit>,
+    /// Receive WQE completion data.
+    pub rwqe_data: Signal<In, Bits<512>>,
+    /// Receive WQE completion ready.
+    pub rwqe_ready: Signal<Out, Bit>,
+    /// DMA write valid.
+    pub wr_valid: Signal<Out, Bit>,
+    /// DMA write ready.
+    pub wr_ready: Signal<In, Bit>,
+    /// DMA write address.
+    pub wr_addr: Signal<Out, Bits<64>>,
+    /// DMA write data.
+    pub wr_data: Signal<Out, Bits<512>>,
+    /// DMA write length.
+    pub wr_len: Signal<Out, Bits<7>>,
+    /// ACK FIFO write.
+    pub ack_write: Signal<Out, Bit>,
+    /// ACK descriptor.
+    pub ack_data: Signal<Out, Bits<512>>,
+    /// ACK FIFO full.
+    pub ack_full: Signal<In, Bit>,
+    /// Pulse: header error (bad QPN, opcode, QP not ready).
+    pub cnt_hdr: Signal<Out, Bit>,
+    /// Pulse: PSN sequence error NAK sent.
+    pub cnt_psn: Signal<Out, Bit>,
+    /// Pulse: remote access error NAK sent.
+    pub cnt_access: Signal<Out, Bit>,
+    /// Pulse: duplicate request.
+    pub cnt_dup: Signal<Out, Bit>,
+    /// Pulse: RNR NAK sent.
+    pub cnt_rnr: Signal<Out, Bit>,
+    /// Pulse: NAK received.
+    pub cnt_nak: Signal<Out, Bit>,
+    /// Pulse: ACK received.
+    pub cnt_ack: Signal<Out, Bit>,
+    /// Pulse: CQE written.
+    pub cnt_cqe: Signal<Out, Bit>,
+    /// QP commit: reset request valid.
+    pub rst_valid: Signal<In, Bit>,
+    /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
+    pub rst_data: Signal<In, Bits<40>>,
+    rstq: SynchronousFIFO<Bits<40>, 3, 4, 1>,
+    rst_word: DFF<Bits<40>>,
+    state: DFF<RState>,
+    ret: DFF<RState>,
+    d: DFF<Bits<512>>,
+    qpc: DFF<Bits<448>>,
+    rs: DFF<Bits<256>>,
+    rq_pi: DFF<Bits<16>>,
+    rp: DFF<Bits<8>>,
+    end_ptr: DFF<Bits<8>>,
+    dest: DFF<Bits<64>>,
+    left: DFF<Bits<16>>,
+    syn: DFF<Bits<8>>,
+    rwqe: DFF<Bits<512>>,
+    send_off: DFF<Bits<32>>,
+    need_cqe: DFF<Bit>,
+    cq_num: DFF<Bits<16>>,
+    c_idx: DFF<Bits<16>>,
+    c_status: DFF<Bits<8>>,
+    c_op: DFF<Bits<8>>,
+    c_len: DFF<Bits<32>>,
+    c_qpn: DFF<Bits<8>>,
+    du: RxDescUnpack,
+    qv: QpcView,
+    rsu: RxStateUnpack,
+    rsp: RxStatePack,
+    mv: MrView,
+    cv: CqView,
+    rv: RecvWqeView,
+    eu: ErrUnpack,
+    cqe: CqePack,
+    ackp: TxDescPack,
+    rp_next: Signal<Local, Bits<8>>,
+    op: Signal<Local, Bits<8>>,
+    is_send: Signal<Local, Bit>,
+    is_write: Signal<Local, Bit>,
+    is_first: Signal<Local, Bit>,
+    is_last: Signal<Local, Bit>,
+    psn_diff: Signal<Local, Bits<24>>,
+    nbeats: Signal<Local, Bits<8>>,
+    va_off: Signal<Local, Bits<64>>,
+    plen64: Signal<Local, Bits<64>>,
+    key_ok: Signal<Local, Bit>,
+    rq_mask: Signal<Local, Bits<16>>,
+    cq_mask: Signal<Local, Bits<32>>,
+    chunk: Signal<Local, Bits<16>>,
+    rw_off: Signal<Local, Bits<64>>,
+    nb16: Signal<Local, Bits<16>>,
+    cq_pass: Signal<Local, Bits<32>>,
+}
+
+// The HDL below uses these tags as literals.
+const _: () = assert!(TAG_RWQE == 0x80);
+
+impl Logic for Responder {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, rstq);
+        self.rstq.write.next = self.rst_valid.val();
+        self.rstq.data_in.next = self.rst_data.val();
+        self.rstq.read.next = false;
+        dff_setup!(self, clock, rst_word, state, ret, d, qpc, rs, rq_pi, rp, end_ptr, dest, left, syn, rwqe, send_off, need_cqe, cq_num, c_idx, c_status, c_op, c_len, c_qpn);
+        self.du.pword.next = self.d.q.val();
+        self.qv.word.next = self.qpc.q.val();
+        self.rsu.pword.next = self.rs.q.val();
+        self.mv.word.next = self.mr_data.val();
+        self.cv.word.next = self.cq_data.val();
+        self.rv.word.next = self.rwqe.q.val();
+        self.eu.pword.next = self.lerr_data.val();
+        // Field-wise edits of the RX state start from the current word.
+        self.rsp.epsn.next = self.rsu.epsn.val();
+        self.rsp.msn.next = self.rsu.msn.val();
+        self.rsp.rq_ci.next = self.rsu.rq_ci.val();
+        self.rsp.rwqe_valid.next = self.rsu.rwqe_valid.val();
+        self.rsp.req_err.next = self.rsu.req_err.val();
+        self.rsp.rsvd.next = 0.into();
+        self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
+        self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
+        self.rsp.req_acked.next = self.rsu.req_acked.val();
+        self.rsp.rsvd2.next = 0.into();
+        // Request classification.
+        self.op.next = self.du.opcode.val();
+        self.is_send.next = (self.op.val() == 0) | (self.op.val() == 1) | (self.op.val() == 2) | (self.op.val() == 4);
+        self.is_write.next = (self.op.val() == 6) | (self.op.val() == 7) | (self.op.val() == 8) | (self.op.val() == 10);
+        self.is_first.next = (self.op.val() == 0) | (self.op.val() == 4) | (self.op.val() == 6) | (self.op.val() == 10);
+        self.is_last.next = (self.op.val() == 2) | (self.op.val() == 4) | (self.op.val() == 8) | (self.op.val() == 10);
+        self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
+        // Ring beats of the frame after the two header beats (payload + pad + ICRC).
+        self.nb16.next = (bit_cast::<16, 13>(self.du.plen.val()) + 70) >> 6;
+        self.nbeats.next = self.nb16.val().get_bits::<8>(0);
+        self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
+        self.va_off.next = self.du.va.val() - self.mv.va_base.val();
+        self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();
+        self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
+        self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
+        self.cq_mask.next = (bits::<32>(1) << bit_cast::<32, 8>(self.cv.log2.val())) - 1;
+        self.chunk.next = 64.into();
+        if self.left.q.val() < 64 {
+            self.chunk.next = self.left.q.val();
+        }
+        // Ring read pointer: the RAM is addressed with next cycle's pointer.
+        self.rp_next.next = self.rp.q.val();
+        self.rptr.next = self.rp.q.val();
+        // Defaults of ports.
+        self.desc_pop.next = false;
+        self.lerr_pop.next = false;
+        self.qpc_addr.next = self.du.dqpn.val().get_bits::<8>(0);
+        self.rxs_addr.next = self.du.dqpn.val().get_bits::<8>(0);
+        self.rqpi_addr.next = self.du.dqpn.val().get_bits::<8>(0);
+        self.rxs_we.next = false;
+        self.rxs_waddr.next = self.du.dqpn.val().get_bits::<8>(0);
+        self.rxs_wdata.next = self.rs.q.val();
+        self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
+        self.cq_addr.next = self.cq_num.q.val().get_bits::<6>(0);
+        self.cqpi_we.next = false;
+        self.cqpi_wdata.next = self.cqpi_data.val() + 1;
+        self.qperr_we.next = false;
+        self.rd_valid.next = false;
+        self.rd_addr.next = self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
+        self.rwqe_ready.next = false;
+        self.wr_valid.next = false;
+        self.wr_addr.next = self.dest.q.val();
+        self.wr_data.next = self.ring_rdata.val();
+        self.wr_len.next = self.chunk.val().get_bits::<7>(0);
+        self.ack_write.next = false;
+        self.cnt_hdr.next = false;
+        self.cnt_psn.next = false;
+        self.cnt_access.next = false;
+        self.cnt_dup.next = false;
+        self.cnt_rnr.next = false;
+        self.cnt_nak.next = false;
+        self.cnt_ack.next = false;
+        self.cnt_cqe.next = false;
+        // CQE word.
+        self.cqe.wqe_index.next = self.c_idx.q.val();
+        self.cqe.status.next = self.c_status.q.val();
+        self.cqe.opcode.next = self.c_op.q.val();
+        self.cqe.qpn.next = bit_cast::<32, 8>(self.c_qpn.q.val());
+        self.cqe.byte_len.next = self.c_len.q.val();
+        self.cqe.rsvd.next = 0.into();
+        self.cqe.owner.next = 1.into();
+        self.cq_pass.next = self.cqpi_data.val() >> bit_cast::<32, 8>(self.cv.log2.val());
+        if self.cq_pass.val().get_bit(0) {
+            self.cqe.owner.next = 0.into();
+        }
+        // ACK/NAK descriptor: back to the sender, echoing the request.
+        self.ackp.is_ack.next = 1.into();
+        self.ackp.dst_mac.next = self.du.src_mac.val();
+        self.ackp.dst_ip.next = self.du.src_ip.val();
+        self.ackp.sport.next = self.du.sport.val();
+        self.ackp.opcode.next = 0x11.into();
+        self.ackp.dqpn.next = self.qv.remote_qpn.val();
+        self.ackp.ack_req.next = 0.into();
+        self.ackp.psn.next = self.du.psn.val();
+        self.ackp.plen.next = 0.into();
+        self.ackp.va.next = 0.into();
+        self.ackp.rkey.next = 0.into();
+        self.ackp.msg_len.next = 0.into();
+        self.ackp.ssn.next = self.du.ssn.val();
+        self.ackp.psn_offset.next = self.du.psn_offset.val();
+        self.ackp.ts.next = self.du.ts.val();
+        self.ackp.syndrome.next = self.syn.q.val();
+        self.ackp.msn.next = self.rsu.msn.val();
+        self.ackp.epsn.next = self.rsu.epsn.val();
+        self.ackp.ecn_echo.next = self.du.ecn.val();
+        self.ack_data.next = self.ackp.pword.val();
+        match self.state.q.val() {
+            RState::Idle => {
+                if !self.rstq.empty.val() {
+                    self.rstq.read.next = true;
+                    self.rst_word.d.next = self.rstq.data_out.val();
+                    self.state.d.next = RState::RstLook;
+                } else if !self.lerr_empty.val() {
+                    self.lerr_pop.next = true;
+                    self.cq_num.d.next = self.eu.cqn.val();
+                    self.c_idx.d.next = self.eu.ssn.val().get_bits::<16>(0);
+                    self.c_status.d.next = self.eu.status.val();
+                    self.c_op.d.next = 0.into();
+                    self.c_len.d.next = 0.into();
+                    self.c_qpn.d.next = self.eu.qpn.val();
+                    self.ret.d.next = RState::Idle;
+                    self.state.d.next = RState::CqLook;
+                } else if !self.desc_empty.val() {
+                    self.d.d.next = self.desc_data.val();
+                    self.desc_pop.next = true;
+                    self.state.d.next = RState::Look;
+                }
+            }
+            RState::RstLook => {
+                self.rxs_addr.next = self.rst_word.q.val().get_bits::<8>(0);
+                self.state.d.next = RState::RstWait;
+            }
+            RState::RstWait => {
+                self.rs.d.next = self.rxs_data.val();
+                self.state.d.next = RState::RstApply;
+            }
+            RState::RstApply => {
+                // Read-modify-write: a requester reset keeps the responder's fields and vice versa.
+                if self.rst_word.q.val().get_bit(8) {
+                    self.rsp.epsn.next = self.rst_word.q.val().get_bits::<24>(10);
+                    self.rsp.msn.next = 0.into();
+                    self.rsp.rq_ci.next = 0.into();
+                    self.rsp.rwqe_valid.next = 0.into();
+                }
+                if self.rst_word.q.val().get_bit(9) {
+                    self.rsp.req_acked.next = 0.into();
+                    self.rsp.req_err.next = 0.into();
+                }
+                self.rxs_we.next = true;
+                self.rxs_waddr.next = self.rst_word.q.val().get_bits::<8>(0);
+                self.rxs_wdata.next = self.rsp.pword.val();
+                self.state.d.next = RState::Idle;
+            }
+            RState::Look => {
+                self.end_ptr.d.next = self.du.rptr.val() + self.nbeats.val();
+                self.state.d.next = RState::Look2;
+            }
+            RState::Look2 => {
+                self.qpc.d.next = self.qpc_data.val();
+                self.rs.d.next = self.rxs_data.val();
+                self.rq_pi.d.next = self.rqpi_data.val();
+                self.state.d.next = RState::Dispatch;
+            }
+            RState::Dispatch => {
+                self.need_cqe.d.next = false;
+                self.c_qpn.d.next = self.du.dqpn.val().get_bits::<8>(0);
+                if self.du.dqpn.val().get_bits::<16>(8) != 0 {
+                    self.cnt_hdr.next = true;
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::Idle;
+                } else if self.op.val() == 0x11 {
+                    self.cnt_ack.next = true;
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::AckProc;
+                } else if (!(self.is_send.val() | self.is_write.val())) | (!self.qv.rtr.val().any()) {
+                    self.cnt_hdr.next = true;
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::Idle;
+                } else if self.psn_diff.val().get_bit(23) {
+                    // Behind ePSN: a duplicate; re-ACK so the requester moves on.
+                    self.cnt_dup.next = true;
+                    self.syn.d.next = 0x1F.into();
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::AckChk;
+                } else if self.psn_diff.val() != 0 {
+                    self.cnt_psn.next = true;
+                    self.syn.d.next = 0x60.into();
+                    self.state.d.next = RState::Nak;
+                } else if self.is_write.val() {
+                    self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
+                    self.state.d.next = RState::WrMr;
+                } else {
+                    self.state.d.next = RState::SendChk;
+                }
+            }
+            RState::WrMr => {
+                self.state.d.next = RState::WrMrChk;
+            }
+            RState::WrMrChk => {
+                if self.key_ok.val()
+                    & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
+                    & (self.du.rkey.val().get_bits::<16>(16) == 0)
+                    & self.mv.access.val().get_bit(1)
+                    & (self.du.va.val() >= self.mv.va_base.val())
+                    & ((self.va_off.val() + self.plen64.val()) <= self.mv.length.val())
+                {
+                    self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
+                    self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
+                    self.state.d.next = RState::Data;
+                } else {
+                    self.cnt_access.next = true;
+                    self.syn.d.next = 0x62.into();
+                    self.state.d.next = RState::Nak;
+                }
+            }
+            RState::SendChk => {
+                if self.is_first.val() {
+                    if self.rsu.rq_ci.val() == self.rq_pi.q.val() {
+                        self.cnt_rnr.next = true;
+                        self.syn.d.next = 0x20.into();
+                        self.state.d.next = RState::Nak;
+                    } else {
+                        self.state.d.next = RState::RwqeReq;
+                    }
+                } else {
+                    self.state.d.next = RState::SendPlace;
+                }
+            }
+            RState::RwqeReq => {
+                self.rd_valid.next = true;
+                if self.rd_ready.val() {
+                    self.state.d.next = RState::RwqeWait;
+                }
+            }
+            RState::RwqeWait => {
+                self.rwqe_ready.next = true;
+                if self.rwqe_valid.val() {
+                    self.rwqe.d.next = self.rwqe_data.val();
+                    self.state.d.next = RState::RwqeMr;
+                }
+            }
+            RState::RwqeMr => {
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<8>(8);
+                self.state.d.next = RState::RwqeMrChk;
+            }
+            RState::RwqeMrChk => {
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<8>(8);
+                if self.key_ok.val()
+                    & (self.mv.key_tag.val() == self.rv.lkey.val().get_bits::<8>(0))
+                    & (self.rv.lkey.val().get_bits::<16>(16) == 0)
+                    & self.mv.access.val().get_bit(0)
+                    & (self.rv.addr.val() >= self.mv.va_base.val())
+                    & ((self.rw_off.val() + bit_cast::<64, 32>(self.rv.length.val())) <= self.mv.length.val())
+                {
+                    self.rsp.rwqe_valid.next = 1.into();
+                    self.rsp.rwqe_iova.next = self.mv.iova_base.val() + self.rw_off.val();
+                    self.rsp.rwqe_len.next = self.rv.length.val();
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.state.d.next = RState::SendPlace;
+                } else {
+                    self.cnt_access.next = true;
+                    self.syn.d.next = 0x63.into();
+                    self.state.d.next = RState::Nak;
+                }
+            }
+            RState::SendPlace => {
+                self.send_off.d.next = bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+                self.dest.d.next = self.rsu.rwqe_iova.val() + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
+                self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
+                if (!self.rsu.rwqe_valid.val().any())
+                    | (((bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val())) + bit_cast::<32, 13>(self.du.plen.val())) > self.rsu.rwqe_len.val())
+                {
+                    self.syn.d.next = 0x61.into();
+                    self.state.d.next = RState::Nak;
+                } else {
+                    self.state.d.next = RState::Data;
+                }
+            }
+            RState::Data => {
+                if self.left.q.val() == 0 {
+                    self.state.d.next = RState::Finish;
+                } else {
+                    self.wr_valid.next = true;
+                    if self.wr_ready.val() {
+                        self.rp_next.next = self.rp.q.val() + 1;
+                        self.dest.d.next = self.dest.q.val() + 64;
+                        self.left.d.next = self.left.q.val() - self.chunk.val();
+                        if self.left.q.val() <= 64 {
+                            self.state.d.next = RState::Finish;
+                        }
+                    }
+                }
+            }
+            RState::Finish => {
+                self.rp_next.next = self.end_ptr.q.val();
+                self.rsp.epsn.next = self.rsu.epsn.val() + 1;
+                self.syn.d.next = 0x1F.into();
+                if self.is_last.val() {
+                    self.rsp.msn.next = self.rsu.msn.val() + 1;
+                }
+                if self.is_send.val() & self.is_last.val() {
+                    self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                    self.rsp.rwqe_valid.next = 0.into();
+                    self.need_cqe.d.next = true;
+                    self.cq_num.d.next = self.qv.recv_cqn.val();
+                    self.c_idx.d.next = self.rsu.rq_ci.val();
+                    self.c_status.d.next = 0.into();
+                    self.c_op.d.next = 128.into();
+                    self.c_len.d.next = self.send_off.q.val() + bit_cast::<32, 13>(self.du.plen.val());
+                }
+                self.rs.d.next = self.rsp.pword.val();
+                self.state.d.next = RState::Save;
+            }
+            RState::Save => {
+                self.rxs_we.next = true;
+                if self.need_cqe.q.val() {
+                    self.need_cqe.d.next = false;
+                    self.ret.d.next = RState::AckChk;
+                    self.state.d.next = RState::CqLook;
+                } else if self.op.val() == 0x11 {
+                    self.state.d.next = RState::Idle;
+                } else {
+                    self.state.d.next = RState::AckChk;
+                }
+            }
+            RState::AckChk => {
+                if !self.du.ack_req.val().any() {
+                    self.state.d.next = RState::Idle;
+                } else if !self.ack_full.val() {
+                    self.ack_write.next = true;
+                    self.state.d.next = RState::Idle;
+                }
+            }
+            RState::Nak => {
+                self.rp_next.next = self.end_ptr.q.val();
+                if !self.ack_full.val() {
+                    self.ack_write.next = true;
+                    self.state.d.next = RState::Idle;
+                }
+            }
+            RState::AckProc => {
+                // Complete every WQE the MSN covers, one CQE per pass.
+                self.cq_num.d.next = self.qv.send_cqn.val();
+                self.c_idx.d.next = self.rsu.req_acked.val().get_bits::<16>(0);
+                self.c_op.d.next = 0.into();
+                self.c_len.d.next = 0.into();
+                self.c_status.d.next = 0.into();
+                self.rsp.req_acked.next = self.rsu.req_acked.val() + 1;
+                if self.rsu.req_err.val().any() {
+                    self.state.d.next = RState::Idle;
+                } else if self.rsu.req_acked.val() != self.du.msn.val() {
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.ret.d.next = RState::AckProc;
+                    self.state.d.next = RState::CqLook;
+                } else if (self.du.syndrome.val().get_bits::<3>(5) == 3) & (self.du.syndrome.val().get_bits::<5>(0) != 0) {
+                    self.cnt_nak.next = true;
+                    self.c_status.d.next = 9.into();
+                    if self.du.syndrome.val() == 0x62 {
+                        self.c_status.d.next = 10.into();
+                    }
+                    if self.du.syndrome.val() == 0x63 {
+                        self.c_status.d.next = 11.into();
+                    }
+                    self.rsp.req_err.next = 1.into();
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.qperr_we.next = true;
+                    self.ret.d.next = RState::Save;
+                    self.state.d.next = RState::CqLook;
+                } else if self.du.syndrome.val().get_bits::<3>(5) == 1 {
+                    // RNR: retry is not implemented; fail the WQE.
+                    self.cnt_nak.next = true;
+                    self.c_status.d.next = 13.into();
+                    self.rsp.req_err.next = 1.into();
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.qperr_we.next = true;
+                    self.ret.d.next = RState::Save;
+                    self.state.d.next = RState::CqLook;
+                } else {
+                    if self.du.syndrome.val().get_bits::<3>(5) == 3 {
+                        self.cnt_nak.next = true;
+                    }
+                    self.state.d.next = RState::Save;
+                }
+            }
+            RState::CqLook => {
+                self.state.d.next = RState::CqWait;
+            }
+            RState::CqWait => {
+                self.state.d.next = RState::CqWrite;
+            }
+            RState::CqWrite => {
+                self.wr_valid.next = true;
+                self.wr_addr.next = self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
+                self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
+                self.wr_len.next = 32.into();
+                if self.wr_ready.val() {
+                    self.cqpi_we.next = true;
+                    self.cnt_cqe.next = true;
+                    self.state.d.next = self.ret.q.val();
+                }
+            }
+            _ => {
+                self.state.d.next = RState::Idle;
+            }
+        }
+        self.rp.d.next = self.rp_next.val();
+        self.ring_raddr.next = self.rp_next.val();
+    }
+}

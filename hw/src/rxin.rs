@@ -1,0 +1,164 @@
+//! RX front end: store-and-forward. Header beats are held in registers,
+//! payload beats go into the RX ring; the ICRC and the headers are checked
+//! as the frame arrives, and only a frame that passes is handed to the
+//! responder (as a descriptor pointing into the ring). A bad or unbufferable
+//! frame is rewound out of the ring and counted: nothing of it reaches host
+//! memory.
+
+use crate::desc::RxDescPack;
+use crate::hdr::RxHeader;
+use crate::icrc::IcrcBeat;
+use rust_hdl::prelude::*;
+
+/// The RX front end.
+#[derive(LogicBlock, Default)]
+pub struct RxIn {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// Frame beat valid.
+    pub rx_valid: Signal<In, Bit>,
+    /// Frame beat.
+    pub rx_data: Signal<In, Bits<512>>,
+    /// Last beat of the frame.
+    pub rx_last: Signal<In, Bit>,
+    /// Ring write enable.
+    pub ring_we: Signal<Out, Bit>,
+    /// Ring write address.
+    pub ring_waddr: Signal<Out, Bits<8>>,
+    /// Ring write data.
+    pub ring_wdata: Signal<Out, Bits<512>>,
+    /// Responder's ring read pointer (space is free behind it).
+    pub rptr: Signal<In, Bits<8>>,
+    /// Descriptor FIFO write.
+    pub desc_write: Signal<Out, Bit>,
+    /// Descriptor.
+    pub desc_data: Signal<Out, Bits<512>>,
+    /// Descriptor FIFO almost full.
+    pub desc_afull: Signal<In, Bit>,
+    /// Pulse: frame received.
+    pub cnt_frame: Signal<Out, Bit>,
+    /// Pulse: ICRC error.
+    pub cnt_icrc: Signal<Out, Bit>,
+    /// Pulse: header/length error.
+    pub cnt_hdr: Signal<Out, Bit>,
+    /// Pulse: dropped, no buffer.
+    pub cnt_nobuf: Signal<Out, Bit>,
+    beat: DFF<Bits<16>>,
+    hdr0: DFF<Bits<512>>,
+    hdr1: DFF<Bits<512>>,
+    crc: DFF<Bits<32>>,
+    wstart: DFF<Bits<8>>,
+    wptr: DFF<Bits<8>>,
+    dropping: DFF<Bit>,
+    hv: RxHeader,
+    icrc: IcrcBeat,
+    pack: RxDescPack,
+    frame_len: Signal<Local, Bits<16>>,
+    last_idx: Signal<Local, Bits<16>>,
+    n_last: Signal<Local, Bits<16>>,
+    rx_icrc: Signal<Local, Bits<32>>,
+    used: Signal<Local, Bits<8>>,
+    good: Signal<Local, Bit>,
+    icrc_ok: Signal<Local, Bit>,
+    nl4: Signal<Local, Bits<16>>,
+    icrc_sh: Signal<Local, Bits<512>>,
+    plen16: Signal<Local, Bits<16>>,
+}
+
+impl Logic for RxIn {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, beat, hdr0, hdr1, crc, wstart, wptr, dropping);
+        self.hv.beat0.next = self.hdr0.q.val();
+        self.hv.beat1.next = self.hdr1.q.val();
+        self.frame_len.next = self.hv.ip_len.val() + 14;
+        self.last_idx.next = (self.frame_len.val() - 1) >> 6;
+        self.n_last.next = self.frame_len.val() - (self.last_idx.val() << 6);
+        self.nl4.next = self.n_last.val() - 4;
+        self.icrc_sh.next = self.rx_data.val() >> (self.nl4.val() << 3);
+        self.rx_icrc.next = self.icrc_sh.val().get_bits::<32>(0);
+        self.used.next = self.wptr.q.val() - self.rptr.val();
+        self.icrc.state.next = self.crc.q.val();
+        self.icrc.data.next = self.rx_data.val();
+        self.icrc.first.next = self.beat.q.val() == 0;
+        self.icrc.nbytes.next = 64.into();
+        if (self.beat.q.val() >= 2) & (self.beat.q.val() == self.last_idx.val()) {
+            self.icrc.nbytes.next = self.nl4.val().get_bits::<7>(0);
+        }
+        self.ring_we.next = false;
+        self.ring_waddr.next = self.wptr.q.val();
+        self.ring_wdata.next = self.rx_data.val();
+        self.desc_write.next = false;
+        self.cnt_frame.next = false;
+        self.cnt_icrc.next = false;
+        self.cnt_hdr.next = false;
+        self.cnt_nobuf.next = false;
+        self.good.next = false;
+        self.icrc_ok.next = (!self.crc.q.val()) == self.rx_icrc.val();
+        if self.n_last.val() > 4 {
+            self.icrc_ok.next = (!self.icrc.state_out.val()) == self.rx_icrc.val();
+        }
+        self.pack.opcode.next = self.hv.opcode.val();
+        self.pack.dqpn.next = self.hv.dqpn.val();
+        self.pack.psn.next = self.hv.psn.val();
+        self.pack.ack_req.next = self.hv.ack_req.val().into();
+        self.pack.va.next = self.hv.va.val();
+        self.pack.rkey.next = self.hv.rkey.val();
+        self.pack.msg_len.next = self.hv.msg_len.val();
+        self.pack.ssn.next = self.hv.ssn.val();
+        self.pack.psn_offset.next = self.hv.psn_offset.val();
+        self.pack.ts.next = self.hv.ts.val();
+        self.pack.syndrome.next = self.hv.syndrome.val();
+        self.pack.msn.next = self.hv.msn.val();
+        self.pack.src_mac.next = self.hv.src_mac.val();
+        self.pack.src_ip.next = self.hv.src_ip.val();
+        self.pack.sport.next = self.hv.sport.val();
+        self.pack.ecn.next = self.hv.ecn.val();
+        self.plen16.next = self.frame_len.val() - 132 - bit_cast::<16, 2>(self.hv.pad.val());
+        self.pack.plen.next = self.plen16.val().get_bits::<13>(0);
+        self.pack.rptr.next = self.wstart.q.val();
+        self.desc_data.next = self.pack.pword.val();
+        if self.rx_valid.val() {
+            self.beat.d.next = self.beat.q.val() + 1;
+            if self.beat.q.val() == 0 {
+                self.hdr0.d.next = self.rx_data.val();
+                self.crc.d.next = self.icrc.state_out.val();
+                // Room for a maximum frame's payload beats, and a descriptor slot.
+                self.dropping.d.next = (self.used.val() > 189) | self.desc_afull.val();
+            } else if self.beat.q.val() == 1 {
+                self.hdr1.d.next = self.rx_data.val();
+                self.crc.d.next = self.icrc.state_out.val();
+            } else {
+                self.ring_we.next = !self.dropping.q.val();
+                self.wptr.d.next = self.wptr.q.val() + 1;
+                if (self.beat.q.val() < self.last_idx.val()) | (self.n_last.val() > 4) {
+                    self.crc.d.next = self.icrc.state_out.val();
+                }
+            }
+            if self.rx_last.val() {
+                self.beat.d.next = 0.into();
+                self.cnt_frame.next = true;
+                self.good.next = (self.beat.q.val() >= 2)
+                    & self.hv.is_roce.val()
+                    & (self.beat.q.val() == self.last_idx.val())
+                    & (self.frame_len.val() >= 132)
+                    & (self.frame_len.val().get_bits::<2>(0) == 0)
+                    & (!self.dropping.q.val());
+                if self.good.val() & self.icrc_ok.val() {
+                    self.desc_write.next = true;
+                    self.wstart.d.next = self.wptr.q.val() + 1;
+                    self.wptr.d.next = self.wptr.q.val() + 1;
+                } else {
+                    self.wptr.d.next = self.wstart.q.val();
+                    if self.dropping.q.val() {
+                        self.cnt_nobuf.next = true;
+                    } else if self.good.val() {
+                        self.cnt_icrc.next = true;
+                    } else {
+                        self.cnt_hdr.next = true;
+                    }
+                }
+            }
+        }
+    }
+}

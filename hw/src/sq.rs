@@ -1,0 +1,378 @@
+//! SQ engine: SRNIC's cache-free QP scheduler and the requester's send path.
+//!
+//! A doorbell sets the QP's active bit and appends its QPN to the schedule
+//! queue (unless already active). Each turn pops a QPN, loads its context,
+//! fetches the WQE at the SQ consumer index by DMA (no WQE cache), checks
+//! the lkey against the MR table, and segments the message at the path MTU:
+//! per packet one DMA payload read and one TX descriptor, until the turn's
+//! burst budget (SCHED_BURST_BYTES) is spent; then the QP goes to the back
+//! of the schedule queue, or is deactivated when its SQ is empty. The WQE
+//! is dropped at the end of the turn and fetched again next turn.
+//!
+//! Partial: one WQE is fetched per turn (SRNIC fetches up to 8), so small
+//! messages pay a PCIe round trip each.
+
+use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
+use rnic_spec::params::SCHED_BURST_BYTES;
+use rust_hdl::prelude::*;
+
+/// DMA read tag of WQE fetches (bit 6); payload reads use tag 0.
+pub const TAG_WQE: u64 = 0x40;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+enum SqState {
+    Idle,
+    DbRead,
+    DbCheck,
+    Load,
+    Check,
+    WqeReq,
+    WqeWait,
+    MrRead,
+    MrCheck,
+    Seg,
+    LocalErr,
+    Save,
+}
+
+/// The SQ engine (scheduler + WQE fetch + segmentation).
+#[derive(LogicBlock, Default)]
+pub struct SqEngine {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// SQ doorbell written (the new producer index is already in the SQ PI table).
+    pub db_valid: Signal<In, Bit>,
+    /// QPN of the doorbell.
+    pub db_qpn: Signal<In, Bits<8>>,
+    /// Cycle counter (TX timestamps).
+    pub now: Signal<In, Bits<64>>,
+    /// QPC table read address.
+    pub qpc_addr: Signal<Out, Bits<8>>,
+    /// QPC table read data (one cycle after the address).
+    pub qpc_data: Signal<In, Bits<448>>,
+    /// SQ producer index table read address.
+    pub sqpi_addr: Signal<Out, Bits<8>>,
+    /// SQ producer index read data.
+    pub sqpi_data: Signal<In, Bits<16>>,
+    /// SQ state table read address.
+    pub st_addr: Signal<Out, Bits<8>>,
+    /// SQ state read data.
+    pub st_data: Signal<In, Bits<128>>,
+    /// SQ state write enable.
+    pub st_we: Signal<Out, Bit>,
+    /// SQ state write address.
+    pub st_waddr: Signal<Out, Bits<8>>,
+    /// SQ state write data.
+    pub st_wdata: Signal<Out, Bits<128>>,
+    /// QP error table read address (errors reported by the ACK path).
+    pub err_addr: Signal<Out, Bits<8>>,
+    /// QP error flag.
+    pub err_data: Signal<In, Bit>,
+    /// MR table read address.
+    pub mr_addr: Signal<Out, Bits<8>>,
+    /// MR table read data.
+    pub mr_data: Signal<In, Bits<256>>,
+    /// DMA read request valid.
+    pub rd_valid: Signal<Out, Bit>,
+    /// DMA read request ready.
+    pub rd_ready: Signal<In, Bit>,
+    /// DMA read address.
+    pub rd_addr: Signal<Out, Bits<64>>,
+    /// DMA read length.
+    pub rd_len: Signal<Out, Bits<16>>,
+    /// DMA read tag.
+    pub rd_tag: Signal<Out, Bits<8>>,
+    /// WQE completion valid.
+    pub wqe_valid: Signal<In, Bit>,
+    /// WQE completion data.
+    pub wqe_data: Signal<In, Bits<512>>,
+    /// WQE completion ready.
+    pub wqe_ready: Signal<Out, Bit>,
+    /// TX descriptor FIFO write.
+    pub txd_write: Signal<Out, Bit>,
+    /// TX descriptor.
+    pub txd_data: Signal<Out, Bits<512>>,
+    /// TX descriptor FIFO full.
+    pub txd_full: Signal<In, Bit>,
+    /// Local error (to the completion writer) write.
+    pub lerr_write: Signal<Out, Bit>,
+    /// Local error word.
+    pub lerr_data: Signal<Out, Bits<64>>,
+    /// Local error FIFO full.
+    pub lerr_full: Signal<In, Bit>,
+    dbq: SynchronousFIFO<Bits<8>, 4, 5, 1>,
+    schedq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
+    state: DFF<SqState>,
+    qpn: DFF<Bits<8>>,
+    qpc: DFF<Bits<448>>,
+    wqe: DFF<Bits<512>>,
+    ssn: DFF<Bits<24>>,
+    psn: DFF<Bits<24>>,
+    msg_off: DFF<Bits<32>>,
+    sq_pi: DFF<Bits<16>>,
+    qp_err: DFF<Bit>,
+    local_err: DFF<Bit>,
+    keep_active: DFF<Bit>,
+    budget: DFF<Bits<32>>,
+    iova: DFF<Bits<64>>,
+    qv: QpcView,
+    wv: SendWqeView,
+    mv: crate::desc::MrView,
+    stu: SqStateUnpack,
+    stp: SqStatePack,
+    txp: TxDescPack,
+    errp: ErrPack,
+    pmtu: Signal<Local, Bits<32>>,
+    remaining: Signal<Local, Bits<32>>,
+    pkt_len: Signal<Local, Bits<32>>,
+    first: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    is_write: Signal<Local, Bit>,
+    sq_mask: Signal<Local, Bits<16>>,
+    wqe_off: Signal<Local, Bits<64>>,
+    mr_ok: Signal<Local, Bit>,
+    addr_off: Signal<Local, Bits<64>>,
+    off_sh: Signal<Local, Bits<32>>,
+}
+
+// The HDL below uses these values as literals.
+const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40);
+
+impl Logic for SqEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, qpn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
+        clock!(self, clock, dbq, schedq);
+        // Defaults.
+        self.dbq.write.next = self.db_valid.val();
+        self.dbq.data_in.next = self.db_qpn.val();
+        self.dbq.read.next = false;
+        self.schedq.write.next = false;
+        self.schedq.data_in.next = self.qpn.q.val();
+        self.schedq.read.next = false;
+        self.qpc_addr.next = self.qpn.q.val();
+        self.sqpi_addr.next = self.qpn.q.val();
+        self.st_addr.next = self.qpn.q.val();
+        self.err_addr.next = self.qpn.q.val();
+        self.st_we.next = false;
+        self.st_waddr.next = self.qpn.q.val();
+        self.rd_valid.next = false;
+        self.rd_addr.next = 0.into();
+        self.rd_len.next = 0.into();
+        self.rd_tag.next = 0.into();
+        self.wqe_ready.next = false;
+        self.txd_write.next = false;
+        self.lerr_write.next = false;
+        self.qv.word.next = self.qpc.q.val();
+        self.wv.word.next = self.wqe.q.val();
+        self.mv.word.next = self.mr_data.val();
+        self.mr_addr.next = self.wv.lkey.val().get_bits::<8>(8);
+        self.stu.pword.next = self.st_data.val();
+        // State word written back (active bit chosen per state below).
+        self.stp.ssn.next = self.ssn.q.val();
+        self.stp.psn.next = self.psn.q.val();
+        self.stp.active.next = self.keep_active.q.val().into();
+        self.stp.err.next = self.local_err.q.val().into();
+        self.stp.rsvd.next = 0.into();
+        self.stp.msg_off.next = self.msg_off.q.val();
+        self.st_wdata.next = self.stp.pword.val();
+        // Segmentation arithmetic for the current packet.
+        self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
+        self.pkt_len.next = self.remaining.val();
+        if self.pmtu.val() < self.remaining.val() {
+            self.pkt_len.next = self.pmtu.val();
+        }
+        self.first.next = self.msg_off.q.val() == 0;
+        self.last.next = self.pkt_len.val() == self.remaining.val();
+        self.is_write.next = self.wv.opcode.val() == 0;
+        self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
+        self.wqe_off.next = bit_cast::<64, 16>(self.ssn.q.val().get_bits::<16>(0) & self.sq_mask.val()) << 6;
+        self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
+        self.mr_ok.next = self.mv.valid.val().any()
+            & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
+            & (self.wv.lkey.val().get_bits::<16>(16) == 0)
+            & (self.mv.pd.val() == self.qv.pd.val())
+            & (self.wv.local_addr.val() >= self.mv.va_base.val())
+            & ((self.addr_off.val() + bit_cast::<64, 32>(self.wv.length.val())) <= self.mv.length.val());
+        // TX descriptor of the current packet.
+        self.txp.is_ack.next = 0.into();
+        self.txp.dst_mac.next = self.qv.dest_mac.val();
+        self.txp.dst_ip.next = self.qv.dest_ip.val();
+        self.txp.sport.next = self.qv.udp_sport.val();
+        self.txp.opcode.next = 0x07.into();
+        if self.is_write.val() {
+            if self.first.val() & self.last.val() {
+                self.txp.opcode.next = 0x0A.into();
+            } else if self.first.val() {
+                self.txp.opcode.next = 0x06.into();
+            } else if self.last.val() {
+                self.txp.opcode.next = 0x08.into();
+            }
+        } else {
+            self.txp.opcode.next = 0x01.into();
+            if self.first.val() & self.last.val() {
+                self.txp.opcode.next = 0x04.into();
+            } else if self.first.val() {
+                self.txp.opcode.next = 0x00.into();
+            } else if self.last.val() {
+                self.txp.opcode.next = 0x02.into();
+            }
+        }
+        self.txp.dqpn.next = self.qv.remote_qpn.val();
+        self.txp.psn.next = self.psn.q.val();
+        self.txp.plen.next = self.pkt_len.val().get_bits::<13>(0);
+        self.txp.va.next = self.wv.remote_addr.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+        self.txp.rkey.next = self.wv.rkey.val();
+        self.txp.msg_len.next = self.wv.length.val();
+        self.txp.ssn.next = self.ssn.q.val();
+        self.off_sh.next = self.msg_off.q.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.txp.psn_offset.next = self.off_sh.val().get_bits::<24>(0);
+        self.txp.ack_req.next = (self.last.val() | (self.txp.psn_offset.val().get_bits::<4>(0) == 15)).into();
+        self.txp.ts.next = self.now.val();
+        self.txp.syndrome.next = 0.into();
+        self.txp.msn.next = 0.into();
+        self.txp.epsn.next = 0.into();
+        self.txp.ecn_echo.next = 0.into();
+        self.txd_data.next = self.txp.pword.val();
+        self.errp.qpn.next = self.qpn.q.val();
+        self.errp.ssn.next = self.ssn.q.val();
+        self.errp.cqn.next = self.qv.send_cqn.val();
+        self.errp.status.next = 4.into();
+        self.lerr_data.next = self.errp.pword.val();
+        match self.state.q.val() {
+            SqState::Idle => {
+                if !self.dbq.empty.val() {
+                    self.qpn.d.next = self.dbq.data_out.val();
+                    self.dbq.read.next = true;
+                    self.state.d.next = SqState::DbRead;
+                } else if !self.schedq.empty.val() {
+                    self.qpn.d.next = self.schedq.data_out.val();
+                    self.schedq.read.next = true;
+                    self.state.d.next = SqState::Load;
+                }
+            }
+            SqState::DbRead => {
+                // Address was presented this cycle; data next cycle.
+                self.state.d.next = SqState::DbCheck;
+            }
+            SqState::DbCheck => {
+                if !self.stu.active.val().any() {
+                    self.ssn.d.next = self.stu.ssn.val();
+                    self.psn.d.next = self.stu.psn.val();
+                    self.msg_off.d.next = self.stu.msg_off.val();
+                    self.local_err.d.next = self.stu.err.val().any();
+                    self.keep_active.d.next = true;
+                    self.stp.active.next = 1.into();
+                    self.stp.ssn.next = self.stu.ssn.val();
+                    self.stp.psn.next = self.stu.psn.val();
+                    self.stp.msg_off.next = self.stu.msg_off.val();
+                    self.stp.err.next = self.stu.err.val();
+                    self.st_we.next = true;
+                    self.schedq.write.next = true;
+                }
+                self.state.d.next = SqState::Idle;
+            }
+            SqState::Load => {
+                self.state.d.next = SqState::Check;
+            }
+            SqState::Check => {
+                self.qpc.d.next = self.qpc_data.val();
+                self.ssn.d.next = self.stu.ssn.val();
+                self.psn.d.next = self.stu.psn.val();
+                self.msg_off.d.next = self.stu.msg_off.val();
+                self.local_err.d.next = self.stu.err.val().any();
+                self.sq_pi.d.next = self.sqpi_data.val();
+                self.qp_err.d.next = self.err_data.val();
+                self.budget.d.next = 16384.into();
+                self.keep_active.d.next = false;
+                self.state.d.next = SqState::Save;
+                if (!self.err_data.val())
+                    & (!self.stu.err.val().any())
+                    & (self.stu.ssn.val().get_bits::<16>(0) != self.sqpi_data.val())
+                {
+                    self.keep_active.d.next = true;
+                    self.state.d.next = SqState::WqeReq;
+                }
+            }
+            SqState::WqeReq => {
+                // RTS is checked here, once the QPC word is registered.
+                if !self.qv.rts.val().any() {
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Save;
+                } else {
+                    self.rd_valid.next = true;
+                    self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
+                    self.rd_len.next = 64.into();
+                    self.rd_tag.next = 0x40.into();
+                    if self.rd_ready.val() {
+                        self.state.d.next = SqState::WqeWait;
+                    }
+                }
+            }
+            SqState::WqeWait => {
+                self.wqe_ready.next = true;
+                if self.wqe_valid.val() {
+                    self.wqe.d.next = self.wqe_data.val();
+                    self.state.d.next = SqState::MrRead;
+                }
+            }
+            SqState::MrRead => {
+                self.state.d.next = SqState::MrCheck;
+            }
+            SqState::MrCheck => {
+                if self.mr_ok.val() | (self.wv.length.val() == 0) {
+                    self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
+                    self.state.d.next = SqState::Seg;
+                } else {
+                    self.state.d.next = SqState::LocalErr;
+                }
+            }
+            SqState::LocalErr => {
+                if !self.lerr_full.val() {
+                    self.lerr_write.next = true;
+                    self.local_err.d.next = true;
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Save;
+                }
+            }
+            SqState::Seg => {
+                if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
+                    self.rd_valid.next = self.pkt_len.val() != 0;
+                    self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+                    self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
+                    self.txd_write.next = true;
+                    self.psn.d.next = self.psn.q.val() + 1;
+                    self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
+                    self.budget.d.next = self.budget.q.val() - self.pkt_len.val();
+                    if self.last.val() {
+                        self.msg_off.d.next = 0.into();
+                        self.ssn.d.next = self.ssn.q.val() + 1;
+                        // Next WQE in the same turn while budget remains.
+                        if (self.ssn.q.val().get_bits::<16>(0) + 1) == self.sq_pi.q.val() {
+                            self.keep_active.d.next = false;
+                            self.state.d.next = SqState::Save;
+                        } else if self.budget.q.val() <= self.pkt_len.val() {
+                            self.state.d.next = SqState::Save;
+                        } else {
+                            self.state.d.next = SqState::WqeReq;
+                        }
+                    } else if self.budget.q.val() <= self.pkt_len.val() {
+                        self.state.d.next = SqState::Save;
+                    }
+                }
+            }
+            SqState::Save => {
+                // Write back the dynamic state; requeue if still active.
+                self.st_we.next = true;
+                if self.keep_active.q.val() {
+                    self.schedq.write.next = true;
+                }
+                self.state.d.next = SqState::Idle;
+            }
+            _ => {
+                self.state.d.next = SqState::Idle;
+            }
+        }
+    }
+}
