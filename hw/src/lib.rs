@@ -1,5 +1,11 @@
 //! `rnic-hw`: the NIC core in rust-hdl, one module per block.
 //!
+//! Blocks: [`regs`] (BAR0), [`sq`] (scheduler + send path), [`txb`] (TX
+//! packet builder), [`rxin`] (RX store-and-forward + checks), [`resp`]
+//! (responder, ACK receiver, completions), [`icrc`], [`hdr`] (header
+//! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
+//! words between engines).
+//!
 //! [`core::RnicCore`] is the top level with the vendor-neutral interfaces of
 //! DESIGN.md §3. [`verilog_tops`] emits the Verilog of every top the
 //! simulator verilates (the core and the per-block test tops).
@@ -16,7 +22,15 @@ pub fn emit<B: Block>(mut b: B) -> String {
 
 /// `(name, verilog)` of every top-level the simulator builds a model for.
 pub fn verilog_tops() -> Vec<(String, String)> {
-    vec![("core".to_string(), emit(core::RnicCore::default()))]
+    vec![
+        ("core".to_string(), emit(core::RnicCore::default())),
+        ("icrc".to_string(), emit(icrc::IcrcBeat::default())),
+        ("tx_header".to_string(), emit(hdr::TxHeader::default())),
+        ("rx_header".to_string(), emit(hdr::RxHeader::default())),
+        ("tx_builder".to_string(), emit(txb::TxBuilder::default())),
+        ("rx_in".to_string(), emit(rxin::RxIn::default())),
+        ("regs".to_string(), emit(regs::Regs::default())),
+    ]
 }
 pub mod desc;
 pub mod hdr;
