@@ -1,0 +1,300 @@
+//! `rnic-netsim`: command-line front end. `rnic-netsim run --help` and
+//! `rnic-netsim experiment --help` list every option; see README.md.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use rnic_netsim::experiments::{self, Fabric};
+use rnic_netsim::output::{plot_run, write_csvs, Summary};
+use rnic_netsim::sim::{Sim, SimConfig, Transport};
+use rnic_netsim::time::PS_PER_US;
+use rnic_netsim::topo::{FabricSpec, Topology};
+use rnic_netsim::traffic::{self, Workload};
+
+#[derive(Parser)]
+#[command(name = "rnic-netsim", version, about = "Packet-level fabric simulator: STrack vs RoCEv2 vs SRNIC")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TopoKind {
+    /// 2-tier leaf-spine ("2-tier fat tree" in the STrack paper).
+    LeafSpine,
+    /// 3-tier k-ary fat tree.
+    FatTree,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TrafficKind {
+    /// Random permutation.
+    Perm,
+    /// N:1 incast to host 0.
+    Incast,
+    /// All-to-all with bounded parallelism.
+    A2a,
+    /// Ring allreduce over all hosts.
+    Ring,
+    /// Double-binary-tree allreduce over all hosts.
+    Dbt,
+    /// One flow from host 0 to the first host of the next ToR.
+    Single,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Scenario {
+    /// Permutation max FCT vs size, 128 and 1024 nodes, 1:1 and 4:1.
+    Perm,
+    /// Permutation with 0.78 % and 3.1 % of ToR-spine links down.
+    PermFail,
+    /// 8:1, 32:1, 128:1 incast.
+    Incast,
+    /// One long flow under 0.1 %, 1 %, 5 % random loss.
+    Loss,
+    /// Speed: 128- and 1024-node permutation of 2 MB.
+    Bench,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// One simulation.
+    Run(RunArgs),
+    /// A set of runs reproducing one of STrack's evaluations (Markdown to stdout).
+    Experiment {
+        /// Which scenario.
+        #[arg(value_enum)]
+        scenario: Scenario,
+        /// Output directory for CSV and PNG files.
+        #[arg(long, default_value = "out/netsim")]
+        out: PathBuf,
+        /// Fewer points (CI-sized).
+        #[arg(long)]
+        quick: bool,
+        /// Seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Topology kind (ignored with --topo-file).
+    #[arg(long, value_enum, default_value = "leaf-spine")]
+    topo: TopoKind,
+    /// htsim topology file (Nodes/Tiers/Podsize/Tier blocks).
+    #[arg(long)]
+    topo_file: Option<PathBuf>,
+    /// Hosts.
+    #[arg(long, default_value_t = 128)]
+    nodes: u32,
+    /// Switch radix.
+    #[arg(long, default_value_t = 16)]
+    radix: u32,
+    /// Oversubscription at the ToR (n means n:1).
+    #[arg(long, default_value_t = 1)]
+    oversub: u32,
+    /// Link speed, Gbit/s.
+    #[arg(long, default_value_t = 400)]
+    gbps: u32,
+    /// Per-link latency incl. switching, ns.
+    #[arg(long, default_value_t = 1000)]
+    latency_ns: u32,
+    /// Write the fabric as an htsim topology file and continue.
+    #[arg(long)]
+    write_topo: Option<PathBuf>,
+    /// Transport.
+    #[arg(long, value_enum, default_value = "strack")]
+    transport: Transport,
+    /// Traffic pattern (ignored with --cm-file).
+    #[arg(long, value_enum, default_value = "perm")]
+    traffic: TrafficKind,
+    /// htsim connection-matrix file.
+    #[arg(long)]
+    cm_file: Option<PathBuf>,
+    /// Write the workload as an htsim connection matrix and continue.
+    #[arg(long)]
+    write_cm: Option<PathBuf>,
+    /// Message size, bytes (suffixes K, M accepted).
+    #[arg(long, default_value = "2M", value_parser = parse_size)]
+    size: u64,
+    /// Incast fan-in.
+    #[arg(long, default_value_t = 32)]
+    fan_in: u32,
+    /// All-to-all parallelism.
+    #[arg(long, default_value_t = 8)]
+    parallel: u32,
+    /// MTU (payload bytes per packet).
+    #[arg(long, default_value_t = 4096)]
+    mtu: u32,
+    /// Random loss rate on delivery to hosts (e.g. 0.01 = 1 %).
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// Take this many random ToR-spine links down.
+    #[arg(long, default_value_t = 0)]
+    fail_links: u32,
+    /// Take this fraction of ToR-spine links down (e.g. 0.0078).
+    #[arg(long)]
+    fail_frac: Option<f64>,
+    /// Slow receiver: HOST:GBPS sets the ToR→HOST link speed.
+    #[arg(long)]
+    slow_receiver: Option<String>,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop at this simulated time, µs.
+    #[arg(long)]
+    stop_us: Option<u64>,
+    /// Output directory for CSV files (and PNGs with --plots).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Draw PNG plots into --out.
+    #[arg(long)]
+    plots: bool,
+    /// Hide the progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (num, mul) = match s.chars().last() {
+        Some('K') | Some('k') => (&s[..s.len() - 1], 1u64 << 10),
+        Some('M') | Some('m') => (&s[..s.len() - 1], 1 << 20),
+        Some('G') | Some('g') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    num.parse::<u64>().map(|n| n * mul).map_err(|e| format!("bad size `{s}`: {e}"))
+}
+
+fn run_cmd(a: RunArgs) -> Result<(), String> {
+    let spec = match &a.topo_file {
+        Some(p) => FabricSpec::from_htsim(&std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?)?,
+        None => match a.topo {
+            TopoKind::LeafSpine => FabricSpec::leaf_spine(a.nodes, a.radix, a.oversub, a.gbps, a.latency_ns)?,
+            TopoKind::FatTree => FabricSpec::fat_tree(a.nodes, a.radix, a.oversub, a.gbps, a.latency_ns)?,
+        },
+    };
+    if let Some(p) = &a.write_topo {
+        std::fs::write(p, spec.to_htsim()).map_err(|e| e.to_string())?;
+    }
+    let mut topo = Topology::build(&spec)?;
+    let n_links = topo.tier1_links().len() as u32;
+    let fail = a.fail_frac.map(|f| (f * n_links as f64).round() as u32).unwrap_or(a.fail_links);
+    if fail > 0 {
+        topo.fail_random_tier1_links(fail, a.seed)?;
+        eprintln!("{fail} of {n_links} ToR-spine links down");
+    }
+    if let Some(sr) = &a.slow_receiver {
+        let (h, g) = sr.split_once(':').ok_or("--slow-receiver HOST:GBPS")?;
+        let h: u32 = h.parse().map_err(|_| "bad host")?;
+        let g: u32 = g.parse().map_err(|_| "bad Gbps")?;
+        let p = topo.host_down[h as usize];
+        topo.ports[p as usize].gbps = g;
+    }
+    let n = spec.hosts;
+    let w = match &a.cm_file {
+        Some(p) => Workload::from_htsim(&std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?)?,
+        None => match a.traffic {
+            TrafficKind::Perm => traffic::permutation(n, a.size, a.seed),
+            TrafficKind::Incast => traffic::incast(n, a.fan_in, 0, a.size, spec.hosts_per_tor, a.seed),
+            TrafficKind::A2a => traffic::all_to_all(n, a.size, a.parallel),
+            TrafficKind::Ring => traffic::ring_allreduce(&(0..n).collect::<Vec<_>>(), a.size),
+            TrafficKind::Dbt => traffic::dbt_allreduce(&(0..n).collect::<Vec<_>>(), a.size),
+            TrafficKind::Single => Workload { nodes: n, flows: vec![traffic::FlowSpec { src: 0, dst: spec.hosts_per_tor % n, bytes: a.size, start: 0, deps: vec![] }] },
+        },
+    };
+    if let Some(p) = &a.write_cm {
+        std::fs::write(p, w.to_htsim()).map_err(|e| e.to_string())?;
+    }
+    let mut cfg = SimConfig::paper_defaults(a.transport, &topo, a.mtu, a.seed);
+    cfg.loss_ppm = (a.loss * 1e6).round() as u32;
+    if let Some(s) = a.stop_us {
+        cfg.stop_at_ps = s * PS_PER_US;
+    }
+    println!(
+        "rnic-netsim: {} hosts, {}-tier, {}:1, {} Gb/s; {} flows; transport {}; seed {}; base RTT {} ns; loss {} ppm",
+        spec.hosts,
+        spec.tiers,
+        spec.hosts_per_tor / spec.tor_up,
+        spec.gbps[0],
+        w.flows.len(),
+        a.transport.name(),
+        a.seed,
+        cfg.base_rtt_ns,
+        cfg.loss_ppm
+    );
+    let progress = !a.quiet && std::io::stderr().is_terminal();
+    let r = Sim::new(topo, cfg, &w)?.with_progress(progress).run();
+    print!("{}", Summary::of(&r).text());
+    if let Some(out) = &a.out {
+        write_csvs(&r, out).map_err(|e| e.to_string())?;
+        if a.plots {
+            plot_run(&r, out, a.transport.name())?;
+        }
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}
+
+fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64) -> Result<(), String> {
+    let progress = std::io::stderr().is_terminal();
+    let kib = |k: u64| k << 10;
+    let mib = |m: u64| m << 20;
+    let all3 = [Transport::Strack, Transport::StrackOblivious, Transport::Roce];
+    match s {
+        Scenario::Perm | Scenario::PermFail => {
+            let sizes: Vec<u64> = if quick { vec![kib(128), mib(2)] } else { vec![kib(128), kib(512), mib(2), mib(16)] };
+            let nodes: &[u32] = if quick { &[128] } else { &[128, 1024] };
+            for &n in nodes {
+                let cases: Vec<(u32, u32, String)> = if matches!(s, Scenario::Perm) {
+                    vec![(1, 0, format!("perm_{n}_1to1")), (4, 0, format!("perm_{n}_4to1"))]
+                } else {
+                    let f = Fabric::two_tier(n, 1);
+                    let links = Topology::build(&f.spec()?)?.tier1_links().len() as f64;
+                    let a = (links * 0.0078).round().max(1.0) as u32;
+                    let b = (links * 0.031).round().max(1.0) as u32;
+                    vec![(1, a, format!("permfail_{n}_{a}links")), (1, b, format!("permfail_{n}_{b}links"))]
+                };
+                for (os, failed, stem) in cases {
+                    let f = Fabric::two_tier(n, os);
+                    println!("\n### {stem}: {}{}\n", f.label(), if failed > 0 { format!(", {failed} ToR-spine links down") } else { String::new() });
+                    println!("max FCT (µs):\n");
+                    print!("{}", experiments::perm_sweep(f, &sizes, &all3, failed, seed, &out, &stem, progress)?);
+                }
+            }
+        }
+        Scenario::Incast => {
+            let f = Fabric::two_tier(if quick { 128 } else { 1024 }, 1);
+            let fans: &[u32] = if quick { &[8, 32] } else { &[8, 32, 128] };
+            let size = if quick { mib(2) } else { mib(16) };
+            println!("\n### incast: {} , {} per sender\n", f.label(), size >> 20);
+            print!("{}", experiments::incast_sweep(f, fans, size, &[Transport::Strack, Transport::Roce], seed, &out, progress)?);
+        }
+        Scenario::Loss => {
+            let f = Fabric::two_tier(128, 1);
+            let size = if quick { mib(8) } else { mib(64) };
+            println!("\n### loss: one {} MB flow across ToRs, goodput (Gbit/s)\n", size >> 20);
+            print!("{}", experiments::loss_sweep(f, size, &[0, 1_000, 10_000, 50_000], &[Transport::Strack, Transport::Srnic, Transport::Roce], seed, &out, progress)?);
+        }
+        Scenario::Bench => {
+            let fabs = if quick { vec![Fabric::two_tier(128, 1)] } else { vec![Fabric::two_tier(128, 1), Fabric::two_tier(1024, 1)] };
+            println!("\n### speed: STrack permutation of 2 MB\n");
+            print!("{}", experiments::bench(&fabs, mib(2), seed)?);
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Run(a) => run_cmd(a),
+        Cmd::Experiment { scenario, out, quick, seed } => experiment(scenario, out, quick, seed),
+    };
+    if let Err(e) = r {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
