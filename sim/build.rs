@@ -1,0 +1,402 @@
+//! Verilates every top of `rnic_hw::verilog_tops()` and compiles it with a
+//! generated C ABI shim, plus a Rust table of each top's ports
+//! (`OUT_DIR/tops.rs`, included by `src/model.rs`).
+//!
+//! Each top's static library is cached in `OUT_DIR`: when the emitted
+//! Verilog and the flags are unchanged, Verilator and the C++ compiler are
+//! skipped, so adding one per-block test top does not rebuild the others.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Port direction as parsed from the Verilog.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    In,
+    Out,
+}
+
+/// One port of module `top`.
+struct Port {
+    name: String,
+    width: u32,
+    dir: Dir,
+}
+
+/// Verilator flags for rust-hdl's Verilog: warnings are not errors, lint and
+/// style warnings (widths of rust-hdl's constants, unused signals) are off.
+const VERILATOR_FLAGS: &[&str] = &[
+    "--cc",
+    "--top-module",
+    "top",
+    "-Wno-fatal",
+    "-Wno-lint",
+    "-Wno-style",
+    "-Wno-WIDTH",
+    "--no-timing",
+    "-O3",
+];
+
+/// C++ optimisation level of the generated model (override: `RNIC_SIM_CXX_OPT`).
+/// -O1 compiles ~2x faster than -O2; see the crate docs for the measurement.
+const DEFAULT_CXX_OPT: &str = "1";
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../hw/src");
+    println!("cargo:rerun-if-changed=../hw/spec/src");
+    println!("cargo:rerun-if-env-changed=RNIC_SIM_CXX_OPT");
+    println!("cargo:rerun-if-env-changed=VERILATOR");
+
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let vcd = std::env::var_os("CARGO_FEATURE_VCD").is_some();
+    let opt = std::env::var("RNIC_SIM_CXX_OPT").unwrap_or_else(|_| DEFAULT_CXX_OPT.to_string());
+    let verilator = std::env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
+    let root = verilator_root(&verilator);
+    let inc = root.join("include");
+
+    let tops = rnic_hw::verilog_tops();
+    let mut rust = String::new();
+    let mut table = String::from("/// Every verilated top, by name.\npub(crate) static TOPS: &[TopInfo] = &[\n");
+    for (name, verilog) in &tops {
+        assert!(
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "top name {name:?} must be an identifier"
+        );
+        let ports = parse_ports(verilog);
+        assert!(!ports.is_empty(), "top {name:?}: no ports found in module top");
+        build_top(&out, &verilator, &inc, name, verilog, &ports, vcd, &opt);
+        emit_rust(&mut rust, &mut table, name, &ports, vcd);
+    }
+    table.push_str("];\n");
+    build_runtime(&out, &inc, vcd, &opt);
+    println!("cargo:rustc-link-lib=stdc++");
+    rust.push_str(&table);
+    write_if_changed(&out.join("tops.rs"), &rust);
+}
+
+/// `VERILATOR_ROOT` as Verilator reports it; fails clearly when Verilator is absent.
+fn verilator_root(verilator: &str) -> PathBuf {
+    let o = match Command::new(verilator).args(["--getenv", "VERILATOR_ROOT"]).output() {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => panic!("`{verilator} --getenv VERILATOR_ROOT` failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            panic!("verilator not found: install it with `apt-get install -y verilator`")
+        }
+        Err(e) => panic!("cannot run {verilator}: {e}"),
+    };
+    PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+}
+
+/// Ports of `module top`, in declaration order (lines `input wire [N:0] name;`).
+fn parse_ports(verilog: &str) -> Vec<Port> {
+    let mut in_top = false;
+    let mut ports = Vec::new();
+    for line in verilog.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("module ") {
+            in_top = rest.trim_start().starts_with("top(") || rest.trim_start().starts_with("top ");
+            continue;
+        }
+        if t.starts_with("endmodule") {
+            in_top = false;
+            continue;
+        }
+        if !in_top {
+            continue;
+        }
+        let dir = if t.starts_with("input ") {
+            Dir::In
+        } else if t.starts_with("output ") {
+            Dir::Out
+        } else {
+            continue;
+        };
+        let decl = t.trim_end_matches(';');
+        let mut width = 1;
+        let mut name = None;
+        for tok in decl.split_whitespace().skip(1) {
+            if let Some(range) = tok.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                let (hi, lo) = range.split_once(':').expect("port range [hi:lo]");
+                let hi: u32 = hi.parse().expect("numeric port msb");
+                let lo: u32 = lo.parse().expect("numeric port lsb");
+                width = hi - lo + 1;
+            } else if !matches!(tok, "wire" | "reg" | "signed" | "logic") {
+                name = Some(tok.to_string());
+            }
+        }
+        let name = name.unwrap_or_else(|| panic!("cannot parse port declaration {t:?}"));
+        ports.push(Port { name, width, dir });
+    }
+    ports
+}
+
+/// Writes `contents` unless the file already holds exactly that; true if written.
+fn write_if_changed(path: &Path, contents: &str) -> bool {
+    if std::fs::read_to_string(path).map(|s| s == contents).unwrap_or(false) {
+        return false;
+    }
+    std::fs::write(path, contents).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    true
+}
+
+/// The C++ storage type Verilator uses for a port of `width` bits.
+fn ctype(width: u32) -> &'static str {
+    match width {
+        0..=8 => "CData",
+        9..=16 => "SData",
+        17..=32 => "IData",
+        33..=64 => "QData",
+        _ => "EData",
+    }
+}
+
+/// Mask of the low `bits` bits of a 32-bit word (all ones for 32).
+fn word_mask(bits: u32) -> String {
+    if bits >= 32 {
+        "0xffffffffu".into()
+    } else {
+        format!("0x{:x}u", (1u32 << bits) - 1)
+    }
+}
+
+/// The C++ shim of one top: `extern "C"` constructor, eval, port access, tracing.
+fn shim_cpp(name: &str, ports: &[Port], vcd: bool) -> String {
+    let cls = format!("V{name}");
+    let f = format!("rnicsim_{name}");
+    let mut s = String::new();
+    let _ = writeln!(s, "// Generated by rnic-sim's build.rs for top `{name}`.");
+    let _ = writeln!(s, "#include \"{cls}.h\"\n#include \"verilated.h\"\n#include <cstdint>");
+    if vcd {
+        s.push_str("#include \"verilated_vcd_c.h\"\n");
+    }
+    let _ = writeln!(s, "namespace {{ struct Sim {{ VerilatedContext* ctx; {cls}* m; void* tfp; }}; }}");
+    let _ = writeln!(s, "extern \"C\" void* {f}_new() {{");
+    let _ = writeln!(s, "  Sim* s = new Sim; s->ctx = new VerilatedContext; s->tfp = nullptr;");
+    if vcd {
+        s.push_str("  s->ctx->traceEverOn(true);\n");
+    }
+    let _ = writeln!(s, "  s->m = new {cls}(s->ctx, \"top\"); return s; }}");
+    let _ = writeln!(s, "extern \"C\" void {f}_free(void* p) {{");
+    let _ = writeln!(s, "  Sim* s = static_cast<Sim*>(p);");
+    if vcd {
+        s.push_str("  if (s->tfp) { static_cast<VerilatedVcdC*>(s->tfp)->close(); delete static_cast<VerilatedVcdC*>(s->tfp); }\n");
+    }
+    let _ = writeln!(s, "  s->m->final(); delete s->m; delete s->ctx; delete s; }}");
+    let _ = writeln!(s, "extern \"C\" void {f}_eval(void* p) {{ static_cast<Sim*>(p)->m->eval(); }}");
+
+    // Pointer to a port's storage: the hot path reads and writes it directly.
+    let _ = writeln!(s, "extern \"C\" void* {f}_port_ptr(void* p, uint32_t i) {{\n  {cls}* m = static_cast<Sim*>(p)->m;\n  switch (i) {{");
+    for (i, p) in ports.iter().enumerate() {
+        if p.width > 64 {
+            let _ = writeln!(s, "  case {i}: return m->{}.data();", p.name);
+        } else {
+            let _ = writeln!(s, "  case {i}: return (void*)&m->{};", p.name);
+        }
+    }
+    s.push_str("  default: return nullptr;\n  }\n}\n");
+
+    let _ = writeln!(s, "extern \"C\" void {f}_set(void* p, uint32_t i, const uint32_t* w) {{\n  {cls}* m = static_cast<Sim*>(p)->m;\n  switch (i) {{");
+    for (i, p) in ports.iter().enumerate().filter(|(_, p)| p.dir == Dir::In) {
+        let n = &p.name;
+        match p.width {
+            0..=32 => {
+                let _ = writeln!(s, "  case {i}: m->{n} = ({})(w[0] & {}); break;", ctype(p.width), word_mask(p.width));
+            }
+            33..=64 => {
+                let _ = writeln!(
+                    s,
+                    "  case {i}: m->{n} = (QData)w[0] | ((QData)(w[1] & {}) << 32); break;",
+                    word_mask(p.width - 32)
+                );
+            }
+            _ => {
+                let words = p.width.div_ceil(32);
+                let top_bits = p.width - 32 * (words - 1);
+                let _ = writeln!(
+                    s,
+                    "  case {i}: for (int k = 0; k < {}; ++k) m->{n}[k] = w[k]; m->{n}[{}] = w[{}] & {}; break;",
+                    words - 1,
+                    words - 1,
+                    words - 1,
+                    word_mask(top_bits)
+                );
+            }
+        }
+    }
+    s.push_str("  default: break;\n  }\n}\n");
+
+    let _ = writeln!(s, "extern \"C\" void {f}_get(void* p, uint32_t i, uint32_t* w) {{\n  {cls}* m = static_cast<Sim*>(p)->m;\n  switch (i) {{");
+    for (i, p) in ports.iter().enumerate() {
+        let n = &p.name;
+        match p.width {
+            0..=32 => {
+                let _ = writeln!(s, "  case {i}: w[0] = m->{n}; break;");
+            }
+            33..=64 => {
+                let _ = writeln!(s, "  case {i}: w[0] = (uint32_t)m->{n}; w[1] = (uint32_t)(m->{n} >> 32); break;");
+            }
+            _ => {
+                let _ = writeln!(s, "  case {i}: for (int k = 0; k < {}; ++k) w[k] = m->{n}[k]; break;", p.width.div_ceil(32));
+            }
+        }
+    }
+    s.push_str("  default: break;\n  }\n}\n");
+
+    if vcd {
+        let _ = writeln!(
+            s,
+            "extern \"C\" int {f}_trace_open(void* p, const char* path) {{\n  Sim* s = static_cast<Sim*>(p);\n  if (s->tfp) return 0;\n  VerilatedVcdC* t = new VerilatedVcdC; s->m->trace(t, 99); t->open(path);\n  if (!t->isOpen()) {{ delete t; return -1; }}\n  s->tfp = t; return 0; }}"
+        );
+        let _ = writeln!(
+            s,
+            "extern \"C\" void {f}_trace_dump(void* p, uint64_t t) {{ Sim* s = static_cast<Sim*>(p); if (s->tfp) static_cast<VerilatedVcdC*>(s->tfp)->dump(t); }}"
+        );
+        let _ = writeln!(
+            s,
+            "extern \"C\" void {f}_trace_close(void* p) {{ Sim* s = static_cast<Sim*>(p); if (s->tfp) {{ static_cast<VerilatedVcdC*>(s->tfp)->close(); delete static_cast<VerilatedVcdC*>(s->tfp); s->tfp = nullptr; }} }}"
+        );
+    }
+    s
+}
+
+/// A `cc::Build` with the flags Verilator's generated code expects.
+fn cxx(inc: &Path, vcd: bool, opt: &str) -> cc::Build {
+    let mut b = cc::Build::new();
+    b.cpp(true)
+        .cpp_link_stdlib(None)
+        .std("c++17")
+        .include(inc)
+        .include(inc.join("vltstd"))
+        .define("VM_COVERAGE", "0")
+        .define("VM_SC", "0")
+        .define("VM_TRACE", if vcd { "1" } else { "0" })
+        .define("VM_TRACE_FST", "0")
+        .define("VM_TRACE_VCD", if vcd { "1" } else { "0" })
+        .flag_if_supported("-faligned-new")
+        .flag_if_supported("-fcf-protection=none")
+        .warnings(false)
+        .flag("-w")
+        .debug(false)
+        .cargo_metadata(false);
+    // cc's opt_level takes digits only; "s"/"z" go through opt_level_str.
+    b.opt_level_str(opt);
+    b
+}
+
+/// Verilates and compiles one top into `librnicsim_<name>.a`, unless the cached one matches.
+#[allow(clippy::too_many_arguments)]
+fn build_top(out: &Path, verilator: &str, inc: &Path, name: &str, verilog: &str, ports: &[Port], vcd: bool, opt: &str) {
+    let lib = format!("rnicsim_{name}");
+    let vfile = out.join(format!("{name}.v"));
+    let mdir = out.join(name);
+    let stamp = out.join(format!("{name}.stamp"));
+    let shim = shim_cpp(name, ports, vcd);
+    let mut flags: Vec<String> = VERILATOR_FLAGS.iter().map(|s| s.to_string()).collect();
+    if vcd {
+        flags.push("--trace".into());
+    }
+    let key = format!("{flags:?} opt={opt}\n{shim}\n{verilog}");
+    let cached = out.join(format!("lib{lib}.a")).exists()
+        && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
+    if !cached {
+        std::fs::write(&vfile, verilog).expect("write verilog");
+        let _ = std::fs::remove_dir_all(&mdir);
+        let _ = std::fs::remove_file(&stamp);
+        let started = std::time::Instant::now();
+        let o = Command::new(verilator)
+            .args(&flags)
+            .arg("--prefix")
+            .arg(format!("V{name}"))
+            .arg("-Mdir")
+            .arg(&mdir)
+            .arg(&vfile)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {verilator}: {e}"));
+        if !o.status.success() {
+            panic!(
+                "verilator failed on top {name:?} ({}):\n{}\n{}",
+                vfile.display(),
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let verilated = started.elapsed();
+        let shim_path = mdir.join(format!("rnicsim_shim_{name}.cpp"));
+        std::fs::write(&shim_path, &shim).expect("write shim");
+        let mut b = cxx(inc, vcd, opt);
+        b.include(&mdir).file(&shim_path);
+        let mut srcs: Vec<PathBuf> = std::fs::read_dir(&mdir)
+            .expect("read verilator output")
+            .map(|e| e.expect("dir entry").path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cpp") && p != &shim_path)
+            .collect();
+        srcs.sort();
+        b.files(&srcs);
+        b.compile(&lib);
+        std::fs::write(&stamp, &key).expect("write stamp");
+        println!(
+            "cargo:warning=rnic-sim: top {name}: verilator {:.1}s, C++ (-O{opt}, {} files) {:.1}s",
+            verilated.as_secs_f64(),
+            srcs.len() + 1,
+            (started.elapsed() - verilated).as_secs_f64()
+        );
+    }
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static={lib}");
+}
+
+/// Compiles the Verilator runtime once for all models (cached like the tops).
+fn build_runtime(out: &Path, inc: &Path, vcd: bool, opt: &str) {
+    let lib = "rnicsim_vlrt";
+    let mut files = vec![inc.join("verilated.cpp"), inc.join("verilated_threads.cpp")];
+    if vcd {
+        files.push(inc.join("verilated_vcd_c.cpp"));
+    }
+    let stamp = out.join("vlrt.stamp");
+    let key = format!("{files:?} opt={opt} vcd={vcd}");
+    let cached = out.join(format!("lib{lib}.a")).exists()
+        && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
+    if !cached {
+        let mut b = cxx(inc, vcd, opt);
+        b.files(&files);
+        b.compile(lib);
+        std::fs::write(&stamp, &key).expect("write stamp");
+    }
+    println!("cargo:rustc-link-lib=static={lib}");
+}
+
+/// Appends the Rust side of one top: its extern block, port table and `TopInfo`.
+fn emit_rust(rust: &mut String, table: &mut String, name: &str, ports: &[Port], vcd: bool) {
+    let f = format!("rnicsim_{name}");
+    let _ = writeln!(rust, "extern \"C\" {{");
+    let _ = writeln!(rust, "    fn {f}_new() -> *mut c_void;");
+    let _ = writeln!(rust, "    fn {f}_free(m: *mut c_void);");
+    let _ = writeln!(rust, "    fn {f}_eval(m: *mut c_void);");
+    let _ = writeln!(rust, "    fn {f}_port_ptr(m: *mut c_void, port: u32) -> *mut c_void;");
+    let _ = writeln!(rust, "    fn {f}_set(m: *mut c_void, port: u32, words: *const u32);");
+    let _ = writeln!(rust, "    fn {f}_get(m: *mut c_void, port: u32, words: *mut u32);");
+    if vcd {
+        let _ = writeln!(rust, "    fn {f}_trace_open(m: *mut c_void, path: *const c_char) -> i32;");
+        let _ = writeln!(rust, "    fn {f}_trace_dump(m: *mut c_void, time: u64);");
+        let _ = writeln!(rust, "    fn {f}_trace_close(m: *mut c_void);");
+    }
+    let _ = writeln!(rust, "}}");
+    let up = name.to_ascii_uppercase();
+    let _ = writeln!(rust, "static PORTS_{up}: &[PortInfo] = &[");
+    for p in ports {
+        let dir = if p.dir == Dir::In { "PortDir::In" } else { "PortDir::Out" };
+        let _ = writeln!(rust, "    PortInfo {{ name: {:?}, width: {}, dir: {dir} }},", p.name, p.width);
+    }
+    let _ = writeln!(rust, "];");
+    let trace = if vcd {
+        format!("Some(TraceFns {{ open: {f}_trace_open, dump: {f}_trace_dump, close: {f}_trace_close }})")
+    } else {
+        "None".to_string()
+    };
+    let _ = writeln!(
+        table,
+        "    TopInfo {{ name: {name:?}, ports: PORTS_{up}, new: {f}_new, free: {f}_free, eval: {f}_eval, port_ptr: {f}_port_ptr, set: {f}_set, get: {f}_get, trace: {trace} }},"
+    );
+}

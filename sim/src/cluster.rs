@@ -1,0 +1,214 @@
+//! N simulated NICs on one clock, joined by the Ethernet fabric.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rnic_spec::params::CLOCK_HZ;
+
+use crate::config::SimConfig;
+use crate::fabric::{Fabric, LinkFaults, LinkStats, SwitchStats};
+use crate::mem::Violation;
+use crate::nic::SimNic;
+use crate::pcap::PcapSink;
+use crate::pcie::DmaStats;
+use crate::SimError;
+
+/// Statistics of a cluster run.
+#[derive(Clone, Debug)]
+pub struct ClusterStats {
+    /// Cycles simulated.
+    pub cycles: u64,
+    /// Simulated time in seconds (cycles at `CLOCK_HZ`).
+    pub sim_secs: f64,
+    /// Wall time spent stepping (in [`Cluster::run`] and friends).
+    pub wall: Duration,
+    /// Simulated cycles per wall second (the simulator's speed; all NICs together).
+    pub cycles_per_sec: f64,
+    /// Per NIC: its egress link.
+    pub links: Vec<LinkStats>,
+    /// Per NIC: DMA.
+    pub dma: Vec<DmaStats>,
+    /// The switch (zero for two NICs).
+    pub switch: SwitchStats,
+    /// DMA shadow violations, all NICs.
+    pub violations: usize,
+}
+
+impl std::fmt::Display for ClusterStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "{} cycles ({:.3} us simulated) in {:.3} s wall: {:.0} cycles/s",
+            self.cycles,
+            self.sim_secs * 1e6,
+            self.wall.as_secs_f64(),
+            self.cycles_per_sec
+        )?;
+        for (i, (l, d)) in self.links.iter().zip(&self.dma).enumerate() {
+            writeln!(
+                f,
+                "nic{i}: tx {} frames {} B (dropped {}, corrupted {}); dma rd {} B in {} reqs, wr {} B",
+                l.frames, l.bytes, l.dropped, l.corrupted, d.rd_bytes, d.rd_reqs, d.wr_bytes
+            )?;
+        }
+        write!(
+            f,
+            "switch: forwarded {}, unknown dst {}, buffer drops {}, ecn {}; violations {}",
+            self.switch.forwarded, self.switch.unknown_dst, self.switch.buffer_drops, self.switch.ecn_marked, self.violations
+        )
+    }
+}
+
+/// N NICs stepped together on one clock.
+pub struct Cluster {
+    nics: Vec<SimNic>,
+    fabric: Fabric,
+    cycle: u64,
+    wall: Duration,
+    cfg: SimConfig,
+}
+
+impl Cluster {
+    /// `n` NICs (1..=255) with `cfg`. NIC i has MAC [`crate::mac_of`]`(i)` and IP [`crate::ip_of`]`(i)`
+    /// (the host library writes them into `REG_SRC_MAC`/`REG_SRC_IP`).
+    pub fn new(n: usize, cfg: SimConfig) -> Result<Cluster, SimError> {
+        assert!((1..=255).contains(&n), "1..=255 NICs");
+        let pcap = match &cfg.pcap {
+            Some(p) => Some(PcapSink::create(p).map_err(|e| SimError::Io(format!("{}: {e}", p.display())))?),
+            None => None,
+        };
+        let nics = (0..n).map(|i| SimNic::new(i, &cfg)).collect::<Result<Vec<_>, _>>()?;
+        let fabric = Fabric::new(n, &cfg, pcap);
+        Ok(Cluster { nics, fabric, cycle: 0, wall: Duration::ZERO, cfg })
+    }
+
+    /// [`Cluster::new`] wrapped for sharing between [`crate::CosimDevice`]s.
+    pub fn shared(n: usize, cfg: SimConfig) -> Result<Rc<RefCell<Cluster>>, SimError> {
+        Ok(Rc::new(RefCell::new(Cluster::new(n, cfg)?)))
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Number of NICs.
+    pub fn len(&self) -> usize {
+        self.nics.len()
+    }
+
+    /// Always false (a cluster has at least one NIC).
+    pub fn is_empty(&self) -> bool {
+        self.nics.is_empty()
+    }
+
+    /// The current cycle (cycles simulated so far).
+    pub fn now(&self) -> u64 {
+        self.cycle
+    }
+
+    /// NIC `i`.
+    pub fn nic(&self, i: usize) -> &SimNic {
+        &self.nics[i]
+    }
+
+    /// NIC `i`, mutable (host memory, register posting).
+    pub fn nic_mut(&mut self, i: usize) -> &mut SimNic {
+        &mut self.nics[i]
+    }
+
+    /// The fabric.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// Fault controls of NIC `i`'s egress link.
+    pub fn faults(&mut self, i: usize) -> &mut LinkFaults {
+        self.fabric.faults(i)
+    }
+
+    /// One cycle of every NIC and the fabric.
+    #[inline]
+    pub fn step(&mut self) {
+        let now = self.cycle;
+        for (i, nic) in self.nics.iter_mut().enumerate() {
+            let (port, pool) = self.fabric.port_and_pool(i);
+            nic.cycle(now, port, pool);
+        }
+        self.fabric.route();
+        self.cycle += 1;
+    }
+
+    /// Runs `cycles` cycles.
+    pub fn run(&mut self, cycles: u64) {
+        let t = Instant::now();
+        for _ in 0..cycles {
+            self.step();
+        }
+        self.wall += t.elapsed();
+    }
+
+    /// Runs until `done` holds (checked before each cycle) or `max_cycles` pass; true if it held.
+    pub fn run_until(&mut self, max_cycles: u64, mut done: impl FnMut(&Cluster) -> bool) -> bool {
+        let t = Instant::now();
+        let mut ok = false;
+        for _ in 0..max_cycles {
+            if done(self) {
+                ok = true;
+                break;
+            }
+            self.step();
+        }
+        let ok = ok || done(self);
+        self.wall += t.elapsed();
+        ok
+    }
+
+    /// Posts a register write to NIC `i` (it reaches the core after the MMIO latency).
+    pub fn write_reg(&mut self, i: usize, offset: u32, value: u64) {
+        let now = self.cycle;
+        self.nics[i].post_write(now, offset, value);
+    }
+
+    /// Reads a register of NIC `i`, running the cluster until the value reaches the host.
+    pub fn read_reg(&mut self, i: usize, offset: u32) -> Result<u64, SimError> {
+        let now = self.cycle;
+        self.nics[i].post_read(now, offset)?;
+        let t = Instant::now();
+        let result = loop {
+            let now = self.cycle;
+            if let Some(r) = self.nics[i].read_result(now) {
+                break r;
+            }
+            self.step();
+        };
+        self.wall += t.elapsed();
+        result
+    }
+
+    /// Every DMA shadow violation: (NIC, violation).
+    pub fn violations(&self) -> Vec<(usize, Violation)> {
+        self.nics.iter().enumerate().flat_map(|(i, n)| n.violations().iter().map(move |v| (i, *v))).collect()
+    }
+
+    /// Flushes the pcap file (also done on drop).
+    pub fn flush(&mut self) {
+        self.fabric.flush_pcap();
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> ClusterStats {
+        let wall = self.wall.as_secs_f64();
+        ClusterStats {
+            cycles: self.cycle,
+            sim_secs: self.cycle as f64 / CLOCK_HZ as f64,
+            wall: self.wall,
+            cycles_per_sec: if wall > 0.0 { self.cycle as f64 / wall } else { 0.0 },
+            links: (0..self.nics.len()).map(|i| self.fabric.link_stats(i)).collect(),
+            dma: self.nics.iter().map(|n| n.dma_stats()).collect(),
+            switch: self.fabric.switch_stats(),
+            violations: self.nics.iter().map(|n| n.violations().len()).sum(),
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Simulation parameters and their defaults.
+
+use std::path::PathBuf;
+
+/// PCIe Gen3 x16 data rate after 128b/130b encoding: 8 GT/s x 16 lanes x 128/130.
+pub const PCIE_GEN3_X16_GBPS: f64 = 8.0 * 16.0 * 128.0 / 130.0;
+
+/// Parameters of a simulated cluster. `SimConfig::default()` is a pair of
+/// servers with Gen3 x16 NICs on a 100 GbE cable.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// DMA read round trip (request accepted to first completion beat), ns.
+    /// Default 1000: SRNIC's measured PCIe round trip. Posted DMA writes land
+    /// in host memory after half of it.
+    pub pcie_rtt_ns: u64,
+    /// PCIe link data rate per direction in Gb/s after line encoding
+    /// (default [`PCIE_GEN3_X16_GBPS`], 126.0). TLP overhead is charged on top.
+    pub pcie_gbps: f64,
+    /// Max payload size of a TLP (bytes): write and completion data is cut
+    /// into TLPs of this size, each paying `pcie_tlp_overhead` (default 256).
+    pub pcie_mps: u32,
+    /// Max read request size (bytes): a DMA read costs one request TLP
+    /// (header only) upstream per this many bytes (default 512).
+    pub pcie_mrrs: u32,
+    /// Bytes of overhead per TLP: framing 2 + sequence 2 + 4DW header 16 +
+    /// LCRC 4 = 24 (default). With MPS 256 the usable rate is
+    /// 126.0 x 256/280 = 115.2 Gb/s (14.4 GB/s) per direction.
+    pub pcie_tlp_overhead: u32,
+    /// One-way latency of MMIO (register reads and writes) between host and
+    /// core, ns (default 500, half the PCIe round trip): a doorbell reaches
+    /// the core 500 ns after the write, a register read takes 1 us plus the core's time.
+    pub mmio_latency_ns: u64,
+    /// Ethernet line rate, Gb/s (default 100).
+    pub link_gbps: f64,
+    /// One-way delay of a link (end of serialization at the sender to end of
+    /// reception), ns: MAC/PCS/RS-FEC on both ends (~2 x 200 ns) plus a few
+    /// metres of cable. Default 500. With a switch, paid on each of the two hops.
+    pub link_delay_ns: u64,
+    /// Extra latency of the switch (cut-through forwarding), ns (default 300).
+    pub switch_latency_ns: u64,
+    /// Output queue of each switch port, bytes; a frame that would exceed it
+    /// is dropped (default 1 MiB, a shallow-buffer switch's per-port share).
+    pub switch_port_buffer: u64,
+    /// Mark ECN CE on ECN-capable frames when the output queue holds more
+    /// than this many bytes (None: never mark). Default None.
+    pub switch_ecn_threshold: Option<u64>,
+    /// Host memory per NIC (bus addresses start at [`crate::HOST_MEM_BASE`]),
+    /// bytes; reserved lazily by the OS (default 1 GiB).
+    pub host_mem_bytes: u64,
+    /// Write every frame any NIC transmits to this pcap file.
+    pub pcap: Option<PathBuf>,
+    /// Write a VCD waveform of NIC i to `<vcd>/nic<i>.vcd` (needs the `vcd` feature).
+    pub vcd: Option<PathBuf>,
+    /// Cycles [`rnic_driver::Device::wait`] advances the cluster (default 16:
+    /// 64 ns, below the core's reaction time, so polling does not overshoot much).
+    pub wait_cycles: u64,
+    /// Cycles a register read may take before it is reported as lost (default 100 000).
+    pub reg_timeout_cycles: u64,
+    /// When true (default) a DMA shadow violation makes the next `Device`
+    /// call of that NIC fail; either way it is recorded in `violations()`.
+    pub fail_on_violation: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            pcie_rtt_ns: 1000,
+            pcie_gbps: PCIE_GEN3_X16_GBPS,
+            pcie_mps: 256,
+            pcie_mrrs: 512,
+            pcie_tlp_overhead: 24,
+            mmio_latency_ns: 500,
+            link_gbps: 100.0,
+            link_delay_ns: 500,
+            switch_latency_ns: 300,
+            switch_port_buffer: 1 << 20,
+            switch_ecn_threshold: None,
+            host_mem_bytes: 1 << 30,
+            pcap: None,
+            vcd: None,
+            wait_cycles: 16,
+            reg_timeout_cycles: 100_000,
+            fail_on_violation: true,
+        }
+    }
+}
+
+/// Converts nanoseconds to core cycles (rounded up).
+pub fn ns_to_cycles(ns: u64) -> u64 {
+    (ns * rnic_spec::params::CLOCK_HZ).div_ceil(1_000_000_000)
+}

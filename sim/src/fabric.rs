@@ -1,0 +1,693 @@
+//! The Ethernet fabric between simulated NICs: MACs, links, a switch, faults.
+//!
+//! Pure Rust and cycle-stepped. Each NIC has a [`NetPort`]: a TX MAC that
+//! accepts the core's beats at line rate (holding `net_tx_ready` low while the
+//! wire is busy) and an RX MAC that hands arriving frames to the core beat by
+//! beat. [`Fabric::route`] moves frames a TX MAC finished to their
+//! destination's RX queue with their arrival time:
+//!
+//! * serialization: `(len + WIRE_OVERHEAD) * 8 / link_gbps` per frame
+//!   (preamble before, FCS and inter-frame gap after);
+//! * 2 NICs: one cable, arrival = end of serialization + `link_delay`;
+//! * more NICs: an output-queued cut-through switch forwarding by destination
+//!   MAC. The last byte leaves the output port at
+//!   `max(port free + serialization, arrival at the switch + switch_latency)`,
+//!   and arrives `link_delay` later. A frame whose output queue would exceed
+//!   `switch_port_buffer` is dropped; unknown MACs are dropped and counted;
+//!   optionally ECN CE is marked above a queue threshold;
+//! * RX: the frame is handed to the core at 64 B/cycle so that its last beat
+//!   is presented when its last byte has arrived (cut-through MAC),
+//!   honouring `net_rx_ready`.
+//!
+//! Faults act on a NIC's egress link before the switch ([`LinkFaults`]).
+
+use std::collections::VecDeque;
+
+use rnic_spec::params::{CLOCK_PS, DATA_BYTES};
+use rnic_spec::wire::{off, WIRE_OVERHEAD};
+
+use crate::config::SimConfig;
+use crate::pcap::PcapSink;
+
+/// MAC address of NIC `i` of a cluster: 02:00:00:00:00:(i+1).
+pub fn mac_of(i: usize) -> [u8; 6] {
+    assert!(i < 255, "at most 255 NICs");
+    [0x02, 0, 0, 0, 0, (i + 1) as u8]
+}
+
+/// IPv4 address of NIC `i`: 10.0.0.(i+1).
+pub fn ip_of(i: usize) -> [u8; 4] {
+    assert!(i < 255, "at most 255 NICs");
+    [10, 0, 0, (i + 1) as u8]
+}
+
+/// [`mac_of`] as the value of `REG_SRC_MAC` (first wire byte in bits 47:40).
+pub fn mac_reg(i: usize) -> u64 {
+    mac_of(i).iter().fold(0, |a, &b| a << 8 | b as u64)
+}
+
+/// [`ip_of`] as the value of `REG_SRC_IP` (first wire byte in bits 31:24).
+pub fn ip_reg(i: usize) -> u64 {
+    u32::from_be_bytes(ip_of(i)) as u64
+}
+
+/// Largest frame the MACs handle (jumbo).
+pub const MAX_FRAME: usize = 9216;
+/// Bytes of preamble + SFD (charged before a frame).
+const PREAMBLE: u64 = 8;
+
+/// Wire time of `bytes` in picoseconds at `mps_per_byte` (milli-picoseconds per byte).
+#[inline]
+fn wire_ps(bytes: u64, mps_per_byte: u64) -> u64 {
+    (bytes * mps_per_byte).div_ceil(1000)
+}
+
+/// A frame finished by a TX MAC, waiting for [`Fabric::route`].
+struct TxDone {
+    data: Vec<u8>,
+    /// Time the FCS's last byte left the sender.
+    end_ps: u64,
+}
+
+/// A frame queued in an RX MAC.
+struct RxFrame {
+    data: Vec<u8>,
+    /// Time the last byte arrives.
+    arrive_ps: u64,
+}
+
+/// The TX half of a NIC's MAC.
+pub struct TxMac {
+    frame: Vec<u8>,
+    in_frame: bool,
+    busy_until_ps: u64,
+    mps_per_byte: u64,
+    done: VecDeque<TxDone>,
+    /// Beats with a non-contiguous or empty `keep` (a protocol error of the core).
+    pub bad_keep_beats: u64,
+    /// Frames longer than [`MAX_FRAME`] (truncated).
+    pub oversize_frames: u64,
+}
+
+impl TxMac {
+    fn new(mps_per_byte: u64) -> TxMac {
+        TxMac {
+            frame: Vec::new(),
+            in_frame: false,
+            busy_until_ps: 0,
+            mps_per_byte,
+            done: VecDeque::new(),
+            bad_keep_beats: 0,
+            oversize_frames: 0,
+        }
+    }
+
+    /// `net_tx_ready` for the cycle starting at `now_ps`: the wire has
+    /// drained what it accepted up to the end of this cycle.
+    #[inline]
+    pub fn ready(&self, now_ps: u64) -> bool {
+        self.busy_until_ps <= now_ps + CLOCK_PS
+    }
+
+    /// A beat fired at `now_ps`: bytes of `data` enabled by `keep`.
+    #[inline]
+    pub fn beat(&mut self, now_ps: u64, data: &[u8; DATA_BYTES], keep: u64, last: bool, pool: &mut Vec<Vec<u8>>) {
+        if !self.in_frame {
+            self.in_frame = true;
+            self.frame = pool.pop().unwrap_or_else(|| Vec::with_capacity(MAX_FRAME));
+            self.frame.clear();
+            self.busy_until_ps = self.busy_until_ps.max(now_ps) + wire_ps(PREAMBLE, self.mps_per_byte);
+        }
+        let n = keep.count_ones() as usize;
+        let contiguous = keep == u64::MAX || (keep != 0 && keep == (1u64 << n) - 1);
+        let room = MAX_FRAME - self.frame.len();
+        if contiguous {
+            self.frame.extend_from_slice(&data[..n.min(room)]);
+        } else {
+            self.bad_keep_beats += 1;
+            for (i, &b) in data.iter().enumerate() {
+                if keep >> i & 1 == 1 && self.frame.len() < MAX_FRAME {
+                    self.frame.push(b);
+                }
+            }
+        }
+        if n > room {
+            self.oversize_frames += 1;
+        }
+        self.busy_until_ps = self.busy_until_ps.max(now_ps) + wire_ps(n as u64, self.mps_per_byte);
+        if last {
+            // FCS (4) then the inter-frame gap (12): the frame ends with its FCS.
+            let fcs_end = self.busy_until_ps + wire_ps(4, self.mps_per_byte);
+            self.busy_until_ps += wire_ps(WIRE_OVERHEAD as u64 - PREAMBLE, self.mps_per_byte);
+            self.in_frame = false;
+            let data = std::mem::take(&mut self.frame);
+            self.done.push_back(TxDone { data, end_ps: fcs_end });
+        }
+    }
+}
+
+/// The beat an RX MAC presents to the core.
+pub struct RxBeat<'a> {
+    /// Frame bytes of this beat (up to 64); lanes past them are zero.
+    pub data: &'a [u8],
+    /// Byte enables.
+    pub keep: u64,
+    /// Last beat of the frame.
+    pub last: bool,
+}
+
+/// The RX half of a NIC's MAC.
+pub struct RxMac {
+    queue: VecDeque<RxFrame>,
+    off: usize,
+    presenting: bool,
+    fresh: bool,
+    /// Frames handed to the core.
+    pub frames: u64,
+}
+
+impl RxMac {
+    fn new() -> RxMac {
+        RxMac { queue: VecDeque::new(), off: 0, presenting: false, fresh: false, frames: 0 }
+    }
+
+    /// Start of the cycle at `now_ps`: starts presenting the next frame when its time has come.
+    #[inline]
+    pub fn begin_cycle(&mut self, now_ps: u64) {
+        if self.presenting {
+            return;
+        }
+        if let Some(f) = self.queue.front() {
+            let beats = f.data.len().div_ceil(DATA_BYTES).max(1) as u64;
+            // Present so the last beat goes out as the last byte arrives.
+            if now_ps + beats.saturating_sub(1) * CLOCK_PS >= f.arrive_ps {
+                self.presenting = true;
+                self.fresh = true;
+            }
+        }
+    }
+
+    /// The beat presented this cycle, if any.
+    #[inline]
+    pub fn beat(&self) -> Option<RxBeat<'_>> {
+        if !self.presenting {
+            return None;
+        }
+        let f = self.queue.front()?;
+        let end = (self.off + DATA_BYTES).min(f.data.len());
+        let n = end - self.off;
+        let keep = if n == DATA_BYTES { u64::MAX } else { (1u64 << n) - 1 };
+        Some(RxBeat { data: &f.data[self.off..end], keep, last: end == f.data.len() })
+    }
+
+    /// True if the presented beat changed since [`RxMac::mark_driven`] (its data must be driven).
+    #[inline]
+    pub fn beat_is_new(&self) -> bool {
+        self.fresh
+    }
+
+    /// The presented beat's data has been driven onto the core's inputs.
+    #[inline]
+    pub fn mark_driven(&mut self) {
+        self.fresh = false;
+    }
+
+    /// The presented beat was accepted; the next one (if any) is presented at once.
+    #[inline]
+    pub fn fired(&mut self, pool: &mut Vec<Vec<u8>>) {
+        let Some(f) = self.queue.front() else { return };
+        self.off += DATA_BYTES;
+        self.fresh = true;
+        if self.off >= f.data.len() {
+            let f = self.queue.pop_front().expect("front exists");
+            pool.push(f.data);
+            self.off = 0;
+            self.presenting = false;
+            self.frames += 1;
+        }
+    }
+
+    /// Frames waiting (including the one being presented).
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+}
+
+/// The MAC of one NIC.
+pub struct NetPort {
+    /// Transmit side.
+    pub tx: TxMac,
+    /// Receive side.
+    pub rx: RxMac,
+}
+
+/// Decides whether a frame is delivered; may modify it. `true` delivers.
+pub type FrameHook = Box<dyn FnMut(&mut Vec<u8>) -> bool>;
+
+/// Faults injected on a NIC's egress link (before the switch).
+#[derive(Default)]
+pub struct LinkFaults {
+    drop_next: u64,
+    corrupt_next: VecDeque<(usize, u8)>,
+    hook: Option<FrameHook>,
+    loss_ppm: u32,
+    rng: u64,
+}
+
+impl LinkFaults {
+    /// Drops the next `n` frames.
+    pub fn drop_next(&mut self, n: u64) {
+        self.drop_next += n;
+    }
+    /// XORs byte `offset` of the next frame (not dropped) with `xor` (ignored if the frame is shorter).
+    pub fn corrupt_next(&mut self, offset: usize, xor: u8) {
+        self.corrupt_next.push_back((offset, xor));
+    }
+    /// Runs `hook` on every frame after the other faults: it may change the frame, and drops it by returning false.
+    pub fn set_hook(&mut self, hook: FrameHook) {
+        self.hook = Some(hook);
+    }
+    /// Removes the hook.
+    pub fn clear_hook(&mut self) {
+        self.hook = None;
+    }
+    /// Drops each frame independently with probability `ppm` / 1e6, from a seeded generator.
+    pub fn set_loss(&mut self, ppm: u32, seed: u64) {
+        self.loss_ppm = ppm;
+        self.rng = seed | 1;
+    }
+
+    /// Applies the faults; true if the frame goes on.
+    fn apply(&mut self, frame: &mut Vec<u8>, stats: &mut LinkStats) -> bool {
+        if self.drop_next > 0 {
+            self.drop_next -= 1;
+            stats.dropped += 1;
+            return false;
+        }
+        if self.loss_ppm > 0 {
+            // xorshift64: reproducible loss pattern per seed.
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            if self.rng % 1_000_000 < self.loss_ppm as u64 {
+                stats.dropped += 1;
+                return false;
+            }
+        }
+        if let Some((o, x)) = self.corrupt_next.pop_front() {
+            if let Some(b) = frame.get_mut(o) {
+                *b ^= x;
+                stats.corrupted += 1;
+            }
+        }
+        if let Some(h) = self.hook.as_mut() {
+            if !h(frame) {
+                stats.dropped += 1;
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Counters of a NIC's egress link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Frames the NIC transmitted.
+    pub frames: u64,
+    /// Bytes of those frames (without wire overhead).
+    pub bytes: u64,
+    /// Frames dropped by faults.
+    pub dropped: u64,
+    /// Frames corrupted by faults.
+    pub corrupted: u64,
+}
+
+/// Counters of the switch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchStats {
+    /// Frames forwarded.
+    pub forwarded: u64,
+    /// Frames to a MAC no port has (dropped).
+    pub unknown_dst: u64,
+    /// Frames dropped because the output queue was full.
+    pub buffer_drops: u64,
+    /// Frames marked ECN CE.
+    pub ecn_marked: u64,
+}
+
+/// All MACs, links and the switch of a cluster.
+pub struct Fabric {
+    ports: Vec<NetPort>,
+    faults: Vec<LinkFaults>,
+    links: Vec<LinkStats>,
+    pool: Vec<Vec<u8>>,
+    /// Per output port of the switch: time its last queued byte leaves.
+    out_busy_ps: Vec<u64>,
+    mps_per_byte: u64,
+    delay_ps: u64,
+    switch_latency_ps: u64,
+    port_buffer: u64,
+    ecn_threshold: Option<u64>,
+    switched: bool,
+    switch: SwitchStats,
+    pcap: Option<PcapSink>,
+}
+
+impl Fabric {
+    /// A fabric for `n` NICs (a cable for 2, a switch otherwise).
+    pub fn new(n: usize, cfg: &SimConfig, pcap: Option<PcapSink>) -> Fabric {
+        let mps_per_byte = (8.0e6 / cfg.link_gbps).round() as u64;
+        Fabric {
+            ports: (0..n).map(|_| NetPort { tx: TxMac::new(mps_per_byte), rx: RxMac::new() }).collect(),
+            faults: (0..n).map(|_| LinkFaults::default()).collect(),
+            links: vec![LinkStats::default(); n],
+            pool: Vec::new(),
+            out_busy_ps: vec![0; n],
+            mps_per_byte,
+            delay_ps: cfg.link_delay_ns * 1000,
+            switch_latency_ps: cfg.switch_latency_ns * 1000,
+            port_buffer: cfg.switch_port_buffer,
+            ecn_threshold: cfg.switch_ecn_threshold,
+            switched: n != 2,
+            switch: SwitchStats::default(),
+            pcap,
+        }
+    }
+
+    /// Number of ports.
+    pub fn len(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// True if the fabric has no ports.
+    pub fn is_empty(&self) -> bool {
+        self.ports.is_empty()
+    }
+
+    /// Port `i` and the frame buffer pool, for one NIC's cycle.
+    #[inline]
+    pub fn port_and_pool(&mut self, i: usize) -> (&mut NetPort, &mut Vec<Vec<u8>>) {
+        (&mut self.ports[i], &mut self.pool)
+    }
+
+    /// Port `i`.
+    pub fn port(&self, i: usize) -> &NetPort {
+        &self.ports[i]
+    }
+
+    /// Fault controls of NIC `i`'s egress link.
+    pub fn faults(&mut self, i: usize) -> &mut LinkFaults {
+        &mut self.faults[i]
+    }
+
+    /// Counters of NIC `i`'s egress link.
+    pub fn link_stats(&self, i: usize) -> LinkStats {
+        self.links[i]
+    }
+
+    /// Counters of the switch (zero for a 2-NIC cable).
+    pub fn switch_stats(&self) -> SwitchStats {
+        self.switch
+    }
+
+    /// Error of the pcap writer, if writing failed.
+    pub fn pcap_error(&self) -> Option<&str> {
+        self.pcap.as_ref().and_then(|p| p.error())
+    }
+
+    /// Flushes the pcap file.
+    pub fn flush_pcap(&mut self) {
+        if let Some(p) = self.pcap.as_mut() {
+            p.flush();
+        }
+    }
+
+    /// End of a cycle: routes every frame a TX MAC finished.
+    #[inline]
+    pub fn route(&mut self) {
+        for src in 0..self.ports.len() {
+            while let Some(TxDone { mut data, end_ps }) = self.ports[src].tx.done.pop_front() {
+                self.links[src].frames += 1;
+                self.links[src].bytes += data.len() as u64;
+                if let Some(p) = self.pcap.as_mut() {
+                    p.write(end_ps, &data);
+                }
+                if !self.faults[src].apply(&mut data, &mut self.links[src]) {
+                    self.pool.push(data);
+                    continue;
+                }
+                match self.forward(src, &mut data, end_ps) {
+                    Some((dst, arrive_ps)) => self.ports[dst].rx.queue.push_back(RxFrame { data, arrive_ps }),
+                    None => self.pool.push(data),
+                }
+            }
+        }
+    }
+
+    /// Destination port and arrival time of a frame, or None if dropped.
+    fn forward(&mut self, src: usize, frame: &mut [u8], end_ps: u64) -> Option<(usize, u64)> {
+        if !self.switched {
+            return Some((1 - src, end_ps + self.delay_ps));
+        }
+        let dst = frame
+            .get(off::ETH_DST..off::ETH_DST + 6)
+            .and_then(|d| (d[..5] == [2, 0, 0, 0, 0] && d[5] >= 1).then(|| d[5] as usize - 1))
+            .filter(|&d| d < self.ports.len());
+        let Some(dst) = dst else {
+            self.switch.unknown_dst += 1;
+            return None;
+        };
+        let at_switch = end_ps + self.delay_ps;
+        let wire = wire_ps(frame.len() as u64 + WIRE_OVERHEAD as u64, self.mps_per_byte);
+        let backlog_ps = self.out_busy_ps[dst].saturating_sub(at_switch);
+        let backlog = backlog_ps * 1000 / self.mps_per_byte.max(1);
+        if backlog + frame.len() as u64 > self.port_buffer {
+            self.switch.buffer_drops += 1;
+            return None;
+        }
+        if self.ecn_threshold.is_some_and(|k| backlog > k) && mark_ce(frame) {
+            self.switch.ecn_marked += 1;
+        }
+        let leave = (self.out_busy_ps[dst] + wire).max(at_switch + self.switch_latency_ps);
+        self.out_busy_ps[dst] = leave;
+        self.switch.forwarded += 1;
+        Some((dst, leave + self.delay_ps))
+    }
+}
+
+/// Sets ECN CE on an ECN-capable IPv4 frame and fixes the header checksum; true if marked.
+pub fn mark_ce(frame: &mut [u8]) -> bool {
+    if frame.len() < off::IP + 20 || frame[off::ETH_TYPE..off::ETH_TYPE + 2] != [0x08, 0x00] {
+        return false;
+    }
+    let ecn = frame[off::IP_TOS] & 3;
+    if ecn == 0 || ecn == 3 {
+        return false;
+    }
+    frame[off::IP_TOS] |= 3;
+    frame[off::IP_CSUM] = 0;
+    frame[off::IP_CSUM + 1] = 0;
+    let ihl = ((frame[off::IP] & 0xf) as usize * 4).clamp(20, frame.len() - off::IP);
+    let mut sum: u32 = frame[off::IP..off::IP + ihl].chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    frame[off::IP_CSUM..off::IP_CSUM + 2].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drives `frames` (lengths) from NIC `src` through TX as fast as `ready`
+    /// allows, with the receivers always ready; returns per frame (tx first
+    /// beat cycle, tx last beat cycle) and per received frame (dst, last beat cycle, bytes).
+    #[allow(clippy::type_complexity)]
+    fn run(fab: &mut Fabric, src: usize, frames: &[Vec<u8>], cycles: u64) -> (Vec<(u64, u64)>, Vec<(usize, u64, Vec<u8>)>) {
+        let mut tx_times = Vec::new();
+        let mut rx = Vec::new();
+        let mut partial: Vec<Vec<u8>> = vec![Vec::new(); fab.len()];
+        let (mut fi, mut off, mut first) = (0, 0, 0);
+        for c in 0..cycles {
+            let now = c * CLOCK_PS;
+            for d in 0..fab.len() {
+                let (port, pool) = fab.port_and_pool(d);
+                port.rx.begin_cycle(now);
+                if let Some(b) = port.rx.beat() {
+                    partial[d].extend_from_slice(&b.data[..b.keep.count_ones() as usize]);
+                    if b.last {
+                        rx.push((d, c, std::mem::take(&mut partial[d])));
+                    }
+                    port.rx.fired(pool);
+                }
+            }
+            if fi < frames.len() {
+                let (port, pool) = fab.port_and_pool(src);
+                if port.tx.ready(now) {
+                    let f = &frames[fi];
+                    let mut beat = [0u8; DATA_BYTES];
+                    let n = (f.len() - off).min(DATA_BYTES);
+                    beat[..n].copy_from_slice(&f[off..off + n]);
+                    let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                    if off == 0 {
+                        first = c;
+                    }
+                    let last = off + n == f.len();
+                    port.tx.beat(now, &beat, keep, last, pool);
+                    off += n;
+                    if last {
+                        tx_times.push((first, c));
+                        fi += 1;
+                        off = 0;
+                    }
+                }
+            }
+            fab.route();
+        }
+        (tx_times, rx)
+    }
+
+    fn frame(dst: usize, len: usize, fill: u8) -> Vec<u8> {
+        let mut f = vec![fill; len];
+        f[..6].copy_from_slice(&mac_of(dst));
+        f
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(mac_of(0), [2, 0, 0, 0, 0, 1]);
+        assert_eq!(mac_reg(2), 0x0200_0000_0003);
+        assert_eq!(ip_of(1), [10, 0, 0, 2]);
+        assert_eq!(ip_reg(0), 0x0a00_0001);
+    }
+
+    #[test]
+    fn serialization_runs_at_line_rate_with_overhead() {
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(2, &cfg, None);
+        let frames: Vec<_> = (0..100).map(|i| frame(1, 1024, i as u8)).collect();
+        let (tx, rx) = run(&mut fab, 0, &frames, 20_000);
+        assert_eq!(tx.len(), 100);
+        assert_eq!(rx.len(), 100);
+        // 100 frames of 1024 + 24 bytes at 100 Gb/s = 8.384 us = 2096 cycles.
+        let span_ps = (tx[99].1 - tx[0].0) * CLOCK_PS;
+        let expect_ps = 100 * (1024 + 24) * 80;
+        assert!(span_ps.abs_diff(expect_ps) < 2 * expect_ps / 100, "span {span_ps} ps, expected {expect_ps} ps");
+        for (i, (d, _, bytes)) in rx.iter().enumerate() {
+            assert_eq!(*d, 1);
+            assert_eq!(bytes, &frames[i], "frame {i} delivered intact and in order");
+        }
+        assert_eq!(fab.link_stats(0).frames, 100);
+        assert_eq!(fab.link_stats(0).bytes, 102_400);
+    }
+
+    #[test]
+    fn one_frame_latency_is_serialization_plus_delay() {
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(2, &cfg, None);
+        let (tx, rx) = run(&mut fab, 1, &[frame(0, 64 * 16, 7)], 2_000);
+        // The wire finishes (8 preamble + 1024 + 4 FCS) * 80 ps after the first
+        // beat; the last beat reaches the core link_delay (500 ns = 125 cycles) later.
+        let fcs_end_ps = tx[0].0 * CLOCK_PS + (8 + 1024 + 4) * 80;
+        let arrive_cycle = (fcs_end_ps + 500_000).div_ceil(CLOCK_PS);
+        assert_eq!(rx.len(), 1);
+        assert_eq!(rx[0].0, 0);
+        assert_eq!(rx[0].1, arrive_cycle);
+    }
+
+    #[test]
+    fn switch_forwards_by_mac_and_drops_unknown() {
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(4, &cfg, None);
+        let mut unknown = frame(0, 100, 1);
+        unknown[5] = 9;
+        let frames = vec![frame(2, 100, 1), frame(3, 200, 2), unknown, frame(1, 64, 3)];
+        let (tx, rx) = run(&mut fab, 0, &frames, 2_000);
+        let dsts: Vec<usize> = rx.iter().map(|r| r.0).collect();
+        assert_eq!(dsts, vec![2, 3, 1]);
+        assert_eq!(fab.switch_stats().unknown_dst, 1);
+        assert_eq!(fab.switch_stats().forwarded, 3);
+        // Two hops of 500 ns plus 300 ns of switch latency after the sender's FCS.
+        let fcs_end_ps = tx[0].0 * CLOCK_PS + (8 + 100 + 4) * 80;
+        assert_eq!(rx[0].1, (fcs_end_ps + 1_300_000).div_ceil(CLOCK_PS));
+    }
+
+    #[test]
+    fn switch_output_queue_serializes_incast() {
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(3, &cfg, None);
+        // NICs 0 and 1 both send 10 frames of 1500 B to NIC 2 at the same time.
+        let frames: Vec<_> = (0..10).map(|_| frame(2, 1500, 0)).collect();
+        let (mut f0, mut f1) = (0, 0);
+        let mut last_rx = 0;
+        let mut got = 0;
+        for c in 0..10_000u64 {
+            let now = c * CLOCK_PS;
+            for (src, fi) in [(0usize, &mut f0), (1, &mut f1)] {
+                let (port, pool) = fab.port_and_pool(src);
+                if *fi < frames.len() * 24 && port.tx.ready(now) {
+                    let k = *fi % 24;
+                    let last = k == 23;
+                    let keep = if last { (1u64 << 28) - 1 } else { u64::MAX };
+                    let mut b = [0u8; 64];
+                    if k == 0 {
+                        b[..6].copy_from_slice(&mac_of(2));
+                    }
+                    port.tx.beat(now, &b, keep, last, pool);
+                    *fi += 1;
+                }
+            }
+            let (port, pool) = fab.port_and_pool(2);
+            port.rx.begin_cycle(now);
+            if let Some(b) = port.rx.beat() {
+                if b.last {
+                    got += 1;
+                    last_rx = c;
+                }
+                port.rx.fired(pool);
+            }
+            fab.route();
+        }
+        assert_eq!(got, 20);
+        // The output port is the bottleneck: 20 x (1500 + 24) B at 100 Gb/s = 2.438 us = 610 cycles.
+        assert!(last_rx >= 610 + 250, "output port serialized the incast (last at {last_rx})");
+        assert!(last_rx <= 610 + 250 + 100 + 150);
+    }
+
+    #[test]
+    fn faults_drop_corrupt_and_hook() {
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(2, &cfg, None);
+        fab.faults(0).drop_next(1);
+        fab.faults(0).corrupt_next(10, 0xff);
+        fab.faults(0).set_hook(Box::new(|f: &mut Vec<u8>| f[20] != 3));
+        let frames: Vec<_> = (0..4).map(|i| frame(1, 64, i as u8)).collect();
+        let (_, rx) = run(&mut fab, 0, &frames, 1_000);
+        assert_eq!(rx.len(), 2, "frame 0 dropped, frame 3 dropped by the hook");
+        assert_eq!(rx[0].2[10], 1 ^ 0xff);
+        assert_eq!(rx[0].2[11], 1);
+        assert_eq!(rx[1].2, frames[2]);
+        let s = fab.link_stats(0);
+        assert_eq!((s.frames, s.dropped, s.corrupted), (4, 2, 1));
+    }
+
+    #[test]
+    fn ecn_marking_fixes_the_ip_checksum() {
+        let mut f = vec![0u8; 64];
+        f[12] = 0x08;
+        f[14] = 0x45;
+        f[15] = 0x02;
+        f[16..20].copy_from_slice(&[0, 50, 0x12, 0x34]);
+        f[22] = 64;
+        f[23] = 17;
+        f[26..34].copy_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        assert!(mark_ce(&mut f));
+        assert_eq!(f[15] & 3, 3);
+        let sum: u32 = f[14..34].chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
+        assert_eq!((sum & 0xffff) + (sum >> 16), 0xffff, "checksum verifies");
+        f[15] = 0;
+        assert!(!mark_ce(&mut f), "not ECN-capable");
+    }
+}

@@ -1,0 +1,272 @@
+//! Host memory of one simulated server and its IOMMU shadow.
+//!
+//! Memory is one flat zeroed region (reserved lazily by the OS) at bus
+//! addresses `[HOST_MEM_BASE, HOST_MEM_BASE + size)`. Buffers are allocated
+//! first-fit, 4 KiB aligned. Each buffer carries the device's access rights
+//! ([`DmaAccess`]); [`HostMem::dma_allowed`] is the shadow check every DMA
+//! of the core goes through.
+
+use std::collections::BTreeMap;
+
+use rnic_driver::{DmaAccess, DmaBuf, DriverError};
+
+/// Bus address of the first byte of host memory.
+pub const HOST_MEM_BASE: u64 = 0x1000_0000;
+/// Allocation granularity and alignment (a page).
+pub const PAGE: u64 = 4096;
+
+/// Direction of a DMA as the device sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DmaDir {
+    /// Device reads host memory.
+    Read,
+    /// Device writes host memory.
+    Write,
+}
+
+/// A DMA the shadow refused: outside every buffer, or without the right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Bus address of the access.
+    pub addr: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// Read or write.
+    pub dir: DmaDir,
+    /// Cycle at which the core issued it.
+    pub cycle: u64,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DMA {:?} of {} bytes at {:#x} (cycle {}) outside any buffer mapped for it", self.dir, self.len, self.addr, self.cycle)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Mapping {
+    len: u64,
+    access: DmaAccess,
+}
+
+/// Host memory with an allocator and the DMA permission shadow.
+pub struct HostMem {
+    data: Vec<u8>,
+    /// Free ranges: offset -> length (page multiples, coalesced).
+    free: BTreeMap<u64, u64>,
+    /// Live buffers: bus address -> mapping (exact requested length).
+    bufs: BTreeMap<u64, Mapping>,
+    /// Last buffer a DMA hit (most DMAs stream through one buffer).
+    last_hit: Option<(u64, Mapping)>,
+}
+
+impl HostMem {
+    /// Host memory of `size` bytes (rounded down to pages), all free and zero.
+    pub fn new(size: u64) -> HostMem {
+        let size = size / PAGE * PAGE;
+        let mut free = BTreeMap::new();
+        if size > 0 {
+            free.insert(0, size);
+        }
+        HostMem { data: vec![0; size as usize], free, bufs: BTreeMap::new(), last_hit: None }
+    }
+
+    /// Total bytes of host memory.
+    pub fn size(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    /// Allocates `len` zeroed bytes, 4 KiB aligned, mapped for the device with `access`.
+    pub fn alloc(&mut self, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        if len == 0 {
+            return Err(DriverError::DmaAlloc { len, reason: "zero length".into() });
+        }
+        let need = (len as u64).div_ceil(PAGE) * PAGE;
+        let (&off, &flen) = self.free.iter().find(|(_, &l)| l >= need).ok_or_else(|| DriverError::DmaAlloc {
+            len,
+            reason: format!("simulated host memory of {} bytes exhausted (SimConfig::host_mem_bytes)", self.size()),
+        })?;
+        self.free.remove(&off);
+        if flen > need {
+            self.free.insert(off + need, flen - need);
+        }
+        self.data[off as usize..(off + need) as usize].fill(0);
+        let bus_addr = HOST_MEM_BASE + off;
+        self.bufs.insert(bus_addr, Mapping { len: len as u64, access });
+        self.last_hit = None;
+        Ok(DmaBuf { bus_addr, len })
+    }
+
+    fn mapping(&self, buf: DmaBuf) -> Result<Mapping, DriverError> {
+        match self.bufs.get(&buf.bus_addr) {
+            Some(m) if m.len == buf.len as u64 => Ok(*m),
+            _ => Err(DriverError::Device(format!("no DMA buffer of {} bytes at {:#x}", buf.len, buf.bus_addr))),
+        }
+    }
+
+    /// Frees a buffer; the device loses access at once.
+    pub fn free(&mut self, buf: DmaBuf) -> Result<(), DriverError> {
+        self.mapping(buf)?;
+        self.bufs.remove(&buf.bus_addr);
+        self.last_hit = None;
+        let mut off = buf.bus_addr - HOST_MEM_BASE;
+        let mut len = (buf.len as u64).div_ceil(PAGE) * PAGE;
+        // Coalesce with the free neighbours.
+        if let Some((&poff, &plen)) = self.free.range(..off).next_back() {
+            if poff + plen == off {
+                self.free.remove(&poff);
+                off = poff;
+                len += plen;
+            }
+        }
+        if let Some(&nlen) = self.free.get(&(off + len)) {
+            self.free.remove(&(off + len));
+            len += nlen;
+        }
+        self.free.insert(off, len);
+        Ok(())
+    }
+
+    /// Changes the device's access to a buffer.
+    pub fn set_access(&mut self, buf: DmaBuf, access: DmaAccess) -> Result<(), DriverError> {
+        self.mapping(buf)?;
+        self.bufs.insert(buf.bus_addr, Mapping { len: buf.len as u64, access });
+        self.last_hit = None;
+        Ok(())
+    }
+
+    /// Buffers currently allocated.
+    pub fn buffers(&self) -> usize {
+        self.bufs.len()
+    }
+
+    /// The buffer holding `[addr, addr+len)`, if one does.
+    fn find(&self, addr: u64, len: u64) -> Option<(u64, Mapping)> {
+        let end = addr.checked_add(len)?;
+        let (&base, &m) = self.bufs.range(..=addr).next_back()?;
+        (end <= base + m.len).then_some((base, m))
+    }
+
+    /// Shadow check: may the device access `[addr, addr+len)` in direction `dir`?
+    #[inline]
+    pub fn dma_allowed(&mut self, addr: u64, len: u64, dir: DmaDir) -> bool {
+        let hit = match self.last_hit {
+            Some((base, m)) if addr >= base && addr.saturating_add(len) <= base + m.len => Some((base, m)),
+            _ => self.find(addr, len),
+        };
+        let Some((base, m)) = hit else { return false };
+        self.last_hit = Some((base, m));
+        match dir {
+            DmaDir::Read => m.access.device_read,
+            DmaDir::Write => m.access.device_write,
+        }
+    }
+
+    /// Offset into `data` of `[addr, addr+len)` if it lies in host memory.
+    #[inline]
+    fn offset(&self, addr: u64, len: usize) -> Option<usize> {
+        let off = addr.checked_sub(HOST_MEM_BASE)?;
+        (off.checked_add(len as u64)? <= self.data.len() as u64).then_some(off as usize)
+    }
+
+    fn cpu_check(&self, addr: u64, len: usize) -> Result<usize, DriverError> {
+        match self.find(addr, len as u64) {
+            Some(_) => Ok(self.offset(addr, len).expect("buffers lie in host memory")),
+            None => {
+                let (base, size) = self
+                    .bufs
+                    .range(..=addr)
+                    .next_back()
+                    .map(|(&b, m)| (b, m.len as usize))
+                    .unwrap_or((HOST_MEM_BASE, 0));
+                Err(DriverError::OutOfBounds { addr, len, base, size })
+            }
+        }
+    }
+
+    /// CPU write into an allocated buffer.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
+        let off = self.cpu_check(addr, data.len())?;
+        self.data[off..off + data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    /// CPU read from an allocated buffer.
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), DriverError> {
+        let off = self.cpu_check(addr, out.len())?;
+        out.copy_from_slice(&self.data[off..off + out.len()]);
+        Ok(())
+    }
+
+    /// Device-side read (after the shadow check): bytes outside host memory read as zero.
+    #[inline]
+    pub fn dev_read(&self, addr: u64, out: &mut [u8]) {
+        match self.offset(addr, out.len()) {
+            Some(off) => out.copy_from_slice(&self.data[off..off + out.len()]),
+            None => out.fill(0),
+        }
+    }
+
+    /// Device-side write (after the shadow check): ignored outside host memory.
+    #[inline]
+    pub fn dev_write(&mut self, addr: u64, data: &[u8]) {
+        if let Some(off) = self.offset(addr, data.len()) {
+            self.data[off..off + data.len()].copy_from_slice(data);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RW: DmaAccess = DmaAccess { device_read: true, device_write: true };
+    const RO: DmaAccess = DmaAccess { device_read: true, device_write: false };
+
+    #[test]
+    fn alloc_is_page_aligned_zeroed_and_reused() {
+        let mut m = HostMem::new(1 << 20);
+        let a = m.alloc(100, RW).unwrap();
+        let b = m.alloc(5000, RW).unwrap();
+        assert_eq!(a.bus_addr, HOST_MEM_BASE);
+        assert_eq!(b.bus_addr, HOST_MEM_BASE + PAGE);
+        m.write(a.bus_addr, &[7; 100]).unwrap();
+        m.free(a).unwrap();
+        let c = m.alloc(10, RW).unwrap();
+        assert_eq!(c.bus_addr, a.bus_addr, "first fit reuses the freed page");
+        let mut out = [1u8; 10];
+        m.read(c.bus_addr, &mut out).unwrap();
+        assert_eq!(out, [0; 10], "allocations are zeroed");
+        m.free(b).unwrap();
+        m.free(c).unwrap();
+        assert_eq!(m.free.len(), 1, "free ranges coalesce");
+        assert!(m.alloc(2 << 20, RW).is_err());
+    }
+
+    #[test]
+    fn shadow_checks_bounds_and_rights() {
+        let mut m = HostMem::new(1 << 20);
+        let a = m.alloc(100, RO).unwrap();
+        assert!(m.dma_allowed(a.bus_addr, 100, DmaDir::Read));
+        assert!(!m.dma_allowed(a.bus_addr, 101, DmaDir::Read), "past the exact length");
+        assert!(!m.dma_allowed(a.bus_addr + 50, 64, DmaDir::Read));
+        assert!(!m.dma_allowed(a.bus_addr, 8, DmaDir::Write), "read-only buffer");
+        assert!(!m.dma_allowed(a.bus_addr - 8, 8, DmaDir::Read));
+        m.set_access(a, RW).unwrap();
+        assert!(m.dma_allowed(a.bus_addr, 8, DmaDir::Write));
+        m.free(a).unwrap();
+        assert!(!m.dma_allowed(a.bus_addr, 8, DmaDir::Read), "freed buffers lose access");
+    }
+
+    #[test]
+    fn cpu_access_outside_buffers_fails() {
+        let mut m = HostMem::new(1 << 20);
+        let a = m.alloc(16, RW).unwrap();
+        assert!(m.write(a.bus_addr + 8, &[0; 16]).is_err());
+        assert!(m.read(0, &mut [0; 4]).is_err());
+        m.write(a.bus_addr + 8, &[3; 8]).unwrap();
+        let mut out = [0; 4];
+        m.dev_read(a.bus_addr + 12, &mut out);
+        assert_eq!(out, [3; 4]);
+    }
+}

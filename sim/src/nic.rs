@@ -1,0 +1,358 @@
+//! One simulated NIC: the verilated core, its host memory and PCIe model,
+//! and the MMIO register path.
+
+use std::collections::VecDeque;
+
+use rnic_spec::params::{CLOCK_PS, DATA_BYTES};
+
+use crate::config::{ns_to_cycles, SimConfig};
+use crate::fabric::NetPort;
+use crate::mem::{HostMem, Violation};
+use crate::model::{Model, ModelError, PortId};
+use crate::pcie::{DmaStats, Pcie};
+use crate::SimError;
+
+/// Every port of the "core" top, resolved once.
+struct CorePorts {
+    reg_wr_valid: PortId,
+    reg_wr_addr: PortId,
+    reg_wr_data: PortId,
+    reg_rd_valid: PortId,
+    reg_rd_addr: PortId,
+    reg_rd_resp_valid: PortId,
+    reg_rd_resp_data: PortId,
+    dma_rd_req_valid: PortId,
+    dma_rd_req_ready: PortId,
+    dma_rd_req_addr: PortId,
+    dma_rd_req_len: PortId,
+    dma_rd_req_tag: PortId,
+    dma_rd_cpl_valid: PortId,
+    dma_rd_cpl_ready: PortId,
+    dma_rd_cpl_data: PortId,
+    dma_rd_cpl_tag: PortId,
+    dma_rd_cpl_last: PortId,
+    dma_wr_valid: PortId,
+    dma_wr_ready: PortId,
+    dma_wr_addr: PortId,
+    dma_wr_data: PortId,
+    dma_wr_len: PortId,
+    net_tx_valid: PortId,
+    net_tx_ready: PortId,
+    net_tx_data: PortId,
+    net_tx_keep: PortId,
+    net_tx_last: PortId,
+    net_rx_valid: PortId,
+    net_rx_ready: PortId,
+    net_rx_data: PortId,
+    net_rx_keep: PortId,
+    net_rx_last: PortId,
+}
+
+impl CorePorts {
+    fn resolve(m: &Model) -> Result<CorePorts, ModelError> {
+        Ok(CorePorts {
+            reg_wr_valid: m.port("reg_wr_valid")?,
+            reg_wr_addr: m.port("reg_wr_addr")?,
+            reg_wr_data: m.port("reg_wr_data")?,
+            reg_rd_valid: m.port("reg_rd_valid")?,
+            reg_rd_addr: m.port("reg_rd_addr")?,
+            reg_rd_resp_valid: m.port("reg_rd_resp_valid")?,
+            reg_rd_resp_data: m.port("reg_rd_resp_data")?,
+            dma_rd_req_valid: m.port("dma_rd_req_valid")?,
+            dma_rd_req_ready: m.port("dma_rd_req_ready")?,
+            dma_rd_req_addr: m.port("dma_rd_req_addr")?,
+            dma_rd_req_len: m.port("dma_rd_req_len")?,
+            dma_rd_req_tag: m.port("dma_rd_req_tag")?,
+            dma_rd_cpl_valid: m.port("dma_rd_cpl_valid")?,
+            dma_rd_cpl_ready: m.port("dma_rd_cpl_ready")?,
+            dma_rd_cpl_data: m.port("dma_rd_cpl_data")?,
+            dma_rd_cpl_tag: m.port("dma_rd_cpl_tag")?,
+            dma_rd_cpl_last: m.port("dma_rd_cpl_last")?,
+            dma_wr_valid: m.port("dma_wr_valid")?,
+            dma_wr_ready: m.port("dma_wr_ready")?,
+            dma_wr_addr: m.port("dma_wr_addr")?,
+            dma_wr_data: m.port("dma_wr_data")?,
+            dma_wr_len: m.port("dma_wr_len")?,
+            net_tx_valid: m.port("net_tx_valid")?,
+            net_tx_ready: m.port("net_tx_ready")?,
+            net_tx_data: m.port("net_tx_data")?,
+            net_tx_keep: m.port("net_tx_keep")?,
+            net_tx_last: m.port("net_tx_last")?,
+            net_rx_valid: m.port("net_rx_valid")?,
+            net_rx_ready: m.port("net_rx_ready")?,
+            net_rx_data: m.port("net_rx_data")?,
+            net_rx_keep: m.port("net_rx_keep")?,
+            net_rx_last: m.port("net_rx_last")?,
+        })
+    }
+}
+
+/// A host register access on its way to the core.
+#[derive(Clone, Copy, Debug)]
+enum RegOp {
+    Write { addr: u32, data: u64 },
+    Read { addr: u32 },
+}
+
+/// State of the one outstanding register read.
+#[derive(Clone, Copy, Debug)]
+enum ReadState {
+    /// No read.
+    Idle,
+    /// Queued for the core (or issued at `issued` when Some).
+    Pending { addr: u32, issued: Option<u64> },
+    /// The value is visible to the host from cycle `visible`.
+    Done { value: u64, visible: u64 },
+    /// The core did not answer within the timeout.
+    Lost { addr: u32, issued: u64 },
+}
+
+/// One NIC: the "core" model, host memory, PCIe, MMIO. Stepped by [`crate::Cluster`].
+pub struct SimNic {
+    index: usize,
+    model: Model,
+    p: CorePorts,
+    mem: HostMem,
+    pcie: Pcie,
+    regs: VecDeque<(u64, RegOp)>,
+    read: ReadState,
+    mmio: u64,
+    reg_timeout: u64,
+    /// What the harness presented this cycle (for the handshakes).
+    cpl_shown: bool,
+    rx_shown: bool,
+    beat: [u8; DATA_BYTES],
+    /// Register read responses nobody asked for (a protocol error of the core).
+    spurious_reg_resp: u64,
+    violations_seen: usize,
+}
+
+impl SimNic {
+    /// NIC `index` with a fresh core and empty host memory.
+    pub fn new(index: usize, cfg: &SimConfig) -> Result<SimNic, SimError> {
+        let mut model = Model::new("core")?;
+        if let Some(dir) = &cfg.vcd {
+            std::fs::create_dir_all(dir).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
+            model.trace_vcd(&dir.join(format!("nic{index}.vcd")))?;
+        }
+        let p = CorePorts::resolve(&model)?;
+        Ok(SimNic {
+            index,
+            model,
+            p,
+            mem: HostMem::new(cfg.host_mem_bytes),
+            pcie: Pcie::new(cfg),
+            regs: VecDeque::with_capacity(1024),
+            read: ReadState::Idle,
+            mmio: ns_to_cycles(cfg.mmio_latency_ns),
+            reg_timeout: cfg.reg_timeout_cycles,
+            cpl_shown: false,
+            rx_shown: false,
+            beat: [0; DATA_BYTES],
+            spurious_reg_resp: 0,
+            violations_seen: 0,
+        })
+    }
+
+    /// Index in the cluster.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The core's model (to peek at ports in tests).
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// Host memory.
+    pub fn mem(&self) -> &HostMem {
+        &self.mem
+    }
+
+    /// Host memory, mutable (allocation, CPU writes).
+    pub fn mem_mut(&mut self) -> &mut HostMem {
+        &mut self.mem
+    }
+
+    /// DMA shadow violations so far.
+    pub fn violations(&self) -> &[Violation] {
+        self.pcie.violations()
+    }
+
+    /// The first violation not yet returned by this call.
+    pub fn take_new_violation(&mut self) -> Option<Violation> {
+        let v = self.pcie.violations().get(self.violations_seen).copied();
+        if v.is_some() {
+            self.violations_seen += 1;
+        }
+        v
+    }
+
+    /// DMA counters.
+    pub fn dma_stats(&self) -> DmaStats {
+        self.pcie.stats()
+    }
+
+    /// Register read responses the core sent without a read outstanding.
+    pub fn spurious_reg_responses(&self) -> u64 {
+        self.spurious_reg_resp
+    }
+
+    /// Posts a register write at cycle `now`; it reaches the core after the MMIO latency.
+    pub fn post_write(&mut self, now: u64, addr: u32, data: u64) {
+        self.regs.push_back((now + self.mmio, RegOp::Write { addr, data }));
+    }
+
+    /// Posts a register read at cycle `now`; poll [`SimNic::read_result`]. One read at a time.
+    pub fn post_read(&mut self, now: u64, addr: u32) -> Result<(), SimError> {
+        if matches!(self.read, ReadState::Pending { .. }) {
+            return Err(SimError::RegBusy { nic: self.index });
+        }
+        self.read = ReadState::Pending { addr, issued: None };
+        self.regs.push_back((now + self.mmio, RegOp::Read { addr }));
+        Ok(())
+    }
+
+    /// The posted read's value once visible to the host at cycle `now`, or its failure.
+    pub fn read_result(&mut self, now: u64) -> Option<Result<u64, SimError>> {
+        match self.read {
+            ReadState::Done { value, visible } if visible <= now => {
+                self.read = ReadState::Idle;
+                Some(Ok(value))
+            }
+            ReadState::Lost { addr, issued } => {
+                self.read = ReadState::Idle;
+                Some(Err(SimError::RegTimeout { nic: self.index, addr, issued, cycles: self.reg_timeout }))
+            }
+            ReadState::Idle => Some(Err(SimError::NoRead { nic: self.index })),
+            _ => None,
+        }
+    }
+
+    /// Register writes and reads not yet presented to the core.
+    pub fn regs_queued(&self) -> usize {
+        self.regs.len()
+    }
+
+    /// One clock cycle at `now`: present inputs, evaluate, take the handshakes, clock edge.
+    #[inline]
+    pub fn cycle(&mut self, now: u64, net: &mut NetPort, pool: &mut Vec<Vec<u8>>) {
+        let now_ps = now * CLOCK_PS;
+        let p = &self.p;
+        let m = &mut self.model;
+
+        // Register port: one access per cycle, none while a read is outstanding.
+        let mut wr_valid = 0;
+        let mut rd_valid = 0;
+        let read_busy = matches!(self.read, ReadState::Pending { issued: Some(_), .. });
+        if !read_busy {
+            if let Some(&(due, op)) = self.regs.front() {
+                if due <= now {
+                    self.regs.pop_front();
+                    match op {
+                        RegOp::Write { addr, data } => {
+                            m.set(p.reg_wr_addr, addr as u64);
+                            m.set(p.reg_wr_data, data);
+                            wr_valid = 1;
+                        }
+                        RegOp::Read { addr } => {
+                            m.set(p.reg_rd_addr, addr as u64);
+                            rd_valid = 1;
+                            self.read = ReadState::Pending { addr, issued: Some(now) };
+                        }
+                    }
+                }
+            }
+        }
+        m.set(p.reg_wr_valid, wr_valid);
+        m.set(p.reg_rd_valid, rd_valid);
+
+        // DMA port.
+        self.pcie.begin_cycle(now, &mut self.mem);
+        let rd_req_ready = self.pcie.rd_req_ready();
+        let wr_ready = self.pcie.wr_ready();
+        m.set(p.dma_rd_req_ready, rd_req_ready as u64);
+        m.set(p.dma_wr_ready, wr_ready as u64);
+        self.cpl_shown = match self.pcie.cpl() {
+            Some(b) => {
+                if self.pcie.cpl_is_new() {
+                    m.set_bytes(p.dma_rd_cpl_data, &b.data);
+                    m.set(p.dma_rd_cpl_tag, b.tag as u64);
+                    m.set(p.dma_rd_cpl_last, b.last as u64);
+                }
+                true
+            }
+            None => false,
+        };
+        m.set(p.dma_rd_cpl_valid, self.cpl_shown as u64);
+
+        // Network port.
+        let tx_ready = net.tx.ready(now_ps);
+        m.set(p.net_tx_ready, tx_ready as u64);
+        net.rx.begin_cycle(now_ps);
+        let fresh = net.rx.beat_is_new();
+        self.rx_shown = match net.rx.beat() {
+            Some(b) => {
+                if fresh {
+                    m.set_bytes(p.net_rx_data, b.data);
+                    m.set(p.net_rx_keep, b.keep);
+                    m.set(p.net_rx_last, b.last as u64);
+                }
+                true
+            }
+            None => false,
+        };
+        if fresh {
+            net.rx.mark_driven();
+        }
+        m.set(p.net_rx_valid, self.rx_shown as u64);
+
+        m.clock_low();
+
+        // Handshakes.
+        if m.get(p.reg_rd_resp_valid) != 0 {
+            match self.read {
+                ReadState::Pending { issued: Some(_), .. } => {
+                    let value = m.get(p.reg_rd_resp_data);
+                    self.read = ReadState::Done { value, visible: now + self.mmio };
+                }
+                _ => self.spurious_reg_resp += 1,
+            }
+        } else if let ReadState::Pending { addr, issued: Some(t) } = self.read {
+            if now - t > self.reg_timeout {
+                self.read = ReadState::Lost { addr, issued: t };
+            }
+        }
+        if rd_req_ready && m.get(p.dma_rd_req_valid) != 0 {
+            let addr = m.get(p.dma_rd_req_addr);
+            let len = m.get(p.dma_rd_req_len) as u32;
+            let tag = m.get(p.dma_rd_req_tag) as u8;
+            self.pcie.rd_req(now, addr, len, tag, &mut self.mem);
+        }
+        if self.cpl_shown && m.get(p.dma_rd_cpl_ready) != 0 {
+            self.pcie.cpl_fired();
+        }
+        if wr_ready && m.get(p.dma_wr_valid) != 0 {
+            let addr = m.get(p.dma_wr_addr);
+            let len = m.get(p.dma_wr_len) as usize;
+            m.get_bytes(p.dma_wr_data, &mut self.beat);
+            if len > DATA_BYTES {
+                // Only 1..=64 is legal: recorded as a zero-length violation, not applied.
+                self.pcie.wr(now, addr, &[], &mut self.mem);
+            } else {
+                self.pcie.wr(now, addr, &self.beat[..len], &mut self.mem);
+            }
+        }
+        if tx_ready && m.get(p.net_tx_valid) != 0 {
+            m.get_bytes(p.net_tx_data, &mut self.beat);
+            let keep = m.get(p.net_tx_keep);
+            let last = m.get(p.net_tx_last) != 0;
+            net.tx.beat(now_ps, &self.beat, keep, last, pool);
+        }
+        if self.rx_shown && m.get(p.net_rx_ready) != 0 {
+            net.rx.fired(pool);
+        }
+
+        m.clock_high();
+    }
+}
