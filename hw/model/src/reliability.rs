@@ -25,15 +25,21 @@
 //!    already knows (`epsn < snd_una`) do not trigger it.
 //! 2. **Probe**: no SACK for `probe_after_ns` (3 network RTTs) with data
 //!    outstanding → send a probe (repeated every `probe_after_ns` while
-//!    unanswered). If its SACK returns with RTT < `probe_rtt_limit_ns` (2 base
-//!    RTTs) and no other SACK arrived since the probe was sent (Algo 1 line 10),
-//!    every un-SACKed packet in flight is declared lost.
+//!    unanswered). If its SACK returns with RTT < `probe_rtt_limit_ns` and no
+//!    other SACK arrived since the probe was sent (Algo 1 line 10), every
+//!    un-SACKed packet in flight is declared lost. Algo 1 compares `delay` —
+//!    the name Algo 4 uses for the *queueing* delay `rtt − base_rtt` — with
+//!    `2·net_base_rtt`, so the limit is `3·net_base_rtt` expressed as an RTT
+//!    (the text's "the measured RTT is small"); reading it as `rtt <
+//!    2·net_base_rtt` made every probe fail behind a last-hop queue held at
+//!    the target delay, leaving tail losses to the timeout.
 //! 3. **Timeout**: no advance of `snd_una` for `rto_ns` → every un-SACKed
 //!    packet in flight is declared lost.
 //!
-//! A packet lost again while in recovery is recovered by the probe or the
-//! timeout (as in the paper); recovery is not re-entered from OOO counts until
-//! it ends.
+//! A packet lost again while in recovery is recovered by the probe (which
+//! acts during recovery too: a quick reply with nothing else received proves
+//! the network drained) or the timeout; recovery is not re-entered from OOO
+//! counts until it ends.
 
 use crate::sack::{Bitmap256, Sack, RX_BITMAP_BITS};
 use crate::Nanos;
@@ -51,7 +57,8 @@ pub struct SrConfig {
     pub ooo_use_cwnd: bool,
     /// Silence before a probe, ns (3 × net_base_rtt); 0 disables probes.
     pub probe_after_ns: u64,
-    /// A probe's SACK with RTT below this triggers recovery (2 × net_base_rtt).
+    /// A probe's SACK with RTT below this triggers recovery (3 × net_base_rtt:
+    /// queueing delay below 2 × net_base_rtt).
     pub probe_rtt_limit_ns: u64,
     /// Retransmission timeout, ns.
     pub rto_ns: u64,
@@ -254,7 +261,8 @@ impl SrSender {
 
     fn enter_recovery(&mut self, upto: u32) {
         self.declare_lost(upto);
-        self.recovery_end = Some(upto.saturating_sub(1).max(self.snd_una));
+        let end = upto.saturating_sub(1).max(self.snd_una);
+        self.recovery_end = Some(self.recovery_end.map_or(end, |e| e.max(end)));
     }
 
     /// Processes one SACK received at `now` with the current window in packets.
@@ -312,7 +320,9 @@ impl SrSender {
         if out.probe_reply {
             let rtt = now.saturating_sub(s.ts_echo);
             self.probe_sent_ts = None;
-            if rtt < self.cfg.probe_rtt_limit_ns && self.acks_since_probe == 0 && self.recovery_end.is_none() && self.snd_una < self.snd_nxt {
+            // also during recovery: a quick, lonely probe reply means the
+            // network is drained, so retransmissions lost again are resent
+            if rtt < self.cfg.probe_rtt_limit_ns && self.acks_since_probe == 0 && self.snd_una < self.snd_nxt {
                 self.enter_recovery(self.snd_nxt);
                 self.stats.probe_recoveries += 1;
                 out.entered_recovery = Some(LossTrigger::Probe);
@@ -529,6 +539,24 @@ mod tests {
         s.on_ack(81_000, &sack(1, 1, 0, 1_000, 0), 1); // another ACK after the probe
         reply.ts_echo = 80_000;
         assert_eq!(s.on_ack(82_000, &reply, 1).entered_recovery, None);
+    }
+
+    #[test]
+    fn probe_during_recovery_redeclares_lost_retransmissions() {
+        let mut s = SrSender::new(cfg(), 20_000, 0);
+        send_all(&mut s, 20);
+        s.on_ack(5, &sack(0, 0, 0b1111110, 6_000, 6), 1); // PSN 0 declared lost
+        assert_eq!(s.next_tx(u64::MAX).unwrap().psn, 0); // resent ... and lost again
+        assert!(s.recovery_end.is_some());
+        assert_eq!(s.on_timer(5 + 24_000), Some(TimerAction::SendProbe { sack_base: 0 }));
+        let mut reply = sack(0, 0, 0b1111110, 6_000, 6);
+        reply.probe_reply = true;
+        reply.ts_echo = 24_005;
+        let o = s.on_ack(30_000, &reply, 1);
+        assert_eq!(o.entered_recovery, Some(LossTrigger::Probe));
+        // PSN 0 again, plus the never-acknowledged tail 7..20
+        assert_eq!(s.lost_pending(), 1 + 13);
+        assert_eq!(s.recovery_end, Some(19));
     }
 
     #[test]

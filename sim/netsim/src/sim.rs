@@ -487,7 +487,7 @@ impl Sim {
                 ooo_min_threshold: 0,
                 ooo_use_cwnd: false,
                 probe_after_ns: 3 * cfg.base_rtt_ns as u64,
-                probe_rtt_limit_ns: 2 * cfg.base_rtt_ns as u64,
+                probe_rtt_limit_ns: 3 * cfg.base_rtt_ns as u64,
                 rto_ns: cfg.rto_ns,
             },
             _ => SrConfig {
@@ -496,7 +496,7 @@ impl Sim {
                 ooo_min_threshold: 5,
                 ooo_use_cwnd: true,
                 probe_after_ns: 3 * cfg.base_rtt_ns as u64,
-                probe_rtt_limit_ns: 2 * cfg.base_rtt_ns as u64,
+                probe_rtt_limit_ns: 3 * cfg.base_rtt_ns as u64,
                 rto_ns: cfg.rto_ns,
             },
         };
