@@ -123,9 +123,21 @@ impl Cluster {
         &self.fabric
     }
 
+    /// The fabric, mutable.
+    pub fn fabric_mut(&mut self) -> &mut Fabric {
+        &mut self.fabric
+    }
+
     /// Fault controls of NIC `i`'s egress link.
     pub fn faults(&mut self, i: usize) -> &mut LinkFaults {
         self.fabric.faults(i)
+    }
+
+    /// Hands `frame` to NIC `i`'s RX MAC now, as if it came off the wire
+    /// (not captured in pcap, not subject to faults).
+    pub fn inject_frame(&mut self, i: usize, frame: &[u8]) {
+        let now_ps = self.cycle * rnic_spec::params::CLOCK_PS;
+        self.fabric.inject(i, frame, now_ps);
     }
 
     /// One cycle of every NIC and the fabric.

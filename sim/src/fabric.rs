@@ -423,6 +423,15 @@ impl Fabric {
         }
     }
 
+    /// Queues `frame` for NIC `dst`'s RX as if its last byte arrived at `arrive_ps`
+    /// (tests of bad input from the wire). Frames are delivered in queue order.
+    pub fn inject(&mut self, dst: usize, frame: &[u8], arrive_ps: u64) {
+        let mut data = self.pool.pop().unwrap_or_default();
+        data.clear();
+        data.extend_from_slice(frame);
+        self.ports[dst].rx.queue.push_back(RxFrame { data, arrive_ps });
+    }
+
     /// End of a cycle: routes every frame a TX MAC finished.
     #[inline]
     pub fn route(&mut self) {
