@@ -1,1 +1,200 @@
-//! End-to-end tests live in tests/tests/.
+//! Helpers of the end-to-end tests (tests/tests/*.rs): a connected pair of
+//! cosimulated NICs, transfers whose every byte is checked (payload against
+//! a seeded pattern, and the bytes around it against a sentinel), and the
+//! DMA shadow check.
+
+use rnic::{AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode};
+use rnic_sim::SimConfig;
+use rnic_tools::bench::{connect, initial_psn};
+use rnic_tools::pattern;
+
+pub use rnic_tools::cosim::Nics;
+
+/// Seed of every pattern in the tests (printed with any mismatch).
+pub const SEED: u64 = 0x7E57_0001;
+/// Stream of the sentinel that fills destination memory before a test.
+pub const SENTINEL: u64 = u64::MAX;
+
+/// Two cosimulated NICs with the default configuration.
+pub fn pair() -> Nics {
+    pair_with(SimConfig::default())
+}
+
+/// Two cosimulated NICs with `cfg`.
+pub fn pair_with(cfg: SimConfig) -> Nics {
+    Nics::new(2, cfg).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Fails the test if the DMA shadow recorded any violation.
+pub fn assert_no_violations(nics: &Nics) {
+    let v = nics.violations();
+    assert!(v.is_empty(), "{} DMA shadow violations:\n{}", v.len(), v.join("\n"));
+}
+
+/// Device cycles to wait for `bytes` of traffic: generous (4x under line rate) plus a fixed allowance.
+pub fn timeout_for(bytes: u64) -> u64 {
+    1_000_000 + bytes / 8
+}
+
+/// Which operation a transfer uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// RDMA WRITE.
+    Write,
+    /// SEND.
+    Send,
+}
+
+/// PDs, CQs and `n` connected QP pairs: side A on NIC0 (requester), side B on NIC1.
+pub struct World {
+    /// NIC0's context.
+    pub ctx_a: Context,
+    /// NIC1's context.
+    pub ctx_b: Context,
+    /// NIC0's PD.
+    pub pd_a: Pd,
+    /// NIC1's PD.
+    pub pd_b: Pd,
+    /// NIC0's CQ (all its QPs, send and receive).
+    pub cq_a: Cq,
+    /// NIC1's CQ.
+    pub cq_b: Cq,
+    /// `(a, b)` QP pairs, connected.
+    pub conns: Vec<(Qp, Qp)>,
+}
+
+impl World {
+    /// `n` QP pairs, each side allowing `depth` send and `depth` receive WRs.
+    pub fn new(nics: &Nics, n: u32, depth: u32, mtu: Mtu) -> World {
+        let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
+        let pd_a = ctx_a.alloc_pd().unwrap();
+        let pd_b = ctx_b.alloc_pd().unwrap();
+        let cq_a = ctx_a.create_cq(2 * n * depth).unwrap();
+        let cq_b = ctx_b.create_cq(2 * n * depth).unwrap();
+        let mut conns = Vec::new();
+        for i in 0..n {
+            let attr = |cq: &Cq| QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: depth, max_recv_wr: depth };
+            let a = pd_a.create_qp(attr(&cq_a)).unwrap();
+            let b = pd_b.create_qp(attr(&cq_b)).unwrap();
+            connect(&ctx_a, &a, initial_psn(SEED, 0, i), &ctx_b, &b, initial_psn(SEED, 1, i), mtu).unwrap();
+            conns.push((a, b));
+        }
+        World { ctx_a, ctx_b, pd_a, pd_b, cq_a, cq_b, conns }
+    }
+}
+
+/// The pattern stream of message `m` on QP index `q`.
+pub fn stream(q: u32, m: u32) -> u64 {
+    pattern::stream(q, m as u64)
+}
+
+/// Fills a whole MR with the sentinel and returns what it holds.
+pub fn fill_sentinel(mr: &Mr) -> Vec<u8> {
+    let v = pattern::make(SEED, SENTINEL, mr.len());
+    mr.write(0, &v).unwrap();
+    v
+}
+
+/// Reads a whole MR.
+pub fn read_all(mr: &Mr) -> Vec<u8> {
+    let mut v = vec![0u8; mr.len()];
+    mr.read(0, &mut v).unwrap();
+    v
+}
+
+/// Compares `got` with `want`; on a difference names the slot (QP index,
+/// message) and the offset inside it, given the slot layout.
+pub fn assert_same(what: &str, got: &[u8], want: &[u8], slot: usize, msgs: u32, size: usize) {
+    assert_eq!(got.len(), want.len());
+    if let Some(o) = got.iter().zip(want).position(|(a, b)| a != b) {
+        let s = o / slot;
+        let (q, m, off) = (s as u32 / msgs, s as u32 % msgs, o % slot);
+        let region = if off < size { "payload" } else { "guard bytes after the payload" };
+        panic!(
+            "{what}: byte {o} differs (QP index {q}, message {m}, offset {off} in {region}; message size {size}): got {:#04x}, expected {:#04x}; seed {SEED:#x}",
+            got[o], want[o]
+        );
+    }
+}
+
+/// Waits for `n` completions on `cq`, failing with the library's timeout message.
+pub fn wait(cq: &Cq, n: usize, bytes: u64) -> Vec<WorkCompletion> {
+    cq.wait_cq(n, timeout_for(bytes)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Checks that `wcs` hold, for each QP in `qpns`, `msgs` successful
+/// completions of `op` with `byte_len` `size`, in posting order (`wr_id` = message index).
+pub fn assert_completions(wcs: &[WorkCompletion], qpns: &[u32], msgs: u32, op: WcOpcode, size: u32) {
+    for (qi, &qpn) in qpns.iter().enumerate() {
+        let mine: Vec<_> = wcs.iter().filter(|w| w.qp_num == qpn).collect();
+        assert_eq!(mine.len(), msgs as usize, "QP {qpn} (index {qi}): {} completions, expected {msgs}: {mine:?}", mine.len());
+        for (m, w) in mine.iter().enumerate() {
+            assert_eq!(w.status, WcStatus::Success, "QP {qpn} message {m}: {w:?}");
+            assert_eq!((w.wr_id, w.opcode, w.byte_len), (m as u64, op, size), "QP {qpn} message {m}: {w:?}");
+        }
+    }
+}
+
+/// Transfers `msgs` messages of `size` bytes on each of `qps` QPs from NIC0
+/// to NIC1 and checks every byte of the destination memory: each payload
+/// equals its pattern and every byte around it still holds the sentinel.
+pub fn transfer(op: Op, size: usize, qps: u32, msgs: u32, mtu: Mtu) {
+    let nics = pair();
+    {
+        let w = World::new(&nics, qps, msgs, mtu);
+        // Each message gets a slot with at least 64 guard bytes after it.
+        let slot = size.div_ceil(64) * 64 + 64;
+        let total = slot * (qps * msgs) as usize;
+        let src = w.pd_a.reg_mr(total, AccessFlags::empty()).unwrap();
+        let dst_access = match op {
+            Op::Write => AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE,
+            Op::Send => AccessFlags::LOCAL_WRITE,
+        };
+        let dst = w.pd_b.reg_mr(total, dst_access).unwrap();
+        let mut want = fill_sentinel(&dst);
+        for q in 0..qps {
+            for m in 0..msgs {
+                let off = (q * msgs + m) as usize * slot;
+                let data = pattern::make(SEED, stream(q, m), size);
+                src.write(off as u64, &data).unwrap();
+                want[off..off + size].copy_from_slice(&data);
+            }
+        }
+        if op == Op::Send {
+            for (q, (_, b)) in w.conns.iter().enumerate() {
+                let wrs: Vec<RecvWr> = (0..msgs)
+                    .map(|m| RecvWr { wr_id: m as u64, sg: dst.sge(((q as u32 * msgs + m) as usize * slot) as u64, slot as u32) })
+                    .collect();
+                b.post_recv_batch(&wrs).unwrap();
+            }
+        }
+        for (q, (a, _)) in w.conns.iter().enumerate() {
+            let wrs: Vec<SendWr> = (0..msgs)
+                .map(|m| {
+                    let off = ((q as u32 * msgs + m) as usize * slot) as u64;
+                    let opcode = match op {
+                        Op::Write => WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
+                        Op::Send => WrOpcode::Send,
+                    };
+                    SendWr { wr_id: m as u64, opcode, sg: src.sge(off, size as u32) }
+                })
+                .collect();
+            a.post_send_batch(&wrs).unwrap();
+        }
+        let n = (qps * msgs) as usize;
+        let bytes = (n * size) as u64;
+        let wcs = wait(&w.cq_a, n, bytes);
+        let a_qpns: Vec<u32> = w.conns.iter().map(|(a, _)| a.qp_num()).collect();
+        let wc_op = if op == Op::Write { WcOpcode::RdmaWrite } else { WcOpcode::Send };
+        assert_completions(&wcs, &a_qpns, msgs, wc_op, size as u32);
+        if op == Op::Send {
+            let wcs = wait(&w.cq_b, n, bytes);
+            let b_qpns: Vec<u32> = w.conns.iter().map(|(_, b)| b.qp_num()).collect();
+            assert_completions(&wcs, &b_qpns, msgs, WcOpcode::Recv, size as u32);
+        }
+        assert_same(&format!("{op:?} {size} B x {msgs} on {qps} QPs"), &read_all(&dst), &want, slot, msgs, size);
+        // Nothing else may arrive late.
+        assert!(w.cq_a.poll_cq(1).unwrap().is_empty() && w.cq_b.poll_cq(1).unwrap().is_empty(), "extra completions");
+    }
+    assert_no_violations(&nics);
+}

@@ -1,0 +1,139 @@
+//! Remote access errors: a WRITE with a bad key or outside the target region
+//! completes with REM_ACCESS_ERR, the WRs behind it are flushed, the target
+//! memory is untouched, and another QP keeps running meanwhile.
+
+use rnic::{AccessFlags, Mr, Mtu, QpState, SendWr, WcOpcode, WcStatus, WrOpcode};
+use rnic_tests::{assert_no_violations, assert_same, fill_sentinel, pair, read_all, stream, wait, World, SEED};
+use rnic_tools::pattern;
+
+const LEN: usize = 4096;
+const MSG: u32 = 256;
+
+/// How the bad QP's first WRITE is wrong.
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    /// The target MR's key with a different tag.
+    BadKeyTag,
+    /// The key of an MR that was deregistered (its index now holds another MR).
+    StaleKey,
+    /// A key whose MR index was never registered.
+    UnknownIndex,
+    /// Ends one byte past the target region.
+    PastEnd,
+    /// Starts one byte before the target region.
+    BeforeStart,
+    /// The target region does not allow REMOTE_WRITE.
+    NoRemoteWrite,
+}
+
+fn access_error(fault: Fault) {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
+        let (bad, _) = &w.conns[0];
+        let (good, _) = &w.conns[1];
+        let stale = w.pd_b.reg_mr(LEN, AccessFlags::REMOTE_WRITE).unwrap();
+        let stale_key = stale.rkey();
+        stale.dereg().unwrap();
+        let target_access = match fault {
+            Fault::NoRemoteWrite => AccessFlags::LOCAL_WRITE,
+            _ => AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE,
+        };
+        let target: Mr = w.pd_b.reg_mr(LEN, target_access).unwrap();
+        let good_dst = w.pd_b.reg_mr(LEN * 8, AccessFlags::REMOTE_WRITE).unwrap();
+        let src = w.pd_a.reg_mr(LEN * 8, AccessFlags::empty()).unwrap();
+        for m in 0..8 {
+            src.write(m * LEN as u64, &pattern::make(SEED, stream(0, m as u32), LEN)).unwrap();
+        }
+        let snapshot = fill_sentinel(&target);
+        let good_before = fill_sentinel(&good_dst);
+
+        let (addr, rkey) = match fault {
+            Fault::BadKeyTag => (target.addr(), target.rkey() ^ 0x40),
+            Fault::StaleKey => (target.addr(), stale_key),
+            Fault::UnknownIndex => (target.addr(), rnic_spec::regs::mr_key(rnic_spec::params::NUM_MRS as u32 - 1, 0x5A)),
+            Fault::PastEnd => (target.addr() + (LEN as u64 - MSG as u64 + 1), target.rkey()),
+            Fault::BeforeStart => (target.addr() - 1, target.rkey()),
+            Fault::NoRemoteWrite => (target.addr(), target.rkey()),
+        };
+        if matches!(fault, Fault::StaleKey) {
+            assert_ne!(stale_key, target.rkey(), "the stale key must differ from the live one");
+        }
+        // The bad WRITE, then two valid-looking WRITEs into the same region: they must be flushed, not executed.
+        let bad_wrs = [
+            SendWr { wr_id: 100, opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey }, sg: src.sge(0, MSG) },
+            SendWr { wr_id: 101, opcode: WrOpcode::RdmaWrite { remote_addr: target.addr(), rkey: target.rkey() }, sg: src.sge(0, MSG) },
+            SendWr { wr_id: 102, opcode: WrOpcode::RdmaWrite { remote_addr: target.addr() + 512, rkey: target.rkey() }, sg: src.sge(0, MSG) },
+        ];
+        let good_wr = |m: u64| SendWr {
+            wr_id: m,
+            opcode: WrOpcode::RdmaWrite { remote_addr: good_dst.addr() + m * LEN as u64, rkey: good_dst.rkey() },
+            sg: src.sge(m * LEN as u64, LEN as u32),
+        };
+        bad.post_send_batch(&bad_wrs).unwrap();
+        good.post_send_batch(&[good_wr(0), good_wr(1), good_wr(2), good_wr(3)]).unwrap();
+
+        let wcs = wait(&w.cq_a, 7, 8 * LEN as u64);
+        let on_bad: Vec<_> = wcs.iter().filter(|c| c.qp_num == bad.qp_num()).map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(
+            on_bad,
+            vec![(100, WcStatus::RemAccessErr), (101, WcStatus::WrFlushErr), (102, WcStatus::WrFlushErr)],
+            "{fault:?}: completions of the bad QP"
+        );
+        let first = wcs.iter().find(|c| c.wr_id == 100).unwrap();
+        assert_eq!(first.opcode, WcOpcode::RdmaWrite);
+        let on_good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good.qp_num()).collect();
+        assert_eq!(on_good.len(), 4, "{fault:?}: good QP completions {on_good:?}");
+        assert!(on_good.iter().enumerate().all(|(i, c)| c.wr_id == i as u64 && c.status == WcStatus::Success), "{on_good:?}");
+        assert_eq!(bad.state(), QpState::Error);
+        assert_eq!(good.state(), QpState::Rts);
+
+        // The good QP keeps running after the other QP failed.
+        good.post_send_batch(&[good_wr(4), good_wr(5)]).unwrap();
+        let more = wait(&w.cq_a, 2, 2 * LEN as u64);
+        assert!(more.iter().all(|c| c.status == WcStatus::Success && c.qp_num == good.qp_num()), "{more:?}");
+
+        // Posting on the failed QP completes at once with a flush.
+        bad.post_send(&bad_wrs[1]).unwrap();
+        assert_eq!(w.cq_a.poll_cq(4).unwrap().iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(101, WcStatus::WrFlushErr)]);
+
+        assert_same(&format!("{fault:?}: target region"), &read_all(&target), &snapshot, LEN, 1, 0);
+        let mut want = good_before;
+        for m in 0..6 {
+            let o = m * LEN;
+            want[o..o + LEN].copy_from_slice(&pattern::make(SEED, stream(0, m as u32), LEN));
+        }
+        assert_same(&format!("{fault:?}: good QP's destination"), &read_all(&good_dst), &want, LEN, 8, LEN);
+    }
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn write_bad_key_tag() {
+    access_error(Fault::BadKeyTag);
+}
+
+#[test]
+fn write_stale_key_after_dereg() {
+    access_error(Fault::StaleKey);
+}
+
+#[test]
+fn write_unknown_mr_index() {
+    access_error(Fault::UnknownIndex);
+}
+
+#[test]
+fn write_past_end_of_region() {
+    access_error(Fault::PastEnd);
+}
+
+#[test]
+fn write_before_start_of_region() {
+    access_error(Fault::BeforeStart);
+}
+
+#[test]
+fn write_without_remote_write_permission() {
+    access_error(Fault::NoRemoteWrite);
+}

@@ -1,0 +1,7 @@
+//! `rnic-tools`: the perftest-style benchmark engine behind `rnic-perf`,
+//! the deterministic data patterns and the cosimulation glue, also used by
+//! the end-to-end tests.
+
+pub mod bench;
+pub mod cosim;
+pub mod pattern;
