@@ -12,6 +12,7 @@
 pub mod endpoint;
 pub mod experiments;
 pub mod output;
+pub mod queue;
 pub mod rng;
 pub mod sim;
 pub mod time;

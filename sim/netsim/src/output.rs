@@ -193,7 +193,7 @@ pub fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &
         }};
     }
     let mut b = ChartBuilder::on(&root);
-    b.caption(title, ("sans-serif", 20)).margin(12).x_label_area_size(45).y_label_area_size(70);
+    b.caption(title, ("sans-serif", 20)).margin(12).margin_right(40).x_label_area_size(45).y_label_area_size(70);
     if y_log {
         let lo = if y0 > 0.0 { y0 * 0.8 } else { 1e-3 };
         draw!(b.build_cartesian_2d(x0..x1, (lo..(y1 * 1.25).max(lo * 10.0)).log_scale()).map_err(|e| e.to_string())?);

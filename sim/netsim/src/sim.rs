@@ -1,7 +1,8 @@
 //! The discrete-event, packet-level simulator.
 //!
-//! * **Time**: integer picoseconds; one binary heap of compact 24-byte events
-//!   ordered by (time, insertion sequence), so runs are deterministic.
+//! * **Time**: integer picoseconds; one calendar queue ([`crate::queue`]) of
+//!   compact 24-byte events popped in (time, insertion sequence) order, so
+//!   runs are deterministic.
 //! * **Packets** live in a slab with a free list (no allocation per packet
 //!   once warm); queues hold 32-bit slab indices.
 //! * **Switch ports**: a strict-priority control class (ACK, NAK, CNP) and a
@@ -20,7 +21,7 @@
 //!   packets), failed links (routed around), slow links (a slow receiver is
 //!   its ToR down-link at a lower speed).
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rnic_model::dcqcn::{DcqcnNp, DcqcnParams, DcqcnRp};
 use rnic_model::dctcp::{Dctcp, DctcpParams};
@@ -32,6 +33,7 @@ use rnic_model::strack::lb::{AdaptiveLb, ObliviousLb};
 use rnic_model::{bytes_to_q8, NetParams};
 
 use crate::endpoint::{Frame, FrameEndpoint};
+use crate::queue::EventQueue;
 use crate::rng::{mix64, Pcg32};
 use crate::time::{ser_ps, Ps, PS_PER_NS, PS_PER_US};
 use crate::topo::{NodeKind, Topology};
@@ -223,13 +225,6 @@ struct Pkt {
     sack: Sack,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Ev {
-    t: Ps,
-    seq: u64,
-    code: u64,
-}
-
 const EV_ARRIVE: u64 = 0;
 const EV_PORT_FREE: u64 = 1;
 const EV_FLOW_START: u64 = 2;
@@ -398,8 +393,7 @@ pub struct Sim {
     cfg: SimConfig,
     topo: Topology,
     now: Ps,
-    seq: u64,
-    heap: BinaryHeap<std::cmp::Reverse<Ev>>,
+    queue: EventQueue,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
     ports: Vec<PortState>,
@@ -510,8 +504,7 @@ impl Sim {
             rng: Pcg32::new(cfg.seed, 0x5eed),
             cfg,
             now: 0,
-            seq: 0,
-            heap: BinaryHeap::with_capacity(1 << 16),
+            queue: EventQueue::new(),
             pkts: Vec::with_capacity(1 << 16),
             free: Vec::new(),
             ports,
@@ -570,8 +563,7 @@ impl Sim {
     }
 
     fn push(&mut self, t: Ps, kind: u64, id: u64) {
-        self.seq += 1;
-        self.heap.push(std::cmp::Reverse(Ev { t, seq: self.seq, code: kind << 56 | id }));
+        self.queue.push(t, kind << 56 | id);
     }
 
     fn alloc(&mut self, p: Pkt) -> u32 {
@@ -609,7 +601,7 @@ impl Sim {
     /// Runs to completion (or `stop_at_ps`) and returns the report.
     pub fn run(mut self) -> Report {
         let wall = std::time::Instant::now();
-        while let Some(std::cmp::Reverse(ev)) = self.heap.pop() {
+        while let Some(ev) = self.queue.pop() {
             if ev.t > self.cfg.stop_at_ps {
                 break;
             }
