@@ -2,6 +2,43 @@
 //! A field list declares both blocks and the pword layout (fields from
 //! bit 0 upward in list order), so producer and consumer share one layout.
 
+/// Packs named values into 32-bit words by a `FIELDS` layout (fields of at
+/// most 64 bits; unnamed fields are zero). Panics on an unknown name or a
+/// value wider than its field.
+pub fn pack_words(layout: &[(&str, usize)], width: usize, values: &[(&str, u64)]) -> Vec<u32> {
+    let mut w = vec![0u32; width.div_ceil(32)];
+    for (name, v) in values {
+        let mut at = 0;
+        let mut found = false;
+        for (f, fw) in layout {
+            if f == name {
+                assert!(*fw >= 64 || v >> fw == 0, "{name}={v:#x} wider than {fw} bits");
+                for b in 0..*fw.min(&64) {
+                    if v >> b & 1 != 0 {
+                        w[(at + b) / 32] |= 1 << ((at + b) % 32);
+                    }
+                }
+                found = true;
+            }
+            at += fw;
+        }
+        assert!(found, "no field {name}");
+    }
+    w
+}
+
+/// Reads a named field (at most 64 bits) out of packed 32-bit words.
+pub fn unpack_field(layout: &[(&str, usize)], words: &[u32], name: &str) -> u64 {
+    let mut at = 0;
+    for (f, fw) in layout {
+        if *f == name {
+            return (0..*fw.min(&64)).fold(0u64, |a, b| a | ((((words[(at + b) / 32] >> ((at + b) % 32)) & 1) as u64) << b));
+        }
+        at += fw;
+    }
+    panic!("no field {name}");
+}
+
 /// Declares `$pack` (fields in, `pword` out) and `$unpack` (`pword` in,
 /// fields out) for a field list, pword into `Bits<$w>`.
 #[macro_export]
@@ -13,6 +50,12 @@ macro_rules! pack_blocks {
             $(#[doc = stringify!($f)] pub $f: rust_hdl::prelude::Signal<rust_hdl::prelude::In, rust_hdl::prelude::Bits<$fw>>,)*
             /// The pword word.
             pub pword: rust_hdl::prelude::Signal<rust_hdl::prelude::Out, rust_hdl::prelude::Bits<$w>>,
+        }
+        impl $pack {
+            /// `(field, width)` in packing order (bit 0 upward), for software that builds or reads these words.
+            pub const FIELDS: &'static [(&'static str, usize)] = &[$((stringify!($f), $fw)),*];
+            /// Width of the packed word.
+            pub const WIDTH: usize = $w;
         }
         impl rust_hdl::prelude::Logic for $pack {
             fn update(&mut self) {
