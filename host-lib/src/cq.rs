@@ -100,9 +100,10 @@ pub struct WorkCompletion {
     pub wr_id: u64,
     /// Outcome.
     pub status: WcStatus,
-    /// What completed. For flushed WRs, the posted operation.
+    /// What completed: for send completions (and flushes) the posted operation.
     pub opcode: WcOpcode,
-    /// Bytes received (receives) or the message length (sends); 0 when flushed.
+    /// Bytes received (receives, from the CQE) or the posted message length
+    /// (send completions); 0 when flushed.
     pub byte_len: u32,
     /// Local QP number.
     pub qp_num: u32,
@@ -278,13 +279,13 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
     }
     let slot = wq.slots[ring::slot(wq.ci, wq.log2)];
     wq.ci = wq.ci.wrapping_add(1);
-    let wc = WorkCompletion {
-        wr_id: slot.wr_id,
-        status: WcStatus::from_raw(cqe.status),
-        opcode: WcOpcode::from_raw(cqe.opcode),
-        byte_len: cqe.byte_len.get(),
-        qp_num: qpn,
+    // A requester CQE only names the WQE (the NIC keeps no per-WQE state):
+    // opcode and length of a send completion come from what was posted.
+    let (opcode, byte_len) = match queue {
+        Queue::Sq => (slot.opcode, slot.len),
+        Queue::Rq => (WcOpcode::Recv, cqe.byte_len.get()),
     };
+    let wc = WorkCompletion { wr_id: slot.wr_id, status: WcStatus::from_raw(cqe.status), opcode, byte_len, qp_num: qpn };
     if !wc.status.is_ok() {
         enter_error(ctx, st, qpn)?;
     }

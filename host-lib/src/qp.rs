@@ -226,10 +226,13 @@ pub struct RecvWr<'a> {
     pub sg: Sge<'a>,
 }
 
+/// What the library remembers of a posted WR until it completes.
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
     pub wr_id: u64,
     pub opcode: WcOpcode,
+    /// Posted length (reported as a send completion's `byte_len`).
+    pub len: u32,
 }
 
 /// One work queue ring (SQ or RQ) and the library's indices.
@@ -419,7 +422,7 @@ fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
     let log2 = ring::log2_entries(cap);
     // The NIC only reads WQEs.
     let buf = ctx.dev().alloc_dma(wqe_bytes << log2, DmaAccess { device_read: true, device_write: false })?;
-    Ok(WorkQueue { buf, log2, cap, pi: 0, ci: 0, slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send }; 1 << log2] })
+    Ok(WorkQueue { buf, log2, cap, pi: 0, ci: 0, slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0 }; 1 << log2] })
 }
 
 /// Checks that an SGE's MR may be used by QP `qpn` of PD `pdn` and covers the range.
@@ -608,7 +611,7 @@ impl Qp {
         write_ring(ctx, &qp.sq, SEND_WQE_BYTES, &bytes)?;
         for wr in wrs {
             let s = ring::slot(qp.sq.pi, qp.sq.log2);
-            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode) };
+            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len };
             qp.sq.pi = qp.sq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_sq(qpn), (qp.sq.pi & 0xFFFF) as u64)?;
@@ -661,7 +664,7 @@ impl Qp {
         write_ring(ctx, &qp.rq, RECV_WQE_BYTES, &bytes)?;
         for wr in wrs {
             let s = ring::slot(qp.rq.pi, qp.rq.log2);
-            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv };
+            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.sg.len };
             qp.rq.pi = qp.rq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;

@@ -185,11 +185,13 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
         assert!(matches!(qp.post_send_batch(&wrs[..2]), Err(Error::QueueFull { outstanding: 3, max: 4, .. })));
         for i in 0..3 {
             let ci = round * 3 + i;
-            dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), (idx + i) as u16, 0, cqe_op::RDMA_WRITE, 100 + i, ring::cqe_owner_valid(ci, log2)));
+            // Like the RTL: a requester CQE names the WQE only (opcode 0, length 0).
+            dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), (idx + i) as u16, 0, 0, 0, ring::cqe_owner_valid(ci, log2)));
         }
         let wcs = c.poll_cq(10).unwrap();
         assert_eq!(wcs.iter().map(|w| w.wr_id).collect::<Vec<_>>(), vec![(round * 10) as u64, (round * 10 + 1) as u64, (round * 10 + 2) as u64]);
         assert!(wcs.iter().all(|w| w.status == WcStatus::Success && w.opcode == WcOpcode::RdmaWrite));
+        assert_eq!(wcs.iter().map(|w| w.byte_len).collect::<Vec<_>>(), vec![100, 101, 102]);
         idx += 3;
     }
     assert!(c.poll_cq(4).unwrap().is_empty());

@@ -77,9 +77,10 @@ fn run_workload(pcap: &Path) -> Vec<Flow> {
             let first_psn = rnic_tools::bench::initial_psn(SEED, 0, q as u32);
             flows.push(Flow { a_qpn: a.qp_num(), b_qpn: b.qp_num(), first_psn, msgs, vas, rkey: dst.rkey() });
         }
-        let wcs = wait(&w.cq_a, 8, total);
+        let wcs = wait(&w.cq_a, flows.iter().map(|f| f.msgs.len()).sum(), total);
         assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
-        let wcs = wait(&w.cq_b, 4, total);
+        let sends = flows.iter().flat_map(|f| &f.msgs).filter(|m| !m.0).count();
+        let wcs = wait(&w.cq_b, sends, total);
         assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
         for (q, f) in flows.iter().enumerate() {
             for (m, &(_, len)) in f.msgs.iter().enumerate() {
