@@ -216,6 +216,8 @@ pub fn incast_sweep(fabric: Fabric, fan_ins: &[u32], size: u64, transports: &[Tr
     let plain = |v: &f64| format!("{v:.0}");
     let strack: Vec<Series> = q_series.iter().filter(|s| s.0.starts_with("strack")).cloned().collect();
     line_plot(&out.join("incast_qdelay_strack.png"), "STrack last-hop queueing delay (5 µs bins)", "time (µs)", "queueing delay (µs)", &strack, &plain, false)?;
+    let zoom: Vec<Series> = strack.iter().map(|(n, v)| (n.clone(), v.iter().copied().filter(|p| p.0 <= 600.0).collect())).collect();
+    line_plot(&out.join("incast_qdelay_strack_first600us.png"), "STrack last-hop queueing delay, first 600 µs", "time (µs)", "queueing delay (µs)", &zoom, &plain, false)?;
     let roce: Vec<Series> = q_series.iter().filter(|s| s.0.starts_with("roce")).cloned().collect();
     if !roce.is_empty() {
         line_plot(&out.join("incast_qdelay_roce.png"), "RoCEv2 last-hop queueing delay (5 µs bins)", "time (µs)", "queueing delay (µs)", &roce, &plain, false)?;

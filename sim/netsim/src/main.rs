@@ -269,7 +269,7 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64) -> Result<(), S
             let f = Fabric::two_tier(if quick { 128 } else { 1024 }, 1);
             let fans: &[u32] = if quick { &[8, 32] } else { &[8, 32, 128] };
             let size = if quick { mib(2) } else { mib(16) };
-            println!("\n### incast: {} , {} per sender\n", f.label(), size >> 20);
+            println!("\n### incast: {}, {} MB per sender\n", f.label(), size >> 20);
             print!("{}", experiments::incast_sweep(f, fans, size, &[Transport::Strack, Transport::Roce], seed, &out, progress)?);
         }
         Scenario::Loss => {

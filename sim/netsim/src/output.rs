@@ -40,6 +40,10 @@ pub struct Summary {
     pub probes: u64,
     /// Timeouts.
     pub timeouts: u64,
+    /// ECN-echo ACKs at senders.
+    pub ecn_echoes: u64,
+    /// ECN-marked entropies skipped by STrack's path selection.
+    pub lb_skips: u64,
     /// Simulated time, µs.
     pub sim_us: f64,
     /// Events.
@@ -67,6 +71,8 @@ impl Summary {
             pause_us: r.pause_ps as f64 / PS_PER_US as f64,
             probes: r.probes,
             timeouts: r.timeouts,
+            ecn_echoes: r.ecn_echoes,
+            lb_skips: r.lb_skips,
             sim_us: r.end_ps as f64 / PS_PER_US as f64,
             events: r.events,
             wall_s: r.wall_s,
@@ -84,7 +90,8 @@ impl Summary {
         let _ = writeln!(s, "flows          {} ({} completed)", self.flows, self.completed);
         let _ = writeln!(s, "FCT µs         max {:.1}  p99 {:.1}  mean {:.1}", self.max_fct_us, self.p99_fct_us, self.mean_fct_us);
         let _ = writeln!(s, "retransmits    {}  (probes {}, timeouts {})", self.retransmits, self.probes, self.timeouts);
-        let _ = writeln!(s, "drops          {} congestion, {} random loss;  ECN marks {}", self.drops, self.random_losses, self.ecn_marks);
+        let _ = writeln!(s, "drops          {} congestion, {} random loss", self.drops, self.random_losses);
+        let _ = writeln!(s, "ECN            {} marks, {} echoed to senders, {} marked entropies skipped", self.ecn_marks, self.ecn_echoes, self.lb_skips);
         let _ = writeln!(s, "PFC            {} pauses, {:.1} µs paused link time", self.pauses, self.pause_us);
         let _ = writeln!(s, "simulated      {:.1} µs;  {} events in {:.3} s = {:.2} M events/s", self.sim_us, self.events, self.wall_s, self.events_per_s() / 1e6);
         s
@@ -156,6 +163,9 @@ pub fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
+    // legend where the data is not: upper left unless the left quarter peaks high
+    let left_peak = series.iter().flat_map(|s| s.1.iter()).filter(|p| p.0 <= x0 + (x1 - x0) * 0.3 && p.1.is_finite()).map(|p| p.1).fold(f64::MIN, f64::max);
+    let legend_pos = if left_peak > y0 + (y1 - y0) * 0.6 { SeriesLabelPosition::UpperRight } else { SeriesLabelPosition::UpperLeft };
     let root = BitMapBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let colors = [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(255, 127, 14), RGBColor(148, 103, 189), RGBColor(140, 86, 75), RGBColor(227, 119, 194), RGBColor(127, 127, 127), RGBColor(188, 189, 34), RGBColor(23, 190, 207)];
@@ -187,7 +197,7 @@ pub fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &
                 .background_style(WHITE.mix(0.85))
                 .border_style(BLACK)
                 .label_font(("sans-serif", 14))
-                .position(SeriesLabelPosition::UpperLeft)
+                .position(legend_pos)
                 .draw()
                 .map_err(|e| e.to_string())?;
         }};

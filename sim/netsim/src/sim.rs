@@ -351,6 +351,10 @@ pub struct Report {
     pub probes: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// ACKs that reached a sender with ECN-echo set.
+    pub ecn_echoes: u64,
+    /// ECN-marked entropies skipped by STrack's path selection (Algo 3).
+    pub lb_skips: u64,
     /// Time-series bin, ps.
     pub series_bin_ps: Ps,
     /// Max queueing delay of last-hop (ToR→host) queues per bin, ps.
@@ -668,9 +672,12 @@ impl Sim {
         rep.port_tx_bytes = self.ports.iter().map(|p| p.tx_bytes).collect();
         rep.port_max_q = self.ports.iter().map(|p| p.max_q).collect();
         for f in &self.flows {
-            if let Sender::Sr { sr, .. } = &f.sender {
+            if let Sender::Sr { sr, lb, .. } = &f.sender {
                 rep.probes += sr.stats.probes;
                 rep.timeouts += sr.stats.timeouts;
+                if let Lb::Adaptive(a) = lb {
+                    rep.lb_skips += a.skipped;
+                }
             }
             if let Sender::Roce { gbn, .. } = &f.sender {
                 rep.timeouts += gbn.timeouts;
@@ -1238,6 +1245,9 @@ impl Sim {
         let f = &mut self.flows[fi as usize];
         let Sender::Sr { sr, cc, lb } = &mut f.sender else { return };
         let s = p.sack;
+        if s.ecn {
+            self.rep.ecn_echoes += 1;
+        }
         let cwnd_pkts = match cc {
             Cc::Strack(c) => c.cwnd_packets(),
             Cc::Dctcp(d) => (d.cwnd_bytes() / self.cfg.mtu as u64) as u32,

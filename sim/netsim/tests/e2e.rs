@@ -69,6 +69,19 @@ fn strack_incast_drops_are_retransmitted_and_queue_settles() {
 }
 
 #[test]
+fn ecn_marked_entropies_are_skipped() {
+    // ECN marks in an incast travel back in SACKs; STrack's path selection
+    // records them and skips those entropies; oblivious spray never does.
+    let w = traffic::incast(32, 16, 0, 1 << 20, 4, SEED);
+    let a = run(fabric(32, 8, 1), Transport::Strack, &w, |_| {});
+    let o = run(fabric(32, 8, 1), Transport::StrackOblivious, &w, |_| {});
+    assert!(a.ecn_marks > 0 && a.ecn_echoes > 0, "marks {} echoes {}", a.ecn_marks, a.ecn_echoes);
+    assert!(a.lb_skips > 0, "no marked entropy was skipped (seed {SEED})");
+    assert!(o.ecn_echoes > 0);
+    assert_eq!(o.lb_skips, 0);
+}
+
+#[test]
 fn roce_incast_is_lossless_with_pfc() {
     let w = traffic::incast(32, 16, 0, 1 << 20, 4, SEED);
     let r = run(fabric(32, 8, 1), Transport::Roce, &w, |_| {});

@@ -38,13 +38,15 @@ pub struct AdaptiveLb {
     next_path_id: Option<u8>,
     /// `max_paths` (≤ 256).
     max_paths: u16,
+    /// Marked entropies skipped by `choose_path` so far (statistics only).
+    pub skipped: u64,
 }
 
 impl AdaptiveLb {
     /// A selector over `max_paths` entropies (1 ..= 256), all usable.
     pub fn new(max_paths: u16) -> Self {
         assert!((1..=MAX_PATHS as u16).contains(&max_paths));
-        Self { bitmap: [0; 4], rr: 0, next_path_id: None, max_paths }
+        Self { bitmap: [0; 4], rr: 0, next_path_id: None, max_paths, skipped: 0 }
     }
 
     /// Is entropy `p` marked (avoided)?
@@ -92,6 +94,7 @@ impl AdaptiveLb {
         let mut cleared_one = false;
         self.rr = (self.rr + 1) % paths;
         while self.is_marked(self.rr as u8) {
+            self.skipped += 1;
             if !cleared_one {
                 self.set(self.rr as usize, false);
                 cleared_one = true;
@@ -175,6 +178,7 @@ mod tests {
         }
         // rr=0 -> 1 (marked, cleared), 2 (marked, kept), 3 (marked, kept) -> 4
         assert_eq!(lb.choose_path(4), 4);
+        assert_eq!(lb.skipped, 3);
         assert!(!lb.is_marked(1));
         assert!(lb.is_marked(2) && lb.is_marked(3));
         assert_eq!(lb.marked_count(), 2);
