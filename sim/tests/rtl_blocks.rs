@@ -215,9 +215,7 @@ fn build_frame(m: &mut Model, f: &Frame, stall: bool) -> Vec<u8> {
         }
         m.set(tx_ready, (!stall || cycle % 3 != 1) as u64);
         m.eval();
-        if m.get(pop) == 1 {
-            m.set(empty, 1);
-        }
+        let popped = m.get(pop) == 1;
         if m.get(pl_valid) == 1 && m.get(pl_ready) == 1 {
             next_beat += 1;
         }
@@ -231,6 +229,10 @@ fn build_frame(m: &mut Model, f: &Frame, stall: bool) -> Vec<u8> {
             done = m.get(tx_last) == 1;
         }
         m.tick();
+        // Inputs change after the clock edge, as a registered FIFO's would.
+        if popped {
+            m.set(empty, 1);
+        }
         if done {
             assert_eq!(next_beat, beats.len(), "builder must take every payload beat");
             return out;
@@ -397,3 +399,4 @@ fn regs_decode_commits_doorbells_and_counters() {
     assert_eq!(read(&mut m, r::counters::RX_FRAMES) - c0, 3);
     assert!(read(&mut m, r::REG_CYCLES) > 0);
 }
+
