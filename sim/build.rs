@@ -55,6 +55,7 @@ fn main() {
     let opt = std::env::var("RNIC_SIM_CXX_OPT").unwrap_or_else(|_| DEFAULT_CXX_OPT.to_string());
     let verilator = std::env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
     let root = verilator_root(&verilator);
+    let version = Command::new(&verilator).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
     let inc = root.join("include");
 
     let tops = rnic_hw::verilog_tops();
@@ -68,13 +69,13 @@ fn main() {
         );
         let ports = parse_ports(verilog);
         assert!(!ports.is_empty(), "top {name:?}: no ports found in module top");
-        pending.extend(verilate_top(&out, &verilator, name, verilog, &ports, vcd, &opt));
+        pending.extend(verilate_top(&out, &verilator, &version, name, verilog, &ports, vcd, &opt));
         emit_rust(&mut rust, &mut table, name, &ports, vcd);
     }
     table.push_str("];\n");
     compile_tops(&inc, vcd, &opt, &pending);
     println!("cargo:rustc-link-search=native={}", out.display());
-    build_runtime(&out, &inc, vcd, &opt);
+    build_runtime(&out, &inc, &version, vcd, &opt);
     println!("cargo:rustc-link-lib=stdc++");
     rust.push_str(&table);
     write_if_changed(&out.join("tops.rs"), &rust);
@@ -307,7 +308,7 @@ struct Pending {
 /// Verilates one top and writes its unity files, unless its cached library
 /// matches; always emits its link directive. Returns the work left to compile.
 #[allow(clippy::too_many_arguments)]
-fn verilate_top(out: &Path, verilator: &str, name: &str, verilog: &str, ports: &[Port], vcd: bool, opt: &str) -> Option<Pending> {
+fn verilate_top(out: &Path, verilator: &str, version: &str, name: &str, verilog: &str, ports: &[Port], vcd: bool, opt: &str) -> Option<Pending> {
     let lib = format!("rnicsim_{name}");
     println!("cargo:rustc-link-lib=static={lib}");
     let vfile = out.join(format!("{name}.v"));
@@ -318,10 +319,10 @@ fn verilate_top(out: &Path, verilator: &str, name: &str, verilog: &str, ports: &
     if vcd {
         flags.push("--trace".into());
     }
-    let key = format!("{flags:?} opt={opt} unit={UNIT_BYTES}\n{shim}\n{verilog}");
+    let key = format!("{version} {flags:?} opt={opt} unit={UNIT_BYTES}\n{shim}\n{verilog}");
     let cached = out.join(format!("lib{lib}.a")).exists()
         && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
-    if cached {
+    if cached || cache_fetch(out, &lib, &key, &stamp) {
         return None;
     }
     std::fs::write(&vfile, verilog).expect("write verilog");
@@ -421,6 +422,7 @@ fn compile_tops(inc: &Path, vcd: bool, opt: &str, pending: &[Pending]) {
         }
         b.compile(&p.lib);
         std::fs::write(&p.stamp, &p.key).expect("write stamp");
+        cache_store(&out_dir(), &p.lib, &p.key);
     }
     println!(
         "cargo:warning=rnic-sim: compiled {} top(s), {units} C++ units (-O{opt}, construction code -O0) in {:.1}s",
@@ -430,21 +432,22 @@ fn compile_tops(inc: &Path, vcd: bool, opt: &str, pending: &[Pending]) {
 }
 
 /// Compiles the Verilator runtime once for all models (cached like the tops).
-fn build_runtime(out: &Path, inc: &Path, vcd: bool, opt: &str) {
+fn build_runtime(out: &Path, inc: &Path, version: &str, vcd: bool, opt: &str) {
     let lib = "rnicsim_vlrt";
     let mut files = vec![inc.join("verilated.cpp"), inc.join("verilated_threads.cpp")];
     if vcd {
         files.push(inc.join("verilated_vcd_c.cpp"));
     }
     let stamp = out.join("vlrt.stamp");
-    let key = format!("{files:?} opt={opt} vcd={vcd}");
+    let key = format!("{version} {files:?} opt={opt} vcd={vcd}");
     let cached = out.join(format!("lib{lib}.a")).exists()
         && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
-    if !cached {
+    if !cached && !cache_fetch(out, lib, &key, &stamp) {
         let mut b = cxx(inc, vcd, opt);
         b.files(&files);
         b.compile(lib);
         std::fs::write(&stamp, &key).expect("write stamp");
+        cache_store(out, lib, &key);
     }
     println!("cargo:rustc-link-lib=static={lib}");
 }
@@ -481,4 +484,62 @@ fn emit_rust(rust: &mut String, table: &mut String, name: &str, ports: &[Port], 
         table,
         "    TopInfo {{ name: {name:?}, ports: PORTS_{up}, new: {f}_new, free: {f}_free, eval: {f}_eval, port_ptr: {f}_port_ptr, set: {f}_set, get: {f}_get, trace: {trace} }},"
     );
+}
+
+fn out_dir() -> PathBuf {
+    PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"))
+}
+
+/// Where compiled libraries are shared between the build directories of one
+/// target dir (`cargo test -p rnic-sim` and a dependent crate get different
+/// OUT_DIRs for the same Verilog): `RNIC_SIM_CACHE`, else `<target>/<profile>/rnic-sim-cache`.
+fn cache_file(out: &Path, lib: &str, key: &str) -> Option<PathBuf> {
+    use std::hash::{Hash, Hasher};
+    println!("cargo:rerun-if-env-changed=RNIC_SIM_CACHE");
+    let dir = match std::env::var_os("RNIC_SIM_CACHE") {
+        Some(d) => PathBuf::from(d),
+        // OUT_DIR is <target>/<profile>/build/<pkg>-<hash>/out.
+        None => out.ancestors().nth(3)?.join("rnic-sim-cache"),
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    Some(dir.join(format!("lib{lib}-{:016x}.a", h.finish())))
+}
+
+/// Copies a cached library for `key` into OUT_DIR; true on a hit.
+fn cache_fetch(out: &Path, lib: &str, key: &str, stamp: &Path) -> bool {
+    let Some(c) = cache_file(out, lib, key) else { return false };
+    if !c.exists() || std::fs::copy(&c, out.join(format!("lib{lib}.a"))).is_err() {
+        return false;
+    }
+    std::fs::write(stamp, key).expect("write stamp");
+    println!("cargo:warning=rnic-sim: {lib} from cache {}", c.display());
+    true
+}
+
+/// Stores OUT_DIR's library for `key` in the cache (atomically: copy, then rename).
+fn cache_store(out: &Path, lib: &str, key: &str) {
+    let Some(c) = cache_file(out, lib, key) else { return };
+    let Some(dir) = c.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".{}.{}", c.file_name().unwrap_or_default().to_string_lossy(), std::process::id()));
+    if std::fs::copy(out.join(format!("lib{lib}.a")), &tmp).is_ok() {
+        let _ = std::fs::rename(&tmp, &c);
+    }
+    // Keep the newest few versions of each library so the cache stays small.
+    let prefix = format!("lib{lib}-");
+    let mut old: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    old.sort();
+    old.reverse();
+    for (_, p) in old.into_iter().skip(4) {
+        let _ = std::fs::remove_file(p);
+    }
 }

@@ -683,6 +683,29 @@ mod tests {
     }
 
     #[test]
+    fn pcap_captures_every_transmitted_frame_before_faults() {
+        use pcap_file::pcap::PcapReader;
+        let path = std::env::temp_dir().join(format!("rnic-sim-fabric-{}.pcap", std::process::id()));
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(2, &cfg, Some(PcapSink::create(&path).unwrap()));
+        fab.faults(1).drop_next(1);
+        let frames: Vec<_> = (0..3).map(|i| frame(0, 100 + i * 50, i as u8)).collect();
+        let (tx, rx) = run(&mut fab, 1, &frames, 1_000);
+        assert_eq!(rx.len(), 2);
+        fab.flush_pcap();
+        let mut r = PcapReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+        for (i, f) in frames.iter().enumerate() {
+            let p = r.next_packet().unwrap().unwrap();
+            assert_eq!(&p.data[..], &f[..], "frame {i} captured as sent");
+            // Stamped when its FCS left the MAC: after its last beat, within a cycle of wire time.
+            let ns = p.timestamp.as_nanos() as u64;
+            assert!(ns * 1000 >= tx[i].1 * CLOCK_PS && ns * 1000 <= (tx[i].1 + 2) * CLOCK_PS, "frame {i} at {ns} ns");
+        }
+        assert!(r.next_packet().is_none());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
     fn ecn_marking_fixes_the_ip_checksum() {
         let mut f = vec![0u8; 64];
         f[12] = 0x08;

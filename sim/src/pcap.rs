@@ -24,13 +24,15 @@ impl Write for SharedFile {
 
 /// A pcap file being written. Frames carry no FCS; timestamps are
 /// simulated time (cycle 0 = the epoch): the moment the frame's FCS left the
-/// sending NIC's MAC, so they never decrease. Frames are captured as the NIC
-/// sent them, before link faults.
+/// sending NIC's MAC, raised to the previous frame's timestamp if earlier (two
+/// NICs finishing within the same cycle), so they never decrease. Frames are
+/// captured as the NIC sent them, before link faults.
 pub struct PcapSink {
     writer: Option<PcapWriter<SharedFile>>,
     file: Rc<RefCell<BufWriter<File>>>,
     error: Option<String>,
     frames: u64,
+    last_ps: u64,
 }
 
 impl PcapSink {
@@ -39,12 +41,14 @@ impl PcapSink {
         let file = Rc::new(RefCell::new(BufWriter::new(File::create(path)?)));
         let header = PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::NanoSecond, ..Default::default() };
         let writer = PcapWriter::with_header(SharedFile(file.clone()), header).map_err(std::io::Error::other)?;
-        Ok(PcapSink { writer: Some(writer), file, error: None, frames: 0 })
+        Ok(PcapSink { writer: Some(writer), file, error: None, frames: 0, last_ps: 0 })
     }
 
     /// Appends a frame that ended at `time_ps`. After a write error, capture stops and the error is kept.
     pub fn write(&mut self, time_ps: u64, frame: &[u8]) {
         let Some(w) = self.writer.as_mut() else { return };
+        let time_ps = time_ps.max(self.last_ps);
+        self.last_ps = time_ps;
         let pkt = PcapPacket::new(Duration::from_nanos(time_ps / 1000), frame.len() as u32, frame);
         if let Err(e) = w.write_packet(&pkt) {
             self.error = Some(e.to_string());
@@ -102,6 +106,15 @@ mod tests {
         assert_eq!(p.timestamp, Duration::from_nanos(1_234_567));
         assert_eq!(p.data.len(), 100);
         assert!(r.next_packet().is_none());
+        drop(r);
+        {
+            let mut s = PcapSink::create(&path).unwrap();
+            s.write(9_000, &[1]);
+            s.write(8_000, &[2]);
+        }
+        let mut r = PcapReader::new(File::open(&path).unwrap()).unwrap();
+        assert_eq!(r.next_packet().unwrap().unwrap().timestamp, Duration::from_nanos(9));
+        assert_eq!(r.next_packet().unwrap().unwrap().timestamp, Duration::from_nanos(9), "never decreases");
         std::fs::remove_file(&path).unwrap();
     }
 }
