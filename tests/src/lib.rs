@@ -31,9 +31,10 @@ pub fn assert_no_violations(nics: &Nics) {
     assert!(v.is_empty(), "{} DMA shadow violations:\n{}", v.len(), v.join("\n"));
 }
 
-/// Device cycles to wait for `bytes` of traffic: generous (4x under line rate) plus a fixed allowance.
+/// Device cycles to wait for `bytes` of traffic: about 6x the time at line
+/// rate (~50 B/cycle) plus 800 us for setup and PCIe round trips.
 pub fn timeout_for(bytes: u64) -> u64 {
-    1_000_000 + bytes / 8
+    200_000 + bytes / 8
 }
 
 /// Which operation a transfer uses.
