@@ -20,8 +20,8 @@ pub struct Event {
     pub code: u64,
 }
 
-const SHIFT: u32 = 16; // 65.5 ns buckets
-const NB: usize = 1 << 14; // horizon ≈ 1.07 ms
+const SHIFT: u32 = 14; // 16.4 ns buckets
+const NB: usize = 1 << 15; // horizon ≈ 537 µs
 
 /// Calendar queue.
 pub struct EventQueue {
