@@ -513,7 +513,6 @@ fn cache_fetch(out: &Path, lib: &str, key: &str, stamp: &Path) -> bool {
         return false;
     }
     std::fs::write(stamp, key).expect("write stamp");
-    println!("cargo:warning=rnic-sim: {lib} from cache {}", c.display());
     true
 }
 

@@ -88,3 +88,31 @@ fn garbage_frame_is_counted_not_written() {
     assert_eq!(c.nic(1).dma_stats().wr_beats, 0, "nothing reaches host memory");
     assert!(c.violations().is_empty());
 }
+
+#[test]
+fn pcap_file_is_created_for_the_cluster() {
+    let path = std::env::temp_dir().join(format!("rnic-sim-cluster-{}.pcap", std::process::id()));
+    {
+        let mut c = Cluster::new(2, SimConfig { pcap: Some(path.clone()), ..Default::default() }).unwrap();
+        c.run(100);
+        c.flush();
+    }
+    let r = pcap_file::pcap::PcapReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    assert_eq!(r.header().datalink, pcap_file::DataLink::ETHERNET);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[cfg(feature = "vcd")]
+#[test]
+fn vcd_per_nic_is_written() {
+    let dir = std::env::temp_dir().join(format!("rnic-sim-vcd-{}", std::process::id()));
+    {
+        let mut c = Cluster::new(2, SimConfig { vcd: Some(dir.clone()), ..Default::default() }).unwrap();
+        c.run(10);
+    }
+    for i in 0..2 {
+        let text = std::fs::read_to_string(dir.join(format!("nic{i}.vcd"))).unwrap();
+        assert!(text.contains("net_tx_valid"));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
