@@ -128,6 +128,9 @@ struct RunArgs {
     /// MTU (payload bytes per packet).
     #[arg(long, default_value_t = 4096)]
     mtu: u32,
+    /// SACK coalescing at STrack/SRNIC receivers, bytes (default: one SACK per packet).
+    #[arg(long, value_parser = parse_size)]
+    ack_coalesce: Option<u64>,
     /// Random loss rate on delivery to hosts (e.g. 0.01 = 1 %).
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
@@ -210,6 +213,9 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     }
     let mut cfg = SimConfig::paper_defaults(a.transport, &topo, a.mtu, a.seed);
     cfg.loss_ppm = (a.loss * 1e6).round() as u32;
+    if let Some(b) = a.ack_coalesce {
+        cfg.ack_coalesce_bytes = b.max(1) as u32;
+    }
     if let Some(s) = a.stop_us {
         cfg.stop_at_ps = s * PS_PER_US;
     }

@@ -44,6 +44,10 @@ pub struct Summary {
     pub ecn_echoes: u64,
     /// ECN-marked entropies skipped by STrack's path selection.
     pub lb_skips: u64,
+    /// Largest per-flow reorder span (packets) over all flows.
+    pub max_reorder: u32,
+    /// 99th percentile over flows of the per-flow reorder span.
+    pub p99_reorder: u32,
     /// Simulated time, µs.
     pub sim_us: f64,
     /// Events.
@@ -73,6 +77,12 @@ impl Summary {
             timeouts: r.timeouts,
             ecn_echoes: r.ecn_echoes,
             lb_skips: r.lb_skips,
+            max_reorder: r.flows.iter().map(|f| f.max_reorder).max().unwrap_or(0),
+            p99_reorder: {
+                let mut v: Vec<u32> = r.flows.iter().map(|f| f.max_reorder).collect();
+                v.sort_unstable();
+                if v.is_empty() { 0 } else { v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1] }
+            },
             sim_us: r.end_ps as f64 / PS_PER_US as f64,
             events: r.events,
             wall_s: r.wall_s,
@@ -92,6 +102,7 @@ impl Summary {
         let _ = writeln!(s, "retransmits    {}  (probes {}, timeouts {})", self.retransmits, self.probes, self.timeouts);
         let _ = writeln!(s, "drops          {} congestion, {} random loss", self.drops, self.random_losses);
         let _ = writeln!(s, "ECN            {} marks, {} echoed to senders, {} marked entropies skipped", self.ecn_marks, self.ecn_echoes, self.lb_skips);
+        let _ = writeln!(s, "reordering     per-flow reorder span (packets): max {}, p99 {}", self.max_reorder, self.p99_reorder);
         let _ = writeln!(s, "PFC            {} pauses, {:.1} µs paused link time", self.pauses, self.pause_us);
         let _ = writeln!(s, "simulated      {:.1} µs;  {} events in {:.3} s = {:.2} M events/s", self.sim_us, self.events, self.wall_s, self.events_per_s() / 1e6);
         s
@@ -107,11 +118,11 @@ fn write_file(path: &Path, s: &str) -> std::io::Result<()> {
 
 /// Writes `fct.csv`, `queue.csv` and `tput.csv` into `dir`.
 pub fn write_csvs(r: &Report, dir: &Path) -> std::io::Result<()> {
-    let mut s = String::from("flow,src,dst,bytes,start_us,end_us,fct_us,pkts_sent,retransmits,data_lost,delivered\n");
+    let mut s = String::from("flow,src,dst,bytes,start_us,end_us,fct_us,pkts_sent,retransmits,data_lost,delivered,max_reorder,max_ooo\n");
     for (i, f) in r.flows.iter().enumerate() {
         let us = |p: u64| if p == u64::MAX { String::new() } else { format!("{:.3}", p as f64 / 1e6) };
         let fct = f.fct().map(|p| format!("{:.3}", p as f64 / 1e6)).unwrap_or_default();
-        let _ = writeln!(s, "{i},{},{},{},{},{},{fct},{},{},{},{}", f.src, f.dst, f.bytes, us(f.start), us(f.end), f.pkts_sent, f.retransmits, f.data_lost, f.delivered);
+        let _ = writeln!(s, "{i},{},{},{},{},{},{fct},{},{},{},{},{},{}", f.src, f.dst, f.bytes, us(f.start), us(f.end), f.pkts_sent, f.retransmits, f.data_lost, f.delivered, f.max_reorder, f.max_ooo);
     }
     write_file(&dir.join("fct.csv"), &s)?;
     let mut q = String::from("t_us,last_hop_qdelay_us,fabric_qdelay_us,drops,pauses\n");

@@ -294,6 +294,8 @@ struct Flow {
     data_lost: u64,
     retransmits: u64,
     pkts_sent: u64,
+    max_reorder: u32,
+    max_ooo: u32,
 }
 
 /// Per-flow result.
@@ -317,6 +319,12 @@ pub struct FlowResult {
     pub data_lost: u64,
     /// Unique payload bytes delivered at the receiver.
     pub delivered: u64,
+    /// Largest reorder span seen at the receiver: highest PSN held above
+    /// EPSN minus EPSN, plus one (packets) — the on-chip reorder window that
+    /// would have held every out-of-order arrival of this flow.
+    pub max_reorder: u32,
+    /// Largest number of packets held out of order at once.
+    pub max_ooo: u32,
 }
 
 impl FlowResult {
@@ -473,6 +481,8 @@ impl Sim {
                 data_lost: 0,
                 retransmits: 0,
                 pkts_sent: 0,
+                max_reorder: 0,
+                max_ooo: 0,
             });
         }
         let net = cfg.net();
@@ -696,6 +706,8 @@ impl Sim {
                 retransmits: f.retransmits,
                 data_lost: f.data_lost,
                 delivered: f.rx_bytes,
+                max_reorder: f.max_reorder,
+                max_ooo: f.max_ooo,
             })
             .collect();
         rep
@@ -1186,6 +1198,7 @@ impl Sim {
         let mut new_bytes = 0;
         let mut reply: Option<Pkt> = None;
         let mut cnp = false;
+        let mut reorder = (0u32, 0u32);
         match &mut self.flows[fi].receiver {
             Receiver::Idle => return,
             Receiver::Sack(r) => {
@@ -1194,6 +1207,7 @@ impl Sim {
                 if v == RxVerdict::New {
                     new_bytes = p.payload as u64;
                 }
+                reorder = (r.bitmap.highest_set().map_or(0, |h| h + 1), r.ooo_count());
                 if let Some((s, _)) = s {
                     let mut a = self.ctrl_pkt(p, Kind::Sack);
                     a.sack = s;
@@ -1219,6 +1233,11 @@ impl Sim {
                     reply = Some(a);
                 }
             }
+        }
+        {
+            let f = &mut self.flows[fi];
+            f.max_reorder = f.max_reorder.max(reorder.0);
+            f.max_ooo = f.max_ooo.max(reorder.1);
         }
         if new_bytes > 0 {
             self.flows[fi].rx_bytes += new_bytes;

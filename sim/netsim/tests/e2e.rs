@@ -116,6 +116,22 @@ fn adaptive_spray_moves_traffic_off_a_degraded_path() {
 }
 
 #[test]
+fn slow_receiver_limits_its_flow_only() {
+    // host 4's ToR down-link at 25 of 100 Gb/s: the flow to it takes ~4× as
+    // long as the same flow to a normal host, and still delivers everything.
+    let mut topo = fabric(16, 8, 1);
+    let p = topo.host_down[4];
+    topo.ports[p as usize].gbps = 25;
+    let w = Workload { nodes: 16, flows: vec![FlowSpec { src: 0, dst: 4, bytes: 2 << 20, start: 0, deps: vec![] }, FlowSpec { src: 1, dst: 8, bytes: 2 << 20, start: 0, deps: vec![] }] };
+    for t in ALL {
+        let r = run(topo.clone(), t, &w, |_| {});
+        assert_reliable(&r, &format!("{} slow receiver", t.name()));
+        let (slow, fast) = (r.flows[0].fct().unwrap(), r.flows[1].fct().unwrap());
+        assert!(slow > 3 * fast && slow < 6 * fast, "{}: slow {slow} fast {fast}", t.name());
+    }
+}
+
+#[test]
 fn failed_links_carry_no_traffic() {
     let mut topo = fabric(32, 8, 1);
     let failed = topo.fail_random_tier1_links(3, SEED).unwrap();
