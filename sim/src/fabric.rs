@@ -521,13 +521,13 @@ mod tests {
         let (mut fi, mut off, mut first) = (0, 0, 0);
         for c in 0..cycles {
             let now = c * CLOCK_PS;
-            for d in 0..fab.len() {
+            for (d, part) in partial.iter_mut().enumerate() {
                 let (port, pool) = fab.port_and_pool(d);
                 port.rx.begin_cycle(now);
                 if let Some(b) = port.rx.beat() {
-                    partial[d].extend_from_slice(&b.data[..b.keep.count_ones() as usize]);
+                    part.extend_from_slice(&b.data[..b.keep.count_ones() as usize]);
                     if b.last {
-                        rx.push((d, c, std::mem::take(&mut partial[d])));
+                        rx.push((d, c, std::mem::take(part)));
                     }
                     port.rx.fired(pool);
                 }

@@ -239,7 +239,7 @@ impl Pcie {
         let Some(beat) = self.cpl.take() else { return };
         let r = self.reads.front_mut().expect("a completion belongs to a read");
         let n = (r.len - r.sent).min(DATA_BYTES as u32);
-        let tlp_start = r.sent % self.mps == 0;
+        let tlp_start = r.sent.is_multiple_of(self.mps);
         self.down.spend(n as u64 + if tlp_start { self.overhead as u64 } else { 0 });
         r.sent += n;
         self.stats.cpl_beats += 1;
