@@ -77,7 +77,8 @@ fn fmt_log2_size(v: &f64) -> String {
 /// Permutation max FCT vs message size for several transports on one fabric,
 /// with `failed_links` ToR↔spine links down. Returns the Markdown table and
 /// writes `<stem>.csv` / `<stem>.png` into `out`.
-pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], failed_links: u32, seed: u64, out: &Path, stem: &str, progress: bool) -> Result<String, String> {
+#[allow(clippy::too_many_arguments)]
+pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], failed_links: u32, max_cwnd_pct: u32, seed: u64, out: &Path, stem: &str, progress: bool) -> Result<String, String> {
     let mut md = String::new();
     let mut csv = String::from("transport,size_bytes,flows,completed,max_fct_us,p99_fct_us,mean_fct_us,ideal_us,retransmits,drops,pauses,events,wall_s\n");
     let _ = writeln!(md, "| transport | {} |", sizes.iter().map(|&s| size_label(s)).collect::<Vec<_>>().join(" | "));
@@ -93,7 +94,8 @@ pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], faile
             if failed_links > 0 {
                 topo.fail_random_tier1_links(failed_links, seed)?;
             }
-            let cfg = SimConfig::paper_defaults(t, &topo, 4096, seed);
+            let mut cfg = SimConfig::paper_defaults(t, &topo, 4096, seed);
+            cfg.max_cwnd_pct = max_cwnd_pct;
             let w = permutation(fabric.nodes, size, seed);
             let ideal = ideal_fct_us(size, &cfg);
             let r = run(topo, cfg, &w, progress)?;
@@ -128,7 +130,12 @@ pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], faile
     let _ = writeln!(md, "| *line-rate ideal* | {} |", ideal_row.join(" | "));
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     std::fs::write(out.join(format!("{stem}.csv")), csv).map_err(|e| e.to_string())?;
-    let title = format!("Permutation max FCT — {}{}", fabric.label(), if failed_links > 0 { format!(", {failed_links} links down") } else { String::new() });
+    let title = format!(
+        "Permutation max FCT — {}{}{}",
+        fabric.label(),
+        if failed_links > 0 { format!(", {failed_links} links down") } else { String::new() },
+        if max_cwnd_pct != 100 { format!(", max cwnd {max_cwnd_pct}% BDP") } else { String::new() }
+    );
     line_plot(&out.join(format!("{stem}.png")), &title, "message size", "max FCT (µs, log)", &series, &fmt_log2_size, true)?;
     Ok(md)
 }

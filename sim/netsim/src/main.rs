@@ -75,6 +75,9 @@ enum Cmd {
         /// Seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// STrack maximum window in % of the BDP (perm, perm-fail).
+        #[arg(long, default_value_t = 100)]
+        max_cwnd_pct: u32,
     },
 }
 
@@ -128,6 +131,9 @@ struct RunArgs {
     /// MTU (payload bytes per packet).
     #[arg(long, default_value_t = 4096)]
     mtu: u32,
+    /// STrack/SRNIC maximum window, % of the BDP (default 100).
+    #[arg(long)]
+    max_cwnd_pct: Option<u32>,
     /// SACK coalescing at STrack/SRNIC receivers, bytes (default: one SACK per packet).
     #[arg(long, value_parser = parse_size)]
     ack_coalesce: Option<u64>,
@@ -213,6 +219,9 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     }
     let mut cfg = SimConfig::paper_defaults(a.transport, &topo, a.mtu, a.seed);
     cfg.loss_ppm = (a.loss * 1e6).round() as u32;
+    if let Some(p) = a.max_cwnd_pct {
+        cfg.max_cwnd_pct = p;
+    }
     if let Some(b) = a.ack_coalesce {
         cfg.ack_coalesce_bytes = b.max(1) as u32;
     }
@@ -244,7 +253,7 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64) -> Result<(), String> {
+fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u32) -> Result<(), String> {
     let progress = std::io::stderr().is_terminal();
     let kib = |k: u64| k << 10;
     let mib = |m: u64| m << 20;
@@ -264,10 +273,11 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64) -> Result<(), S
                     vec![(1, a, format!("permfail_{n}_{a}links")), (1, b, format!("permfail_{n}_{b}links"))]
                 };
                 for (os, failed, stem) in cases {
+                    let stem = if max_cwnd_pct != 100 { format!("{stem}_cwnd{max_cwnd_pct}") } else { stem };
                     let f = Fabric::two_tier(n, os);
                     println!("\n### {stem}: {}{}\n", f.label(), if failed > 0 { format!(", {failed} ToR-spine links down") } else { String::new() });
                     println!("max FCT (µs):\n");
-                    print!("{}", experiments::perm_sweep(f, &sizes, &all3, failed, seed, &out, &stem, progress)?);
+                    print!("{}", experiments::perm_sweep(f, &sizes, &all3, failed, max_cwnd_pct, seed, &out, &stem, progress)?);
                 }
             }
         }
@@ -297,7 +307,7 @@ fn main() {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run(a) => run_cmd(a),
-        Cmd::Experiment { scenario, out, quick, seed } => experiment(scenario, out, quick, seed),
+        Cmd::Experiment { scenario, out, quick, seed, max_cwnd_pct } => experiment(scenario, out, quick, seed, max_cwnd_pct),
     };
     if let Err(e) = r {
         eprintln!("error: {e}");
