@@ -94,7 +94,7 @@ pub struct RnicCore {
     qp_err: RAM<Bit, 8>,
     cq_cfg: RAM<Bits<128>, 6>,
     cq_pi: RAM<Bits<32>, 6>,
-    ring: RAM<Bits<512>, 8>,
+    ring: RAM<Bits<512>, 10>,
     txdq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
     ackq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
@@ -226,6 +226,7 @@ impl Logic for RnicCore {
         self.resp.rwqe_data.next = self.dma_rd_cpl_data.val();
         self.sq.wqe_valid.next = self.dma_rd_cpl_valid.val() & self.to_sq.val() & !self.to_resp.val();
         self.sq.wqe_data.next = self.dma_rd_cpl_data.val();
+        self.sq.dma_last.next = self.dma_rd_cpl_last.val();
         self.txb.pl_valid.next = self.dma_rd_cpl_valid.val() & !self.to_sq.val() & !self.to_resp.val();
         self.txb.pl_data.next = self.dma_rd_cpl_data.val();
         self.dma_rd_cpl_ready.next = self.txb.pl_ready.val();
@@ -249,8 +250,8 @@ impl Logic for RnicCore {
         self.net_tx_data.next = self.txb.tx_data.val();
         self.net_tx_keep.next = self.txb.tx_keep.val();
         self.net_tx_last.next = self.txb.tx_last.val();
-        // RX front end (never back-pressures the wire: it drops instead).
-        self.net_rx_ready.next = true;
+        // RX front end: back-pressure between frames when the ring is full.
+        self.net_rx_ready.next = self.rxin.rx_ready.val();
         self.rxin.rx_valid.next = self.net_rx_valid.val();
         self.rxin.rx_data.next = self.net_rx_data.val();
         self.rxin.rx_last.next = self.net_rx_last.val();

@@ -11,7 +11,7 @@ crate::pack_blocks!(TxDescPack, TxDescUnpack, 512, [
 crate::pack_blocks!(RxDescPack, RxDescUnpack, 512, [
     opcode: 8, dqpn: 24, psn: 24, ack_req: 1, va: 64, rkey: 32, msg_len: 32, ssn: 24,
     psn_offset: 24, ts: 64, syndrome: 8, msn: 24, src_mac: 48, src_ip: 32, sport: 16,
-    ecn: 8, plen: 13, rptr: 8,
+    ecn: 8, plen: 13, rptr: 10,
 ]);
 
 crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8]);

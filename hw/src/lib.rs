@@ -41,3 +41,17 @@ pub mod txb;
 pub mod rxin;
 pub mod resp;
 pub mod regs;
+
+#[cfg(test)]
+mod tests {
+    /// rust-hdl emits `expr[...]` for a slice of a computed expression, which
+    /// Verilog rejects; catch it here rather than in the Verilator build.
+    #[test]
+    fn emitted_verilog_slices_only_signals() {
+        for (name, v) in super::verilog_tops() {
+            for (i, line) in v.lines().enumerate() {
+                assert!(!line.contains(")[("), "{name}.v line {}: slice of an expression: {line}", i + 1);
+            }
+        }
+    }
+}

@@ -60,9 +60,9 @@ pub struct Responder {
     /// Pop the descriptor FIFO.
     pub desc_pop: Signal<Out, Bit>,
     /// Ring read pointer (consumed up to here).
-    pub rptr: Signal<Out, Bits<8>>,
+    pub rptr: Signal<Out, Bits<10>>,
     /// Ring read address (data one cycle later).
-    pub ring_raddr: Signal<Out, Bits<8>>,
+    pub ring_raddr: Signal<Out, Bits<10>>,
     /// Ring read data.
     pub ring_rdata: Signal<In, Bits<512>>,
     /// Local error FIFO empty.
@@ -161,8 +161,8 @@ pub struct Responder {
     qpc: DFF<Bits<448>>,
     rs: DFF<Bits<256>>,
     rq_pi: DFF<Bits<16>>,
-    rp: DFF<Bits<8>>,
-    end_ptr: DFF<Bits<8>>,
+    rp: DFF<Bits<10>>,
+    end_ptr: DFF<Bits<10>>,
     dest: DFF<Bits<64>>,
     left: DFF<Bits<16>>,
     syn: DFF<Bits<8>>,
@@ -185,14 +185,14 @@ pub struct Responder {
     eu: ErrUnpack,
     cqe: CqePack,
     ackp: TxDescPack,
-    rp_next: Signal<Local, Bits<8>>,
+    rp_next: Signal<Local, Bits<10>>,
     op: Signal<Local, Bits<8>>,
     is_send: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
     is_first: Signal<Local, Bit>,
     is_last: Signal<Local, Bit>,
     psn_diff: Signal<Local, Bits<24>>,
-    nbeats: Signal<Local, Bits<8>>,
+    nbeats: Signal<Local, Bits<10>>,
     va_off: Signal<Local, Bits<64>>,
     plen64: Signal<Local, Bits<64>>,
     key_ok: Signal<Local, Bit>,
@@ -242,7 +242,7 @@ impl Logic for Responder {
         self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
         // Ring beats of the frame after the two header beats (payload + pad + ICRC).
         self.nb16.next = (bit_cast::<16, 13>(self.du.plen.val()) + 70) >> 6;
-        self.nbeats.next = self.nb16.val().get_bits::<8>(0);
+        self.nbeats.next = self.nb16.val().get_bits::<10>(0);
         self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
         self.va_off.next = self.du.va.val() - self.mv.va_base.val();
         self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();

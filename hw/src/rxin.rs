@@ -24,11 +24,15 @@ pub struct RxIn {
     /// Ring write enable.
     pub ring_we: Signal<Out, Bit>,
     /// Ring write address.
-    pub ring_waddr: Signal<Out, Bits<8>>,
+    pub ring_waddr: Signal<Out, Bits<10>>,
     /// Ring write data.
     pub ring_wdata: Signal<Out, Bits<512>>,
     /// Responder's ring read pointer (space is free behind it).
-    pub rptr: Signal<In, Bits<8>>,
+    pub rptr: Signal<In, Bits<10>>,
+    /// Ready for the next beat: low between frames while the ring or the
+    /// descriptor FIFO cannot take a maximum frame (the MAC turns this into
+    /// a pause upstream; without one, frames are dropped and counted).
+    pub rx_ready: Signal<Out, Bit>,
     /// Descriptor FIFO write.
     pub desc_write: Signal<Out, Bit>,
     /// Descriptor.
@@ -47,8 +51,8 @@ pub struct RxIn {
     hdr0: DFF<Bits<512>>,
     hdr1: DFF<Bits<512>>,
     crc: DFF<Bits<32>>,
-    wstart: DFF<Bits<8>>,
-    wptr: DFF<Bits<8>>,
+    wstart: DFF<Bits<10>>,
+    wptr: DFF<Bits<10>>,
     dropping: DFF<Bit>,
     hv: RxHeader,
     icrc: IcrcBeat,
@@ -57,7 +61,8 @@ pub struct RxIn {
     last_idx: Signal<Local, Bits<16>>,
     n_last: Signal<Local, Bits<16>>,
     rx_icrc: Signal<Local, Bits<32>>,
-    used: Signal<Local, Bits<8>>,
+    used: Signal<Local, Bits<10>>,
+    room: Signal<Local, Bit>,
     good: Signal<Local, Bit>,
     icrc_ok: Signal<Local, Bit>,
     nl4: Signal<Local, Bits<16>>,
@@ -78,6 +83,9 @@ impl Logic for RxIn {
         self.icrc_sh.next = self.rx_data.val() >> (self.nl4.val() << 3);
         self.rx_icrc.next = self.icrc_sh.val().get_bits::<32>(0);
         self.used.next = self.wptr.q.val() - self.rptr.val();
+        // Room for a maximum frame's payload beats (4096 B + ICRC = 65 beats), and a descriptor slot.
+        self.room.next = (self.used.val() < 958) & !self.desc_afull.val();
+        self.rx_ready.next = self.room.val() | (self.beat.q.val() != 0);
         self.icrc.state.next = self.crc.q.val();
         self.icrc.data.next = self.rx_data.val();
         self.icrc.first.next = self.beat.q.val() == 0;
@@ -118,13 +126,12 @@ impl Logic for RxIn {
         self.pack.plen.next = self.plen16.val().get_bits::<13>(0);
         self.pack.rptr.next = self.wstart.q.val();
         self.desc_data.next = self.pack.pword.val();
-        if self.rx_valid.val() {
+        if self.rx_valid.val() & self.rx_ready.val() {
             self.beat.d.next = self.beat.q.val() + 1;
             if self.beat.q.val() == 0 {
                 self.hdr0.d.next = self.rx_data.val();
                 self.crc.d.next = self.icrc.state_out.val();
-                // Room for a maximum frame's payload beats, and a descriptor slot.
-                self.dropping.d.next = (self.used.val() > 189) | self.desc_afull.val();
+                self.dropping.d.next = !self.room.val();
             } else if self.beat.q.val() == 1 {
                 self.hdr1.d.next = self.rx_data.val();
                 self.crc.d.next = self.icrc.state_out.val();

@@ -9,8 +9,9 @@
 //! of the schedule queue, or is deactivated when its SQ is empty. The WQE
 //! is dropped at the end of the turn and fetched again next turn.
 //!
-//! Partial: one WQE is fetched per turn (SRNIC fetches up to 8), so small
-//! messages pay a PCIe round trip each.
+//! A turn fetches up to SCHED_WQES_PER_TURN (8) consecutive WQEs with one
+//! DMA read (never across the ring's end) into a small WQE buffer; WQEs
+//! left in it when the turn ends are dropped and fetched again next turn.
 
 use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
 use rnic_spec::params::SCHED_BURST_BYTES;
@@ -28,6 +29,8 @@ enum SqState {
     Check,
     WqeReq,
     WqeWait,
+    WqePop,
+    Drain,
     MrRead,
     MrCheck,
     Seg,
@@ -86,6 +89,8 @@ pub struct SqEngine {
     pub wqe_valid: Signal<In, Bit>,
     /// WQE completion data.
     pub wqe_data: Signal<In, Bits<512>>,
+    /// Last beat of the WQE completion.
+    pub dma_last: Signal<In, Bit>,
     /// WQE completion ready.
     pub wqe_ready: Signal<Out, Bit>,
     /// TX descriptor FIFO write.
@@ -102,6 +107,7 @@ pub struct SqEngine {
     pub lerr_full: Signal<In, Bit>,
     dbq: SynchronousFIFO<Bits<8>, 4, 5, 1>,
     schedq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
+    wqeq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
     state: DFF<SqState>,
     qpn: DFF<Bits<8>>,
     qpc: DFF<Bits<448>>,
@@ -133,16 +139,23 @@ pub struct SqEngine {
     mr_ok: Signal<Local, Bit>,
     addr_off: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
+    pending: Signal<Local, Bits<16>>,
+    ring_room: Signal<Local, Bits<32>>,
+    nfetch: Signal<Local, Bits<32>>,
+    fetch_bytes: Signal<Local, Bits<32>>,
 }
 
 // The HDL below uses these values as literals.
-const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40);
+const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40 && rnic_spec::params::SCHED_WQES_PER_TURN == 8);
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, qpn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
-        clock!(self, clock, dbq, schedq);
+        clock!(self, clock, dbq, schedq, wqeq);
+        self.wqeq.write.next = false;
+        self.wqeq.data_in.next = self.wqe_data.val();
+        self.wqeq.read.next = false;
         // Defaults.
         self.dbq.write.next = self.db_valid.val();
         self.dbq.data_in.next = self.db_qpn.val();
@@ -187,6 +200,17 @@ impl Logic for SqEngine {
         self.last.next = self.pkt_len.val() == self.remaining.val();
         self.is_write.next = self.wv.opcode.val() == 0;
         self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
+        // WQEs to fetch this time: up to 8, those posted, none past the ring's end.
+        self.pending.next = self.sq_pi.q.val() - self.ssn.q.val().get_bits::<16>(0);
+        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val())) - bit_cast::<32, 16>(self.ssn.q.val().get_bits::<16>(0) & self.sq_mask.val());
+        self.nfetch.next = 8.into();
+        if bit_cast::<32, 16>(self.pending.val()) < self.nfetch.val() {
+            self.nfetch.next = bit_cast::<32, 16>(self.pending.val());
+        }
+        if self.ring_room.val() < self.nfetch.val() {
+            self.nfetch.next = self.ring_room.val();
+        }
+        self.fetch_bytes.next = self.nfetch.val() << 6;
         self.wqe_off.next = bit_cast::<64, 16>(self.ssn.q.val().get_bits::<16>(0) & self.sq_mask.val()) << 6;
         self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
@@ -303,7 +327,7 @@ impl Logic for SqEngine {
                 } else {
                     self.rd_valid.next = true;
                     self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
-                    self.rd_len.next = 64.into();
+                    self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
                     self.rd_tag.next = 0x40.into();
                     if self.rd_ready.val() {
                         self.state.d.next = SqState::WqeWait;
@@ -313,8 +337,26 @@ impl Logic for SqEngine {
             SqState::WqeWait => {
                 self.wqe_ready.next = true;
                 if self.wqe_valid.val() {
-                    self.wqe.d.next = self.wqe_data.val();
+                    self.wqeq.write.next = true;
+                    if self.dma_last.val() {
+                        self.state.d.next = SqState::WqePop;
+                    }
+                }
+            }
+            SqState::WqePop => {
+                // The FIFO shows a write a cycle late: wait for the head.
+                if !self.wqeq.empty.val() {
+                    self.wqe.d.next = self.wqeq.data_out.val();
+                    self.wqeq.read.next = true;
                     self.state.d.next = SqState::MrRead;
+                }
+            }
+            SqState::Drain => {
+                // Unused WQEs of this turn are dropped (fetched again next turn).
+                if self.wqeq.empty.val() {
+                    self.state.d.next = SqState::Save;
+                } else {
+                    self.wqeq.read.next = true;
                 }
             }
             SqState::MrRead => {
@@ -333,7 +375,7 @@ impl Logic for SqEngine {
                     self.lerr_write.next = true;
                     self.local_err.d.next = true;
                     self.keep_active.d.next = false;
-                    self.state.d.next = SqState::Save;
+                    self.state.d.next = SqState::Drain;
                 }
             }
             SqState::Seg => {
@@ -351,14 +393,16 @@ impl Logic for SqEngine {
                         // Next WQE in the same turn while budget remains.
                         if (self.ssn.q.val().get_bits::<16>(0) + 1) == self.sq_pi.q.val() {
                             self.keep_active.d.next = false;
-                            self.state.d.next = SqState::Save;
+                            self.state.d.next = SqState::Drain;
                         } else if self.budget.q.val() <= self.pkt_len.val() {
-                            self.state.d.next = SqState::Save;
+                            self.state.d.next = SqState::Drain;
+                        } else if !self.wqeq.empty.val() {
+                            self.state.d.next = SqState::WqePop;
                         } else {
                             self.state.d.next = SqState::WqeReq;
                         }
                     } else if self.budget.q.val() <= self.pkt_len.val() {
-                        self.state.d.next = SqState::Save;
+                        self.state.d.next = SqState::Drain;
                     }
                 }
             }

@@ -282,6 +282,7 @@ fn feed_rx(m: &mut Model, frames: &[Vec<u8>], rptr: u64) -> RxOut {
             m.set_bytes(data, &b);
             m.set(last, (i + 1 == n) as u64);
             m.eval();
+            assert_eq!(m.get(p(m, "rx_ready")), 1, "ring has room: the front end must take every beat");
             if m.get(we) == 1 {
                 o.ring.push((m.get(waddr), bytes_of(m, wdata, 64)));
             }
@@ -341,6 +342,18 @@ fn rx_in_passes_good_frames_and_drops_bad_ones() {
     assert_eq!(o.descs.len(), 2);
     assert_eq!(unpack_field(RxDescPack::FIELDS, &o.descs[1], "msn"), 10);
     assert_eq!(unpack_field(RxDescPack::FIELDS, &o.descs[1], "plen"), 0);
+
+    // Ring nearly full (1000 of 1024 beats in use): no room for a maximum
+    // frame, so the front end holds the next frame back instead of dropping it.
+    let wptr = (o.ring.last().expect("ring writes").0 + 1) % 1024;
+    let (rp, valid, ready) = (p(&m, "rptr"), p(&m, "rx_valid"), p(&m, "rx_ready"));
+    m.set(rp, (wptr + 1024 - 1000) % 1024);
+    m.set(valid, 1);
+    m.eval();
+    assert_eq!(m.get(ready), 0);
+    m.set(rp, wptr);
+    m.eval();
+    assert_eq!(m.get(ready), 1);
 }
 
 #[test]

@@ -48,7 +48,7 @@ pub const ACK_REQ_EVERY: u32 = 16;
 
 /// RX store-and-forward buffer in beats: frames are held until their ICRC is
 /// checked, so a corrupt frame never reaches host memory.
-pub const RX_BUF_BEATS_LOG2: usize = 8;
+pub const RX_BUF_BEATS_LOG2: usize = 10;
 
 /// Converts core cycles to seconds.
 pub fn cycles_to_secs(cycles: u64) -> f64 {
