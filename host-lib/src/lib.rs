@@ -5,6 +5,7 @@
 //! open_device(dev, addr) -> Context
 //! Context::alloc_pd() -> Pd          Context::create_cq(depth) -> Cq
 //! Pd::reg_mr(len, access) -> Mr      Pd::create_qp(QpInitAttr) -> Qp
+//! Mr::{lkey, rkey, addr, write, read, dereg_mr}
 //! Qp::modify(QpAttr)  RESET -> INIT -> RTR -> RTS (ERROR on an error completion)
 //! Qp::post_send / post_recv (single or batched, one doorbell per batch)
 //! Cq::poll_cq(max) / Cq::wait_cq(n, timeout_cycles) -> WorkCompletion

@@ -167,7 +167,7 @@ impl Mr {
 
     /// Deregisters the region (`ibv_dereg_mr`): invalidates the NIC's entry,
     /// then frees the memory.
-    pub fn dereg(mut self) -> Result<()> {
+    pub fn dereg_mr(mut self) -> Result<()> {
         self.release()
     }
 
@@ -187,7 +187,7 @@ impl Mr {
 
 impl Drop for Mr {
     fn drop(&mut self) {
-        // Errors cannot be reported from drop; `dereg` reports them.
+        // Errors cannot be reported from drop; `dereg_mr` reports them.
         let _ = self.release();
     }
 }

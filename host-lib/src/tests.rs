@@ -59,7 +59,7 @@ fn reg_mr_stages_entry_and_rolls_keys() {
     m.write(4990, &[1; 10]).unwrap();
     assert!(matches!(m.write(4991, &[1; 10]), Err(Error::OutOfBounds { mr_len: 5000, .. })));
     let old = m.lkey();
-    m.dereg().unwrap();
+    m.dereg_mr().unwrap();
     let (_, w) = dev.last_commit(regs::REG_MR_COMMIT);
     assert_eq!(mr::VALID.get(&w), 0);
     // The same index comes back with another tag: the stale key no longer matches.

@@ -1,8 +1,9 @@
 //! Remote access errors: a WRITE with a bad key or outside the target region
 //! completes with REM_ACCESS_ERR, the WRs behind it are flushed, the target
-//! memory is untouched, and another QP keeps running meanwhile.
+//! memory is untouched, and another QP keeps running meanwhile. A SEND
+//! longer than the receive buffer fails with REM_INV_REQ_ERR the same way.
 
-use rnic::{AccessFlags, Mr, Mtu, QpState, SendWr, WcOpcode, WcStatus, WrOpcode};
+use rnic::{AccessFlags, Mr, Mtu, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
 use rnic_tests::{assert_no_violations, assert_same, fill_sentinel, pair, read_all, stream, wait, World, SEED};
 use rnic_tools::pattern;
 
@@ -34,7 +35,7 @@ fn access_error(fault: Fault) {
         let (good, _) = &w.conns[1];
         let stale = w.pd_b.reg_mr(LEN, AccessFlags::REMOTE_WRITE).unwrap();
         let stale_key = stale.rkey();
-        stale.dereg().unwrap();
+        stale.dereg_mr().unwrap();
         let target_access = match fault {
             Fault::NoRemoteWrite => AccessFlags::LOCAL_WRITE,
             _ => AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE,
@@ -136,4 +137,59 @@ fn write_before_start_of_region() {
 #[test]
 fn write_without_remote_write_permission() {
     access_error(Fault::NoRemoteWrite);
+}
+
+#[test]
+fn send_longer_than_receive_buffer() {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
+        let (bad_a, bad_b) = &w.conns[0];
+        let (good_a, good_b) = &w.conns[1];
+        let src = w.pd_a.reg_mr(LEN * 4, AccessFlags::empty()).unwrap();
+        for m in 0..4 {
+            src.write(m * LEN as u64, &pattern::make(SEED, stream(1, m as u32), LEN)).unwrap();
+        }
+        // The bad QP's receive buffer (1000 bytes) sits inside a region whose every other byte must stay untouched.
+        let rbuf = w.pd_b.reg_mr(LEN, AccessFlags::LOCAL_WRITE).unwrap();
+        let snapshot = fill_sentinel(&rbuf);
+        let good_dst = w.pd_b.reg_mr(LEN * 4, AccessFlags::LOCAL_WRITE).unwrap();
+        bad_b.post_recv(&RecvWr { wr_id: 50, sg: rbuf.sge(1024, 1000) }).unwrap();
+        for m in 0..3 {
+            good_b.post_recv(&RecvWr { wr_id: m, sg: good_dst.sge(m * LEN as u64, LEN as u32) }).unwrap();
+        }
+        bad_a
+            .post_send_batch(&[
+                SendWr { wr_id: 200, opcode: WrOpcode::Send, sg: src.sge(0, 3000) },
+                SendWr { wr_id: 201, opcode: WrOpcode::Send, sg: src.sge(0, 10) },
+            ])
+            .unwrap();
+        let good: Vec<SendWr> = (0..3).map(|m| SendWr { wr_id: m, opcode: WrOpcode::Send, sg: src.sge(m * LEN as u64, LEN as u32) }).collect();
+        good_a.post_send_batch(&good).unwrap();
+        let wcs = wait(&w.cq_a, 5, 4 * LEN as u64);
+        let on_bad: Vec<_> = wcs.iter().filter(|c| c.qp_num == bad_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(on_bad, vec![(200, WcStatus::RemInvReqErr), (201, WcStatus::WrFlushErr)], "{wcs:?}");
+        assert!(wcs.iter().filter(|c| c.qp_num == good_a.qp_num()).all(|c| c.status == WcStatus::Success), "{wcs:?}");
+        assert_eq!(bad_a.state(), QpState::Error);
+        // The responder may also complete the bad receive in error (LOC_LEN_ERR, as IB specifies); nothing else.
+        let mut recvs = Vec::new();
+        while recvs.iter().filter(|c: &&rnic::WorkCompletion| c.qp_num == good_b.qp_num()).count() < 3 {
+            recvs.extend(wait(&w.cq_b, 1, 3 * LEN as u64));
+        }
+        for c in recvs.iter().filter(|c| c.qp_num == bad_b.qp_num()) {
+            assert!(matches!(c.status, WcStatus::LocLenErr | WcStatus::WrFlushErr), "bad receive completion {c:?}");
+        }
+        let good_recvs: Vec<_> = recvs.iter().filter(|c| c.qp_num == good_b.qp_num()).map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+        assert_eq!(good_recvs, (0..3).map(|m| (m, WcStatus::Success, LEN as u32)).collect::<Vec<_>>());
+        // Bytes past the receive buffer must never be written, whatever the responder does with the rest.
+        let got = read_all(&rbuf);
+        assert_same("bytes before the receive buffer", &got[..1024], &snapshot[..1024], LEN, 1, 0);
+        assert_same("bytes after the receive buffer", &got[2024..], &snapshot[2024..], LEN, 1, 0);
+        for m in 0..3 {
+            let mut b = vec![0u8; LEN];
+            good_dst.read(m * LEN as u64, &mut b).unwrap();
+            assert_eq!(pattern::first_mismatch(SEED, stream(1, m as u32), &b), None, "good QP message {m}");
+        }
+    }
+    assert_no_violations(&nics);
 }
