@@ -19,7 +19,9 @@
 //!   is presented when its last byte has arrived (cut-through MAC),
 //!   honouring `net_rx_ready`.
 //!
-//! Faults act on a NIC's egress link before the switch ([`LinkFaults`]).
+//! Faults act on a NIC's egress link before the switch ([`LinkFaults`]):
+//! drop, random loss, corruption, extra delay (reordering), duplication, or
+//! any change by a closure.
 
 use std::collections::VecDeque;
 
@@ -227,6 +229,16 @@ impl RxMac {
         }
     }
 
+    /// Queues a frame in arrival order (after every frame arriving no later; never before the one being presented).
+    fn insert(&mut self, f: RxFrame) {
+        let first = self.presenting as usize;
+        let mut at = self.queue.len();
+        while at > first && self.queue[at - 1].arrive_ps > f.arrive_ps {
+            at -= 1;
+        }
+        self.queue.insert(at, f);
+    }
+
     /// Frames waiting (including the one being presented).
     pub fn queued(&self) -> usize {
         self.queue.len()
@@ -248,6 +260,8 @@ pub type FrameHook = Box<dyn FnMut(&mut Vec<u8>) -> bool>;
 #[derive(Default)]
 pub struct LinkFaults {
     drop_next: u64,
+    delay_next: VecDeque<u64>,
+    duplicate_next: u64,
     corrupt_next: VecDeque<(usize, u8)>,
     hook: Option<FrameHook>,
     loss_ppm: u32,
@@ -258,6 +272,14 @@ impl LinkFaults {
     /// Drops the next `n` frames.
     pub fn drop_next(&mut self, n: u64) {
         self.drop_next += n;
+    }
+    /// Delivers the next frame (not dropped) `extra_ns` late, so frames sent after it overtake it (reordering).
+    pub fn delay_next(&mut self, extra_ns: u64) {
+        self.delay_next.push_back(extra_ns * 1000);
+    }
+    /// Delivers each of the next `n` frames (not dropped) twice, the copy right after the original.
+    pub fn duplicate_next(&mut self, n: u64) {
+        self.duplicate_next += n;
     }
     /// XORs byte `offset` of the next frame (not dropped) with `xor` (ignored if the frame is shorter).
     pub fn corrupt_next(&mut self, offset: usize, xor: u8) {
@@ -275,6 +297,20 @@ impl LinkFaults {
     pub fn set_loss(&mut self, ppm: u32, seed: u64) {
         self.loss_ppm = ppm;
         self.rng = seed | 1;
+    }
+
+    /// Extra delay (ps) and whether to duplicate, for a frame that goes on.
+    fn take_delivery(&mut self, stats: &mut LinkStats) -> (u64, bool) {
+        let extra = self.delay_next.pop_front().unwrap_or(0);
+        if extra > 0 {
+            stats.delayed += 1;
+        }
+        let dup = self.duplicate_next > 0;
+        if dup {
+            self.duplicate_next -= 1;
+            stats.duplicated += 1;
+        }
+        (extra, dup)
     }
 
     /// Applies the faults; true if the frame goes on.
@@ -321,6 +357,10 @@ pub struct LinkStats {
     pub dropped: u64,
     /// Frames corrupted by faults.
     pub corrupted: u64,
+    /// Frames delayed by faults.
+    pub delayed: u64,
+    /// Frames duplicated by faults.
+    pub duplicated: u64,
 }
 
 /// Counters of the switch.
@@ -424,12 +464,12 @@ impl Fabric {
     }
 
     /// Queues `frame` for NIC `dst`'s RX as if its last byte arrived at `arrive_ps`
-    /// (tests of bad input from the wire). Frames are delivered in queue order.
+    /// (tests of bad input from the wire). Frames are delivered in arrival order.
     pub fn inject(&mut self, dst: usize, frame: &[u8], arrive_ps: u64) {
         let mut data = self.pool.pop().unwrap_or_default();
         data.clear();
         data.extend_from_slice(frame);
-        self.ports[dst].rx.queue.push_back(RxFrame { data, arrive_ps });
+        self.ports[dst].rx.insert(RxFrame { data, arrive_ps });
     }
 
     /// End of a cycle: routes every frame a TX MAC finished.
@@ -447,7 +487,18 @@ impl Fabric {
                     continue;
                 }
                 match self.forward(src, &mut data, end_ps) {
-                    Some((dst, arrive_ps)) => self.ports[dst].rx.queue.push_back(RxFrame { data, arrive_ps }),
+                    Some((dst, arrive_ps)) => {
+                        let (extra, dup) = self.faults[src].take_delivery(&mut self.links[src]);
+                        let arrive_ps = arrive_ps + extra;
+                        if dup {
+                            let mut copy = self.pool.pop().unwrap_or_default();
+                            copy.clear();
+                            copy.extend_from_slice(&data);
+                            let wire = wire_ps(data.len() as u64 + WIRE_OVERHEAD as u64, self.mps_per_byte);
+                            self.ports[dst].rx.insert(RxFrame { data: copy, arrive_ps: arrive_ps + wire });
+                        }
+                        self.ports[dst].rx.insert(RxFrame { data, arrive_ps });
+                    }
                     None => self.pool.push(data),
                 }
             }
@@ -703,6 +754,20 @@ mod tests {
         }
         assert!(r.next_packet().is_none());
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn delay_reorders_and_duplicate_repeats() {
+        let cfg = SimConfig::default();
+        let mut fab = Fabric::new(2, &cfg, None);
+        fab.faults(0).delay_next(2_000);
+        fab.faults(0).duplicate_next(1);
+        let frames: Vec<_> = (0..4).map(|i| frame(1, 128, i as u8)).collect();
+        let (_, rx) = run(&mut fab, 0, &frames, 3_000);
+        let order: Vec<u8> = rx.iter().map(|r| r.2[20]).collect();
+        assert_eq!(order, vec![1, 2, 3, 0, 0], "frame 0 delayed 2 us behind the others, then its duplicate");
+        let s = fab.link_stats(0);
+        assert_eq!((s.delayed, s.duplicated, s.frames), (1, 1, 4));
     }
 
     #[test]
