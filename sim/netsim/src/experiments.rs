@@ -209,12 +209,14 @@ pub fn incast_sweep(fabric: Fabric, fan_ins: &[u32], size: u64, transports: &[Tr
                     .collect();
                 let plain = |v: &f64| format!("{v:.0}");
                 line_plot(&out.join(format!("incast{n}_tput_{}.png", t.name())), &format!("{n}:1 incast, {} — throughput of 8 flows (100 µs bins)", t.name()), "time (µs)", "Gbit/s", &tput, &plain, false)?;
+                let qd: Vec<Series> = vec![("last-hop queueing delay".into(), r.last_hop_qdelay.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6)).collect())];
+                line_plot(&out.join(format!("incast{n}_queue_{}.png", t.name())), &format!("{n}:1 incast, {} — last-hop queueing delay (5 µs bins)", t.name()), "time (µs)", "queueing delay (µs)", &qd, &plain, false)?;
+                let bins = r.drops_series.len().max(r.pause_series.len());
                 let dp: Vec<Series> = vec![
-                    ("last-hop queueing delay (µs)".into(), r.last_hop_qdelay.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6)).collect()),
-                    ("drops per 5 µs".into(), r.drops_series.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64)).collect()),
-                    ("PFC pauses per 5 µs".into(), r.pause_series.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64)).collect()),
+                    ("drops per 5 µs".into(), (0..bins).map(|b| ((b as u64 * r.series_bin_ps) as f64 / 1e6, r.drops_series.get(b).copied().unwrap_or(0) as f64)).collect()),
+                    ("PFC pause frames per 5 µs".into(), (0..bins).map(|b| ((b as u64 * r.series_bin_ps) as f64 / 1e6, r.pause_series.get(b).copied().unwrap_or(0) as f64)).collect()),
                 ];
-                line_plot(&out.join(format!("incast{n}_queue_{}.png", t.name())), &format!("{n}:1 incast, {} — last hop", t.name()), "time (µs)", "µs / count", &dp, &plain, false)?;
+                line_plot(&out.join(format!("incast{n}_drops_pauses_{}.png", t.name())), &format!("{n}:1 incast, {} — drops and pauses", t.name()), "time (µs)", "count per 5 µs", &dp, &plain, false)?;
             }
         }
     }
