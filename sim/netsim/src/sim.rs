@@ -909,7 +909,7 @@ impl Sim {
 
     fn ecn_mark(&mut self, q: u64) -> bool {
         let s = self.cfg.switch;
-        if q <= s.kmin && !(s.kmin == s.kmax && q > s.kmin) {
+        if q <= s.kmin {
             return false;
         }
         if q >= s.kmax {
