@@ -12,6 +12,9 @@
 //! A turn fetches up to SCHED_WQES_PER_TURN (8) consecutive WQEs with one
 //! DMA read (never across the ring's end) into a small WQE buffer; WQEs
 //! left in it when the turn ends are dropped and fetched again next turn.
+//! At the end of a turn the engine takes pending doorbells and re-reads the
+//! QP's producer index; when no other QP is scheduled the turn simply
+//! continues (round robin over one QP), so a lone QP keeps its WQEs.
 
 use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
 use rnic_spec::params::SCHED_BURST_BYTES;
@@ -31,6 +34,9 @@ enum SqState {
     WqeWait,
     WqePop,
     Drain,
+    TurnEnd,
+    PiRead,
+    PiCheck,
     MrRead,
     MrCheck,
     Seg,
@@ -110,6 +116,8 @@ pub struct SqEngine {
     wqeq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
     state: DFF<SqState>,
     qpn: DFF<Bits<8>>,
+    dbqpn: DFF<Bits<8>>,
+    in_turn: DFF<Bit>,
     qpc: DFF<Bits<448>>,
     wqe: DFF<Bits<512>>,
     ssn: DFF<Bits<24>>,
@@ -151,7 +159,7 @@ const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40 && rnic_spec
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
+        dff_setup!(self, clock, state, qpn, dbqpn, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
         clock!(self, clock, dbq, schedq, wqeq);
         self.wqeq.write.next = false;
         self.wqeq.data_in.next = self.wqe_data.val();
@@ -266,8 +274,9 @@ impl Logic for SqEngine {
         self.lerr_data.next = self.errp.pword.val();
         match self.state.q.val() {
             SqState::Idle => {
+                self.in_turn.d.next = false;
                 if !self.dbq.empty.val() {
-                    self.qpn.d.next = self.dbq.data_out.val();
+                    self.dbqpn.d.next = self.dbq.data_out.val();
                     self.dbq.read.next = true;
                     self.state.d.next = SqState::DbRead;
                 } else if !self.schedq.empty.val() {
@@ -278,15 +287,16 @@ impl Logic for SqEngine {
             }
             SqState::DbRead => {
                 // Address was presented this cycle; data next cycle.
+                self.st_addr.next = self.dbqpn.q.val();
                 self.state.d.next = SqState::DbCheck;
             }
             SqState::DbCheck => {
+                // An inactive QP becomes active and joins the schedule queue;
+                // the QP in service is active, so its doorbells only move its PI.
+                self.st_addr.next = self.dbqpn.q.val();
+                self.st_waddr.next = self.dbqpn.q.val();
+                self.schedq.data_in.next = self.dbqpn.q.val();
                 if !self.stu.active.val().any() {
-                    self.ssn.d.next = self.stu.ssn.val();
-                    self.psn.d.next = self.stu.psn.val();
-                    self.msg_off.d.next = self.stu.msg_off.val();
-                    self.local_err.d.next = self.stu.err.val().any();
-                    self.keep_active.d.next = true;
                     self.stp.active.next = 1.into();
                     self.stp.ssn.next = self.stu.ssn.val();
                     self.stp.psn.next = self.stu.psn.val();
@@ -295,7 +305,47 @@ impl Logic for SqEngine {
                     self.st_we.next = true;
                     self.schedq.write.next = true;
                 }
-                self.state.d.next = SqState::Idle;
+                if self.in_turn.q.val() {
+                    self.state.d.next = SqState::TurnEnd;
+                } else {
+                    self.state.d.next = SqState::Idle;
+                }
+            }
+            SqState::TurnEnd => {
+                // Take pending doorbells first: they may schedule other QPs
+                // and move this QP's producer index, read fresh next.
+                self.in_turn.d.next = true;
+                if !self.dbq.empty.val() {
+                    self.dbqpn.d.next = self.dbq.data_out.val();
+                    self.dbq.read.next = true;
+                    self.state.d.next = SqState::DbRead;
+                } else {
+                    self.state.d.next = SqState::PiRead;
+                }
+            }
+            SqState::PiRead => {
+                self.state.d.next = SqState::PiCheck;
+            }
+            SqState::PiCheck => {
+                self.in_turn.d.next = false;
+                self.sq_pi.d.next = self.sqpi_data.val();
+                if self.ssn.q.val().get_bits::<16>(0) == self.sqpi_data.val() {
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Drain;
+                } else if (self.budget.q.val() == 0) & !self.schedq.empty.val() {
+                    self.state.d.next = SqState::Drain;
+                } else {
+                    if self.budget.q.val() == 0 {
+                        self.budget.d.next = 16384.into();
+                    }
+                    if self.msg_off.q.val() != 0 {
+                        self.state.d.next = SqState::Seg;
+                    } else if !self.wqeq.empty.val() {
+                        self.state.d.next = SqState::WqePop;
+                    } else {
+                        self.state.d.next = SqState::WqeReq;
+                    }
+                }
             }
             SqState::Load => {
                 self.state.d.next = SqState::Check;
@@ -387,22 +437,22 @@ impl Logic for SqEngine {
                     self.psn.d.next = self.psn.q.val() + 1;
                     self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
                     self.budget.d.next = self.budget.q.val() - self.pkt_len.val();
+                    if self.budget.q.val() <= self.pkt_len.val() {
+                        self.budget.d.next = 0.into();
+                    }
                     if self.last.val() {
                         self.msg_off.d.next = 0.into();
                         self.ssn.d.next = self.ssn.q.val() + 1;
                         // Next WQE in the same turn while budget remains.
-                        if (self.ssn.q.val().get_bits::<16>(0) + 1) == self.sq_pi.q.val() {
-                            self.keep_active.d.next = false;
-                            self.state.d.next = SqState::Drain;
-                        } else if self.budget.q.val() <= self.pkt_len.val() {
-                            self.state.d.next = SqState::Drain;
+                        if ((self.ssn.q.val().get_bits::<16>(0) + 1) == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
+                            self.state.d.next = SqState::TurnEnd;
                         } else if !self.wqeq.empty.val() {
                             self.state.d.next = SqState::WqePop;
                         } else {
                             self.state.d.next = SqState::WqeReq;
                         }
                     } else if self.budget.q.val() <= self.pkt_len.val() {
-                        self.state.d.next = SqState::Drain;
+                        self.state.d.next = SqState::TurnEnd;
                     }
                 }
             }
@@ -412,7 +462,47 @@ impl Logic for SqEngine {
                 if self.keep_active.q.val() {
                     self.schedq.write.next = true;
                 }
-                self.state.d.next = SqState::Idle;
+                if self.in_turn.q.val() {
+                    self.state.d.next = SqState::TurnEnd;
+                } else {
+                    self.state.d.next = SqState::Idle;
+                }
+            }
+            SqState::TurnEnd => {
+                // Take pending doorbells first: they may schedule other QPs
+                // and move this QP's producer index, read fresh next.
+                self.in_turn.d.next = true;
+                if !self.dbq.empty.val() {
+                    self.dbqpn.d.next = self.dbq.data_out.val();
+                    self.dbq.read.next = true;
+                    self.state.d.next = SqState::DbRead;
+                } else {
+                    self.state.d.next = SqState::PiRead;
+                }
+            }
+            SqState::PiRead => {
+                self.state.d.next = SqState::PiCheck;
+            }
+            SqState::PiCheck => {
+                self.in_turn.d.next = false;
+                self.sq_pi.d.next = self.sqpi_data.val();
+                if self.ssn.q.val().get_bits::<16>(0) == self.sqpi_data.val() {
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Drain;
+                } else if (self.budget.q.val() == 0) & !self.schedq.empty.val() {
+                    self.state.d.next = SqState::Drain;
+                } else {
+                    if self.budget.q.val() == 0 {
+                        self.budget.d.next = 16384.into();
+                    }
+                    if self.msg_off.q.val() != 0 {
+                        self.state.d.next = SqState::Seg;
+                    } else if !self.wqeq.empty.val() {
+                        self.state.d.next = SqState::WqePop;
+                    } else {
+                        self.state.d.next = SqState::WqeReq;
+                    }
+                }
             }
             _ => {
                 self.state.d.next = SqState::Idle;
