@@ -37,6 +37,7 @@ enum SqState {
     TurnEnd,
     PiRead,
     PiCheck,
+    Resume,
     MrRead,
     MrCheck,
     Seg,
@@ -329,7 +330,14 @@ impl Logic for SqEngine {
             SqState::PiCheck => {
                 self.in_turn.d.next = false;
                 self.sq_pi.d.next = self.sqpi_data.val();
-                if self.ssn.q.val().get_bits::<16>(0) == self.sqpi_data.val() {
+                self.qpc.d.next = self.qpc_data.val();
+                self.qp_err.d.next = self.err_data.val();
+                self.state.d.next = SqState::Resume;
+            }
+            SqState::Resume => {
+                // Fresh QPC, error flag and producer index: the host may have
+                // moved the QP out of RTS, or a NAK may have failed it.
+                if (self.ssn.q.val().get_bits::<16>(0) == self.sq_pi.q.val()) | self.qp_err.q.val() | !self.qv.rts.val().any() {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Drain;
                 } else if (self.budget.q.val() == 0) & !self.schedq.empty.val() {
@@ -462,47 +470,7 @@ impl Logic for SqEngine {
                 if self.keep_active.q.val() {
                     self.schedq.write.next = true;
                 }
-                if self.in_turn.q.val() {
-                    self.state.d.next = SqState::TurnEnd;
-                } else {
-                    self.state.d.next = SqState::Idle;
-                }
-            }
-            SqState::TurnEnd => {
-                // Take pending doorbells first: they may schedule other QPs
-                // and move this QP's producer index, read fresh next.
-                self.in_turn.d.next = true;
-                if !self.dbq.empty.val() {
-                    self.dbqpn.d.next = self.dbq.data_out.val();
-                    self.dbq.read.next = true;
-                    self.state.d.next = SqState::DbRead;
-                } else {
-                    self.state.d.next = SqState::PiRead;
-                }
-            }
-            SqState::PiRead => {
-                self.state.d.next = SqState::PiCheck;
-            }
-            SqState::PiCheck => {
-                self.in_turn.d.next = false;
-                self.sq_pi.d.next = self.sqpi_data.val();
-                if self.ssn.q.val().get_bits::<16>(0) == self.sqpi_data.val() {
-                    self.keep_active.d.next = false;
-                    self.state.d.next = SqState::Drain;
-                } else if (self.budget.q.val() == 0) & !self.schedq.empty.val() {
-                    self.state.d.next = SqState::Drain;
-                } else {
-                    if self.budget.q.val() == 0 {
-                        self.budget.d.next = 16384.into();
-                    }
-                    if self.msg_off.q.val() != 0 {
-                        self.state.d.next = SqState::Seg;
-                    } else if !self.wqeq.empty.val() {
-                        self.state.d.next = SqState::WqePop;
-                    } else {
-                        self.state.d.next = SqState::WqeReq;
-                    }
-                }
+                self.state.d.next = SqState::Idle;
             }
             _ => {
                 self.state.d.next = SqState::Idle;
