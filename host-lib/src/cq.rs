@@ -29,6 +29,8 @@ pub enum WcStatus {
     RemAccessErr,
     /// Remote operation error.
     RemOpErr,
+    /// The responder had no receive WQE (RNR NAK); the NIC does not retry RNR yet.
+    RnrRetryExcErr,
     /// A status value the library does not know.
     Other(u8),
 }
@@ -44,6 +46,7 @@ impl WcStatus {
             cqe_status::REM_INV_REQ_ERR => WcStatus::RemInvReqErr,
             cqe_status::REM_ACCESS_ERR => WcStatus::RemAccessErr,
             cqe_status::REM_OP_ERR => WcStatus::RemOpErr,
+            cqe_status::RNR_RETRY_EXC_ERR => WcStatus::RnrRetryExcErr,
             o => WcStatus::Other(o),
         }
     }
@@ -58,6 +61,7 @@ impl WcStatus {
             WcStatus::RemInvReqErr => cqe_status::REM_INV_REQ_ERR,
             WcStatus::RemAccessErr => cqe_status::REM_ACCESS_ERR,
             WcStatus::RemOpErr => cqe_status::REM_OP_ERR,
+            WcStatus::RnrRetryExcErr => cqe_status::RNR_RETRY_EXC_ERR,
             WcStatus::Other(o) => o,
         }
     }

@@ -193,3 +193,38 @@ fn send_longer_than_receive_buffer() {
     }
     assert_no_violations(&nics);
 }
+
+#[test]
+fn send_without_posted_receive_gets_rnr() {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu4096);
+        let (bad_a, _bad_b) = &w.conns[0];
+        let (good_a, good_b) = &w.conns[1];
+        let src = w.pd_a.reg_mr(LEN * 2, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(2, 0), LEN)).unwrap();
+        let good_dst = w.pd_b.reg_mr(LEN, AccessFlags::LOCAL_WRITE).unwrap();
+        let snapshot = fill_sentinel(&good_dst);
+        // The bad QP's peer has no receive WQE posted: the responder answers RNR.
+        bad_a
+            .post_send_batch(&[
+                SendWr { wr_id: 300, opcode: WrOpcode::Send, sg: src.sge(0, 100) },
+                SendWr { wr_id: 301, opcode: WrOpcode::Send, sg: src.sge(0, 10) },
+            ])
+            .unwrap();
+        good_b.post_recv(&RecvWr { wr_id: 7, sg: good_dst.sge(0, LEN as u32) }).unwrap();
+        good_a.post_send(&SendWr { wr_id: 8, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
+        let wcs = wait(&w.cq_a, 3, 2 * LEN as u64);
+        let on_bad: Vec<_> = wcs.iter().filter(|c| c.qp_num == bad_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(on_bad, vec![(300, WcStatus::RnrRetryExcErr), (301, WcStatus::WrFlushErr)], "{wcs:?}");
+        assert_eq!(bad_a.state(), QpState::Error);
+        let on_good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(on_good, vec![(8, WcStatus::Success)], "{wcs:?}");
+        let r = wait(&w.cq_b, 1, LEN as u64);
+        assert_eq!((r[0].wr_id, r[0].status, r[0].byte_len, r[0].opcode), (7, WcStatus::Success, LEN as u32, WcOpcode::Recv));
+        let got = read_all(&good_dst);
+        assert_eq!(pattern::first_mismatch(SEED, stream(2, 0), &got), None);
+        assert_ne!(got, snapshot);
+    }
+    assert_no_violations(&nics);
+}

@@ -76,6 +76,9 @@ pub mod cqe_status {
     pub const REM_ACCESS_ERR: u8 = 10;
     /// Remote operation error (e.g. the responder's receive buffer was invalid).
     pub const REM_OP_ERR: u8 = 11;
+    /// RNR retry exceeded: the responder had no receive WQE (RNR NAK). The
+    /// RTL does not retry RNR yet, so the first RNR NAK fails the WQE.
+    pub const RNR_RETRY_EXC_ERR: u8 = 13;
 }
 
 /// A completion queue entry: 32 bytes. Valid when `owner` equals the pass
@@ -92,7 +95,9 @@ pub struct Cqe {
     pub opcode: u8,
     /// Local QPN.
     pub qpn: U32,
-    /// Bytes received (receive completions); message length otherwise.
+    /// Bytes received (receive completions). Send completions carry 0 here
+    /// and opcode 0: the NIC keeps no per-WQE state (SRNIC's cache-free SQ),
+    /// so the library fills opcode and length from the WR it posted at `wqe_index`.
     pub byte_len: U32,
     /// Reserved.
     pub rsvd: [u8; 19],
