@@ -226,7 +226,6 @@ impl Logic for RnicCore {
         self.resp.rwqe_data.next = self.dma_rd_cpl_data.val();
         self.sq.wqe_valid.next = self.dma_rd_cpl_valid.val() & self.to_sq.val() & !self.to_resp.val();
         self.sq.wqe_data.next = self.dma_rd_cpl_data.val();
-        self.sq.dma_last.next = self.dma_rd_cpl_last.val();
         self.txb.pl_valid.next = self.dma_rd_cpl_valid.val() & !self.to_sq.val() & !self.to_resp.val();
         self.txb.pl_data.next = self.dma_rd_cpl_data.val();
         self.dma_rd_cpl_ready.next = self.txb.pl_ready.val();

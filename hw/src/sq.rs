@@ -31,7 +31,7 @@ enum SqState {
     Load,
     Check,
     WqeReq,
-    WqeWait,
+    Prefetch,
     WqePop,
     Drain,
     TurnEnd,
@@ -96,8 +96,6 @@ pub struct SqEngine {
     pub wqe_valid: Signal<In, Bit>,
     /// WQE completion data.
     pub wqe_data: Signal<In, Bits<512>>,
-    /// Last beat of the WQE completion.
-    pub dma_last: Signal<In, Bit>,
     /// WQE completion ready.
     pub wqe_ready: Signal<Out, Bit>,
     /// TX descriptor FIFO write.
@@ -114,10 +112,13 @@ pub struct SqEngine {
     pub lerr_full: Signal<In, Bit>,
     dbq: SynchronousFIFO<Bits<8>, 4, 5, 1>,
     schedq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
-    wqeq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
+    wqeq: SynchronousFIFO<Bits<512>, 5, 6, 1>,
     state: DFF<SqState>,
     qpn: DFF<Bits<8>>,
     dbqpn: DFF<Bits<8>>,
+    nbuf: DFF<Bits<6>>,
+    pf_beats: DFF<Bits<6>>,
+    held: DFF<Bit>,
     in_turn: DFF<Bit>,
     qpc: DFF<Bits<448>>,
     wqe: DFF<Bits<512>>,
@@ -149,6 +150,10 @@ pub struct SqEngine {
     addr_off: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
     pending: Signal<Local, Bits<16>>,
+    fidx: Signal<Local, Bits<16>>,
+    nroom: Signal<Local, Bits<32>>,
+    pf_add: Signal<Local, Bits<6>>,
+    pf_sub: Signal<Local, Bits<6>>,
     ring_room: Signal<Local, Bits<32>>,
     nfetch: Signal<Local, Bits<32>>,
     fetch_bytes: Signal<Local, Bits<32>>,
@@ -160,11 +165,12 @@ const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40 && rnic_spec
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, dbqpn, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
+        dff_setup!(self, clock, state, qpn, dbqpn, nbuf, pf_beats, held, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
         clock!(self, clock, dbq, schedq, wqeq);
         self.wqeq.write.next = false;
         self.wqeq.data_in.next = self.wqe_data.val();
         self.wqeq.read.next = false;
+        self.pf_add.next = 0.into();
         // Defaults.
         self.dbq.write.next = self.db_valid.val();
         self.dbq.data_in.next = self.db_qpn.val();
@@ -209,10 +215,20 @@ impl Logic for SqEngine {
         self.last.next = self.pkt_len.val() == self.remaining.val();
         self.is_write.next = self.wv.opcode.val() == 0;
         self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
-        // WQEs to fetch this time: up to 8, those posted, none past the ring's end.
-        self.pending.next = self.sq_pi.q.val() - self.ssn.q.val().get_bits::<16>(0);
-        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val())) - bit_cast::<32, 16>(self.ssn.q.val().get_bits::<16>(0) & self.sq_mask.val());
+        // Next WQE index not yet fetched: after the one held, those buffered and those in flight.
+        self.fidx.next = self.ssn.q.val().get_bits::<16>(0)
+            + bit_cast::<16, 6>(self.nbuf.q.val())
+            + bit_cast::<16, 6>(self.pf_beats.q.val())
+            + bit_cast::<16, 1>(self.held.q.val().into());
+        // WQEs to fetch: up to 8 (one batch), those posted, what the buffer can
+        // still take, none past the ring's end.
+        self.pending.next = self.sq_pi.q.val() - self.fidx.val();
+        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val())) - bit_cast::<32, 16>(self.fidx.val() & self.sq_mask.val());
+        self.nroom.next = 32 - bit_cast::<32, 6>(self.nbuf.q.val()) - bit_cast::<32, 6>(self.pf_beats.q.val());
         self.nfetch.next = 8.into();
+        if self.nroom.val() < self.nfetch.val() {
+            self.nfetch.next = self.nroom.val();
+        }
         if bit_cast::<32, 16>(self.pending.val()) < self.nfetch.val() {
             self.nfetch.next = bit_cast::<32, 16>(self.pending.val());
         }
@@ -220,7 +236,7 @@ impl Logic for SqEngine {
             self.nfetch.next = self.ring_room.val();
         }
         self.fetch_bytes.next = self.nfetch.val() << 6;
-        self.wqe_off.next = bit_cast::<64, 16>(self.ssn.q.val().get_bits::<16>(0) & self.sq_mask.val()) << 6;
+        self.wqe_off.next = bit_cast::<64, 16>(self.fidx.val() & self.sq_mask.val()) << 6;
         self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
@@ -348,7 +364,7 @@ impl Logic for SqEngine {
                     }
                     if self.msg_off.q.val() != 0 {
                         self.state.d.next = SqState::Seg;
-                    } else if !self.wqeq.empty.val() {
+                    } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
                         self.state.d.next = SqState::WqePop;
                     } else {
                         self.state.d.next = SqState::WqeReq;
@@ -388,17 +404,21 @@ impl Logic for SqEngine {
                     self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
                     self.rd_tag.next = 0x40.into();
                     if self.rd_ready.val() {
-                        self.state.d.next = SqState::WqeWait;
+                        self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                        self.state.d.next = SqState::WqePop;
                     }
                 }
             }
-            SqState::WqeWait => {
-                self.wqe_ready.next = true;
-                if self.wqe_valid.val() {
-                    self.wqeq.write.next = true;
-                    if self.dma_last.val() {
-                        self.state.d.next = SqState::WqePop;
-                    }
+            SqState::Prefetch => {
+                // Fetch the next WQEs while this one is segmented, so the
+                // fetch's round trip overlaps the payload already in flight.
+                self.rd_valid.next = true;
+                self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
+                self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
+                self.rd_tag.next = 0x40.into();
+                if self.rd_ready.val() {
+                    self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                    self.state.d.next = SqState::Seg;
                 }
             }
             SqState::WqePop => {
@@ -406,14 +426,17 @@ impl Logic for SqEngine {
                 if !self.wqeq.empty.val() {
                     self.wqe.d.next = self.wqeq.data_out.val();
                     self.wqeq.read.next = true;
+                    self.held.d.next = true;
                     self.state.d.next = SqState::MrRead;
                 }
             }
             SqState::Drain => {
-                // Unused WQEs of this turn are dropped (fetched again next turn).
-                if self.wqeq.empty.val() {
+                // Unused WQEs of this turn are dropped (fetched again next
+                // turn), including those of a fetch still in flight.
+                self.held.d.next = false;
+                if (self.pf_beats.q.val() == 0) & (self.nbuf.q.val() == 0) {
                     self.state.d.next = SqState::Save;
-                } else {
+                } else if !self.wqeq.empty.val() {
                     self.wqeq.read.next = true;
                 }
             }
@@ -424,6 +447,9 @@ impl Logic for SqEngine {
                 if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
+                    if (self.nroom.val() >= 8) & (self.nfetch.val() != 0) {
+                        self.state.d.next = SqState::Prefetch;
+                    }
                 } else {
                     self.state.d.next = SqState::LocalErr;
                 }
@@ -452,9 +478,10 @@ impl Logic for SqEngine {
                         self.msg_off.d.next = 0.into();
                         self.ssn.d.next = self.ssn.q.val() + 1;
                         // Next WQE in the same turn while budget remains.
+                        self.held.d.next = false;
                         if ((self.ssn.q.val().get_bits::<16>(0) + 1) == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
                             self.state.d.next = SqState::TurnEnd;
-                        } else if !self.wqeq.empty.val() {
+                        } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
                             self.state.d.next = SqState::WqePop;
                         } else {
                             self.state.d.next = SqState::WqeReq;
@@ -475,6 +502,20 @@ impl Logic for SqEngine {
             _ => {
                 self.state.d.next = SqState::Idle;
             }
+        }
+        // WQE beats are taken whenever fetches are outstanding (sized to the buffer's room).
+        self.wqe_ready.next = self.pf_beats.q.val() != 0;
+        self.pf_sub.next = 0.into();
+        if self.wqe_valid.val() & (self.pf_beats.q.val() != 0) {
+            self.wqeq.write.next = true;
+            self.pf_sub.next = 1.into();
+        }
+        self.pf_beats.d.next = self.pf_beats.q.val() + self.pf_add.val() - self.pf_sub.val();
+        if self.wqeq.write.val() & !self.wqeq.read.val() {
+            self.nbuf.d.next = self.nbuf.q.val() + 1;
+        }
+        if self.wqeq.read.val() & !self.wqeq.write.val() {
+            self.nbuf.d.next = self.nbuf.q.val() - 1;
         }
     }
 }
