@@ -3,9 +3,18 @@
 //! cannot drift from the contract; both blocks are pure wiring plus the
 //! IPv4 checksum adder.
 
-use rnic_spec::wire::{off, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, ROCE_UDP_PORT};
+use rnic_spec::wire::{off, Frame, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, ROCE_UDP_PORT};
 use rust_hdl::prelude::*;
 use std::fmt::Write;
+
+/// A 64-byte beat as a 512-bit value (byte i in bits 8i+7..8i).
+fn beat_of(b: &[u8]) -> Bits<512> {
+    let mut v: Bits<512> = 0.into();
+    for (i, &x) in b.iter().enumerate() {
+        v = v | (bit_cast::<512, 8>((x as u64).into()) << Bits::<16>::from(8 * i as u64));
+    }
+    v
+}
 
 /// Verilog assigning `n` big-endian bytes of `src` (an expression at least
 /// `8n` bits wide) to header bytes `o..o+n` of the 1024-bit `h`.
@@ -80,10 +89,37 @@ pub struct TxHeader {
 
 impl Logic for TxHeader {
     fn update(&mut self) {
-        // rust-hdl's own simulator is not used for this block: the shipped
-        // Verilog is tested in Verilator against rnic_spec::wire::Frame.
-        self.beat0.next = 0.into();
-        self.beat1.next = 0.into();
+        // Software model for rust-hdl's simulator: the spec's encoder (the
+        // shipped Verilog is checked against the same encoder in Verilator).
+        let ack = self.is_ack.val();
+        let bytes6 = |x: u64| -> [u8; 6] { core::array::from_fn(|i| (x >> (40 - 8 * i)) as u8) };
+        let f = Frame {
+            dst_mac: bytes6(self.dst_mac.val().to_u64()),
+            src_mac: bytes6(self.src_mac.val().to_u64()),
+            src_ip: self.src_ip.val().to_u64() as u32,
+            dst_ip: self.dst_ip.val().to_u64() as u32,
+            sport: self.sport.val().to_u64() as u16,
+            opcode: self.opcode.val().to_u64() as u8,
+            dqpn: self.dqpn.val().to_u64() as u32,
+            ack_req: self.ack_req.val(),
+            psn: self.psn.val().to_u64() as u32,
+            va: if ack { 0 } else { self.va.val().to_u64() },
+            rkey: if ack { 0 } else { self.rkey.val().to_u64() as u32 },
+            msg_len: if ack { 0 } else { self.msg_len.val().to_u64() as u32 },
+            ssn: self.ssn.val().to_u64() as u32,
+            psn_offset: self.psn_offset.val().to_u64() as u32,
+            ts: self.ts.val().to_u64(),
+            syndrome: self.syndrome.val().to_u64() as u8,
+            msn: self.msn.val().to_u64() as u32,
+            epsn: self.epsn.val().to_u64() as u32,
+            echo_entropy: self.sport.val().to_u64() as u16,
+            echo_ecn: self.ecn_echo.val().to_u64() as u8,
+            payload: vec![0; self.plen.val().to_u64() as usize],
+            ..Default::default()
+        };
+        let bytes = f.encode();
+        self.beat0.next = beat_of(&bytes[..64]);
+        self.beat1.next = beat_of(&bytes[64..HDR_LEN]);
     }
     fn connect(&mut self) {
         self.beat0.connect();
@@ -190,8 +226,35 @@ pub struct RxHeader {
 
 impl Logic for RxHeader {
     fn update(&mut self) {
-        // Verified in Verilator only (see TxHeader::update).
-        self.is_roce.next = false;
+        // Software model for rust-hdl's simulator, placed by the spec's offsets.
+        let mut h = [0u8; HDR_LEN];
+        for i in 0..64 {
+            h[i] = self.beat0.val().get_bits::<8>(8 * i).to_u64() as u8;
+            h[64 + i] = self.beat1.val().get_bits::<8>(8 * i).to_u64() as u8;
+        }
+        let be = |o: usize, n: usize| h[o..o + n].iter().fold(0u64, |a, &b| a << 8 | b as u64);
+        self.is_roce.next = be(off::ETH_TYPE, 2) == ETHERTYPE_IPV4 as u64
+            && h[off::IP] == 0x45
+            && h[off::IP_PROTO] == 17
+            && be(off::UDP_DPORT, 2) == ROCE_UDP_PORT as u64;
+        self.ip_len.next = be(off::IP_LEN, 2).into();
+        self.src_mac.next = be(off::ETH_SRC, 6).into();
+        self.src_ip.next = be(off::IP_SRC, 4).into();
+        self.ecn.next = ((h[off::IP_TOS] & 3) as u64).into();
+        self.sport.next = be(off::UDP_SPORT, 2).into();
+        self.opcode.next = be(off::BTH, 1).into();
+        self.pad.next = (((h[off::BTH_FLAGS] >> 4) & 3) as u64).into();
+        self.dqpn.next = be(off::BTH_DQPN, 3).into();
+        self.ack_req.next = h[off::BTH_ACKREQ] & 0x80 != 0;
+        self.psn.next = be(off::BTH_PSN, 3).into();
+        self.va.next = be(off::RETH_VA, 8).into();
+        self.rkey.next = be(off::RETH_RKEY, 4).into();
+        self.msg_len.next = be(off::RETH_LEN, 4).into();
+        self.ssn.next = (be(off::RXT_SSN, 4) & 0xFF_FFFF).into();
+        self.psn_offset.next = (be(off::RXT_PSN_OFFSET, 4) & 0xFF_FFFF).into();
+        self.ts.next = be(off::RXT_TS, 8).into();
+        self.syndrome.next = be(off::AETH_SYNDROME, 1).into();
+        self.msn.next = be(off::AETH_MSN, 3).into();
     }
     fn connect(&mut self) {
         self.is_roce.connect();
