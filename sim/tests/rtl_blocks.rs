@@ -70,14 +70,14 @@ fn icrc_block_matches_spec_icrc() {
     }
 }
 
-fn set_tx_header(m: &mut Model, f: &Frame) {
+/// The header/descriptor fields of `f`, by the port and field names the TX
+/// header block and the TX descriptor share.
+fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
     let ack = f.opcode == opcode::ACK;
     let mac = |a: [u8; 6]| a.iter().fold(0u64, |x, &b| x << 8 | b as u64);
-    for (name, v) in [
+    vec![
         ("is_ack", ack as u64),
         ("dst_mac", mac(f.dst_mac)),
-        ("src_mac", mac(f.src_mac)),
-        ("src_ip", f.src_ip as u64),
         ("dst_ip", f.dst_ip as u64),
         ("sport", f.sport as u64),
         ("opcode", f.opcode as u64),
@@ -95,7 +95,15 @@ fn set_tx_header(m: &mut Model, f: &Frame) {
         ("msn", f.msn as u64),
         ("epsn", f.epsn as u64),
         ("ecn_echo", f.echo_ecn as u64),
-    ] {
+    ]
+}
+
+fn set_tx_header(m: &mut Model, f: &Frame) {
+    let mac = |a: [u8; 6]| a.iter().fold(0u64, |x, &b| x << 8 | b as u64);
+    let mut fields = tx_fields(f);
+    fields.push(("src_mac", mac(f.src_mac)));
+    fields.push(("src_ip", f.src_ip as u64));
+    for (name, v) in fields {
         let port = p(m, name);
         m.set(port, v);
     }
@@ -154,33 +162,7 @@ fn rx_header_extracts_spec_fields() {
 }
 
 fn tx_desc(f: &Frame) -> Vec<u8> {
-    let mac = |a: [u8; 6]| a.iter().fold(0u64, |x, &b| x << 8 | b as u64);
-    let w = pack_words(
-        TxDescPack::FIELDS,
-        TxDescPack::WIDTH,
-        &[
-            ("is_ack", (f.opcode == opcode::ACK) as u64),
-            ("dst_mac", mac(f.dst_mac)),
-            ("dst_ip", f.dst_ip as u64),
-            ("sport", f.sport as u64),
-            ("opcode", f.opcode as u64),
-            ("dqpn", f.dqpn as u64),
-            ("ack_req", f.ack_req as u64),
-            ("psn", f.psn as u64),
-            ("plen", f.payload.len() as u64),
-            ("va", f.va),
-            ("rkey", f.rkey as u64),
-            ("msg_len", f.msg_len as u64),
-            ("ssn", f.ssn as u64),
-            ("psn_offset", f.psn_offset as u64),
-            ("ts", f.ts),
-            ("syndrome", f.syndrome as u64),
-            ("msn", f.msn as u64),
-            ("epsn", f.epsn as u64),
-            ("ecn_echo", f.echo_ecn as u64),
-        ],
-    );
-    words_to_bytes(&w)
+    words_to_bytes(&pack_words(TxDescPack::FIELDS, TxDescPack::WIDTH, &tx_fields(f)))
 }
 
 /// Drives the TX builder with one descriptor (and its payload beats), with
