@@ -89,6 +89,7 @@ pub struct RnicCore {
     mr_rx: RAM<Bits<256>, 8>,
     sq_pi: RAM<Bits<16>, 8>,
     rq_pi: RAM<Bits<16>, 8>,
+    sq_pi_rx: RAM<Bits<16>, 8>,
     sq_state: RAM<Bits<128>, 8>,
     rx_state: RAM<Bits<256>, 8>,
     qp_err: RAM<Bit, 8>,
@@ -119,6 +120,8 @@ impl Logic for RnicCore {
         self.sq_pi.read_clock.next = self.clock.val();
         self.sq_pi.write_clock.next = self.clock.val();
         self.rq_pi.read_clock.next = self.clock.val();
+        self.sq_pi_rx.read_clock.next = self.clock.val();
+        self.sq_pi_rx.write_clock.next = self.clock.val();
         self.rq_pi.write_clock.next = self.clock.val();
         self.sq_state.read_clock.next = self.clock.val();
         self.sq_state.write_clock.next = self.clock.val();
@@ -164,6 +167,10 @@ impl Logic for RnicCore {
             self.sq_pi.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
             self.sq_pi.write_data.next = 0.into();
         }
+        // The responder's copy of the SQ producer indices (bounds ACKed MSNs).
+        self.sq_pi_rx.write_enable.next = self.sq_pi.write_enable.val();
+        self.sq_pi_rx.write_address.next = self.sq_pi.write_address.val();
+        self.sq_pi_rx.write_data.next = self.sq_pi.write_data.val();
         self.rq_pi.write_enable.next = self.regs.rq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(32));
         self.rq_pi.write_address.next = self.regs.db_qpn.val();
         self.rq_pi.write_data.next = self.regs.db_val.val();
@@ -279,6 +286,8 @@ impl Logic for RnicCore {
         self.rx_state.write_data.next = self.resp.rxs_wdata.val();
         self.rq_pi.read_address.next = self.resp.rqpi_addr.val();
         self.resp.rqpi_data.next = self.rq_pi.read_data.val();
+        self.sq_pi_rx.read_address.next = self.resp.rqpi_addr.val();
+        self.resp.sqpi_data.next = self.sq_pi_rx.read_data.val();
         self.mr_rx.read_address.next = self.resp.mr_addr.val();
         self.resp.mr_data.next = self.mr_rx.read_data.val();
         self.cq_cfg.read_address.next = self.resp.cq_addr.val();

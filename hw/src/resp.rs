@@ -89,6 +89,8 @@ pub struct Responder {
     pub rqpi_addr: Signal<Out, Bits<8>>,
     /// RQ producer index.
     pub rqpi_data: Signal<In, Bits<16>>,
+    /// SQ producer index of the same QP (bounds the MSN an ACK may carry).
+    pub sqpi_data: Signal<In, Bits<16>>,
     /// MR table read address.
     pub mr_addr: Signal<Out, Bits<8>>,
     /// MR table read data.
@@ -161,6 +163,7 @@ pub struct Responder {
     qpc: DFF<Bits<448>>,
     rs: DFF<Bits<256>>,
     rq_pi: DFF<Bits<16>>,
+    sq_pi: DFF<Bits<16>>,
     rp: DFF<Bits<10>>,
     end_ptr: DFF<Bits<10>>,
     dest: DFF<Bits<64>>,
@@ -202,6 +205,8 @@ pub struct Responder {
     rw_off: Signal<Local, Bits<64>>,
     nb16: Signal<Local, Bits<16>>,
     cq_pass: Signal<Local, Bits<32>>,
+    ack_dist: Signal<Local, Bits<24>>,
+    posted: Signal<Local, Bits<24>>,
 }
 
 // The HDL below uses these tags as literals.
@@ -214,7 +219,7 @@ impl Logic for Responder {
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = self.rst_data.val();
         self.rstq.read.next = false;
-        dff_setup!(self, clock, rst_word, state, ret, d, qpc, rs, rq_pi, rp, end_ptr, dest, left, syn, rwqe, send_off, need_cqe, cq_num, c_idx, c_status, c_op, c_len, c_qpn);
+        dff_setup!(self, clock, rst_word, state, ret, d, qpc, rs, rq_pi, sq_pi, rp, end_ptr, dest, left, syn, rwqe, send_off, need_cqe, cq_num, c_idx, c_status, c_op, c_len, c_qpn);
         self.du.pword.next = self.d.q.val();
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();
@@ -240,6 +245,9 @@ impl Logic for Responder {
         self.is_first.next = (self.op.val() == 0) | (self.op.val() == 4) | (self.op.val() == 6) | (self.op.val() == 10);
         self.is_last.next = (self.op.val() == 2) | (self.op.val() == 4) | (self.op.val() == 8) | (self.op.val() == 10);
         self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
+        // An ACK may complete only WQEs that were posted: MSN - acked <= PI - acked.
+        self.ack_dist.next = self.du.msn.val() - self.rsu.req_acked.val();
+        self.posted.next = bit_cast::<24, 16>(self.sq_pi.q.val() - self.rsu.req_acked.val().get_bits::<16>(0));
         // Ring beats of the frame after the two header beats (payload + pad + ICRC).
         self.nb16.next = (bit_cast::<16, 13>(self.du.plen.val()) + 70) >> 6;
         self.nbeats.next = self.nb16.val().get_bits::<10>(0);
@@ -374,6 +382,7 @@ impl Logic for Responder {
                 self.qpc.d.next = self.qpc_data.val();
                 self.rs.d.next = self.rxs_data.val();
                 self.rq_pi.d.next = self.rqpi_data.val();
+                self.sq_pi.d.next = self.sqpi_data.val();
                 self.state.d.next = RState::Dispatch;
             }
             RState::Dispatch => {
@@ -561,7 +570,14 @@ impl Logic for Responder {
                 self.c_len.d.next = 0.into();
                 self.c_status.d.next = 0.into();
                 self.rsp.req_acked.next = self.rsu.req_acked.val() + 1;
-                if self.rsu.req_err.val().any() {
+                if self.rsu.req_err.val().any() | self.ack_dist.val().get_bit(23) {
+                    // Failed QP, or a stale ACK (behind what was already completed).
+                    self.state.d.next = RState::Idle;
+                } else if (self.ack_dist.val() > self.posted.val())
+                    | ((self.ack_dist.val() == self.posted.val()) & (self.du.syndrome.val().get_bits::<3>(5) != 0))
+                {
+                    // Acknowledges (or NAKs) a WQE never posted: bad input, ignored.
+                    self.cnt_hdr.next = true;
                     self.state.d.next = RState::Idle;
                 } else if self.rsu.req_acked.val() != self.du.msn.val() {
                     self.rs.d.next = self.rsp.pword.val();

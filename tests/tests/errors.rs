@@ -228,3 +228,60 @@ fn send_without_posted_receive_gets_rnr() {
     }
     assert_no_violations(&nics);
 }
+
+/// An ACK whose MSN covers WQEs never posted (forged or corrupted in a way
+/// the ICRC cannot catch) completes nothing and is counted; a stale ACK is
+/// ignored; the QP keeps working.
+#[test]
+fn ack_for_unposted_wqes_is_ignored() {
+    use rnic_spec::regs::counters;
+    use rnic_spec::wire::{opcode, syndrome, Frame};
+    let nics = pair();
+    {
+        let w = World::new(&nics, 1, 8, Mtu::Mtu4096);
+        let (qa, qb) = &w.conns[0];
+        let src = w.pd_a.reg_mr(LEN, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(3, 0), LEN)).unwrap();
+        let dst = w.pd_b.reg_mr(LEN * 2, AccessFlags::LOCAL_WRITE).unwrap();
+        for m in 0..2u64 {
+            qb.post_recv(&RecvWr { wr_id: m, sg: dst.sge(m * LEN as u64, LEN as u32) }).unwrap();
+        }
+        qa.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
+        let wcs = wait(&w.cq_a, 1, LEN as u64);
+        assert_eq!((wcs[0].wr_id, wcs[0].status), (1, WcStatus::Success));
+        let hdr_err = |n: &rnic_tests::Nics| n.cluster.borrow_mut().read_reg(0, counters::RX_HDR_ERR).unwrap();
+        let before = hdr_err(&nics);
+        let forged = |msn: u32, syn: u8| Frame {
+            dst_mac: rnic_sim::mac_of(0),
+            src_mac: rnic_sim::mac_of(1),
+            src_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
+            dst_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
+            sport: 0xC000,
+            opcode: opcode::ACK,
+            dqpn: qa.qp_num(),
+            syndrome: syn,
+            msn,
+            ..Default::default()
+        }
+        .encode();
+        // One WQE was posted and completed (MSN 1): MSN 5 and a NAK for MSN 1 name WQEs never posted; MSN 0 is stale.
+        for (msn, syn) in [(5, syndrome::ACK), (1, syndrome::NAK_REM_ACCESS), (0, syndrome::ACK)] {
+            nics.cluster.borrow_mut().inject_frame(0, &forged(msn, syn));
+        }
+        nics.cluster.borrow_mut().run(20_000);
+        assert!(w.cq_a.poll_cq(16).unwrap().is_empty(), "a forged ACK must complete nothing");
+        assert_eq!(hdr_err(&nics) - before, 2, "the two ACKs beyond the posted WQEs are counted");
+        assert_eq!(qa.state(), QpState::Rts);
+        // The QP still works: the next SEND completes and lands intact.
+        qa.post_send(&SendWr { wr_id: 2, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
+        let wcs = wait(&w.cq_a, 1, LEN as u64);
+        assert_eq!((wcs[0].wr_id, wcs[0].status), (2, WcStatus::Success));
+        let r = wait(&w.cq_b, 2, 2 * LEN as u64);
+        assert!(r.iter().all(|c| c.status == WcStatus::Success), "{r:?}");
+        let got = read_all(&dst);
+        for m in 0..2 {
+            assert_eq!(pattern::first_mismatch(SEED, stream(3, 0), &got[m * LEN..(m + 1) * LEN]), None, "message {m}");
+        }
+    }
+    assert_no_violations(&nics);
+}
