@@ -38,6 +38,11 @@ enum SqState {
     PiRead,
     PiCheck,
     Resume,
+    LaPop,
+    LaAddr,
+    LaCheck,
+    LaReq,
+    Swap,
     MrRead,
     MrCheck,
     Seg,
@@ -119,6 +124,18 @@ pub struct SqEngine {
     nbuf: DFF<Bits<6>>,
     pf_beats: DFF<Bits<6>>,
     held: DFF<Bit>,
+    la_active: DFF<Bit>,
+    la_to_seg: DFF<Bit>,
+    qpn2: DFF<Bits<8>>,
+    qpc2: DFF<Bits<448>>,
+    ssn2: DFF<Bits<24>>,
+    psn2: DFF<Bits<24>>,
+    msg_off2: DFF<Bits<32>>,
+    sq_pi2: DFF<Bits<16>>,
+    lerr2: DFF<Bit>,
+    nbuf2: DFF<Bits<6>>,
+    pf2: DFF<Bits<6>>,
+    qv2: QpcView,
     in_turn: DFF<Bit>,
     qpc: DFF<Bits<448>>,
     wqe: DFF<Bits<512>>,
@@ -154,6 +171,15 @@ pub struct SqEngine {
     nroom: Signal<Local, Bits<32>>,
     pf_add: Signal<Local, Bits<6>>,
     pf_sub: Signal<Local, Bits<6>>,
+    pf2_add: Signal<Local, Bits<6>>,
+    b_in: Signal<Local, Bit>,
+    swap: Signal<Local, Bit>,
+    sq_mask2: Signal<Local, Bits<16>>,
+    pending2: Signal<Local, Bits<16>>,
+    ring_room2: Signal<Local, Bits<32>>,
+    nfetch2: Signal<Local, Bits<32>>,
+    wqe_off2: Signal<Local, Bits<64>>,
+    fetch2_bytes: Signal<Local, Bits<32>>,
     ring_room: Signal<Local, Bits<32>>,
     nfetch: Signal<Local, Bits<32>>,
     fetch_bytes: Signal<Local, Bits<32>>,
@@ -161,16 +187,33 @@ pub struct SqEngine {
 
 // The HDL below uses these values as literals.
 const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40 && rnic_spec::params::SCHED_WQES_PER_TURN == 8);
+const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, dbqpn, nbuf, pf_beats, held, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
+        dff_setup!(self, clock, state, qpn, dbqpn, nbuf, pf_beats, held, la_active, la_to_seg, qpn2, qpc2, ssn2, psn2, msg_off2, sq_pi2, lerr2, nbuf2, pf2, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
         clock!(self, clock, dbq, schedq, wqeq);
         self.wqeq.write.next = false;
         self.wqeq.data_in.next = self.wqe_data.val();
         self.wqeq.read.next = false;
         self.pf_add.next = 0.into();
+        self.pf2_add.next = 0.into();
+        self.swap.next = false;
+        self.qv2.word.next = self.qpc2.q.val();
+        // Lookahead fetch of the next scheduled QP's first WQEs.
+        self.sq_mask2.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv2.sq_log2.val())) - 1;
+        self.pending2.next = self.sq_pi2.q.val() - self.ssn2.q.val().get_bits::<16>(0);
+        self.ring_room2.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv2.sq_log2.val())) - bit_cast::<32, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val());
+        self.nfetch2.next = 8.into();
+        if bit_cast::<32, 16>(self.pending2.val()) < self.nfetch2.val() {
+            self.nfetch2.next = bit_cast::<32, 16>(self.pending2.val());
+        }
+        if self.ring_room2.val() < self.nfetch2.val() {
+            self.nfetch2.next = self.ring_room2.val();
+        }
+        self.fetch2_bytes.next = self.nfetch2.val() << 6;
+        self.wqe_off2.next = bit_cast::<64, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val()) << 6;
         // Defaults.
         self.dbq.write.next = self.db_valid.val();
         self.dbq.data_in.next = self.db_qpn.val();
@@ -224,7 +267,7 @@ impl Logic for SqEngine {
         // still take, none past the ring's end.
         self.pending.next = self.sq_pi.q.val() - self.fidx.val();
         self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val())) - bit_cast::<32, 16>(self.fidx.val() & self.sq_mask.val());
-        self.nroom.next = 32 - bit_cast::<32, 6>(self.nbuf.q.val()) - bit_cast::<32, 6>(self.pf_beats.q.val());
+        self.nroom.next = 32 - bit_cast::<32, 6>(self.nbuf.q.val()) - bit_cast::<32, 6>(self.pf_beats.q.val()) - bit_cast::<32, 6>(self.nbuf2.q.val()) - bit_cast::<32, 6>(self.pf2.q.val());
         self.nfetch.next = 8.into();
         if self.nroom.val() < self.nfetch.val() {
             self.nfetch.next = self.nroom.val();
@@ -356,7 +399,9 @@ impl Logic for SqEngine {
                 if (self.ssn.q.val().get_bits::<16>(0) == self.sq_pi.q.val()) | self.qp_err.q.val() | !self.qv.rts.val().any() {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Drain;
-                } else if (self.budget.q.val() == 0) & !self.schedq.empty.val() {
+                } else if (self.budget.q.val() == 0) & ((!self.schedq.empty.val()) | self.la_active.q.val()) {
+                    self.state.d.next = SqState::Drain;
+                } else if self.la_active.q.val() & (self.msg_off.q.val() == 0) & (self.nbuf.q.val() == 0) & (self.pf_beats.q.val() == 0) {
                     self.state.d.next = SqState::Drain;
                 } else {
                     if self.budget.q.val() == 0 {
@@ -423,7 +468,12 @@ impl Logic for SqEngine {
             }
             SqState::WqePop => {
                 // The FIFO shows a write a cycle late: wait for the head.
-                if !self.wqeq.empty.val() {
+                // While it waits, fetch the next scheduled QP's WQEs too, so
+                // its turn does not start with a PCIe round trip.
+                if (!self.la_active.q.val()) & (!self.schedq.empty.val()) & (self.pf_beats.q.val() != 0) & (self.nroom.val() >= 8) {
+                    self.la_to_seg.d.next = false;
+                    self.state.d.next = SqState::LaPop;
+                } else if !self.wqeq.empty.val() {
                     self.wqe.d.next = self.wqeq.data_out.val();
                     self.wqeq.read.next = true;
                     self.held.d.next = true;
@@ -447,8 +497,11 @@ impl Logic for SqEngine {
                 if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
-                    if (self.nroom.val() >= 8) & (self.nfetch.val() != 0) {
+                    if (self.nroom.val() >= 8) & (self.nfetch.val() != 0) & !self.la_active.q.val() {
                         self.state.d.next = SqState::Prefetch;
+                    } else if (!self.la_active.q.val()) & (!self.schedq.empty.val()) & (self.nroom.val() >= 8) {
+                        self.la_to_seg.d.next = true;
+                        self.state.d.next = SqState::LaPop;
                     }
                 } else {
                     self.state.d.next = SqState::LocalErr;
@@ -483,6 +536,9 @@ impl Logic for SqEngine {
                             self.state.d.next = SqState::TurnEnd;
                         } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
                             self.state.d.next = SqState::WqePop;
+                        } else if self.la_active.q.val() {
+                            // A fetch now would land behind the lookahead's: end the turn.
+                            self.state.d.next = SqState::TurnEnd;
                         } else {
                             self.state.d.next = SqState::WqeReq;
                         }
@@ -497,25 +553,119 @@ impl Logic for SqEngine {
                 if self.keep_active.q.val() {
                     self.schedq.write.next = true;
                 }
-                self.state.d.next = SqState::Idle;
+                if self.la_active.q.val() {
+                    self.state.d.next = SqState::Swap;
+                } else {
+                    self.state.d.next = SqState::Idle;
+                }
+            }
+            SqState::Swap => {
+                // The looked-ahead QP's turn starts with its WQEs already fetched.
+                self.swap.next = true;
+                self.qpn.d.next = self.qpn2.q.val();
+                self.qpc.d.next = self.qpc2.q.val();
+                self.ssn.d.next = self.ssn2.q.val();
+                self.psn.d.next = self.psn2.q.val();
+                self.msg_off.d.next = self.msg_off2.q.val();
+                self.sq_pi.d.next = self.sq_pi2.q.val();
+                self.local_err.d.next = self.lerr2.q.val();
+                self.qp_err.d.next = false;
+                self.budget.d.next = 16384.into();
+                self.keep_active.d.next = true;
+                self.held.d.next = false;
+                self.la_active.d.next = false;
+                self.state.d.next = SqState::WqePop;
+            }
+            SqState::LaPop => {
+                self.qpn2.d.next = self.schedq.data_out.val();
+                self.schedq.read.next = true;
+                self.state.d.next = SqState::LaAddr;
+            }
+            SqState::LaAddr => {
+                self.qpc_addr.next = self.qpn2.q.val();
+                self.sqpi_addr.next = self.qpn2.q.val();
+                self.st_addr.next = self.qpn2.q.val();
+                self.err_addr.next = self.qpn2.q.val();
+                self.state.d.next = SqState::LaCheck;
+            }
+            SqState::LaCheck => {
+                self.qpc_addr.next = self.qpn2.q.val();
+                self.sqpi_addr.next = self.qpn2.q.val();
+                self.st_addr.next = self.qpn2.q.val();
+                self.err_addr.next = self.qpn2.q.val();
+                self.qpc2.d.next = self.qpc_data.val();
+                self.ssn2.d.next = self.stu.ssn.val();
+                self.psn2.d.next = self.stu.psn.val();
+                self.msg_off2.d.next = self.stu.msg_off.val();
+                self.lerr2.d.next = self.stu.err.val().any();
+                self.sq_pi2.d.next = self.sqpi_data.val();
+                if self.err_data.val() | self.stu.err.val().any() | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val()) | !self.qpc_data.val().get_bit(0) {
+                    // Nothing to send: the QP leaves the schedule (its next doorbell brings it back).
+                    self.st_we.next = true;
+                    self.st_waddr.next = self.qpn2.q.val();
+                    self.stp.active.next = 0.into();
+                    self.stp.ssn.next = self.stu.ssn.val();
+                    self.stp.psn.next = self.stu.psn.val();
+                    self.stp.msg_off.next = self.stu.msg_off.val();
+                    self.stp.err.next = self.stu.err.val();
+                    self.state.d.next = SqState::WqePop;
+                    if self.la_to_seg.q.val() {
+                        self.state.d.next = SqState::Seg;
+                    }
+                } else {
+                    self.la_active.d.next = true;
+                    self.state.d.next = SqState::LaReq;
+                }
+            }
+            SqState::LaReq => {
+                self.rd_valid.next = true;
+                self.rd_addr.next = self.qv2.sq_base.val() + self.wqe_off2.val();
+                self.rd_len.next = self.fetch2_bytes.val().get_bits::<16>(0);
+                self.rd_tag.next = 0x40.into();
+                if self.rd_ready.val() {
+                    self.pf2_add.next = self.nfetch2.val().get_bits::<6>(0);
+                    self.state.d.next = SqState::WqePop;
+                    if self.la_to_seg.q.val() {
+                        self.state.d.next = SqState::Seg;
+                    }
+                }
             }
             _ => {
                 self.state.d.next = SqState::Idle;
             }
         }
         // WQE beats are taken whenever fetches are outstanding (sized to the buffer's room).
-        self.wqe_ready.next = self.pf_beats.q.val() != 0;
+        // Beats arrive in fetch order: the current QP's first, then the lookahead's.
+        self.wqe_ready.next = (self.pf_beats.q.val() != 0) | (self.pf2.q.val() != 0);
         self.pf_sub.next = 0.into();
+        self.b_in.next = false;
         if self.wqe_valid.val() & (self.pf_beats.q.val() != 0) {
             self.wqeq.write.next = true;
             self.pf_sub.next = 1.into();
+        } else if self.wqe_valid.val() & (self.pf2.q.val() != 0) {
+            self.wqeq.write.next = true;
+            self.b_in.next = true;
         }
         self.pf_beats.d.next = self.pf_beats.q.val() + self.pf_add.val() - self.pf_sub.val();
-        if self.wqeq.write.val() & !self.wqeq.read.val() {
+        self.nbuf.d.next = self.nbuf.q.val();
+        if (self.pf_sub.val() != 0) & !self.wqeq.read.val() {
             self.nbuf.d.next = self.nbuf.q.val() + 1;
         }
-        if self.wqeq.read.val() & !self.wqeq.write.val() {
+        if self.wqeq.read.val() & (self.pf_sub.val() == 0) {
             self.nbuf.d.next = self.nbuf.q.val() - 1;
+        }
+        self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val();
+        self.nbuf2.d.next = self.nbuf2.q.val();
+        if self.b_in.val() {
+            self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val() - 1;
+            self.nbuf2.d.next = self.nbuf2.q.val() + 1;
+        }
+        if self.swap.val() {
+            // The current QP's buffer is empty here; the lookahead's becomes current.
+            self.pf_beats.d.next = self.pf2.d.val();
+            self.nbuf.d.next = self.nbuf2.d.val();
+            self.pf2.d.next = 0.into();
+            self.nbuf2.d.next = 0.into();
         }
     }
 }
