@@ -116,9 +116,9 @@ pub fn model_beat(state: u32, beat: &[u8; 64], first: bool, nbytes: usize) -> u3
     s
 }
 
-/// One beat of ICRC: `next` = CRC state after the first `nbytes` (1..=64)
+/// One beat of ICRC: `state_out` = CRC state after the first `nbytes` (1..=64)
 /// bytes of `data`, from `state` (or from the start state when `first`).
-/// The ICRC of a frame is `!next` after its last covered byte.
+/// The ICRC of a frame is `!state_out` after its last covered byte.
 #[derive(LogicBlock, Default)]
 pub struct IcrcBeat {
     /// State in (ignored when `first`).

@@ -2,19 +2,26 @@
 //!
 //! A doorbell sets the QP's active bit and appends its QPN to the schedule
 //! queue (unless already active). Each turn pops a QPN, loads its context,
-//! fetches the WQE at the SQ consumer index by DMA (no WQE cache), checks
-//! the lkey against the MR table, and segments the message at the path MTU:
-//! per packet one DMA payload read and one TX descriptor, until the turn's
-//! burst budget (SCHED_BURST_BYTES) is spent; then the QP goes to the back
-//! of the schedule queue, or is deactivated when its SQ is empty. The WQE
-//! is dropped at the end of the turn and fetched again next turn.
+//! fetches WQEs at the SQ consumer index by DMA (no per-QP WQE cache),
+//! checks the lkey against the MR table, and segments the message at the
+//! path MTU: per packet one DMA payload read and one TX descriptor, until the
+//! turn's burst budget (SCHED_BURST_BYTES) is spent; then the QP goes to the
+//! back of the schedule queue, or is deactivated when its SQ is empty.
 //!
-//! A turn fetches up to SCHED_WQES_PER_TURN (8) consecutive WQEs with one
-//! DMA read (never across the ring's end) into a small WQE buffer; WQEs
-//! left in it when the turn ends are dropped and fetched again next turn.
-//! At the end of a turn the engine takes pending doorbells and re-reads the
-//! QP's producer index; when no other QP is scheduled the turn simply
+//! WQEs are fetched in batches of up to SCHED_WQES_PER_TURN (8), never across
+//! the ring's end, into one 32-entry WQE buffer shared by the engine (not per
+//! QP). While a WQE is segmented the next batch is fetched (prefetch), and
+//! the next scheduled QP's context and first batch are fetched one turn ahead
+//! (lookahead), so neither waits a PCIe round trip. WQEs left in the buffer
+//! when a turn ends are dropped and fetched again next turn. At the end of a
+//! turn the engine takes pending doorbells and re-reads the QP's producer
+//! index, QPC and error flag; when no other QP is scheduled the turn simply
 //! continues (round robin over one QP), so a lone QP keeps its WQEs.
+//!
+//! Completion beats of WQE fetches arrive in request order, so the buffer's
+//! entries are the current QP's first, then the lookahead QP's; `nbuf`/
+//! `pf_beats` count the current QP's buffered/in-flight WQEs, `nbuf2`/`pf2`
+//! the lookahead's.
 
 use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
 use rnic_spec::params::SCHED_BURST_BYTES;
