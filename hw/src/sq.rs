@@ -235,9 +235,6 @@ impl Logic for SqEngine {
         self.st_we.next = false;
         self.st_waddr.next = self.qpn.q.val();
         self.rd_valid.next = false;
-        self.rd_addr.next = 0.into();
-        self.rd_len.next = 0.into();
-        self.rd_tag.next = 0.into();
         self.wqe_ready.next = false;
         self.txd_write.next = false;
         self.lerr_write.next = false;
@@ -287,6 +284,10 @@ impl Logic for SqEngine {
         }
         self.fetch_bytes.next = self.nfetch.val() << 6;
         self.wqe_off.next = bit_cast::<64, 16>(self.fidx.val() & self.sq_mask.val()) << 6;
+        // DMA read request: a WQE batch fetch unless a state says otherwise.
+        self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
+        self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
+        self.rd_tag.next = 0x40.into();
         self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
@@ -452,9 +453,6 @@ impl Logic for SqEngine {
                     self.state.d.next = SqState::Save;
                 } else {
                     self.rd_valid.next = true;
-                    self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
-                    self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
-                    self.rd_tag.next = 0x40.into();
                     if self.rd_ready.val() {
                         self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
                         self.state.d.next = SqState::WqePop;
@@ -465,9 +463,6 @@ impl Logic for SqEngine {
                 // Fetch the next WQEs while this one is segmented, so the
                 // fetch's round trip overlaps the payload already in flight.
                 self.rd_valid.next = true;
-                self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
-                self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
-                self.rd_tag.next = 0x40.into();
                 if self.rd_ready.val() {
                     self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
                     self.state.d.next = SqState::Seg;
@@ -527,6 +522,7 @@ impl Logic for SqEngine {
                     self.rd_valid.next = self.pkt_len.val() != 0;
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
+                    self.rd_tag.next = 0.into();
                     self.txd_write.next = true;
                     self.psn.d.next = self.psn.q.val() + 1;
                     self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
@@ -628,7 +624,6 @@ impl Logic for SqEngine {
                 self.rd_valid.next = true;
                 self.rd_addr.next = self.qv2.sq_base.val() + self.wqe_off2.val();
                 self.rd_len.next = self.fetch2_bytes.val().get_bits::<16>(0);
-                self.rd_tag.next = 0x40.into();
                 if self.rd_ready.val() {
                     self.pf2_add.next = self.nfetch2.val().get_bits::<6>(0);
                     self.state.d.next = SqState::WqePop;
