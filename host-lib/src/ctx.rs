@@ -57,6 +57,8 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "rx_nak",
     "rx_acks",
     "cqes",
+    "rx_inv_req",
+    "reg_err",
 ];
 
 /// The library's view of one NIC's tables.

@@ -38,6 +38,14 @@ pub enum Error {
         /// Expected magic.
         magic: u64,
     },
+    /// `dereg_mr`: the NIC did not confirm that DMA through the key stopped.
+    #[error("MR key {key:#x}: the NIC's MR fence did not finish in {cycles} cycles; the memory stays allocated")]
+    FenceTimeout {
+        /// The MR's key.
+        key: u32,
+        /// Cycles waited.
+        cycles: u64,
+    },
     /// A table (QPs, CQs, MRs) has no free entry.
     #[error("no free {what} (the NIC holds {max})")]
     Exhausted {

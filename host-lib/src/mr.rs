@@ -12,6 +12,10 @@ pub use rnic_spec::regs::Access as AccessFlags;
 /// hand out contiguous IOVA ranges well below this).
 const MAX_MR_LEN: u64 = 1 << 40;
 
+/// Device cycles `dereg_mr` waits for the NIC's MR fence (4 ms at 250 MHz;
+/// a fence waits for at most one packet and the reads in flight).
+const MR_FENCE_TIMEOUT_CYCLES: u64 = 1_000_000;
+
 /// A registered memory region (`ibv_mr`). The memory is DMA memory the
 /// library allocated through the device; the application reaches it with
 /// [`Mr::write`] / [`Mr::read`], the NIC by virtual address [`Mr::addr`] and key.
@@ -176,12 +180,30 @@ impl Mr {
             return Ok(());
         }
         self.live = false;
-        // Invalidate before freeing, so the NIC never reaches memory that is gone.
-        let r = self.commit(false);
+        // Invalidate, then fence: the memory is freed only once the NIC says
+        // no DMA through the old key can still reach it.
+        self.commit(false)?;
+        self.fence()?;
         let f = self.ctx.dev().free_dma(self.buf);
         self.ctx.state().mr_used[self.index as usize] = false;
-        r?;
         Ok(f?)
+    }
+
+    /// Starts an MR fence and waits until the NIC reports it done. On a
+    /// timeout the memory is kept (leaked), never freed under a live DMA.
+    fn fence(&self) -> Result<()> {
+        let dev = self.ctx.dev();
+        dev.write_reg(regs::REG_MR_FENCE, 1)?;
+        let start = dev.now_cycles();
+        loop {
+            if dev.read_reg(regs::REG_MR_FENCE)? == 0 {
+                return Ok(());
+            }
+            let waited = dev.now_cycles().saturating_sub(start);
+            if waited > MR_FENCE_TIMEOUT_CYCLES {
+                return Err(Error::FenceTimeout { key: self.key, cycles: waited });
+            }
+        }
     }
 }
 

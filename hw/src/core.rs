@@ -1,5 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
+use crate::fence::MrFence;
 use crate::regs::Regs;
 use crate::resp::Responder;
 use crate::rxin::RxIn;
@@ -83,6 +84,7 @@ pub struct RnicCore {
     txb: TxBuilder,
     rxin: RxIn,
     resp: Responder,
+    fence: MrFence,
     qpc_tx: RAM<Bits<448>, 8>,
     qpc_rx: RAM<Bits<448>, 8>,
     mr_tx: RAM<Bits<256>, 8>,
@@ -100,7 +102,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<13>>,
+    cnt: Signal<Local, Bits<15>>,
     to_resp: Signal<Local, Bit>,
     to_sq: Signal<Local, Bit>,
 }
@@ -108,7 +110,7 @@ pub struct RnicCore {
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, txdq, ackq, rxdq, lerrq);
+        clock!(self, clock, regs, sq, txb, rxin, resp, fence, txdq, ackq, rxdq, lerrq);
         self.qpc_tx.read_clock.next = self.clock.val();
         self.qpc_tx.write_clock.next = self.clock.val();
         self.qpc_rx.read_clock.next = self.clock.val();
@@ -265,6 +267,8 @@ impl Logic for RnicCore {
         self.ring.write_address.next = self.rxin.ring_waddr.val();
         self.ring.write_data.next = self.rxin.ring_wdata.val();
         self.rxin.rptr.next = self.resp.rptr.val();
+        self.rxin.my_mac.next = self.regs.src_mac.val();
+        self.rxin.my_ip.next = self.regs.src_ip.val();
         self.rxdq.write.next = self.rxin.desc_write.val();
         self.rxdq.data_in.next = self.rxin.desc_data.val();
         self.rxin.desc_afull.next = self.rxdq.almost_full.val();
@@ -354,6 +358,15 @@ impl Logic for RnicCore {
         if self.resp.cnt_cqe.val() {
             self.cnt.next = self.cnt.val() | 0x1000;
         }
+        if self.resp.cnt_inv.val() {
+            self.cnt.next = self.cnt.val() | 0x2000;
+        }
         self.regs.cnt_inc.next = self.cnt.val();
+        // MR fence (dereg_mr).
+        self.fence.start.next = self.regs.fence_start.val();
+        self.fence.resp_idle.next = self.resp.idle.val();
+        self.fence.rd_issued.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
+        self.fence.rd_done.next = self.dma_rd_cpl_valid.val() & self.dma_rd_cpl_ready.val() & self.dma_rd_cpl_last.val();
+        self.regs.fence_busy.next = self.fence.busy.val();
     }
 }

@@ -11,7 +11,7 @@ crate::pack_blocks!(TxDescPack, TxDescUnpack, 512, [
 crate::pack_blocks!(RxDescPack, RxDescUnpack, 512, [
     opcode: 8, dqpn: 24, psn: 24, ack_req: 1, va: 64, rkey: 32, msg_len: 32, ssn: 24,
     psn_offset: 24, ts: 64, syndrome: 8, msn: 24, src_mac: 48, src_ip: 32, sport: 16,
-    ecn: 8, plen: 13, rptr: 10,
+    ecn: 8, plen: 13, rptr: 10, nbeats: 7,
 ]);
 
 crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8]);
@@ -49,8 +49,8 @@ crate::bit_view!(RecvWqeView, 512, [
 crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, active: 1, err: 1, rsvd: 14, msg_off: 32]);
 
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
-    epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, req_err: 1, rsvd: 6, rwqe_iova: 64,
-    rwqe_len: 32, req_acked: 24, rsvd2: 64,
+    epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, req_err: 1, in_msg: 1, in_write: 1, resp_err: 1,
+    rsvd: 3, rwqe_iova: 64, rwqe_len: 32, req_acked: 24, msg_pkts: 24, rsvd2: 40,
 ]);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [

@@ -3,7 +3,7 @@
 //! cannot drift from the contract; both blocks are pure wiring plus the
 //! IPv4 checksum adder.
 
-use rnic_spec::wire::{off, Frame, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, ROCE_UDP_PORT};
+use rnic_spec::wire::{off, Frame, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, IP_MF_OFFSET_MASK, ROCE_UDP_PORT};
 use rust_hdl::prelude::*;
 use std::fmt::Write;
 
@@ -188,6 +188,14 @@ pub struct RxHeader {
     pub is_roce: Signal<Out, Bit>,
     /// IPv4 total length.
     pub ip_len: Signal<Out, Bits<16>>,
+    /// IPv4 header checksum correct and the datagram not a fragment (MF clear, offset 0).
+    pub ip_ok: Signal<Out, Bit>,
+    /// UDP length.
+    pub udp_len: Signal<Out, Bits<16>>,
+    /// Destination MAC.
+    pub dst_mac: Signal<Out, Bits<48>>,
+    /// Destination IPv4.
+    pub dst_ip: Signal<Out, Bits<32>>,
     /// Source MAC.
     pub src_mac: Signal<Out, Bits<48>>,
     /// Source IPv4.
@@ -238,6 +246,14 @@ impl Logic for RxHeader {
             && h[off::IP_PROTO] == 17
             && be(off::UDP_DPORT, 2) == ROCE_UDP_PORT as u64;
         self.ip_len.next = be(off::IP_LEN, 2).into();
+        let mut sum: u32 = (0..20).step_by(2).map(|i| be(off::IP + i, 2) as u32).sum();
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        self.ip_ok.next = sum == 0xFFFF && be(off::IP_FLAGS, 2) & IP_MF_OFFSET_MASK as u64 == 0;
+        self.udp_len.next = be(off::UDP_LEN, 2).into();
+        self.dst_mac.next = be(off::ETH_DST, 6).into();
+        self.dst_ip.next = be(off::IP_DST, 4).into();
         self.src_mac.next = be(off::ETH_SRC, 6).into();
         self.src_ip.next = be(off::IP_SRC, 4).into();
         self.ecn.next = ((h[off::IP_TOS] & 3) as u64).into();
@@ -259,6 +275,10 @@ impl Logic for RxHeader {
     fn connect(&mut self) {
         self.is_roce.connect();
         self.ip_len.connect();
+        self.ip_ok.connect();
+        self.udp_len.connect();
+        self.dst_mac.connect();
+        self.dst_ip.connect();
         self.src_mac.connect();
         self.src_ip.connect();
         self.ecn.connect();
@@ -279,13 +299,26 @@ impl Logic for RxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] etype, dport;\nreg [31:0] w_ssn, w_off;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off;\nreg [19:0] csum;").unwrap();
         writeln!(v, "always @(*) begin\n  h = {{beat1, beat0}};").unwrap();
         get(&mut v, "etype", off::ETH_TYPE, 2);
         get(&mut v, "dport", off::UDP_DPORT, 2);
         writeln!(v, "  is_roce = (etype == 16'h{:x}) && (h[{}:{}] == 8'h45) && (h[{}:{}] == 8'd17) && (dport == 16'd{});",
             ETHERTYPE_IPV4, 8 * off::IP + 7, 8 * off::IP, 8 * off::IP_PROTO + 7, 8 * off::IP_PROTO, ROCE_UDP_PORT).unwrap();
         get(&mut v, "ip_len", off::IP_LEN, 2);
+        // Ones'-complement sum of the ten header words; a correct header sums to 0xFFFF.
+        let words: Vec<String> = (0..20).step_by(2).map(|i| {
+            let o = off::IP + i;
+            format!("{{h[{}:{}], h[{}:{}]}}", 8 * o + 7, 8 * o, 8 * o + 15, 8 * o + 8)
+        }).collect();
+        writeln!(v, "  csum = {};", words.iter().map(|w| format!("{{4'd0, {w}}}")).collect::<Vec<_>>().join(" + ")).unwrap();
+        writeln!(v, "  csum = {{4'd0, csum[15:0]}} + {{16'd0, csum[19:16]}};").unwrap();
+        writeln!(v, "  csum = {{4'd0, csum[15:0]}} + {{16'd0, csum[19:16]}};").unwrap();
+        get(&mut v, "ipflags", off::IP_FLAGS, 2);
+        writeln!(v, "  ip_ok = (csum[15:0] == 16'hffff) && ((ipflags & 16'h{:04x}) == 16'd0);", IP_MF_OFFSET_MASK).unwrap();
+        get(&mut v, "udp_len", off::UDP_LEN, 2);
+        get(&mut v, "dst_mac", off::ETH_DST, 6);
+        get(&mut v, "dst_ip", off::IP_DST, 4);
         get(&mut v, "src_mac", off::ETH_SRC, 6);
         get(&mut v, "src_ip", off::IP_SRC, 4);
         writeln!(v, "  ecn = {{6'd0, h[{}:{}]}};", 8 * off::IP_TOS + 1, 8 * off::IP_TOS).unwrap();

@@ -33,6 +33,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
     ]
 }
 pub mod desc;
+pub mod fence;
 pub mod hdr;
 pub mod icrc;
 pub mod pack;

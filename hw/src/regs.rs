@@ -11,7 +11,8 @@ const _: () = assert!(
         && r::REG_STAGE == 0x100 && r::REG_QP_COMMIT == 0x140 && r::REG_MR_COMMIT == 0x148 && r::REG_CQ_COMMIT == 0x150
         && r::DB_SQ_BASE == 0x10_0000 && r::DB_RQ_BASE == 0x20_0000 && r::counters::TX_PKTS == 0x200
         && r::QP_COMMIT_RESET_RESP == 1 << 32 && r::QP_COMMIT_RESET_REQ == 1 << 33
-        && r::ID_MAGIC == 0x524E_4943 && r::counters::COUNT == 13
+        && r::ID_MAGIC == 0x524E_4943 && r::counters::COUNT == 15 && r::REG_MR_FENCE == 0x158
+        && r::counters::RX_INV_REQ == 0x268 && r::counters::REG_ERR == 0x270
 );
 const _: () = assert!(rnic_spec::params::QPN_BITS == 8 && rnic_spec::params::MR_BITS == 8 && rnic_spec::params::CQ_BITS == 6);
 
@@ -35,7 +36,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<13>>,
+    pub cnt_inc: Signal<In, Bits<15>>,
     /// Staging words 0..7 concatenated.
     pub stage: Signal<Out, Bits<512>>,
     /// QP commit strobe.
@@ -44,6 +45,10 @@ pub struct Regs {
     pub mr_commit: Signal<Out, Bit>,
     /// CQ commit strobe.
     pub cq_commit: Signal<Out, Bit>,
+    /// MR fence start strobe.
+    pub fence_start: Signal<Out, Bit>,
+    /// A fence is in progress (read back at `REG_MR_FENCE`).
+    pub fence_busy: Signal<In, Bit>,
     /// Commit value (QPN/MR index/CQN and flags).
     pub commit_val: Signal<Out, Bits<64>>,
     /// SQ doorbell strobe.
@@ -86,13 +91,16 @@ pub struct Regs {
     c10: DFF<Bits<64>>,
     c11: DFF<Bits<64>>,
     c12: DFF<Bits<64>>,
+    c13: DFF<Bits<64>>,
+    c14: DFF<Bits<64>>,
+    bad_index: Signal<Local, Bit>,
     sel: Signal<Local, Bits<32>>,
 }
 
 impl Logic for Regs {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12);
+        dff_setup!(self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14);
         self.cycles.d.next = self.cycles.q.val() + 1;
         self.now.next = self.cycles.q.val();
         self.src_mac.next = self.mac.q.val();
@@ -109,6 +117,8 @@ impl Logic for Regs {
         self.qp_commit.next = false;
         self.mr_commit.next = false;
         self.cq_commit.next = false;
+        self.fence_start.next = false;
+        self.bad_index.next = false;
         self.sq_db.next = false;
         self.rq_db.next = false;
         self.db_qpn.next = self.wr_addr.val().get_bits::<8>(3);
@@ -125,17 +135,30 @@ impl Logic for Regs {
                 296 => self.st5.d.next = self.wr_data.val(),
                 304 => self.st6.d.next = self.wr_data.val(),
                 312 => self.st7.d.next = self.wr_data.val(),
-                320 => self.qp_commit.next = true,
-                328 => self.mr_commit.next = true,
-                336 => self.cq_commit.next = true,
+                // A commit naming an index past its table is ignored and counted (no aliasing).
+                320 => {
+                    self.qp_commit.next = self.wr_data.val().get_bits::<24>(8) == 0;
+                    self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;
+                }
+                328 => {
+                    self.mr_commit.next = self.wr_data.val().get_bits::<24>(8) == 0;
+                    self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;
+                }
+                336 => {
+                    self.cq_commit.next = self.wr_data.val().get_bits::<26>(6) == 0;
+                    self.bad_index.next = self.wr_data.val().get_bits::<26>(6) != 0;
+                }
+                344 => self.fence_start.next = true,
                 _ => {}
             }
             // Doorbell pages: 0x10_0000 + 8*qpn (SQ), 0x20_0000 + 8*qpn (RQ).
             if self.wr_addr.val().get_bits::<12>(20) == 1 {
                 self.sq_db.next = self.wr_addr.val().get_bits::<9>(11) == 0;
+                self.bad_index.next = self.wr_addr.val().get_bits::<9>(11) != 0;
             }
             if self.wr_addr.val().get_bits::<12>(20) == 2 {
                 self.rq_db.next = self.wr_addr.val().get_bits::<9>(11) == 0;
+                self.bad_index.next = self.wr_addr.val().get_bits::<9>(11) != 0;
             }
         }
         if self.cnt_inc.val().get_bit(0) {
@@ -177,6 +200,12 @@ impl Logic for Regs {
         if self.cnt_inc.val().get_bit(12) {
             self.c12.d.next = self.c12.q.val() + 1;
         }
+        if self.cnt_inc.val().get_bit(13) {
+            self.c13.d.next = self.c13.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(14) | self.bad_index.val() {
+            self.c14.d.next = self.c14.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
@@ -199,6 +228,9 @@ impl Logic for Regs {
             592 => self.resp_d.d.next = self.c10.q.val(),
             600 => self.resp_d.d.next = self.c11.q.val(),
             608 => self.resp_d.d.next = self.c12.q.val(),
+            616 => self.resp_d.d.next = self.c13.q.val(),
+            624 => self.resp_d.d.next = self.c14.q.val(),
+            344 => self.resp_d.d.next = bit_cast::<64, 1>(self.fence_busy.val().into()),
             _ => {}
         }
         self.rd_resp_valid.next = self.resp_v.q.val();

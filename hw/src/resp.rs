@@ -151,6 +151,10 @@ pub struct Responder {
     pub cnt_ack: Signal<Out, Bit>,
     /// Pulse: CQE written.
     pub cnt_cqe: Signal<Out, Bit>,
+    /// Between packets (the MR fence waits for it).
+    pub idle: Signal<Out, Bit>,
+    /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
+    pub cnt_inv: Signal<Out, Bit>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
@@ -172,6 +176,7 @@ pub struct Responder {
     rwqe: DFF<Bits<512>>,
     send_off: DFF<Bits<32>>,
     need_cqe: DFF<Bit>,
+    nak_after_cqe: DFF<Bit>,
     cq_num: DFF<Bits<16>>,
     c_idx: DFF<Bits<16>>,
     c_status: DFF<Bits<8>>,
@@ -203,7 +208,11 @@ pub struct Responder {
     cq_mask: Signal<Local, Bits<32>>,
     chunk: Signal<Local, Bits<16>>,
     rw_off: Signal<Local, Bits<64>>,
-    nb16: Signal<Local, Bits<16>>,
+    peer_ok: Signal<Local, Bit>,
+    pmtu64: Signal<Local, Bits<64>>,
+    off64: Signal<Local, Bits<64>>,
+    msg_len64: Signal<Local, Bits<64>>,
+    inv_req: Signal<Local, Bit>,
     cq_pass: Signal<Local, Bits<32>>,
     ack_dist: Signal<Local, Bits<24>>,
     posted: Signal<Local, Bits<24>>,
@@ -219,7 +228,7 @@ impl Logic for Responder {
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = self.rst_data.val();
         self.rstq.read.next = false;
-        dff_setup!(self, clock, rst_word, state, ret, d, qpc, rs, rq_pi, sq_pi, rp, end_ptr, dest, left, syn, rwqe, send_off, need_cqe, cq_num, c_idx, c_status, c_op, c_len, c_qpn);
+        dff_setup!(self, clock, rst_word, state, ret, d, qpc, rs, rq_pi, sq_pi, rp, end_ptr, dest, left, syn, rwqe, send_off, need_cqe, nak_after_cqe, cq_num, c_idx, c_status, c_op, c_len, c_qpn);
         self.du.pword.next = self.d.q.val();
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();
@@ -233,6 +242,10 @@ impl Logic for Responder {
         self.rsp.rq_ci.next = self.rsu.rq_ci.val();
         self.rsp.rwqe_valid.next = self.rsu.rwqe_valid.val();
         self.rsp.req_err.next = self.rsu.req_err.val();
+        self.rsp.in_msg.next = self.rsu.in_msg.val();
+        self.rsp.in_write.next = self.rsu.in_write.val();
+        self.rsp.resp_err.next = self.rsu.resp_err.val();
+        self.rsp.msg_pkts.next = self.rsu.msg_pkts.val();
         self.rsp.rsvd.next = 0.into();
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
@@ -248,13 +261,42 @@ impl Logic for Responder {
         // An ACK may complete only WQEs that were posted: MSN - acked <= PI - acked.
         self.ack_dist.next = self.du.msn.val() - self.rsu.req_acked.val();
         self.posted.next = bit_cast::<24, 16>(self.sq_pi.q.val() - self.rsu.req_acked.val().get_bits::<16>(0));
-        // Ring beats of the frame after the two header beats (payload + pad + ICRC).
-        self.nb16.next = (bit_cast::<16, 13>(self.du.plen.val()) + 70) >> 6;
-        self.nbeats.next = self.nb16.val().get_bits::<10>(0);
+        // Ring beats of the frame after the two header beats (payload + pad + ICRC), as stored.
+        self.nbeats.next = bit_cast::<10, 7>(self.du.nbeats.val());
         self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
         self.va_off.next = self.du.va.val() - self.mv.va_base.val();
         self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();
         self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
+        // Only the QP's peer may talk to it.
+        self.peer_ok.next = (self.du.src_mac.val() == self.qv.dest_mac.val()) & (self.du.src_ip.val() == self.qv.dest_ip.val());
+        // An in-sequence request must continue what came before and fit the
+        // message its RETH announces: FIRST/ONLY only between messages,
+        // MIDDLE/LAST only inside one of the same kind, full-PMTU packets but
+        // the last, PSN_OFFSET = packets of this message so far, and the
+        // bytes up to here within (at LAST: equal to) the message length.
+        self.pmtu64.next = bits::<64>(1) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
+        self.off64.next = bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
+        self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
+        self.inv_req.next = false;
+        if self.is_first.val() {
+            if self.rsu.in_msg.val().any() | (self.du.psn_offset.val() != 0) {
+                self.inv_req.next = true;
+            }
+        } else if (!self.rsu.in_msg.val().any())
+            | (self.rsu.in_write.val().any() != self.is_write.val())
+            | (self.du.psn_offset.val() != self.rsu.msg_pkts.val())
+        {
+            self.inv_req.next = true;
+        }
+        if (self.plen64.val() > self.pmtu64.val()) | ((!self.is_last.val()) & (self.plen64.val() != self.pmtu64.val())) {
+            self.inv_req.next = true;
+        }
+        if (self.off64.val() + self.plen64.val()) > self.msg_len64.val() {
+            self.inv_req.next = true;
+        }
+        if self.is_last.val() & ((self.off64.val() + self.plen64.val()) != self.msg_len64.val()) {
+            self.inv_req.next = true;
+        }
         self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
         self.cq_mask.next = (bits::<32>(1) << bit_cast::<32, 8>(self.cv.log2.val())) - 1;
         self.chunk.next = 64.into();
@@ -294,6 +336,8 @@ impl Logic for Responder {
         self.cnt_nak.next = false;
         self.cnt_ack.next = false;
         self.cnt_cqe.next = false;
+        self.cnt_inv.next = false;
+        self.idle.next = self.state.q.val() == RState::Idle;
         // CQE word.
         self.cqe.wqe_index.next = self.c_idx.q.val();
         self.cqe.status.next = self.c_status.q.val();
@@ -364,6 +408,10 @@ impl Logic for Responder {
                     self.rsp.msn.next = 0.into();
                     self.rsp.rq_ci.next = 0.into();
                     self.rsp.rwqe_valid.next = 0.into();
+                    self.rsp.in_msg.next = 0.into();
+                    self.rsp.in_write.next = 0.into();
+                    self.rsp.resp_err.next = 0.into();
+                    self.rsp.msg_pkts.next = 0.into();
                 }
                 if self.rst_word.q.val().get_bit(9) {
                     self.rsp.req_acked.next = 0.into();
@@ -387,8 +435,10 @@ impl Logic for Responder {
             }
             RState::Dispatch => {
                 self.need_cqe.d.next = false;
+                self.nak_after_cqe.d.next = false;
                 self.c_qpn.d.next = self.du.dqpn.val().get_bits::<8>(0);
-                if self.du.dqpn.val().get_bits::<16>(8) != 0 {
+                if (self.du.dqpn.val().get_bits::<16>(8) != 0) | !self.peer_ok.val() {
+                    // No such QP, or not from its peer: dropped.
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
@@ -396,7 +446,7 @@ impl Logic for Responder {
                     self.cnt_ack.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::AckProc;
-                } else if (!(self.is_send.val() | self.is_write.val())) | (!self.qv.rtr.val().any()) {
+                } else if (!(self.is_send.val() | self.is_write.val())) | (!self.qv.rtr.val().any()) | self.rsu.resp_err.val().any() {
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
@@ -409,6 +459,10 @@ impl Logic for Responder {
                 } else if self.psn_diff.val() != 0 {
                     self.cnt_psn.next = true;
                     self.syn.d.next = 0x60.into();
+                    self.state.d.next = RState::Nak;
+                } else if self.inv_req.val() {
+                    self.cnt_inv.next = true;
+                    self.syn.d.next = 0x61.into();
                     self.state.d.next = RState::Nak;
                 } else if self.is_write.val() {
                     self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
@@ -426,7 +480,8 @@ impl Logic for Responder {
                     & (self.du.rkey.val().get_bits::<16>(16) == 0)
                     & self.mv.access.val().get_bit(1)
                     & (self.du.va.val() >= self.mv.va_base.val())
-                    & ((self.va_off.val() + self.plen64.val()) <= self.mv.length.val())
+                    & (self.va_off.val() <= self.mv.length.val())
+                    & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val()))
                 {
                     self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
@@ -474,7 +529,8 @@ impl Logic for Responder {
                     & (self.rv.lkey.val().get_bits::<16>(16) == 0)
                     & self.mv.access.val().get_bit(0)
                     & (self.rv.addr.val() >= self.mv.va_base.val())
-                    & ((self.rw_off.val() + bit_cast::<64, 32>(self.rv.length.val())) <= self.mv.length.val())
+                    & (self.rw_off.val() <= self.mv.length.val())
+                    & (bit_cast::<64, 32>(self.rv.length.val()) <= (self.mv.length.val() - self.rw_off.val()))
                 {
                     self.rsp.rwqe_valid.next = 1.into();
                     self.rsp.rwqe_iova.next = self.mv.iova_base.val() + self.rw_off.val();
@@ -482,9 +538,23 @@ impl Logic for Responder {
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::SendPlace;
                 } else {
+                    // A receive WQE the NIC may not write through: it completes
+                    // with LOC_PROT_ERR, the responder stops (the library moves
+                    // the QP to ERROR), and the requester gets REM_OP_ERR.
                     self.cnt_access.next = true;
                     self.syn.d.next = 0x63.into();
-                    self.state.d.next = RState::Nak;
+                    self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                    self.rsp.rwqe_valid.next = 0.into();
+                    self.rsp.resp_err.next = 1.into();
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.need_cqe.d.next = true;
+                    self.nak_after_cqe.d.next = true;
+                    self.cq_num.d.next = self.qv.recv_cqn.val();
+                    self.c_idx.d.next = self.rsu.rq_ci.val();
+                    self.c_status.d.next = 4.into();
+                    self.c_op.d.next = 128.into();
+                    self.c_len.d.next = 0.into();
+                    self.state.d.next = RState::Save;
                 }
             }
             RState::SendPlace => {
@@ -492,7 +562,7 @@ impl Logic for Responder {
                 self.dest.d.next = self.rsu.rwqe_iova.val() + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                 if (!self.rsu.rwqe_valid.val().any())
-                    | (((bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val())) + bit_cast::<32, 13>(self.du.plen.val())) > self.rsu.rwqe_len.val())
+                    | ((self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.rsu.rwqe_len.val()))
                 {
                     self.syn.d.next = 0x61.into();
                     self.state.d.next = RState::Nak;
@@ -522,6 +592,12 @@ impl Logic for Responder {
                 if self.is_last.val() {
                     self.rsp.msn.next = self.rsu.msn.val() + 1;
                 }
+                self.rsp.in_msg.next = (!self.is_last.val()).into();
+                self.rsp.in_write.next = self.is_write.val().into();
+                self.rsp.msg_pkts.next = self.rsu.msg_pkts.val() + 1;
+                if self.is_first.val() {
+                    self.rsp.msg_pkts.next = 1.into();
+                }
                 if self.is_send.val() & self.is_last.val() {
                     self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
                     self.rsp.rwqe_valid.next = 0.into();
@@ -540,6 +616,9 @@ impl Logic for Responder {
                 if self.need_cqe.q.val() {
                     self.need_cqe.d.next = false;
                     self.ret.d.next = RState::AckChk;
+                    if self.nak_after_cqe.q.val() {
+                        self.ret.d.next = RState::Nak;
+                    }
                     self.state.d.next = RState::CqLook;
                 } else if self.op.val() == 0x11 {
                     self.state.d.next = RState::Idle;

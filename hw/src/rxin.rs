@@ -8,6 +8,8 @@
 use crate::desc::RxDescPack;
 use crate::hdr::RxHeader;
 use crate::icrc::IcrcBeat;
+use rnic_spec::params::{PMTU_LOG2_MAX, RX_BUF_BEATS_LOG2};
+use rnic_spec::wire::{HDR_LEN, ICRC_LEN};
 use rust_hdl::prelude::*;
 
 /// The RX front end.
@@ -27,6 +29,10 @@ pub struct RxIn {
     pub ring_waddr: Signal<Out, Bits<10>>,
     /// Ring write data.
     pub ring_wdata: Signal<Out, Bits<512>>,
+    /// This NIC's MAC: frames for another are dropped.
+    pub my_mac: Signal<In, Bits<48>>,
+    /// This NIC's IPv4 address: frames for another are dropped.
+    pub my_ip: Signal<In, Bits<32>>,
     /// Responder's ring read pointer (space is free behind it).
     pub rptr: Signal<In, Bits<10>>,
     /// Ready for the next beat: low between frames while the ring or the
@@ -54,6 +60,7 @@ pub struct RxIn {
     wstart: DFF<Bits<10>>,
     wptr: DFF<Bits<10>>,
     dropping: DFF<Bit>,
+    too_long: DFF<Bit>,
     hv: RxHeader,
     icrc: IcrcBeat,
     pack: RxDescPack,
@@ -68,12 +75,24 @@ pub struct RxIn {
     nl4: Signal<Local, Bits<16>>,
     icrc_sh: Signal<Local, Bits<512>>,
     plen16: Signal<Local, Bits<16>>,
+    hdr_ok: Signal<Local, Bit>,
+    nb16: Signal<Local, Bits<16>>,
 }
+
+/// Beats of the longest legal frame: two header beats, then a PMTU-sized
+/// payload with pad and ICRC. Beats past it are not stored (the frame is
+/// dropped), so no frame can overrun the ring space reserved for it.
+pub const RX_MAX_BEATS: u64 = 2 + ((1u64 << PMTU_LOG2_MAX) + ICRC_LEN as u64).div_ceil(64);
+/// Ring slots that must be free before a frame is admitted.
+const RX_ADMIT_SLOTS: u64 = RX_MAX_BEATS - 2;
+// The HDL below uses these values as literals.
+const _: () = assert!(RX_MAX_BEATS == 67 && RX_ADMIT_SLOTS == 65 && (1 << RX_BUF_BEATS_LOG2) - 958 > RX_ADMIT_SLOTS);
+const _: () = assert!(HDR_LEN == 128 && ICRC_LEN == 4 && PMTU_LOG2_MAX == 12);
 
 impl Logic for RxIn {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, beat, hdr0, hdr1, crc, wstart, wptr, dropping);
+        dff_setup!(self, clock, beat, hdr0, hdr1, crc, wstart, wptr, dropping, too_long);
         self.hv.beat0.next = self.hdr0.q.val();
         self.hv.beat1.next = self.hdr1.q.val();
         self.frame_len.next = self.hv.ip_len.val() + 14;
@@ -124,17 +143,37 @@ impl Logic for RxIn {
         self.pack.ecn.next = self.hv.ecn.val();
         self.plen16.next = self.frame_len.val() - 132 - bit_cast::<16, 2>(self.hv.pad.val());
         self.pack.plen.next = self.plen16.val().get_bits::<13>(0);
+        self.nb16.next = self.last_idx.val() - 1;
+        self.pack.nbeats.next = self.nb16.val().get_bits::<7>(0);
+        // Everything a frame must be before its payload may reach memory:
+        // RoCEv2 to this NIC, a correct IPv4 header, UDP and IP lengths that
+        // agree, room for header and ICRC, a pad no larger than what follows
+        // the header, and a payload of at most the largest PMTU.
+        self.hdr_ok.next = self.hv.is_roce.val()
+            & self.hv.ip_ok.val()
+            & (self.hv.dst_mac.val() == self.my_mac.val())
+            & (self.hv.dst_ip.val() == self.my_ip.val())
+            & (self.hv.udp_len.val() == self.hv.ip_len.val() - 20)
+            & (self.frame_len.val() >= 132)
+            & (self.frame_len.val() - 132 >= bit_cast::<16, 2>(self.hv.pad.val()))
+            & (self.plen16.val() <= 4096)
+            & (self.frame_len.val().get_bits::<2>(0) == 0);
         self.pack.rptr.next = self.wstart.q.val();
         self.desc_data.next = self.pack.pword.val();
         if self.rx_valid.val() & self.rx_ready.val() {
-            self.beat.d.next = self.beat.q.val() + 1;
+            if self.beat.q.val() != 0xFFFF {
+                self.beat.d.next = self.beat.q.val() + 1;
+            }
             if self.beat.q.val() == 0 {
                 self.hdr0.d.next = self.rx_data.val();
                 self.crc.d.next = self.icrc.state_out.val();
                 self.dropping.d.next = !self.room.val();
+                self.too_long.d.next = false;
             } else if self.beat.q.val() == 1 {
                 self.hdr1.d.next = self.rx_data.val();
                 self.crc.d.next = self.icrc.state_out.val();
+            } else if self.beat.q.val() >= 67 {
+                self.too_long.d.next = true;
             } else {
                 self.ring_we.next = !self.dropping.q.val();
                 self.wptr.d.next = self.wptr.q.val() + 1;
@@ -146,10 +185,10 @@ impl Logic for RxIn {
                 self.beat.d.next = 0.into();
                 self.cnt_frame.next = true;
                 self.good.next = (self.beat.q.val() >= 2)
-                    & self.hv.is_roce.val()
+                    & (self.beat.q.val() < 67)
+                    & (!self.too_long.q.val())
+                    & self.hdr_ok.val()
                     & (self.beat.q.val() == self.last_idx.val())
-                    & (self.frame_len.val() >= 132)
-                    & (self.frame_len.val().get_bits::<2>(0) == 0)
                     & (!self.dropping.q.val());
                 if self.good.val() & self.icrc_ok.val() {
                     self.desc_write.next = true;

@@ -122,7 +122,8 @@ pub struct SqEngine {
     pub lerr_data: Signal<Out, Bits<64>>,
     /// Local error FIFO full.
     pub lerr_full: Signal<In, Bit>,
-    dbq: SynchronousFIFO<Bits<8>, 4, 5, 1>,
+    dbq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
+    db_pend: DFF<Bits<256>>,
     schedq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
     wqeq: SynchronousFIFO<Bits<512>, 5, 6, 1>,
     state: DFF<SqState>,
@@ -190,16 +191,20 @@ pub struct SqEngine {
     ring_room: Signal<Local, Bits<32>>,
     nfetch: Signal<Local, Bits<32>>,
     fetch_bytes: Signal<Local, Bits<32>>,
+    db_hit: Signal<Local, Bit>,
+    pend_next: Signal<Local, Bits<256>>,
 }
 
 // The HDL below uses these values as literals.
 const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40 && rnic_spec::params::SCHED_WQES_PER_TURN == 8);
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
+// One doorbell-pending bit and one doorbell-queue slot per QP.
+const _: () = assert!(rnic_spec::params::NUM_QPS == 256);
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, dbqpn, nbuf, pf_beats, held, la_active, la_to_seg, qpn2, qpc2, ssn2, psn2, msg_off2, sq_pi2, lerr2, nbuf2, pf2, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
+        dff_setup!(self, clock, db_pend, state, qpn, dbqpn, nbuf, pf_beats, held, la_active, la_to_seg, qpn2, qpc2, ssn2, psn2, msg_off2, sq_pi2, lerr2, nbuf2, pf2, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
         clock!(self, clock, dbq, schedq, wqeq);
         self.wqeq.write.next = false;
         self.wqeq.data_in.next = self.wqe_data.val();
@@ -222,7 +227,7 @@ impl Logic for SqEngine {
         self.fetch2_bytes.next = self.nfetch2.val() << 6;
         self.wqe_off2.next = bit_cast::<64, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val()) << 6;
         // Defaults.
-        self.dbq.write.next = self.db_valid.val();
+        self.dbq.write.next = false;
         self.dbq.data_in.next = self.db_qpn.val();
         self.dbq.read.next = false;
         self.schedq.write.next = false;
@@ -518,7 +523,10 @@ impl Logic for SqEngine {
                 }
             }
             SqState::Seg => {
-                if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
+                if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
+                    // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
+                    self.state.d.next = SqState::LocalErr;
+                } else if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
                     self.rd_valid.next = self.pkt_len.val() != 0;
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
@@ -636,6 +644,20 @@ impl Logic for SqEngine {
                 self.state.d.next = SqState::Idle;
             }
         }
+        // Doorbells: a QPN waits in the doorbell queue at most once (its pending
+        // bit), so the queue, as deep as there are QPs, never overflows and no
+        // doorbell is lost; the PI table already holds the newest value.
+        self.db_hit.next = self.db_pend.q.val().get_bit(self.db_qpn.val().index())
+            & !(self.dbq.read.val() & (self.dbq.data_out.val() == self.db_qpn.val()));
+        self.pend_next.next = self.db_pend.q.val();
+        if self.dbq.read.val() {
+            self.pend_next.next = self.pend_next.val().replace_bit(self.dbq.data_out.val().index(), false);
+        }
+        if self.db_valid.val() {
+            self.pend_next.next = self.pend_next.val().replace_bit(self.db_qpn.val().index(), true);
+            self.dbq.write.next = !self.db_hit.val();
+        }
+        self.db_pend.d.next = self.pend_next.val();
         // WQE beats are taken whenever fetches are outstanding (sized to the buffer's room).
         // Beats arrive in fetch order: the current QP's first, then the lookahead's.
         self.wqe_ready.next = (self.pf_beats.q.val() != 0) | (self.pf2.q.val() != 0);

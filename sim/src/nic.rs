@@ -314,7 +314,9 @@ impl SimNic {
             match self.read {
                 ReadState::Pending { issued: Some(_), .. } => {
                     let value = m.get(p.reg_rd_resp_data);
-                    self.read = ReadState::Done { value, visible: now + self.mmio };
+                    // PCIe ordering: the reply does not pass the device's earlier posted writes.
+                    let visible = (now + self.mmio).max(self.pcie.last_write_due());
+                    self.read = ReadState::Done { value, visible };
                 }
                 _ => self.spurious_reg_resp += 1,
             }

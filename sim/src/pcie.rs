@@ -167,8 +167,14 @@ impl Pcie {
             if w.due > now {
                 break;
             }
-            mem.dev_write(w.addr, &w.data[..w.len as usize]);
-            self.writes.pop_front();
+            let w = self.writes.pop_front().expect("front exists");
+            // The IOMMU is checked again when the write lands: memory freed
+            // while the write was in flight is a use after free.
+            if mem.dma_allowed(w.addr, w.len as u64, DmaDir::Write) {
+                mem.dev_write(w.addr, &w.data[..w.len as usize]);
+            } else {
+                self.violation(w.addr, w.len as u32, DmaDir::Write, now);
+            }
         }
         self.cpl_new = false;
         if self.cpl.is_none() {
@@ -180,9 +186,16 @@ impl Pcie {
                     }
                     let mut data = [0u8; DATA_BYTES];
                     let n = (r.len.saturating_sub(r.sent) as usize).min(DATA_BYTES);
-                    if !r.denied {
-                        mem.dev_read(r.addr + r.sent as u64, &mut data[..n]);
+                    let (addr, denied) = (r.addr + r.sent as u64, r.denied);
+                    if !denied {
+                        // Memory is read when the completion is formed: it must still be mapped.
+                        if mem.dma_allowed(addr, n as u64, DmaDir::Read) {
+                            mem.dev_read(addr, &mut data[..n]);
+                        } else {
+                            self.violation(addr, n as u32, DmaDir::Read, now);
+                        }
                     }
+                    let r = self.reads.front().expect("front exists");
                     let last = r.sent + DATA_BYTES as u32 >= r.len;
                     self.cpl = Some(CplBeat { data, tag: r.tag, last });
                     self.cpl_new = true;
@@ -283,6 +296,12 @@ impl Pcie {
     /// Reads in flight (accepted, not fully completed).
     pub fn reads_in_flight(&self) -> usize {
         self.reads.len()
+    }
+
+    /// Cycle at which the last accepted write lands (0 if none is in flight):
+    /// a register read's reply may not pass it (PCIe ordering).
+    pub fn last_write_due(&self) -> u64 {
+        self.writes.back().map_or(0, |w| w.due)
     }
 
     /// Writes accepted but not yet landed in host memory.

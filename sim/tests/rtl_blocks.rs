@@ -5,7 +5,7 @@
 use rnic_hw::desc::{RxDescPack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
-use rnic_spec::wire::{icrc, opcode, Frame, HDR_LEN};
+use rnic_spec::wire::{icrc, off, opcode, Frame, HDR_LEN};
 
 fn p(m: &Model, n: &str) -> PortId {
     m.port(n).unwrap_or_else(|e| panic!("{e}"))
@@ -255,6 +255,8 @@ fn feed_rx(m: &mut Model, frames: &[Vec<u8>], rptr: u64) -> RxOut {
     let mut o = RxOut { descs: vec![], ring: vec![], icrc_err: 0, hdr_err: 0, frames: 0 };
     m.set(afull, 0);
     m.set(rp, rptr);
+    m.set(p(m, "my_mac"), 0x02_00_00_00_00_02);
+    m.set(p(m, "my_ip"), 0x0a00_0002);
     for f in frames {
         let n = f.len().div_ceil(64);
         for (i, c) in f.chunks(64).enumerate() {
@@ -316,6 +318,58 @@ fn rx_in_passes_good_frames_and_drops_bad_ones() {
     let short = bytes[..bytes.len() - 64].to_vec();
     let o = feed_rx(&mut m, &[short], 6);
     assert_eq!((o.frames, o.icrc_err, o.hdr_err, o.descs.len()), (1, 0, 1, 0));
+
+    // Frames that must never reach the responder, each a header error: for
+    // another MAC or IP, a wrong IPv4 checksum, a fragment, a UDP length that
+    // disagrees, a pad larger than the payload, a payload past the largest
+    // PMTU (the ICRC is recomputed so only the checked field is wrong).
+    let fix_icrc = |f: &mut Vec<u8>| {
+        let n = f.len();
+        let c = rnic_spec::wire::icrc(f);
+        f[n - 4..].copy_from_slice(&c.to_le_bytes());
+    };
+    let fix_ipcs = |f: &mut Vec<u8>| {
+        f[off::IP_CSUM..off::IP_CSUM + 2].copy_from_slice(&[0, 0]);
+        let cs = rnic_spec::wire::ipv4_checksum(&f[off::IP..off::IP + 20]);
+        f[off::IP_CSUM..off::IP_CSUM + 2].copy_from_slice(&cs.to_be_bytes());
+    };
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut f = bytes.clone();
+    f[off::ETH_DST + 5] ^= 1;
+    cases.push(("dst MAC", f));
+    let mut f = bytes.clone();
+    f[off::IP_DST + 3] ^= 1;
+    fix_ipcs(&mut f);
+    fix_icrc(&mut f);
+    cases.push(("dst IP", f));
+    let mut f = bytes.clone();
+    f[off::IP_CSUM] ^= 0x10;
+    cases.push(("IPv4 checksum", f));
+    let mut f = bytes.clone();
+    f[off::IP_FLAGS] |= 0x20;
+    fix_ipcs(&mut f);
+    cases.push(("fragment", f));
+    let mut f = bytes.clone();
+    f[off::UDP_LEN + 1] ^= 4;
+    cases.push(("UDP length", f));
+    let mut f = sample_frame(opcode::SEND_ONLY, 0, 0).encode();
+    f[off::BTH_FLAGS] |= 0x30;
+    fix_icrc(&mut f);
+    cases.push(("pad > payload", f));
+    let mut big = sample_frame(opcode::WRITE_ONLY, 4096, 1);
+    big.payload.push(0xAB);
+    cases.push(("payload > 4096", big.encode()));
+    for (what, f) in &cases {
+        let o = feed_rx(&mut m, &[f.clone()], 6);
+        assert_eq!((o.frames, o.icrc_err, o.hdr_err, o.descs.len()), (1, 0, 1, 0), "{what}");
+    }
+    // A frame far longer than any legal one stores no more beats than a
+    // maximum frame may use, so it cannot overrun the ring.
+    let mut huge = sample_frame(opcode::WRITE_ONLY, 4096, 1);
+    huge.payload = vec![0x5A; 8192 + 64];
+    let o = feed_rx(&mut m, &[huge.encode()], 6);
+    assert_eq!((o.frames, o.hdr_err, o.descs.len()), (1, 1, 0));
+    assert!(o.ring.len() <= 65, "{} ring writes", o.ring.len());
 
     // Zero-length request and an ACK: descriptors with plen 0.
     let z = sample_frame(opcode::SEND_ONLY, 0, 0).encode();
@@ -382,8 +436,12 @@ fn regs_decode_commits_doorbells_and_counters() {
     assert_eq!(write(&mut m, r::REG_QP_COMMIT, 5).0, 1);
     assert_eq!(write(&mut m, r::db_sq(7), 42), (0, 1, 0, 7, 42));
     assert_eq!(write(&mut m, r::db_rq(255), 3), (0, 0, 1, 255, 3));
-    // A doorbell for a QPN the RTL does not hold is ignored.
+    // A doorbell or commit for an index the RTL does not hold is ignored and counted.
+    let e0 = read(&mut m, r::counters::REG_ERR);
     assert_eq!(write(&mut m, r::db_sq(rnic_spec::params::NUM_QPS as u32), 1).1, 0);
+    assert_eq!(write(&mut m, r::REG_QP_COMMIT, rnic_spec::params::NUM_QPS as u64 + 5).0, 0);
+    assert_eq!(write(&mut m, r::REG_QP_COMMIT, (rnic_spec::params::NUM_QPS as u64 + 5) | r::QP_COMMIT_RESET_REQ).0, 0);
+    assert_eq!(read(&mut m, r::counters::REG_ERR) - e0, 3);
     let c0 = read(&mut m, r::counters::RX_FRAMES);
     for _ in 0..3 {
         m.set(inc, 1 << 2);

@@ -66,9 +66,23 @@ pub mod counters {
     pub const RX_ACKS: u32 = 0x258;
     /// CQEs written.
     pub const CQES: u32 = 0x260;
+    /// In-sequence requests NAKed as invalid (INV_REQ): opcode out of
+    /// sequence, a FIRST/MIDDLE shorter than the PMTU, a payload longer than
+    /// it, a PSN_OFFSET or a length that disagrees with the message.
+    pub const RX_INV_REQ: u32 = 0x268;
+    /// Register writes ignored: a commit or doorbell naming a QP, MR or CQ
+    /// index the NIC does not have.
+    pub const REG_ERR: u32 = 0x270;
     /// Number of counters.
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 15;
 }
+
+/// MR fence: a write starts a fence; a read returns 1 until every DMA that
+/// used a key checked before the fence started has finished (the responder
+/// has finished the packet it was placing, payload reads issued before have
+/// completed, and, PCIe ordering, the reply is not visible before earlier
+/// posted writes). `dereg_mr` invalidates the key, fences, then frees.
+pub const REG_MR_FENCE: u32 = 0x158;
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).

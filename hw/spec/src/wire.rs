@@ -41,6 +41,9 @@ pub const ICRC_LEN: usize = 4;
 /// Per-frame wire overhead outside the frame the core sees: FCS 4,
 /// preamble+SFD 8, inter-frame gap 12.
 pub const WIRE_OVERHEAD: usize = 24;
+/// IPv4 flags+fragment-offset bits that mark a fragment (MF and the offset):
+/// the receiver drops any frame with one of them set.
+pub const IP_MF_OFFSET_MASK: u16 = 0x3FFF;
 /// Minimum Ethernet frame length without FCS.
 pub const MIN_FRAME: usize = 60;
 
@@ -58,6 +61,8 @@ pub mod off {
     pub const IP_TOS: usize = 15;
     /// IPv4 total length.
     pub const IP_LEN: usize = 16;
+    /// IPv4 flags (DF, MF) and fragment offset.
+    pub const IP_FLAGS: usize = 20;
     /// IPv4 TTL.
     pub const IP_TTL: usize = 22;
     /// IPv4 protocol.
