@@ -50,7 +50,7 @@ crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, active: 
 
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, req_err: 1, in_msg: 1, in_write: 1, resp_err: 1,
-    rsvd: 3, rwqe_iova: 64, rwqe_len: 32, req_acked: 24, msg_pkts: 24, rsvd2: 40,
+    rsvd: 3, rwqe_iova: 64, rwqe_len: 32, req_acked: 24, msg_pkts: 24, rwqe_lkey: 32, rsvd2: 8,
 ]);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [

@@ -36,6 +36,9 @@ enum RState {
     RwqeWait,
     RwqeMr,
     RwqeMrChk,
+    SendMr,
+    SendMrChk,
+    RwqeErr,
     SendPlace,
     Data,
     Finish,
@@ -246,6 +249,7 @@ impl Logic for Responder {
         self.rsp.in_write.next = self.rsu.in_write.val();
         self.rsp.resp_err.next = self.rsu.resp_err.val();
         self.rsp.msg_pkts.next = self.rsu.msg_pkts.val();
+        self.rsp.rwqe_lkey.next = self.rsu.rwqe_lkey.val();
         self.rsp.rsvd.next = 0.into();
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
@@ -502,7 +506,25 @@ impl Logic for Responder {
                         self.state.d.next = RState::RwqeReq;
                     }
                 } else {
+                    self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
+                    self.state.d.next = RState::SendMr;
+                }
+            }
+            RState::SendMr => {
+                // The receive buffer's MR is checked again on every packet: dereg_mr may have invalidated it.
+                self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
+                self.state.d.next = RState::SendMrChk;
+            }
+            RState::SendMrChk => {
+                self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
+                if (!self.rsu.rwqe_valid.val().any())
+                    | (self.key_ok.val()
+                        & (self.mv.key_tag.val() == self.rsu.rwqe_lkey.val().get_bits::<8>(0))
+                        & self.mv.access.val().get_bit(0))
+                {
                     self.state.d.next = RState::SendPlace;
+                } else {
+                    self.state.d.next = RState::RwqeErr;
                 }
             }
             RState::RwqeReq => {
@@ -533,29 +555,33 @@ impl Logic for Responder {
                     & (bit_cast::<64, 32>(self.rv.length.val()) <= (self.mv.length.val() - self.rw_off.val()))
                 {
                     self.rsp.rwqe_valid.next = 1.into();
+                    self.rsp.rwqe_lkey.next = self.rv.lkey.val();
                     self.rsp.rwqe_iova.next = self.mv.iova_base.val() + self.rw_off.val();
                     self.rsp.rwqe_len.next = self.rv.length.val();
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::SendPlace;
                 } else {
-                    // A receive WQE the NIC may not write through: it completes
-                    // with LOC_PROT_ERR, the responder stops (the library moves
-                    // the QP to ERROR), and the requester gets REM_OP_ERR.
-                    self.cnt_access.next = true;
-                    self.syn.d.next = 0x63.into();
-                    self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
-                    self.rsp.rwqe_valid.next = 0.into();
-                    self.rsp.resp_err.next = 1.into();
-                    self.rs.d.next = self.rsp.pword.val();
-                    self.need_cqe.d.next = true;
-                    self.nak_after_cqe.d.next = true;
-                    self.cq_num.d.next = self.qv.recv_cqn.val();
-                    self.c_idx.d.next = self.rsu.rq_ci.val();
-                    self.c_status.d.next = 4.into();
-                    self.c_op.d.next = 128.into();
-                    self.c_len.d.next = 0.into();
-                    self.state.d.next = RState::Save;
+                    self.state.d.next = RState::RwqeErr;
                 }
+            }
+            RState::RwqeErr => {
+                // A receive WQE the NIC may not write through: it completes
+                // with LOC_PROT_ERR, the responder stops (the library moves
+                // the QP to ERROR), and the requester gets REM_OP_ERR.
+                self.cnt_access.next = true;
+                self.syn.d.next = 0x63.into();
+                self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                self.rsp.rwqe_valid.next = 0.into();
+                self.rsp.resp_err.next = 1.into();
+                self.rs.d.next = self.rsp.pword.val();
+                self.need_cqe.d.next = true;
+                self.nak_after_cqe.d.next = true;
+                self.cq_num.d.next = self.qv.recv_cqn.val();
+                self.c_idx.d.next = self.rsu.rq_ci.val();
+                self.c_status.d.next = 4.into();
+                self.c_op.d.next = 128.into();
+                self.c_len.d.next = 0.into();
+                self.state.d.next = RState::Save;
             }
             RState::SendPlace => {
                 self.send_off.d.next = bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());

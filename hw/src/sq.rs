@@ -299,7 +299,8 @@ impl Logic for SqEngine {
             & (self.wv.lkey.val().get_bits::<16>(16) == 0)
             & (self.mv.pd.val() == self.qv.pd.val())
             & (self.wv.local_addr.val() >= self.mv.va_base.val())
-            & ((self.addr_off.val() + bit_cast::<64, 32>(self.wv.length.val())) <= self.mv.length.val());
+            & (self.addr_off.val() <= self.mv.length.val())
+            & (bit_cast::<64, 32>(self.wv.length.val()) <= (self.mv.length.val() - self.addr_off.val()));
         // TX descriptor of the current packet.
         self.txp.is_ack.next = 0.into();
         self.txp.dst_mac.next = self.qv.dest_mac.val();

@@ -137,3 +137,33 @@ fn recv_into_mr_without_local_write() {
     }
     assert_no_violations(&nics);
 }
+
+/// Deregistering the receive buffer's MR while a SEND is placed into it: the
+/// next packet finds the key invalid, the receive completes LOC_PROT_ERR and
+/// the sender REM_OP_ERR, and a new MR over the freed memory stays untouched.
+#[test]
+fn dereg_receive_mr_during_send() {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 1, 4, Mtu::Mtu4096);
+        let (a, b) = &w.conns[0];
+        let src = w.pd_a.reg_mr(BIG, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(0, 3), BIG)).unwrap();
+        let rbuf = w.pd_b.reg_mr(BIG, AccessFlags::LOCAL_WRITE).unwrap();
+        b.post_recv(&RecvWr { wr_id: 11, sg: rbuf.sge(0, BIG as u32) }).unwrap();
+        a.post_send(&SendWr { wr_id: 12, opcode: WrOpcode::Send, sg: src.sge(0, BIG as u32) }).unwrap();
+        nics.cluster.borrow_mut().run(8_000);
+        let old_bus = rbuf.bus_addr();
+        rbuf.dereg_mr().unwrap();
+        let reuse = w.pd_b.reg_mr(BIG, AccessFlags::LOCAL_WRITE).unwrap();
+        assert_eq!(reuse.bus_addr(), old_bus, "the test needs the new MR over the freed memory");
+        let before = fill_sentinel(&reuse);
+        let wa = wait(&w.cq_a, 1, BIG as u64);
+        assert_eq!((wa[0].wr_id, wa[0].status), (12, WcStatus::RemOpErr), "{wa:?}");
+        let wb = wait(&w.cq_b, 1, BIG as u64);
+        assert_eq!((wb[0].wr_id, wb[0].status), (11, WcStatus::LocProtErr), "{wb:?}");
+        nics.cluster.borrow_mut().run(20_000);
+        assert!(read_all(&reuse) == before, "bytes of the SEND landed in the next MR over the freed receive buffer");
+    }
+    assert_no_violations(&nics);
+}
