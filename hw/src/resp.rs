@@ -590,6 +590,7 @@ impl Logic for Responder {
                 if (!self.rsu.rwqe_valid.val().any())
                     | ((self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.rsu.rwqe_len.val()))
                 {
+                    self.cnt_inv.next = true;
                     self.syn.d.next = 0x61.into();
                     self.state.d.next = RState::Nak;
                 } else {

@@ -229,6 +229,11 @@ impl SimNic {
         }
     }
 
+    /// DMA reads and writes accepted and not yet finished (a quiescence probe for tests).
+    pub fn dma_in_flight(&self) -> usize {
+        self.pcie.reads_in_flight() + self.pcie.writes_in_flight()
+    }
+
     /// Register writes and reads not yet presented to the core.
     pub fn regs_queued(&self) -> usize {
         self.regs.len()
