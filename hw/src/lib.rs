@@ -30,6 +30,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("tx_builder".to_string(), emit(txb::TxBuilder::default())),
         ("rx_in".to_string(), emit(rxin::RxIn::default())),
         ("regs".to_string(), emit(regs::Regs::default())),
+        ("sq".to_string(), emit(sq::SqEngine::default())),
     ]
 }
 pub mod desc;

@@ -216,6 +216,8 @@ pub struct Responder {
     off64: Signal<Local, Bits<64>>,
     msg_len64: Signal<Local, Bits<64>>,
     inv_req: Signal<Local, Bit>,
+    msg_va: Signal<Local, Bits<64>>,
+    msg_off: Signal<Local, Bits<64>>,
     cq_pass: Signal<Local, Bits<32>>,
     ack_dist: Signal<Local, Bits<24>>,
     posted: Signal<Local, Bits<24>>,
@@ -281,6 +283,11 @@ impl Logic for Responder {
         self.pmtu64.next = bits::<64>(1) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.off64.next = bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
+        // A WRITE packet's message starts PSN_OFFSET x PMTU before its own VA;
+        // the whole message must fit the MR, so a WRITE that would run past it
+        // is refused at its FIRST packet, before any byte lands.
+        self.msg_va.next = self.du.va.val() - self.off64.val();
+        self.msg_off.next = self.msg_va.val() - self.mv.va_base.val();
         self.inv_req.next = false;
         if self.is_first.val() {
             if self.rsu.in_msg.val().any() | (self.du.psn_offset.val() != 0) {
@@ -483,9 +490,9 @@ impl Logic for Responder {
                     & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
                     & (self.du.rkey.val().get_bits::<16>(16) == 0)
                     & self.mv.access.val().get_bit(1)
-                    & (self.du.va.val() >= self.mv.va_base.val())
-                    & (self.va_off.val() <= self.mv.length.val())
-                    & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val()))
+                    & (self.msg_va.val() >= self.mv.va_base.val())
+                    & (self.msg_off.val() <= self.mv.length.val())
+                    & (self.msg_len64.val() <= (self.mv.length.val() - self.msg_off.val()))
                 {
                     self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());

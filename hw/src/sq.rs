@@ -192,6 +192,7 @@ pub struct SqEngine {
     nfetch: Signal<Local, Bits<32>>,
     fetch_bytes: Signal<Local, Bits<32>>,
     db_hit: Signal<Local, Bit>,
+    ssn_next16: Signal<Local, Bits<16>>,
     pend_next: Signal<Local, Bits<256>>,
 }
 
@@ -266,6 +267,8 @@ impl Logic for SqEngine {
         self.first.next = self.msg_off.q.val() == 0;
         self.last.next = self.pkt_len.val() == self.remaining.val();
         self.is_write.next = self.wv.opcode.val() == 0;
+        // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
+        self.ssn_next16.next = self.ssn.q.val().get_bits::<16>(0) + 1;
         self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
         // Next WQE index not yet fetched: after the one held, those buffered and those in flight.
         self.fidx.next = self.ssn.q.val().get_bits::<16>(0)
@@ -544,7 +547,7 @@ impl Logic for SqEngine {
                         self.ssn.d.next = self.ssn.q.val() + 1;
                         // Next WQE in the same turn while budget remains.
                         self.held.d.next = false;
-                        if ((self.ssn.q.val().get_bits::<16>(0) + 1) == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
+                        if (self.ssn_next16.val() == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
                             self.state.d.next = SqState::TurnEnd;
                         } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
                             self.state.d.next = SqState::WqePop;

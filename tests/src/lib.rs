@@ -9,6 +9,7 @@ use rnic_tools::bench::{connect, initial_psn};
 use rnic_tools::pattern;
 
 pub use rnic_tools::cosim::Nics;
+pub mod golden;
 
 /// Seed of every pattern in the tests (printed with any mismatch).
 pub const SEED: u64 = 0x7E57_0001;
