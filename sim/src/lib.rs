@@ -20,6 +20,7 @@ pub mod model;
 pub mod nic;
 pub mod pcap;
 pub mod pcie;
+pub mod rng;
 
 pub use cluster::{Cluster, ClusterStats};
 pub use config::SimConfig;

@@ -79,33 +79,7 @@ const STALL_MAX: u64 = 200_000;
 /// Cycles the engine must stay quiet after everything was sent.
 const QUIET: u64 = 3_000;
 
-/// SplitMix64: small, fixed, reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in 0..n (0 when n is 0).
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next() % n
-        }
-    }
-    /// Uniform in lo..=hi.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-    fn pct(&mut self, p: u32) -> bool {
-        self.below(100) < p as u64
-    }
-}
+use rnic_sim::rng::SplitMix as Rng;
 
 /// One parameter set.
 #[derive(Clone, Copy, Debug)]

@@ -43,47 +43,7 @@ use std::time::Instant;
 
 // ---------------------------------------------------------------- randomness
 
-/// splitmix64: small, deterministic, good enough for stimulus.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x005E_ED0F_D1CE_u64.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
-    }
-
-    /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
-        v[self.below(v.len() as u64) as usize]
-    }
-
-    fn shuffle<T>(&mut self, v: &mut [T]) {
-        for i in (1..v.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            v.swap(i, j);
-        }
-    }
-}
+use rnic_sim::rng::SplitMix as Rng;
 
 // ---------------------------------------------------------------- parameters
 
@@ -109,7 +69,7 @@ struct Params {
     /// Traffic in both directions (NIC1 also requests).
     bidir: bool,
     /// Percentage of SENDs (the rest are WRITEs).
-    send_pct: u64,
+    send_pct: u32,
     /// Per mille of messages with a large size (up to 1 MiB).
     large_permille: u64,
     /// Messages in the world.
@@ -131,7 +91,7 @@ struct Spec {
     pairs: Option<usize>,
     qpns: Option<Qpns>,
     bidir: Option<bool>,
-    send_pct: Option<u64>,
+    send_pct: Option<u32>,
     large_permille: Option<u64>,
     msgs: u64,
     errors: bool,
@@ -160,17 +120,17 @@ impl Params {
         let mut r = Rng::new(seed ^ 0xA11CE);
         let avoid_known = env_flag("RNIC_RANDOM_AVOID_KNOWN");
         let mtu = spec.mtu.unwrap_or_else(|| r.pick(&MTUS));
-        let mut qpns = spec.qpns.unwrap_or_else(|| if r.chance(25) { Qpns::High } else { Qpns::Low });
+        let mut qpns = spec.qpns.unwrap_or_else(|| if r.pct(25) { Qpns::High } else { Qpns::Low });
         let mut pairs = match qpns {
             Qpns::All => params::NUM_QPS - 2,
-            _ => spec.pairs.unwrap_or_else(|| if r.chance(20) { 1 } else { r.range(2, 8) as usize }),
+            _ => spec.pairs.unwrap_or_else(|| if r.pct(20) { 1 } else { r.range(2, 8) as usize }),
         };
         if avoid_known && pairs > SAFE_QPS {
             pairs = SAFE_QPS;
             qpns = Qpns::High;
         }
         let errors = spec.errors;
-        let bidir = !errors && spec.bidir.unwrap_or_else(|| r.chance(30));
+        let bidir = !errors && spec.bidir.unwrap_or_else(|| r.pct(30));
         let send_pct = spec.send_pct.unwrap_or_else(|| r.pick(&[20, 50, 50, 80]));
         let large_permille = spec.large_permille.unwrap_or(15);
         // PCIe round trip 100 ns .. 4 us, MMIO one way 100 ns .. 1.5 us, log-uniform-ish.
@@ -203,7 +163,7 @@ impl Params {
             1..=3 => Qpns::High,
             _ => Qpns::Low,
         };
-        let pairs = if r.chance(20) { r.range(9, 48) as usize } else { r.range(1, 8) as usize };
+        let pairs = if r.pct(20) { r.range(9, 48) as usize } else { r.range(1, 8) as usize };
         let spec = Spec {
             pairs: Some(pairs),
             qpns: Some(qpns),
@@ -424,7 +384,7 @@ impl World {
         for (i, a) in q0.into_iter().enumerate() {
             let a = a.unwrap();
             let b = q1[perm[i]].take().unwrap();
-            let psn = |r: &mut Rng| if r.chance(25) { 0xFF_FFFF - r.below(64) as u32 } else { r.below(1 << 24) as u32 };
+            let psn = |r: &mut Rng| if r.pct(25) { 0xFF_FFFF - r.below(64) as u32 } else { r.below(1 << 24) as u32 };
             let (pa, pb) = (psn(&mut rng), psn(&mut rng));
             connect(&nodes[0].ctx, &a, pa, &nodes[1].ctx, &b, pb, p.mtu).unwrap();
             let ia = model.add_qp(0, a.qp_num(), nodes[0]._pd.pdn());
@@ -625,14 +585,14 @@ impl World {
                         continue;
                     }
                     let req = if self.p.bidir { self.rng.below(2) as usize } else { 0 };
-                    let op = if self.rng.chance(self.p.send_pct) { Op::Send } else { Op::Write };
+                    let op = if self.rng.pct(self.p.send_pct) { Op::Send } else { Op::Write };
                     (pair, req, op, self.next_size())
                 }
             };
             let resp = 1 - req;
             // Error injection: rare, only with errors on, never on the last live pair.
             let mut kind = Kind::Legal;
-            if self.p.errors && size >= 2 && live.len() - failed_now.len() > 1 && self.rng.chance(4) {
+            if self.p.errors && size >= 2 && live.len() - failed_now.len() > 1 && self.rng.pct(4) {
                 kind = match op {
                     Op::Send => Kind::Oversize,
                     Op::Write => self.rng.pick(&[Kind::BadKey, Kind::PastEnd, Kind::NoRemoteWrite]),
@@ -723,7 +683,7 @@ impl World {
                     node.src.write(src_off, &data).unwrap();
                     self.model.cpu_write(node.src_id, src_off, &data);
                     let mr = &self.nodes[resp].dsts[d].0;
-                    let op = if self.rng.chance(50) { Op::Write } else { Op::Send };
+                    let op = if self.rng.pct(50) { Op::Write } else { Op::Send };
                     self.msgs.push(Msg {
                         id,
                         pair,
@@ -855,7 +815,7 @@ impl World {
         }
         let need = posted_ahead(recvq, n, &self.msgs);
         // The needed receives, and sometimes more for later SENDs.
-        let extra = if self.rng.chance(30) { self.rng.below((rfree - need) as u64 + 1) as usize } else { 0 };
+        let extra = if self.rng.pct(30) { self.rng.below((rfree - need) as u64 + 1) as usize } else { 0 };
         if need + extra > 0 {
             // Receives of this lane are posted in message order, so the needed ones are the first in recvq.
             self.post_recvs(pair, resp, recvq, need + extra);
@@ -953,7 +913,7 @@ impl World {
             }
             self.check_stall();
             let mut posted = false;
-            if !busy.is_empty() && self.rng.chance(4) {
+            if !busy.is_empty() && self.rng.pct(4) {
                 // A burst: many QPs ring their doorbells in the same cycle.
                 let mut ls = busy.clone();
                 self.rng.shuffle(&mut ls);
@@ -961,10 +921,10 @@ impl World {
                 for &l in &ls[..k] {
                     posted |= self.post_lane(l, &mut sendq, &mut recvq);
                 }
-            } else if !busy.is_empty() && self.rng.chance(65) {
+            } else if !busy.is_empty() && self.rng.pct(65) {
                 let l = self.rng.pick(&busy);
                 posted = self.post_lane(l, &mut sendq, &mut recvq);
-            } else if self.rng.chance(15) {
+            } else if self.rng.pct(15) {
                 // Receives ahead of their SENDs.
                 let ready: Vec<usize> = (0..nl).filter(|&l| !recvq[l].is_empty()).collect();
                 if !ready.is_empty() {

@@ -1,14 +1,7 @@
 //! Deterministic data patterns: every (seed, stream) pair gives its own byte
 //! sequence, so a stale, misplaced or duplicated byte is detected.
 
-/// splitmix64 step: a fast, well-mixed 64-bit generator.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+use rnic_sim::rng::SplitMix;
 
 /// The stream id of message `iter` on QP index `qp` (distinct for distinct pairs).
 pub fn stream(qp: u32, iter: u64) -> u64 {
@@ -17,13 +10,13 @@ pub fn stream(qp: u32, iter: u64) -> u64 {
 
 /// Fills `buf` with the pattern of `stream` under `seed`.
 pub fn fill(seed: u64, stream: u64, buf: &mut [u8]) {
-    let mut s = seed ^ stream.wrapping_mul(0xD6E8_FEB8_6659_FD93);
+    let mut g = SplitMix(seed ^ stream.wrapping_mul(0xD6E8_FEB8_6659_FD93));
     let mut chunks = buf.chunks_exact_mut(8);
     for c in &mut chunks {
-        c.copy_from_slice(&splitmix(&mut s).to_le_bytes());
+        c.copy_from_slice(&g.next().to_le_bytes());
     }
     let rest = chunks.into_remainder();
-    let last = splitmix(&mut s).to_le_bytes();
+    let last = g.next().to_le_bytes();
     let n = rest.len();
     rest.copy_from_slice(&last[..n]);
 }
