@@ -36,8 +36,6 @@ enum RState {
     RwqeWait,
     RwqeMr,
     RwqeMrChk,
-    SendMr,
-    SendMrChk,
     RwqeErr,
     SendPlace,
     Data,
@@ -447,6 +445,11 @@ impl Logic for Responder {
             RState::Dispatch => {
                 self.need_cqe.d.next = false;
                 self.nak_after_cqe.d.next = false;
+                // A SEND's receive-buffer MR is read now and checked again in
+                // SendChk on every packet (dereg_mr may have invalidated it).
+                if self.is_send.val() {
+                    self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
+                }
                 self.c_qpn.d.next = self.du.dqpn.val().get_bits::<8>(0);
                 if (self.du.dqpn.val().get_bits::<16>(8) != 0) | !self.peer_ok.val() {
                     // No such QP, or not from its peer: dropped.
@@ -512,19 +515,7 @@ impl Logic for Responder {
                     } else {
                         self.state.d.next = RState::RwqeReq;
                     }
-                } else {
-                    self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
-                    self.state.d.next = RState::SendMr;
-                }
-            }
-            RState::SendMr => {
-                // The receive buffer's MR is checked again on every packet: dereg_mr may have invalidated it.
-                self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
-                self.state.d.next = RState::SendMrChk;
-            }
-            RState::SendMrChk => {
-                self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
-                if (!self.rsu.rwqe_valid.val().any())
+                } else if (!self.rsu.rwqe_valid.val().any())
                     | (self.key_ok.val()
                         & (self.mv.key_tag.val() == self.rsu.rwqe_lkey.val().get_bits::<8>(0))
                         & self.mv.access.val().get_bit(0))
