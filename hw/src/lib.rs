@@ -31,6 +31,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("rx_in".to_string(), emit(rxin::RxIn::default())),
         ("regs".to_string(), emit(regs::Regs::default())),
         ("sq".to_string(), emit(sq::SqEngine::default())),
+        ("resp".to_string(), emit(resp::Responder::default())),
     ]
 }
 pub mod desc;

@@ -219,6 +219,7 @@ pub struct Responder {
     cq_pass: Signal<Local, Bits<32>>,
     ack_dist: Signal<Local, Bits<24>>,
     posted: Signal<Local, Bits<24>>,
+    posted16: Signal<Local, Bits<16>>,
 }
 
 // The HDL below uses these tags as literals.
@@ -264,7 +265,9 @@ impl Logic for Responder {
         self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
         // An ACK may complete only WQEs that were posted: MSN - acked <= PI - acked.
         self.ack_dist.next = self.du.msn.val() - self.rsu.req_acked.val();
-        self.posted.next = bit_cast::<24, 16>(self.sq_pi.q.val() - self.rsu.req_acked.val().get_bits::<16>(0));
+        // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
+        self.posted16.next = self.sq_pi.q.val() - self.rsu.req_acked.val().get_bits::<16>(0);
+        self.posted.next = bit_cast::<24, 16>(self.posted16.val());
         // Ring beats of the frame after the two header beats (payload + pad + ICRC), as stored.
         self.nbeats.next = bit_cast::<10, 7>(self.du.nbeats.val());
         self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
