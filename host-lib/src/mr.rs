@@ -170,7 +170,9 @@ impl Mr {
     }
 
     /// Deregisters the region (`ibv_dereg_mr`): invalidates the NIC's entry,
-    /// then frees the memory.
+    /// waits for the NIC's MR fence (no DMA through the key is still under
+    /// way), then frees the memory. Work that uses the key afterwards
+    /// completes with an error (REM_ACCESS_ERR, LOC_PROT_ERR, REM_OP_ERR).
     pub fn dereg_mr(mut self) -> Result<()> {
         self.release()
     }
