@@ -263,6 +263,7 @@ impl Logic for RnicCore {
         self.rxin.rx_valid.next = self.net_rx_valid.val();
         self.rxin.rx_data.next = self.net_rx_data.val();
         self.rxin.rx_last.next = self.net_rx_last.val();
+        self.rxin.rx_keep.next = self.net_rx_keep.val();
         self.ring.write_enable.next = self.rxin.ring_we.val();
         self.ring.write_address.next = self.rxin.ring_waddr.val();
         self.ring.write_data.next = self.rxin.ring_wdata.val();

@@ -23,6 +23,8 @@ pub struct RxIn {
     pub rx_data: Signal<In, Bits<512>>,
     /// Last beat of the frame.
     pub rx_last: Signal<In, Bit>,
+    /// Byte enables of the beat (contiguous from lane 0).
+    pub rx_keep: Signal<In, Bits<64>>,
     /// Ring write enable.
     pub ring_we: Signal<Out, Bit>,
     /// Ring write address.
@@ -77,6 +79,8 @@ pub struct RxIn {
     plen16: Signal<Local, Bits<16>>,
     hdr_ok: Signal<Local, Bit>,
     nb16: Signal<Local, Bits<16>>,
+    nl1: Signal<Local, Bits<16>>,
+    keep_ok: Signal<Local, Bit>,
 }
 
 /// Beats of the longest legal frame: two header beats, then a PMTU-sized
@@ -99,6 +103,11 @@ impl Logic for RxIn {
         self.last_idx.next = (self.frame_len.val() - 1) >> 6;
         self.n_last.next = self.frame_len.val() - (self.last_idx.val() << 6);
         self.nl4.next = self.n_last.val() - 4;
+        // The last beat must carry the last byte the IPv4 length claims: a
+        // frame cut short inside its last beat would have the ICRC read from
+        // lanes past its end.
+        self.nl1.next = self.n_last.val() - 1;
+        self.keep_ok.next = self.rx_keep.val().get_bit(self.nl1.val().index());
         self.icrc_sh.next = self.rx_data.val() >> (self.nl4.val() << 3);
         self.rx_icrc.next = self.icrc_sh.val().get_bits::<32>(0);
         self.used.next = self.wptr.q.val() - self.rptr.val();
@@ -189,6 +198,7 @@ impl Logic for RxIn {
                     & (!self.too_long.q.val())
                     & self.hdr_ok.val()
                     & (self.beat.q.val() == self.last_idx.val())
+                    & self.keep_ok.val()
                     & (!self.dropping.q.val());
                 if self.good.val() & self.icrc_ok.val() {
                     self.desc_write.next = true;

@@ -265,6 +265,7 @@ fn feed_rx(m: &mut Model, frames: &[Vec<u8>], rptr: u64) -> RxOut {
             m.set(valid, 1);
             m.set_bytes(data, &b);
             m.set(last, (i + 1 == n) as u64);
+            m.set(p(m, "rx_keep"), if c.len() == 64 { u64::MAX } else { (1u64 << c.len()) - 1 });
             m.eval();
             assert_eq!(m.get(p(m, "rx_ready")), 1, "ring has room: the front end must take every beat");
             if m.get(we) == 1 {
@@ -363,6 +364,29 @@ fn rx_in_passes_good_frames_and_drops_bad_ones() {
         let o = feed_rx(&mut m, &[f.clone()], 6);
         assert_eq!((o.frames, o.icrc_err, o.hdr_err, o.descs.len()), (1, 0, 1, 0), "{what}");
     }
+    // A frame one byte shorter than its IPv4 length in the same number of
+    // beats, whose missing last ICRC byte equals the zero the lanes past the
+    // end hold: the byte enables show it is short.
+    let mut short1 = sample_frame(opcode::WRITE_ONLY, 132, 3).encode();
+    let n = short1.len();
+    short1[n - 1] = 0;
+    let ip_len = u16::from_be_bytes([short1[off::IP_LEN], short1[off::IP_LEN + 1]]);
+    let payload_end = n - 4;
+    // Choose the last payload byte so the ICRC's last byte is 0.
+    for x in 0..=255u8 {
+        short1[payload_end - 1] = x;
+        fix_icrc(&mut short1);
+        if short1[n - 1] == 0 {
+            break;
+        }
+    }
+    assert_eq!(short1[n - 1], 0, "no payload byte gives an ICRC ending in 0");
+    assert_eq!(ip_len as usize + 14, n);
+    short1.truncate(n - 1);
+    assert_eq!(short1.len().div_ceil(64), n.div_ceil(64), "same beat count");
+    let o = feed_rx(&mut m, &[short1], 6);
+    assert_eq!((o.frames, o.icrc_err, o.hdr_err, o.descs.len()), (1, 0, 1, 0), "frame one byte short");
+
     // A frame far longer than any legal one stores no more beats than a
     // maximum frame may use, so it cannot overrun the ring.
     let mut huge = sample_frame(opcode::WRITE_ONLY, 4096, 1);
