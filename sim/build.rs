@@ -26,17 +26,8 @@ struct Port {
 
 /// Verilator flags for rust-hdl's Verilog: warnings are not errors, lint and
 /// style warnings (widths of rust-hdl's constants, unused signals) are off.
-const VERILATOR_FLAGS: &[&str] = &[
-    "--cc",
-    "--top-module",
-    "top",
-    "-Wno-fatal",
-    "-Wno-lint",
-    "-Wno-style",
-    "-Wno-WIDTH",
-    "--no-timing",
-    "-O3",
-];
+const VERILATOR_FLAGS: &[&str] =
+    &["--cc", "--top-module", "top", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-WIDTH", "--no-timing", "-O3"];
 
 /// C++ optimisation level of the generated model (override: `RNIC_SIM_CXX_OPT`).
 /// Measured on the core: -O2 simulates no faster than -O1 (74K cycles/s for
@@ -55,7 +46,11 @@ fn main() {
     let opt = std::env::var("RNIC_SIM_CXX_OPT").unwrap_or_else(|_| DEFAULT_CXX_OPT.to_string());
     let verilator = std::env::var("VERILATOR").unwrap_or_else(|_| "verilator".to_string());
     let root = verilator_root(&verilator);
-    let version = Command::new(&verilator).arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    let version = Command::new(&verilator)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
     let inc = root.join("include");
 
     let tops = rnic_hw::verilog_tops();
@@ -243,7 +238,11 @@ fn shim_cpp(name: &str, ports: &[Port], vcd: bool) -> String {
                 let _ = writeln!(s, "  case {i}: w[0] = (uint32_t)m->{n}; w[1] = (uint32_t)(m->{n} >> 32); break;");
             }
             _ => {
-                let _ = writeln!(s, "  case {i}: for (int k = 0; k < {}; ++k) w[k] = m->{n}[k]; break;", p.width.div_ceil(32));
+                let _ = writeln!(
+                    s,
+                    "  case {i}: for (int k = 0; k < {}; ++k) w[k] = m->{n}[k]; break;",
+                    p.width.div_ceil(32)
+                );
             }
         }
     }
@@ -308,7 +307,16 @@ struct Pending {
 /// Verilates one top and writes its unity files, unless its cached library
 /// matches; always emits its link directive. Returns the work left to compile.
 #[allow(clippy::too_many_arguments)]
-fn verilate_top(out: &Path, verilator: &str, version: &str, name: &str, verilog: &str, ports: &[Port], vcd: bool, opt: &str) -> Option<Pending> {
+fn verilate_top(
+    out: &Path,
+    verilator: &str,
+    version: &str,
+    name: &str,
+    verilog: &str,
+    ports: &[Port],
+    vcd: bool,
+    opt: &str,
+) -> Option<Pending> {
     let lib = format!("rnicsim_{name}");
     println!("cargo:rustc-link-lib=static={lib}");
     let vfile = out.join(format!("{name}.v"));
@@ -320,8 +328,8 @@ fn verilate_top(out: &Path, verilator: &str, version: &str, name: &str, verilog:
         flags.push("--trace".into());
     }
     let key = format!("{version} {flags:?} opt={opt} unit={UNIT_BYTES}\n{shim}\n{verilog}");
-    let cached = out.join(format!("lib{lib}.a")).exists()
-        && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
+    let cached =
+        out.join(format!("lib{lib}.a")).exists() && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
     if cached || cache_fetch(out, &lib, &key, &stamp) {
         return None;
     }
@@ -440,8 +448,8 @@ fn build_runtime(out: &Path, inc: &Path, version: &str, vcd: bool, opt: &str) {
     }
     let stamp = out.join("vlrt.stamp");
     let key = format!("{version} {files:?} opt={opt} vcd={vcd}");
-    let cached = out.join(format!("lib{lib}.a")).exists()
-        && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
+    let cached =
+        out.join(format!("lib{lib}.a")).exists() && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
     if !cached && !cache_fetch(out, lib, &key, &stamp) {
         let mut b = cxx(inc, vcd, opt);
         b.files(&files);

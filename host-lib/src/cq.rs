@@ -232,7 +232,13 @@ impl Cq {
             }
             let waited = dev.now_cycles().saturating_sub(start);
             if waited > timeout_cycles {
-                return Err(Error::Timeout { cqn: self.cqn(), wanted: n, got: got.len(), cycles: waited, state: self.describe() });
+                return Err(Error::Timeout {
+                    cqn: self.cqn(),
+                    wanted: n,
+                    got: got.len(),
+                    cycles: waited,
+                    state: self.describe(),
+                });
             }
             dev.wait()?;
         }
@@ -289,7 +295,8 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
         Queue::Sq => (slot.opcode, slot.len),
         Queue::Rq => (WcOpcode::Recv, cqe.byte_len.get()),
     };
-    let wc = WorkCompletion { wr_id: slot.wr_id, status: WcStatus::from_raw(cqe.status), opcode, byte_len, qp_num: qpn };
+    let wc =
+        WorkCompletion { wr_id: slot.wr_id, status: WcStatus::from_raw(cqe.status), opcode, byte_len, qp_num: qpn };
     if !wc.status.is_ok() {
         enter_error(ctx, st, qpn)?;
     }

@@ -154,7 +154,11 @@ impl Context {
         match self.counters() {
             Ok(c) => {
                 let v: Vec<String> = c.iter().filter(|(_, v)| *v != 0).map(|(n, v)| format!("{n}={v}")).collect();
-                if v.is_empty() { "all counters 0".into() } else { v.join(" ") }
+                if v.is_empty() {
+                    "all counters 0".into()
+                } else {
+                    v.join(" ")
+                }
             }
             Err(e) => format!("counters unreadable: {e}"),
         }

@@ -38,7 +38,8 @@ impl MockDev {
 
     fn find(&self, addr: u64, len: usize) -> Result<(u64, usize), DriverError> {
         let m = self.mem.borrow();
-        let (&base, (v, _)) = m.range(..=addr).next_back().ok_or(DriverError::Device(format!("no buffer at {addr:#x}")))?;
+        let (&base, (v, _)) =
+            m.range(..=addr).next_back().ok_or(DriverError::Device(format!("no buffer at {addr:#x}")))?;
         if addr + len as u64 > base + v.len() as u64 {
             return Err(DriverError::OutOfBounds { addr, len, base, size: v.len() });
         }

@@ -59,7 +59,11 @@ impl Pd {
         let ctx = &self.ctx;
         let (index, tag) = {
             let mut st = ctx.state();
-            let index = st.mr_used.iter().position(|u| !u).ok_or(Error::Exhausted { what: "MR index", max: st.mr_used.len() })?;
+            let index = st
+                .mr_used
+                .iter()
+                .position(|u| !u)
+                .ok_or(Error::Exhausted { what: "MR index", max: st.mr_used.len() })?;
             // A new tag per registration makes keys of deregistered MRs fail at the NIC.
             let mut tag = st.mr_tag[index].wrapping_add(1);
             if tag == 0 {

@@ -176,7 +176,11 @@ pub fn check_modify(qpn: u32, from: QpState, attr: &QpAttr) -> Result<()> {
     let want = transition_attrs(from, to);
     let given = attr.given();
     if let Some(extra) = given.iter().find(|a| !want.contains(a)) {
-        return Err(Error::BadAttr { qpn, attr: extra, why: format!("is not accepted by the {from:?} -> {to:?} transition") });
+        return Err(Error::BadAttr {
+            qpn,
+            attr: extra,
+            why: format!("is not accepted by the {from:?} -> {to:?} transition"),
+        });
     }
     if let Some(missing) = want.iter().find(|a| !given.contains(a)) {
         return Err(Error::MissingAttr { qpn, from, to, attr: missing });
@@ -258,7 +262,13 @@ impl WorkQueue {
         let mut v = Vec::with_capacity(self.outstanding() as usize);
         while self.ci != self.pi {
             let s = self.slots[ring::slot(self.ci, self.log2)];
-            v.push(WorkCompletion { wr_id: s.wr_id, status: WcStatus::WrFlushErr, opcode: s.opcode, byte_len: 0, qp_num: qpn });
+            v.push(WorkCompletion {
+                wr_id: s.wr_id,
+                status: WcStatus::WrFlushErr,
+                opcode: s.opcode,
+                byte_len: 0,
+                qp_num: qpn,
+            });
             self.ci = self.ci.wrapping_add(1);
         }
         v
@@ -358,7 +368,9 @@ impl Pd {
         let (scq, rcq) = (attr.send_cq.cqn(), attr.recv_cq.cqn());
         let qpn = {
             let mut st = ctx.state();
-            let qpn = (FIRST_QPN..st.qps.len()).find(|&i| st.qps[i].is_none()).ok_or(Error::Exhausted { what: "QPN", max: st.qps.len() - FIRST_QPN })? as u32;
+            let qpn = (FIRST_QPN..st.qps.len())
+                .find(|&i| st.qps[i].is_none())
+                .ok_or(Error::Exhausted { what: "QPN", max: st.qps.len() - FIRST_QPN })? as u32;
             reserve_cq_entries(&mut st, qpn, scq, attr.max_send_wr, rcq, attr.max_recv_wr)?;
             qpn
         };
@@ -422,7 +434,14 @@ fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
     let log2 = ring::log2_entries(cap);
     // The NIC only reads WQEs.
     let buf = ctx.dev().alloc_dma(wqe_bytes << log2, DmaAccess { device_read: true, device_write: false })?;
-    Ok(WorkQueue { buf, log2, cap, pi: 0, ci: 0, slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0 }; 1 << log2] })
+    Ok(WorkQueue {
+        buf,
+        log2,
+        cap,
+        pi: 0,
+        ci: 0,
+        slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0 }; 1 << log2],
+    })
 }
 
 /// Checks that an SGE's MR may be used by QP `qpn` of PD `pdn` and covers the range.
@@ -588,7 +607,13 @@ impl Qp {
         }
         let out = qp.sq.outstanding();
         if out as u64 + wrs.len() as u64 > qp.sq.cap as u64 {
-            return Err(Error::QueueFull { qpn, queue: Queue::Sq, outstanding: out, max: qp.sq.cap, posting: wrs.len() });
+            return Err(Error::QueueFull {
+                qpn,
+                queue: Queue::Sq,
+                outstanding: out,
+                max: qp.sq.cap,
+                posting: wrs.len(),
+            });
         }
         let mut bytes = Vec::with_capacity(wrs.len() * SEND_WQE_BYTES);
         for wr in wrs {
@@ -648,7 +673,13 @@ impl Qp {
         }
         let out = qp.rq.outstanding();
         if out as u64 + wrs.len() as u64 > qp.rq.cap as u64 {
-            return Err(Error::QueueFull { qpn, queue: Queue::Rq, outstanding: out, max: qp.rq.cap, posting: wrs.len() });
+            return Err(Error::QueueFull {
+                qpn,
+                queue: Queue::Rq,
+                outstanding: out,
+                max: qp.rq.cap,
+                posting: wrs.len(),
+            });
         }
         let mut bytes = Vec::with_capacity(wrs.len() * RECV_WQE_BYTES);
         for wr in wrs {
@@ -738,10 +769,22 @@ mod tests {
         let mut a = QpAttr::rtr(d, 7, 0, Mtu::Mtu4096);
         a.sq_psn = Some(1);
         assert!(matches!(check_modify(5, Init, &a), Err(crate::Error::BadAttr { attr: "sq_psn", .. })));
-        assert!(matches!(check_modify(5, Rtr, &QpAttr::to(Rts)), Err(crate::Error::MissingAttr { attr: "sq_psn", .. })));
-        assert!(matches!(check_modify(5, Rtr, &QpAttr::rts(1 << 24)), Err(crate::Error::BadAttr { attr: "sq_psn", .. })));
-        assert!(matches!(check_modify(5, Reset, &QpAttr::rts(0)), Err(crate::Error::BadTransition { from: Reset, to: Rts, .. })));
-        assert!(matches!(check_modify(5, Init, &QpAttr::rtr(d, 1 << 24, 0, Mtu::Mtu256)), Err(crate::Error::BadAttr { attr: "dest_qp_num", .. })));
+        assert!(matches!(
+            check_modify(5, Rtr, &QpAttr::to(Rts)),
+            Err(crate::Error::MissingAttr { attr: "sq_psn", .. })
+        ));
+        assert!(matches!(
+            check_modify(5, Rtr, &QpAttr::rts(1 << 24)),
+            Err(crate::Error::BadAttr { attr: "sq_psn", .. })
+        ));
+        assert!(matches!(
+            check_modify(5, Reset, &QpAttr::rts(0)),
+            Err(crate::Error::BadTransition { from: Reset, to: Rts, .. })
+        ));
+        assert!(matches!(
+            check_modify(5, Init, &QpAttr::rtr(d, 1 << 24, 0, Mtu::Mtu256)),
+            Err(crate::Error::BadAttr { attr: "dest_qp_num", .. })
+        ));
         assert!(check_modify(5, Rts, &QpAttr::to(ERR)).is_ok());
         assert!(check_modify(5, ERR, &QpAttr::to(Reset)).is_ok());
     }

@@ -19,7 +19,9 @@ fn cqe(qpn: u32, idx: u16, status: u8, opcode: u8, len: u32, owner: u8) -> Cqe {
 }
 
 fn connected(ctx: &Context, pd: &Pd, cq: &Cq, sq: u32, rq: u32) -> Qp {
-    let qp = pd.create_qp(QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: sq, max_recv_wr: rq }).unwrap();
+    let qp = pd
+        .create_qp(QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: sq, max_recv_wr: rq })
+        .unwrap();
     qp.modify(&QpAttr::init()).unwrap();
     qp.modify(&QpAttr::rtr(mock::addr(2), 9, 100, Mtu::Mtu1024)).unwrap();
     qp.modify(&QpAttr::rts(200)).unwrap();
@@ -98,7 +100,8 @@ fn cq_and_qp_programming() {
     assert_eq!(cq::BASE.get(&w), base);
     assert!(!dev.mem.borrow()[&base].1.device_read && dev.mem.borrow()[&base].1.device_write);
 
-    let qp = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 60, max_recv_wr: 8 }).unwrap();
+    let qp =
+        pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 60, max_recv_wr: 8 }).unwrap();
     assert!(qp.qp_num() >= 2 && (qp.qp_num() as usize) < rnic_spec::params::NUM_QPS);
     qp.modify(&QpAttr::init()).unwrap();
     let (v, _) = dev.last_commit(regs::REG_QP_COMMIT);
@@ -136,13 +139,18 @@ fn cq_must_cover_outstanding_wrs() {
     let ctx = mock::open(&dev);
     let pd = ctx.alloc_pd().unwrap();
     let c = ctx.create_cq(64).unwrap();
-    let a = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 32, max_recv_wr: 16 }).unwrap();
-    let e = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 16, max_recv_wr: 1 }).unwrap_err();
+    let a =
+        pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 32, max_recv_wr: 16 }).unwrap();
+    let e = pd
+        .create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 16, max_recv_wr: 1 })
+        .unwrap_err();
     assert!(matches!(e, Error::CqTooSmall { entries: 64, committed: 48, needed: 17, .. }), "{e}");
-    let b = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 16, max_recv_wr: 0 }).unwrap();
+    let b =
+        pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 16, max_recv_wr: 0 }).unwrap();
     drop(a);
     // Destroying a QP returns its reservation.
-    let _c2 = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 48, max_recv_wr: 0 }).unwrap();
+    let _c2 =
+        pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 48, max_recv_wr: 0 }).unwrap();
     drop(b);
     let big = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 1 << 16, max_recv_wr: 0 });
     assert!(matches!(big, Err(Error::BadSize { what: "max_send_wr", .. })));
@@ -189,7 +197,10 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
             dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), (idx + i) as u16, 0, 0, 0, ring::cqe_owner_valid(ci, log2)));
         }
         let wcs = c.poll_cq(10).unwrap();
-        assert_eq!(wcs.iter().map(|w| w.wr_id).collect::<Vec<_>>(), vec![(round * 10) as u64, (round * 10 + 1) as u64, (round * 10 + 2) as u64]);
+        assert_eq!(
+            wcs.iter().map(|w| w.wr_id).collect::<Vec<_>>(),
+            vec![(round * 10) as u64, (round * 10 + 1) as u64, (round * 10 + 2) as u64]
+        );
         assert!(wcs.iter().all(|w| w.status == WcStatus::Success && w.opcode == WcOpcode::RdmaWrite));
         assert_eq!(wcs.iter().map(|w| w.byte_len).collect::<Vec<_>>(), vec![100, 101, 102]);
         idx += 3;
@@ -290,7 +301,10 @@ fn wait_cq_times_out_with_state() {
     qp.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) }).unwrap();
     let e = c.wait_cq(1, 1000).unwrap_err();
     let s = e.to_string();
-    assert!(s.contains("timed out") && s.contains(&format!("QP {} Rts", qp.qp_num())) && s.contains("SQ 1 outstanding"), "{s}");
+    assert!(
+        s.contains("timed out") && s.contains(&format!("QP {} Rts", qp.qp_num())) && s.contains("SQ 1 outstanding"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -302,9 +316,13 @@ fn posting_rules_by_state_and_pd() {
     let c = ctx.create_cq(16).unwrap();
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let m2 = pd2.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
-    let qp = pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 4, max_recv_wr: 4 }).unwrap();
+    let qp =
+        pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 4, max_recv_wr: 4 }).unwrap();
     let send = SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
-    assert!(matches!(qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }), Err(Error::BadState { state: QpState::Reset, .. })));
+    assert!(matches!(
+        qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }),
+        Err(Error::BadState { state: QpState::Reset, .. })
+    ));
     qp.modify(&QpAttr::init()).unwrap();
     assert!(matches!(qp.post_send(&send), Err(Error::BadState { state: QpState::Init, .. })));
     qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }).unwrap();

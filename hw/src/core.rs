@@ -162,7 +162,8 @@ impl Logic for RnicCore {
         self.cq_cfg.write_address.next = self.regs.commit_val.val().get_bits::<6>(0);
         self.cq_cfg.write_data.next = self.regs.stage.val().get_bits::<128>(0);
         // Doorbells (a requester/responder reset also zeroes the producer index).
-        self.sq_pi.write_enable.next = self.regs.sq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33));
+        self.sq_pi.write_enable.next =
+            self.regs.sq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33));
         self.sq_pi.write_address.next = self.regs.db_qpn.val();
         self.sq_pi.write_data.next = self.regs.db_val.val();
         if self.regs.qp_commit.val() {
@@ -173,7 +174,8 @@ impl Logic for RnicCore {
         self.sq_pi_rx.write_enable.next = self.sq_pi.write_enable.val();
         self.sq_pi_rx.write_address.next = self.sq_pi.write_address.val();
         self.sq_pi_rx.write_data.next = self.sq_pi.write_data.val();
-        self.rq_pi.write_enable.next = self.regs.rq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(32));
+        self.rq_pi.write_enable.next =
+            self.regs.rq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(32));
         self.rq_pi.write_address.next = self.regs.db_qpn.val();
         self.rq_pi.write_data.next = self.regs.db_val.val();
         if self.regs.qp_commit.val() {
@@ -367,7 +369,8 @@ impl Logic for RnicCore {
         self.fence.start.next = self.regs.fence_start.val();
         self.fence.resp_idle.next = self.resp.idle.val();
         self.fence.rd_issued.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
-        self.fence.rd_done.next = self.dma_rd_cpl_valid.val() & self.dma_rd_cpl_ready.val() & self.dma_rd_cpl_last.val();
+        self.fence.rd_done.next =
+            self.dma_rd_cpl_valid.val() & self.dma_rd_cpl_ready.val() & self.dma_rd_cpl_last.val();
         self.regs.fence_busy.next = self.fence.busy.val();
     }
 }

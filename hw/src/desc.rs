@@ -58,4 +58,11 @@ crate::pack_blocks!(CqePack, CqeUnpack, 256, [
 ]);
 
 // The CQE packing above must match the host's view of a CQE.
-const _: () = assert!(d::CQE_WQE_INDEX == 0 && d::CQE_STATUS == 2 && d::CQE_OPCODE == 3 && d::CQE_QPN == 4 && d::CQE_BYTE_LEN == 8 && d::CQE_OWNER == 31);
+const _: () = assert!(
+    d::CQE_WQE_INDEX == 0
+        && d::CQE_STATUS == 2
+        && d::CQE_OPCODE == 3
+        && d::CQE_QPN == 4
+        && d::CQE_BYTE_LEN == 8
+        && d::CQE_OWNER == 31
+);

@@ -20,7 +20,8 @@ fn beat_of(b: &[u8]) -> Bits<512> {
 /// `8n` bits wide) to header bytes `o..o+n` of the 1024-bit `h`.
 fn put(v: &mut String, src: &str, o: usize, n: usize) {
     for i in 0..n {
-        writeln!(v, "  h[{}:{}] = {src}[{}:{}];", 8 * (o + i) + 7, 8 * (o + i), 8 * (n - 1 - i) + 7, 8 * (n - 1 - i)).unwrap();
+        writeln!(v, "  h[{}:{}] = {src}[{}:{}];", 8 * (o + i) + 7, 8 * (o + i), 8 * (n - 1 - i) + 7, 8 * (n - 1 - i))
+            .unwrap();
     }
 }
 /// Verilog placing the constant `x` as `n` big-endian bytes at header byte `o`.
@@ -32,7 +33,8 @@ fn put_const(v: &mut String, x: u64, o: usize, n: usize) {
 /// Verilog reading `n` big-endian header bytes at `o` of `h` into `dst`.
 fn get(v: &mut String, dst: &str, o: usize, n: usize) {
     for i in 0..n {
-        writeln!(v, "  {dst}[{}:{}] = h[{}:{}];", 8 * (n - 1 - i) + 7, 8 * (n - 1 - i), 8 * (o + i) + 7, 8 * (o + i)).unwrap();
+        writeln!(v, "  {dst}[{}:{}] = h[{}:{}];", 8 * (n - 1 - i) + 7, 8 * (n - 1 - i), 8 * (o + i) + 7, 8 * (o + i))
+            .unwrap();
     }
 }
 
@@ -299,23 +301,38 @@ impl Logic for RxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off;\nreg [19:0] csum;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off;\nreg [19:0] csum;")
+            .unwrap();
         writeln!(v, "always @(*) begin\n  h = {{beat1, beat0}};").unwrap();
         get(&mut v, "etype", off::ETH_TYPE, 2);
         get(&mut v, "dport", off::UDP_DPORT, 2);
-        writeln!(v, "  is_roce = (etype == 16'h{:x}) && (h[{}:{}] == 8'h45) && (h[{}:{}] == 8'd17) && (dport == 16'd{});",
-            ETHERTYPE_IPV4, 8 * off::IP + 7, 8 * off::IP, 8 * off::IP_PROTO + 7, 8 * off::IP_PROTO, ROCE_UDP_PORT).unwrap();
+        writeln!(
+            v,
+            "  is_roce = (etype == 16'h{:x}) && (h[{}:{}] == 8'h45) && (h[{}:{}] == 8'd17) && (dport == 16'd{});",
+            ETHERTYPE_IPV4,
+            8 * off::IP + 7,
+            8 * off::IP,
+            8 * off::IP_PROTO + 7,
+            8 * off::IP_PROTO,
+            ROCE_UDP_PORT
+        )
+        .unwrap();
         get(&mut v, "ip_len", off::IP_LEN, 2);
         // Ones'-complement sum of the ten header words; a correct header sums to 0xFFFF.
-        let words: Vec<String> = (0..20).step_by(2).map(|i| {
-            let o = off::IP + i;
-            format!("{{h[{}:{}], h[{}:{}]}}", 8 * o + 7, 8 * o, 8 * o + 15, 8 * o + 8)
-        }).collect();
-        writeln!(v, "  csum = {};", words.iter().map(|w| format!("{{4'd0, {w}}}")).collect::<Vec<_>>().join(" + ")).unwrap();
+        let words: Vec<String> = (0..20)
+            .step_by(2)
+            .map(|i| {
+                let o = off::IP + i;
+                format!("{{h[{}:{}], h[{}:{}]}}", 8 * o + 7, 8 * o, 8 * o + 15, 8 * o + 8)
+            })
+            .collect();
+        writeln!(v, "  csum = {};", words.iter().map(|w| format!("{{4'd0, {w}}}")).collect::<Vec<_>>().join(" + "))
+            .unwrap();
         writeln!(v, "  csum = {{4'd0, csum[15:0]}} + {{16'd0, csum[19:16]}};").unwrap();
         writeln!(v, "  csum = {{4'd0, csum[15:0]}} + {{16'd0, csum[19:16]}};").unwrap();
         get(&mut v, "ipflags", off::IP_FLAGS, 2);
-        writeln!(v, "  ip_ok = (csum[15:0] == 16'hffff) && ((ipflags & 16'h{:04x}) == 16'd0);", IP_MF_OFFSET_MASK).unwrap();
+        writeln!(v, "  ip_ok = (csum[15:0] == 16'hffff) && ((ipflags & 16'h{:04x}) == 16'd0);", IP_MF_OFFSET_MASK)
+            .unwrap();
         get(&mut v, "udp_len", off::UDP_LEN, 2);
         get(&mut v, "dst_mac", off::ETH_DST, 6);
         get(&mut v, "dst_ip", off::IP_DST, 4);

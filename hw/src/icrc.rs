@@ -99,7 +99,9 @@ pub fn beat0_ones() -> u64 {
     for b in LEAD_PAD as usize..off::IP {
         m |= 1 << b;
     }
-    for b in [off::IP_TOS, off::IP_TTL, off::IP_CSUM, off::IP_CSUM + 1, off::UDP_CSUM, off::UDP_CSUM + 1, off::BTH_RESV8A] {
+    for b in
+        [off::IP_TOS, off::IP_TTL, off::IP_CSUM, off::IP_CSUM + 1, off::UDP_CSUM, off::UDP_CSUM + 1, off::BTH_RESV8A]
+    {
         m |= 1 << b;
     }
     m
@@ -110,7 +112,13 @@ pub fn model_beat(state: u32, beat: &[u8; 64], first: bool, nbytes: usize) -> u3
     let mut s = if first { lead_state() } else { state };
     let ones = beat0_ones();
     for (i, &b) in beat.iter().enumerate().take(nbytes) {
-        let b = if first && i < LEAD_PAD as usize { 0 } else if first && ones >> i & 1 != 0 { 0xFF } else { b };
+        let b = if first && i < LEAD_PAD as usize {
+            0
+        } else if first && ones >> i & 1 != 0 {
+            0xFF
+        } else {
+            b
+        };
         s = crc_byte(s, b);
     }
     s
@@ -177,11 +185,16 @@ fn icrc_verilog() -> String {
         ones_mask.push_str(if one { "11111111" } else { "00000000" });
         keep_mask.push_str(if kept { "11111111" } else { "00000000" });
     }
-    writeln!(v, "reg [511:0] m;\nreg [511:0] lenmask;\nreg [31:0] s;\nreg [31:0] f0, f1, f2, f3, f4, f5, f6;\nreg [5:0] k;").unwrap();
+    writeln!(
+        v,
+        "reg [511:0] m;\nreg [511:0] lenmask;\nreg [31:0] s;\nreg [31:0] f0, f1, f2, f3, f4, f5, f6;\nreg [5:0] k;"
+    )
+    .unwrap();
     writeln!(v, "always @(*) begin").unwrap();
     writeln!(v, "  m = data;").unwrap();
     writeln!(v, "  if (first) m = (data & 512'b{keep_mask}) | 512'b{ones_mask};").unwrap();
-    writeln!(v, "  lenmask = (nbytes >= 7'd64) ? {{512{{1'b1}}}} : ((512'd1 << {{nbytes, 3'b000}}) - 512'd1);").unwrap();
+    writeln!(v, "  lenmask = (nbytes >= 7'd64) ? {{512{{1'b1}}}} : ((512'd1 << {{nbytes, 3'b000}}) - 512'd1);")
+        .unwrap();
     writeln!(v, "  m = m & lenmask;").unwrap();
     writeln!(v, "  s = first ? 32'h{:08x} : state;", lead_state()).unwrap();
     for j in 0..32 {
@@ -233,7 +246,8 @@ mod tests {
     #[test]
     fn beat_model_matches_spec_icrc() {
         for len in [0usize, 1, 5, 60, 64, 200, 1000] {
-            let f = Frame { opcode: 0x0A, payload: (0..len).map(|i| i as u8 ^ 0x5a).collect(), ..Default::default() }.encode();
+            let f = Frame { opcode: 0x0A, payload: (0..len).map(|i| i as u8 ^ 0x5a).collect(), ..Default::default() }
+                .encode();
             let covered = f.len() - 4;
             let mut s = 0;
             for (bi, chunk) in f[..covered].chunks(64).enumerate() {

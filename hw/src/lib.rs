@@ -39,11 +39,11 @@ pub mod fence;
 pub mod hdr;
 pub mod icrc;
 pub mod pack;
+pub mod regs;
+pub mod resp;
+pub mod rxin;
 pub mod sq;
 pub mod txb;
-pub mod rxin;
-pub mod resp;
-pub mod regs;
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,8 @@ pub fn unpack_field(layout: &[(&str, usize)], words: &[u32], name: &str) -> u64 
     let mut at = 0;
     for (f, fw) in layout {
         if *f == name {
-            return (0..*fw.min(&64)).fold(0u64, |a, b| a | ((((words[(at + b) / 32] >> ((at + b) % 32)) & 1) as u64) << b));
+            return (0..*fw.min(&64))
+                .fold(0u64, |a, b| a | ((((words[(at + b) / 32] >> ((at + b) % 32)) & 1) as u64) << b));
         }
         at += fw;
     }

@@ -7,14 +7,28 @@ use rnic_spec::regs as r;
 use rust_hdl::prelude::*;
 
 const _: () = assert!(
-    r::REG_ID == 0 && r::REG_CAPS == 8 && r::REG_SRC_MAC == 0x10 && r::REG_SRC_IP == 0x18 && r::REG_CYCLES == 0x20
-        && r::REG_STAGE == 0x100 && r::REG_QP_COMMIT == 0x140 && r::REG_MR_COMMIT == 0x148 && r::REG_CQ_COMMIT == 0x150
-        && r::DB_SQ_BASE == 0x10_0000 && r::DB_RQ_BASE == 0x20_0000 && r::counters::TX_PKTS == 0x200
-        && r::QP_COMMIT_RESET_RESP == 1 << 32 && r::QP_COMMIT_RESET_REQ == 1 << 33
-        && r::ID_MAGIC == 0x524E_4943 && r::counters::COUNT == 15 && r::REG_MR_FENCE == 0x158
-        && r::counters::RX_INV_REQ == 0x268 && r::counters::REG_ERR == 0x270
+    r::REG_ID == 0
+        && r::REG_CAPS == 8
+        && r::REG_SRC_MAC == 0x10
+        && r::REG_SRC_IP == 0x18
+        && r::REG_CYCLES == 0x20
+        && r::REG_STAGE == 0x100
+        && r::REG_QP_COMMIT == 0x140
+        && r::REG_MR_COMMIT == 0x148
+        && r::REG_CQ_COMMIT == 0x150
+        && r::DB_SQ_BASE == 0x10_0000
+        && r::DB_RQ_BASE == 0x20_0000
+        && r::counters::TX_PKTS == 0x200
+        && r::QP_COMMIT_RESET_RESP == 1 << 32
+        && r::QP_COMMIT_RESET_REQ == 1 << 33
+        && r::ID_MAGIC == 0x524E_4943
+        && r::counters::COUNT == 15
+        && r::REG_MR_FENCE == 0x158
+        && r::counters::RX_INV_REQ == 0x268
+        && r::counters::REG_ERR == 0x270
 );
-const _: () = assert!(rnic_spec::params::QPN_BITS == 8 && rnic_spec::params::MR_BITS == 8 && rnic_spec::params::CQ_BITS == 6);
+const _: () =
+    assert!(rnic_spec::params::QPN_BITS == 8 && rnic_spec::params::MR_BITS == 8 && rnic_spec::params::CQ_BITS == 6);
 
 /// The register block.
 #[derive(LogicBlock, Default)]
@@ -100,7 +114,10 @@ pub struct Regs {
 impl Logic for Regs {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14);
+        dff_setup!(
+            self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14
+        );
         self.cycles.d.next = self.cycles.q.val() + 1;
         self.now.next = self.cycles.q.val();
         self.src_mac.next = self.mac.q.val();

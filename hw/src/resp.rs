@@ -14,7 +14,9 @@
 //! and selective repeat come with the loss-recovery work); an ACK's MSN is
 //! not checked against what was sent.
 
-use crate::desc::{CqePack, CqView, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack};
+use crate::desc::{
+    CqView, CqePack, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
+};
 use rust_hdl::prelude::*;
 
 /// DMA read tag of receive WQE fetches (bit 7).
@@ -232,7 +234,33 @@ impl Logic for Responder {
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = self.rst_data.val();
         self.rstq.read.next = false;
-        dff_setup!(self, clock, rst_word, state, ret, d, qpc, rs, rq_pi, sq_pi, rp, end_ptr, dest, left, syn, rwqe, send_off, need_cqe, nak_after_cqe, cq_num, c_idx, c_status, c_op, c_len, c_qpn);
+        dff_setup!(
+            self,
+            clock,
+            rst_word,
+            state,
+            ret,
+            d,
+            qpc,
+            rs,
+            rq_pi,
+            sq_pi,
+            rp,
+            end_ptr,
+            dest,
+            left,
+            syn,
+            rwqe,
+            send_off,
+            need_cqe,
+            nak_after_cqe,
+            cq_num,
+            c_idx,
+            c_status,
+            c_op,
+            c_len,
+            c_qpn
+        );
         self.du.pword.next = self.d.q.val();
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();
@@ -275,7 +303,8 @@ impl Logic for Responder {
         self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();
         self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
         // Only the QP's peer may talk to it.
-        self.peer_ok.next = (self.du.src_mac.val() == self.qv.dest_mac.val()) & (self.du.src_ip.val() == self.qv.dest_ip.val());
+        self.peer_ok.next =
+            (self.du.src_mac.val() == self.qv.dest_mac.val()) & (self.du.src_ip.val() == self.qv.dest_ip.val());
         // An in-sequence request must continue what came before and fit the
         // message its RETH announces: FIRST/ONLY only between messages,
         // MIDDLE/LAST only inside one of the same kind, full-PMTU packets but
@@ -300,7 +329,8 @@ impl Logic for Responder {
         {
             self.inv_req.next = true;
         }
-        if (self.plen64.val() > self.pmtu64.val()) | ((!self.is_last.val()) & (self.plen64.val() != self.pmtu64.val())) {
+        if (self.plen64.val() > self.pmtu64.val()) | ((!self.is_last.val()) & (self.plen64.val() != self.pmtu64.val()))
+        {
             self.inv_req.next = true;
         }
         if (self.off64.val() + self.plen64.val()) > self.msg_len64.val() {
@@ -333,7 +363,8 @@ impl Logic for Responder {
         self.cqpi_wdata.next = self.cqpi_data.val() + 1;
         self.qperr_we.next = false;
         self.rd_valid.next = false;
-        self.rd_addr.next = self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
+        self.rd_addr.next =
+            self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
         self.rwqe_ready.next = false;
         self.wr_valid.next = false;
         self.wr_addr.next = self.dest.q.val();
@@ -463,7 +494,10 @@ impl Logic for Responder {
                     self.cnt_ack.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::AckProc;
-                } else if (!(self.is_send.val() | self.is_write.val())) | (!self.qv.rtr.val().any()) | self.rsu.resp_err.val().any() {
+                } else if (!(self.is_send.val() | self.is_write.val()))
+                    | (!self.qv.rtr.val().any())
+                    | self.rsu.resp_err.val().any()
+                {
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
@@ -585,8 +619,10 @@ impl Logic for Responder {
                 self.state.d.next = RState::Save;
             }
             RState::SendPlace => {
-                self.send_off.d.next = bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
-                self.dest.d.next = self.rsu.rwqe_iova.val() + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
+                self.send_off.d.next =
+                    bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+                self.dest.d.next = self.rsu.rwqe_iova.val()
+                    + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                 if (!self.rsu.rwqe_valid.val().any())
                     | ((self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.rsu.rwqe_len.val()))
@@ -690,7 +726,9 @@ impl Logic for Responder {
                     self.rs.d.next = self.rsp.pword.val();
                     self.ret.d.next = RState::AckProc;
                     self.state.d.next = RState::CqLook;
-                } else if (self.du.syndrome.val().get_bits::<3>(5) == 3) & (self.du.syndrome.val().get_bits::<5>(0) != 0) {
+                } else if (self.du.syndrome.val().get_bits::<3>(5) == 3)
+                    & (self.du.syndrome.val().get_bits::<5>(0) != 0)
+                {
                     self.cnt_nak.next = true;
                     self.c_status.d.next = 9.into();
                     if self.du.syndrome.val() == 0x62 {
@@ -728,7 +766,8 @@ impl Logic for Responder {
             }
             RState::CqWrite => {
                 self.wr_valid.next = true;
-                self.wr_addr.next = self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
+                self.wr_addr.next =
+                    self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
                 self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
                 self.wr_len.next = 32.into();
                 if self.wr_ready.val() {

@@ -205,7 +205,40 @@ const _: () = assert!(rnic_spec::params::NUM_QPS == 256);
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, db_pend, state, qpn, dbqpn, nbuf, pf_beats, held, la_active, la_to_seg, qpn2, qpc2, ssn2, psn2, msg_off2, sq_pi2, lerr2, nbuf2, pf2, in_turn, qpc, wqe, ssn, psn, msg_off, sq_pi, qp_err, local_err, keep_active, budget, iova);
+        dff_setup!(
+            self,
+            clock,
+            db_pend,
+            state,
+            qpn,
+            dbqpn,
+            nbuf,
+            pf_beats,
+            held,
+            la_active,
+            la_to_seg,
+            qpn2,
+            qpc2,
+            ssn2,
+            psn2,
+            msg_off2,
+            sq_pi2,
+            lerr2,
+            nbuf2,
+            pf2,
+            in_turn,
+            qpc,
+            wqe,
+            ssn,
+            psn,
+            msg_off,
+            sq_pi,
+            qp_err,
+            local_err,
+            keep_active,
+            budget,
+            iova
+        );
         clock!(self, clock, dbq, schedq, wqeq);
         self.wqeq.write.next = false;
         self.wqeq.data_in.next = self.wqe_data.val();
@@ -217,7 +250,8 @@ impl Logic for SqEngine {
         // Lookahead fetch of the next scheduled QP's first WQEs.
         self.sq_mask2.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv2.sq_log2.val())) - 1;
         self.pending2.next = self.sq_pi2.q.val() - self.ssn2.q.val().get_bits::<16>(0);
-        self.ring_room2.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv2.sq_log2.val())) - bit_cast::<32, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val());
+        self.ring_room2.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv2.sq_log2.val()))
+            - bit_cast::<32, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val());
         self.nfetch2.next = 8.into();
         if bit_cast::<32, 16>(self.pending2.val()) < self.nfetch2.val() {
             self.nfetch2.next = bit_cast::<32, 16>(self.pending2.val());
@@ -278,8 +312,13 @@ impl Logic for SqEngine {
         // WQEs to fetch: up to 8 (one batch), those posted, what the buffer can
         // still take, none past the ring's end.
         self.pending.next = self.sq_pi.q.val() - self.fidx.val();
-        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val())) - bit_cast::<32, 16>(self.fidx.val() & self.sq_mask.val());
-        self.nroom.next = 32 - bit_cast::<32, 6>(self.nbuf.q.val()) - bit_cast::<32, 6>(self.pf_beats.q.val()) - bit_cast::<32, 6>(self.nbuf2.q.val()) - bit_cast::<32, 6>(self.pf2.q.val());
+        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val()))
+            - bit_cast::<32, 16>(self.fidx.val() & self.sq_mask.val());
+        self.nroom.next = 32
+            - bit_cast::<32, 6>(self.nbuf.q.val())
+            - bit_cast::<32, 6>(self.pf_beats.q.val())
+            - bit_cast::<32, 6>(self.nbuf2.q.val())
+            - bit_cast::<32, 6>(self.pf2.q.val());
         self.nfetch.next = 8.into();
         if self.nroom.val() < self.nfetch.val() {
             self.nfetch.next = self.nroom.val();
@@ -413,12 +452,19 @@ impl Logic for SqEngine {
             SqState::Resume => {
                 // Fresh QPC, error flag and producer index: the host may have
                 // moved the QP out of RTS, or a NAK may have failed it.
-                if (self.ssn.q.val().get_bits::<16>(0) == self.sq_pi.q.val()) | self.qp_err.q.val() | !self.qv.rts.val().any() {
+                if (self.ssn.q.val().get_bits::<16>(0) == self.sq_pi.q.val())
+                    | self.qp_err.q.val()
+                    | !self.qv.rts.val().any()
+                {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Drain;
                 } else if (self.budget.q.val() == 0) & ((!self.schedq.empty.val()) | self.la_active.q.val()) {
                     self.state.d.next = SqState::Drain;
-                } else if self.la_active.q.val() & (self.msg_off.q.val() == 0) & (self.nbuf.q.val() == 0) & (self.pf_beats.q.val() == 0) {
+                } else if self.la_active.q.val()
+                    & (self.msg_off.q.val() == 0)
+                    & (self.nbuf.q.val() == 0)
+                    & (self.pf_beats.q.val() == 0)
+                {
                     self.state.d.next = SqState::Drain;
                 } else {
                     if self.budget.q.val() == 0 {
@@ -481,7 +527,11 @@ impl Logic for SqEngine {
                 // The FIFO shows a write a cycle late: wait for the head.
                 // While it waits, fetch the next scheduled QP's WQEs too, so
                 // its turn does not start with a PCIe round trip.
-                if (!self.la_active.q.val()) & (!self.schedq.empty.val()) & (self.pf_beats.q.val() != 0) & (self.nroom.val() >= 8) {
+                if (!self.la_active.q.val())
+                    & (!self.schedq.empty.val())
+                    & (self.pf_beats.q.val() != 0)
+                    & (self.nroom.val() >= 8)
+                {
                     self.la_to_seg.d.next = false;
                     self.state.d.next = SqState::LaPop;
                 } else if !self.wqeq.empty.val() {
@@ -614,7 +664,11 @@ impl Logic for SqEngine {
                 self.msg_off2.d.next = self.stu.msg_off.val();
                 self.lerr2.d.next = self.stu.err.val().any();
                 self.sq_pi2.d.next = self.sqpi_data.val();
-                if self.err_data.val() | self.stu.err.val().any() | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val()) | !self.qpc_data.val().get_bit(0) {
+                if self.err_data.val()
+                    | self.stu.err.val().any()
+                    | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val())
+                    | !self.qpc_data.val().get_bit(0)
+                {
                     // Nothing to send: the QP leaves the schedule (its next doorbell brings it back).
                     self.st_we.next = true;
                     self.st_waddr.next = self.qpn2.q.val();

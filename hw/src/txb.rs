@@ -153,7 +153,8 @@ impl Logic for TxBuilder {
                 if self.rem.q.val() < 64 {
                     // Final beat: payload, then the ICRC right after it.
                     self.icrc.nbytes.next = self.rem.q.val().get_bits::<7>(0);
-                    self.tx_data.next = self.pl_data.val() | (bit_cast::<512, 32>(self.icrc_val.val()) << (bit_cast::<16, 16>(self.rem.q.val()) << 3));
+                    self.tx_data.next = self.pl_data.val()
+                        | (bit_cast::<512, 32>(self.icrc_val.val()) << (bit_cast::<16, 16>(self.rem.q.val()) << 3));
                     self.tx_keep.next = (bits::<64>(1) << bit_cast::<64, 16>(self.rem.q.val() + 4)) - 1;
                     self.tx_last.next = true;
                 }

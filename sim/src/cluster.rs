@@ -55,7 +55,11 @@ impl std::fmt::Display for ClusterStats {
         write!(
             f,
             "switch: forwarded {}, unknown dst {}, buffer drops {}, ecn {}; violations {}",
-            self.switch.forwarded, self.switch.unknown_dst, self.switch.buffer_drops, self.switch.ecn_marked, self.violations
+            self.switch.forwarded,
+            self.switch.unknown_dst,
+            self.switch.buffer_drops,
+            self.switch.ecn_marked,
+            self.violations
         )
     }
 }

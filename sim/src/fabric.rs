@@ -549,7 +549,10 @@ pub fn mark_ce(frame: &mut [u8]) -> bool {
     frame[off::IP_CSUM] = 0;
     frame[off::IP_CSUM + 1] = 0;
     let ihl = ((frame[off::IP] & 0xf) as usize * 4).clamp(20, frame.len() - off::IP);
-    let mut sum: u32 = frame[off::IP..off::IP + ihl].chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
+    let mut sum: u32 = frame[off::IP..off::IP + ihl]
+        .chunks(2)
+        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -565,7 +568,12 @@ mod tests {
     /// allows, with the receivers always ready; returns per frame (tx first
     /// beat cycle, tx last beat cycle) and per received frame (dst, last beat cycle, bytes).
     #[allow(clippy::type_complexity)]
-    fn run(fab: &mut Fabric, src: usize, frames: &[Vec<u8>], cycles: u64) -> (Vec<(u64, u64)>, Vec<(usize, u64, Vec<u8>)>) {
+    fn run(
+        fab: &mut Fabric,
+        src: usize,
+        frames: &[Vec<u8>],
+        cycles: u64,
+    ) -> (Vec<(u64, u64)>, Vec<(usize, u64, Vec<u8>)>) {
         let mut tx_times = Vec::new();
         let mut rx = Vec::new();
         let mut partial: Vec<Vec<u8>> = vec![Vec::new(); fab.len()];

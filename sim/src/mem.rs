@@ -39,7 +39,11 @@ pub struct Violation {
 
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "DMA {:?} of {} bytes at {:#x} (cycle {}) outside any buffer mapped for it", self.dir, self.len, self.addr, self.cycle)
+        write!(
+            f,
+            "DMA {:?} of {} bytes at {:#x} (cycle {}) outside any buffer mapped for it",
+            self.dir, self.len, self.addr, self.cycle
+        )
     }
 }
 

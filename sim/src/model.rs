@@ -129,10 +129,8 @@ fn mask64(width: u32) -> u64 {
 impl Model {
     /// Instantiates the top `name` (e.g. "core").
     pub fn new(name: &str) -> Result<Model, ModelError> {
-        let info = TOPS
-            .iter()
-            .find(|t| t.name == name)
-            .ok_or_else(|| ModelError::NoTop(name.to_string(), top_names()))?;
+        let info =
+            TOPS.iter().find(|t| t.name == name).ok_or_else(|| ModelError::NoTop(name.to_string(), top_names()))?;
         // SAFETY: the constructor returns a fresh, owned model.
         let raw = unsafe { (info.new)() };
         assert!(!raw.is_null(), "model constructor of {name} returned null");
@@ -360,10 +358,8 @@ impl Model {
 
     /// Starts writing a VCD waveform to `path` (needs the `vcd` cargo feature).
     pub fn trace_vcd(&mut self, path: &std::path::Path) -> Result<(), ModelError> {
-        let t = self
-            .info
-            .trace
-            .ok_or_else(|| ModelError::Trace("built without the `vcd` feature of rnic-sim".into()))?;
+        let t =
+            self.info.trace.ok_or_else(|| ModelError::Trace("built without the `vcd` feature of rnic-sim".into()))?;
         let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|e| ModelError::Trace(e.to_string()))?;
         // SAFETY: live model, NUL-terminated path.
         if unsafe { (t.open)(self.raw, c.as_ptr()) } != 0 {

@@ -39,7 +39,8 @@ impl PcapSink {
     /// Creates (truncates) `path`.
     pub fn create(path: &Path) -> std::io::Result<PcapSink> {
         let file = Rc::new(RefCell::new(BufWriter::new(File::create(path)?)));
-        let header = PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::NanoSecond, ..Default::default() };
+        let header =
+            PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::NanoSecond, ..Default::default() };
         let writer = PcapWriter::with_header(SharedFile(file.clone()), header).map_err(std::io::Error::other)?;
         Ok(PcapSink { writer: Some(writer), file, error: None, frames: 0, last_ps: 0 })
     }

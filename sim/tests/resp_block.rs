@@ -596,7 +596,15 @@ impl Tb {
         rng.shuffle(&mut slots);
         let mut mrs = vec![Mr::default(); NMR];
         for e in mrs.iter_mut() {
-            *e = Mr { va: rng.next(), len: rng.next(), iova: rng.next(), tag: rng.next() as u8, access: 7, valid: false, pd: pds[0] };
+            *e = Mr {
+                va: rng.next(),
+                len: rng.next(),
+                iova: rng.next(),
+                tag: rng.next() as u8,
+                access: 7,
+                valid: false,
+                pd: pds[0],
+            };
         }
         let pmtu = 1u64 << cfg.pmtu_log2;
         for (k, &i) in slots.iter().take(40).enumerate() {
@@ -924,7 +932,10 @@ impl Tb {
                 s.req_err = true;
             }
             self.rxs[qpn] = s;
-            return (evs, format!("ACK processed, acked up to {:#x}{}", s.req_acked, if s.req_err { ", QP failed" } else { "" }));
+            return (
+                evs,
+                format!("ACK processed, acked up to {:#x}{}", s.req_acked, if s.req_err { ", QP failed" } else { "" }),
+            );
         }
         let op = d.op;
         let is_send = matches!(op, 0 | 1 | 2 | 4);
@@ -990,7 +1001,12 @@ impl Tb {
                 }
                 let slot = s.rq_ci & ((1 << q.rq_log2) - 1);
                 let addr = q.rq_base + (slot << 5);
-                let w = self.qps.iter().find(|x| x.qpn == qpn).and_then(|x| x.rq.get(&s.rq_ci).copied()).expect("posted RWQE");
+                let w = self
+                    .qps
+                    .iter()
+                    .find(|x| x.qpn == qpn)
+                    .and_then(|x| x.rq.get(&s.rq_ci).copied())
+                    .expect("posted RWQE");
                 let mut beat = [0u8; 64];
                 for x in beat.iter_mut() {
                     *x = self.rng.next() as u8;
@@ -1047,7 +1063,8 @@ impl Tb {
         if is_send && last {
             u.rq_ci = (t.rq_ci + 1) & M16;
             u.rwqe_valid = false;
-            let e = self.cqe_ev(q.recv_cqn, t.rq_ci, cqe_status::SUCCESS, cqe_op::RECV, (off + d.plen) & 0xFFFF_FFFF, qpn);
+            let e =
+                self.cqe_ev(q.recv_cqn, t.rq_ci, cqe_status::SUCCESS, cqe_op::RECV, (off + d.plen) & 0xFFFF_FFFF, qpn);
             evs.push(e);
         }
         if d.ack_req {
@@ -1183,7 +1200,8 @@ impl Tb {
             d.va = msg.va.wrapping_add(k * pmtu);
             d.rkey = msg.rkey;
         }
-        d.what = format!("{} {}/{} of len {}{}", if msg.write { "WRITE" } else { "SEND" }, k, msg.npkts, msg.len, msg.tag);
+        d.what =
+            format!("{} {}/{} of len {}{}", if msg.write { "WRITE" } else { "SEND" }, k, msg.npkts, msg.len, msg.tag);
         if self.rng.pct(self.cfg.fault_pct) {
             let f = self.rng.below(9);
             let f = if f == 6 && !msg.write { 7 } else { f };
@@ -1244,14 +1262,18 @@ impl Tb {
                     match self.rng.below(5) {
                         0 => d.rkey = msg.rkey ^ (1 + self.rng.below(255)),
                         1 => {
-                            let other = (0..NMR).filter(|&j| self.mrs[j].valid && self.mrs[j].pd != q.pd && self.mrs[j].access & 2 != 0).collect::<Vec<_>>();
+                            let other = (0..NMR)
+                                .filter(|&j| self.mrs[j].valid && self.mrs[j].pd != q.pd && self.mrs[j].access & 2 != 0)
+                                .collect::<Vec<_>>();
                             if let Some(&j) = other.first() {
                                 d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
                                 d.va = self.mrs[j].va.wrapping_add(k * pmtu);
                             }
                         }
                         2 => {
-                            let c = (0..NMR).filter(|&j| self.mrs[j].valid && self.mrs[j].pd == q.pd && self.mrs[j].access & 2 == 0).collect::<Vec<_>>();
+                            let c = (0..NMR)
+                                .filter(|&j| self.mrs[j].valid && self.mrs[j].pd == q.pd && self.mrs[j].access & 2 == 0)
+                                .collect::<Vec<_>>();
                             if !c.is_empty() {
                                 let j = self.rng.pick(&c);
                                 d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
@@ -1268,7 +1290,11 @@ impl Tb {
                     d.what += " [bad rkey]";
                 }
                 _ => {
-                    d.msg_len = if self.rng.pct(50) { d.msg_len + self.rng.range(1, 3 * pmtu) } else { d.msg_len.saturating_sub(self.rng.range(1, 64)) };
+                    d.msg_len = if self.rng.pct(50) {
+                        d.msg_len + self.rng.range(1, 3 * pmtu)
+                    } else {
+                        d.msg_len.saturating_sub(self.rng.range(1, 64))
+                    };
                     d.what += " [RETH length mismatch]";
                 }
             }
@@ -1300,7 +1326,9 @@ impl Tb {
             _ if safe => (s.req_acked + self.rng.range(0, posted - 1)) & M24,
             _ => (s.req_acked + self.rng.range(0, posted)) & M24,
         };
-        d.syn = *[0x1Fu64, 0x1F, 0x1F, 0x00, 0x0A, 0x60, 0x61, 0x62, 0x63, 0x20, 0x3F, 0x45, 0x7F].get(self.rng.below(13) as usize).unwrap();
+        d.syn = *[0x1Fu64, 0x1F, 0x1F, 0x00, 0x0A, 0x60, 0x61, 0x62, 0x63, 0x20, 0x3F, 0x45, 0x7F]
+            .get(self.rng.below(13) as usize)
+            .unwrap();
         d.what = format!("ACK msn {:#x} syndrome {:#x} (acked {:#x}, posted {})", d.msn, d.syn, s.req_acked, posted);
         d
     }
@@ -1360,9 +1388,24 @@ impl Tb {
         self.wp = (self.wp + d.nbeats) % RING;
         let qpn = (d.dqpn & 0xFF) as usize;
         let (evs, outcome) = self.model(&d);
-        let tags: Vec<String> = d.what.match_indices('[').map(|(i, _)| d.what[i..].split(']').next().unwrap_or("").trim_start_matches('[').to_string()).collect();
-        let kind = if d.op == opcode::ACK { "ACK".to_string() } else if tags.is_empty() { if d.what.contains(" of len ") { "valid".to_string() } else { d.what.split(' ').next().unwrap_or("").to_string() } } else { tags.join("+") };
-        let oc = outcome.split(&[',', '('][..]).next().unwrap_or("").split(" at ").next().unwrap_or("").trim().to_string();
+        let tags: Vec<String> = d
+            .what
+            .match_indices('[')
+            .map(|(i, _)| d.what[i..].split(']').next().unwrap_or("").trim_start_matches('[').to_string())
+            .collect();
+        let kind = if d.op == opcode::ACK {
+            "ACK".to_string()
+        } else if tags.is_empty() {
+            if d.what.contains(" of len ") {
+                "valid".to_string()
+            } else {
+                d.what.split(' ').next().unwrap_or("").to_string()
+            }
+        } else {
+            tags.join("+")
+        };
+        let oc =
+            outcome.split(&[',', '('][..]).next().unwrap_or("").split(" at ").next().unwrap_or("").trim().to_string();
         let oc = if oc.starts_with("placed") { "placed".to_string() } else { oc };
         *self.st.cover.entry((kind, oc)).or_default() += 1;
         self.note(format!(
@@ -1452,7 +1495,10 @@ impl Tb {
                     r.req_err = false;
                     self.sqpi_tab[qpn] = 0;
                 }
-                self.note(format!("reset qpn {qpn} resp {} req {} epsn {epsn:#x}", want_rst_resp as u8, want_rst_req as u8));
+                self.note(format!(
+                    "reset qpn {qpn} resp {} req {} epsn {epsn:#x}",
+                    want_rst_resp as u8, want_rst_req as u8
+                ));
             }
             // Post receive WQEs.
             let ci = self.rxs[qpn].rq_ci;
@@ -1484,7 +1530,9 @@ impl Tb {
         if self.rng.pct(self.cfg.fault_pct / 5) {
             match self.rng.below(5) {
                 0 => {
-                    let c: Vec<usize> = (0..NMR).filter(|&j| self.mrs[j].valid && self.mrs[j].pd == q.pd && self.mrs[j].access & 1 == 0).collect();
+                    let c: Vec<usize> = (0..NMR)
+                        .filter(|&j| self.mrs[j].valid && self.mrs[j].pd == q.pd && self.mrs[j].access & 1 == 0)
+                        .collect();
                     if !c.is_empty() {
                         let j = self.rng.pick(&c);
                         w.lkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
@@ -1494,7 +1542,9 @@ impl Tb {
                 }
                 1 => w.lkey ^= 1 + self.rng.below(255),
                 2 => {
-                    let c: Vec<usize> = (0..NMR).filter(|&j| self.mrs[j].valid && self.mrs[j].pd != q.pd && self.mrs[j].access & 1 != 0).collect();
+                    let c: Vec<usize> = (0..NMR)
+                        .filter(|&j| self.mrs[j].valid && self.mrs[j].pd != q.pd && self.mrs[j].access & 1 != 0)
+                        .collect();
                     if !c.is_empty() {
                         let j = self.rng.pick(&c);
                         w.lkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
@@ -1608,7 +1658,10 @@ impl Tb {
                 if let Some((pd, pq, pafter)) = self.cur.take() {
                     let tab = Rxs::unpack(&self.rxs_tab[pq]);
                     if tab != pafter {
-                        return Err(format!("qpn {pq}: RX state after descriptor [{}] is\n  {tab:x?}\nexpected\n  {pafter:x?}", pd.what));
+                        return Err(format!(
+                            "qpn {pq}: RX state after descriptor [{}] is\n  {tab:x?}\nexpected\n  {pafter:x?}",
+                            pd.what
+                        ));
                     }
                 }
                 if rptr != d.rptr {
@@ -1650,7 +1703,10 @@ impl Tb {
                             ));
                         }
                         if c != cqpi_we.then_some((cq_a as u64, cqpi_wdata)) {
-                            return Err(format!("CQ PI write {:?} with DMA write {addr:#x}, expected {c:x?}", cqpi_we.then_some((cq_a, cqpi_wdata))));
+                            return Err(format!(
+                                "CQ PI write {:?} with DMA write {addr:#x}, expected {c:x?}",
+                                cqpi_we.then_some((cq_a, cqpi_wdata))
+                            ));
                         }
                     }
                     e => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
@@ -1677,8 +1733,16 @@ impl Tb {
                     Ev::Ack(e) => {
                         let diffs: Vec<String> = TxDescPack::FIELDS
                             .iter()
-                            .filter(|(n, _)| unpack_field(TxDescPack::FIELDS, &e, n) != unpack_field(TxDescPack::FIELDS, &w, n))
-                            .map(|(n, _)| format!("{n}: got {:#x} expected {:#x}", unpack_field(TxDescPack::FIELDS, &w, n), unpack_field(TxDescPack::FIELDS, &e, n)))
+                            .filter(|(n, _)| {
+                                unpack_field(TxDescPack::FIELDS, &e, n) != unpack_field(TxDescPack::FIELDS, &w, n)
+                            })
+                            .map(|(n, _)| {
+                                format!(
+                                    "{n}: got {:#x} expected {:#x}",
+                                    unpack_field(TxDescPack::FIELDS, &w, n),
+                                    unpack_field(TxDescPack::FIELDS, &e, n)
+                                )
+                            })
                             .collect();
                         return Err(format!("ACK descriptor differs: {}", diffs.join(", ")));
                     }
@@ -1713,7 +1777,13 @@ impl Tb {
         if rwqe_take {
             self.dma.pop_front();
         }
-        let busy = pop || !idle || !self.fifo.is_empty() || !self.expect.is_empty() || !self.dma.is_empty() || rst.is_some() || !self.rst_q.is_empty();
+        let busy = pop
+            || !idle
+            || !self.fifo.is_empty()
+            || !self.expect.is_empty()
+            || !self.dma.is_empty()
+            || rst.is_some()
+            || !self.rst_q.is_empty();
         if busy {
             self.last_busy = t;
         }
@@ -1736,7 +1806,10 @@ impl Tb {
         self.cycle += 1;
         if (!self.expect.is_empty() || !self.fifo.is_empty()) && self.cycle - self.last_progress > STALL_MAX {
             let e = self.expect.front().map(|e| ev_brief(&e.1)).unwrap_or_default();
-            return Err(self.fail(format!("no progress for {STALL_MAX} cycles; next expected: {e}; {} descriptors queued", self.fifo.len())));
+            return Err(self.fail(format!(
+                "no progress for {STALL_MAX} cycles; next expected: {e}; {} descriptors queued",
+                self.fifo.len()
+            )));
         }
         Ok(())
     }
@@ -1751,16 +1824,24 @@ impl Tb {
         if let Some((pd, pq, pafter)) = self.cur.take() {
             let tab = Rxs::unpack(&self.rxs_tab[pq]);
             if tab != pafter {
-                return Err(self.fail(format!("qpn {pq}: RX state after descriptor [{}] is\n  {tab:x?}\nexpected\n  {pafter:x?}", pd.what)));
+                return Err(self.fail(format!(
+                    "qpn {pq}: RX state after descriptor [{}] is\n  {tab:x?}\nexpected\n  {pafter:x?}",
+                    pd.what
+                )));
             }
         }
         if self.last_rptr != self.wp {
-            return Err(self.fail(format!("quiescent with rptr {:#x}, ring written up to {:#x}", self.last_rptr, self.wp)));
+            return Err(
+                self.fail(format!("quiescent with rptr {:#x}, ring written up to {:#x}", self.last_rptr, self.wp))
+            );
         }
         for q in &self.qps {
             let tab = Rxs::unpack(&self.rxs_tab[q.qpn]);
             if tab != self.rxs[q.qpn] {
-                return Err(self.fail(format!("qpn {}: RX state at a quiescent point is\n  {tab:x?}\nexpected\n  {:x?}", q.qpn, self.rxs[q.qpn])));
+                return Err(self.fail(format!(
+                    "qpn {}: RX state at a quiescent point is\n  {tab:x?}\nexpected\n  {:x?}",
+                    q.qpn, self.rxs[q.qpn]
+                )));
             }
         }
         if self.cnt_rtl != self.cnt_model {
@@ -1768,7 +1849,10 @@ impl Tb {
         }
         for &(c, _, _) in &self.cqs {
             if self.cqpi_tab[c as usize] != self.cq_pi[c as usize] {
-                return Err(self.fail(format!("CQ {c} PI {:#x}, expected {:#x}", self.cqpi_tab[c as usize], self.cq_pi[c as usize])));
+                return Err(self.fail(format!(
+                    "CQ {c} PI {:#x}, expected {:#x}",
+                    self.cqpi_tab[c as usize], self.cq_pi[c as usize]
+                )));
             }
         }
         self.rst_busy = false;
@@ -1786,7 +1870,12 @@ impl Tb {
                 self.host_actions();
                 batch = self.rng.range(1, 30);
             }
-            if batch > 0 && self.fifo.len() < 8 && self.rst_q.is_empty() && !self.rst_busy && self.rng.pct(self.cfg.push_pct) {
+            if batch > 0
+                && self.fifo.len() < 8
+                && self.rst_q.is_empty()
+                && !self.rst_busy
+                && self.rng.pct(self.cfg.push_pct)
+            {
                 let used = (self.wp + RING - self.last_rptr) % RING;
                 if used + 67 <= RING_LIMIT {
                     self.gen_one();
@@ -1847,7 +1936,10 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                     s.resets
                 )
             }
-            Err(e) => panic!("resp_block {}: FAILED with seed {seed:#x} (rerun with RNIC_RESP_BLOCK_SEED={seed:#x}): {e}", cfg.name),
+            Err(e) => panic!(
+                "resp_block {}: FAILED with seed {seed:#x} (rerun with RNIC_RESP_BLOCK_SEED={seed:#x}): {e}",
+                cfg.name
+            ),
         }
     }
 }

@@ -51,7 +51,8 @@ fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
 #[test]
 fn icrc_block_matches_spec_icrc() {
     let mut m = Model::new("icrc").unwrap();
-    let (state, data, first, nbytes, out) = (p(&m, "state"), p(&m, "data"), p(&m, "first"), p(&m, "nbytes"), p(&m, "state_out"));
+    let (state, data, first, nbytes, out) =
+        (p(&m, "state"), p(&m, "data"), p(&m, "first"), p(&m, "nbytes"), p(&m, "state_out"));
     for len in [0usize, 1, 3, 4, 56, 57, 60, 61, 64, 100, 1000, 4096] {
         let f = sample_frame(opcode::WRITE_ONLY, len, len as u8).encode();
         let covered = f.len() - 4;
@@ -112,7 +113,9 @@ fn set_tx_header(m: &mut Model, f: &Frame) {
 #[test]
 fn tx_header_matches_spec_encoder() {
     let mut m = Model::new("tx_header").unwrap();
-    for (op, len) in [(opcode::WRITE_FIRST, 4096usize), (opcode::SEND_ONLY, 1), (opcode::WRITE_LAST, 63), (opcode::ACK, 0)] {
+    for (op, len) in
+        [(opcode::WRITE_FIRST, 4096usize), (opcode::SEND_ONLY, 1), (opcode::WRITE_LAST, 63), (opcode::ACK, 0)]
+    {
         let f = sample_frame(op, len, 7);
         set_tx_header(&mut m, &f);
         m.eval();
@@ -174,8 +177,10 @@ fn build_frame(m: &mut Model, f: &Frame, stall: bool) -> Vec<u8> {
     m.set(src_ip, f.src_ip as u64);
     let q = if is_ack { "ack" } else { "req" };
     let (empty, data, pop) = (p(m, &format!("{q}_empty")), p(m, &format!("{q}_data")), p(m, &format!("{q}_pop")));
-    let (other_empty, pl_valid, pl_data, pl_ready) = (p(m, if is_ack { "req_empty" } else { "ack_empty" }), p(m, "pl_valid"), p(m, "pl_data"), p(m, "pl_ready"));
-    let (tx_valid, tx_ready, tx_data, tx_keep, tx_last) = (p(m, "tx_valid"), p(m, "tx_ready"), p(m, "tx_data"), p(m, "tx_keep"), p(m, "tx_last"));
+    let (other_empty, pl_valid, pl_data, pl_ready) =
+        (p(m, if is_ack { "req_empty" } else { "ack_empty" }), p(m, "pl_valid"), p(m, "pl_data"), p(m, "pl_ready"));
+    let (tx_valid, tx_ready, tx_data, tx_keep, tx_last) =
+        (p(m, "tx_valid"), p(m, "tx_ready"), p(m, "tx_data"), p(m, "tx_keep"), p(m, "tx_last"));
     m.set(other_empty, 1);
     m.set(empty, 0);
     m.set_bytes(data, &tx_desc(f));
@@ -228,7 +233,11 @@ fn tx_builder_frames_decode_with_valid_icrc() {
     let mut m = Model::new("tx_builder").unwrap();
     for (i, len) in [0usize, 1, 4, 59, 60, 61, 63, 64, 65, 127, 128, 1000, 4096].into_iter().enumerate() {
         for stall in [false, true] {
-            let op = if len == 0 { opcode::SEND_ONLY } else { [opcode::WRITE_FIRST, opcode::SEND_MIDDLE, opcode::WRITE_ONLY][i % 3] };
+            let op = if len == 0 {
+                opcode::SEND_ONLY
+            } else {
+                [opcode::WRITE_FIRST, opcode::SEND_MIDDLE, opcode::WRITE_ONLY][i % 3]
+            };
             let f = sample_frame(op, len, i as u8);
             let got = build_frame(&mut m, &f, stall);
             let d = Frame::decode(&got).unwrap_or_else(|e| panic!("len {len} stall {stall}: {e}"));
@@ -250,8 +259,10 @@ struct RxOut {
 
 fn feed_rx(m: &mut Model, frames: &[Vec<u8>], rptr: u64) -> RxOut {
     let (valid, data, last) = (p(m, "rx_valid"), p(m, "rx_data"), p(m, "rx_last"));
-    let (we, waddr, wdata, dw, dd) = (p(m, "ring_we"), p(m, "ring_waddr"), p(m, "ring_wdata"), p(m, "desc_write"), p(m, "desc_data"));
-    let (c_icrc, c_hdr, c_frame, afull, rp) = (p(m, "cnt_icrc"), p(m, "cnt_hdr"), p(m, "cnt_frame"), p(m, "desc_afull"), p(m, "rptr"));
+    let (we, waddr, wdata, dw, dd) =
+        (p(m, "ring_we"), p(m, "ring_waddr"), p(m, "ring_wdata"), p(m, "desc_write"), p(m, "desc_data"));
+    let (c_icrc, c_hdr, c_frame, afull, rp) =
+        (p(m, "cnt_icrc"), p(m, "cnt_hdr"), p(m, "cnt_frame"), p(m, "desc_afull"), p(m, "rptr"));
     let mut o = RxOut { descs: vec![], ring: vec![], icrc_err: 0, hdr_err: 0, frames: 0 };
     m.set(afull, 0);
     m.set(rp, rptr);
@@ -420,8 +431,24 @@ fn rx_in_passes_good_frames_and_drops_bad_ones() {
 fn regs_decode_commits_doorbells_and_counters() {
     use rnic_spec::regs as r;
     let mut m = Model::new("regs").unwrap();
-    let (wv, wa, wd, rv, ra, rrv, rrd) = (p(&m, "wr_valid"), p(&m, "wr_addr"), p(&m, "wr_data"), p(&m, "rd_valid"), p(&m, "rd_addr"), p(&m, "rd_resp_valid"), p(&m, "rd_resp_data"));
-    let (inc, qpc, sqdb, rqdb, dbq, dbv, stage) = (p(&m, "cnt_inc"), p(&m, "qp_commit"), p(&m, "sq_db"), p(&m, "rq_db"), p(&m, "db_qpn"), p(&m, "db_val"), p(&m, "stage"));
+    let (wv, wa, wd, rv, ra, rrv, rrd) = (
+        p(&m, "wr_valid"),
+        p(&m, "wr_addr"),
+        p(&m, "wr_data"),
+        p(&m, "rd_valid"),
+        p(&m, "rd_addr"),
+        p(&m, "rd_resp_valid"),
+        p(&m, "rd_resp_data"),
+    );
+    let (inc, qpc, sqdb, rqdb, dbq, dbv, stage) = (
+        p(&m, "cnt_inc"),
+        p(&m, "qp_commit"),
+        p(&m, "sq_db"),
+        p(&m, "rq_db"),
+        p(&m, "db_qpn"),
+        p(&m, "db_val"),
+        p(&m, "stage"),
+    );
     let write = |m: &mut Model, a: u32, d: u64| -> (u64, u64, u64, u64, u64) {
         m.set(wv, 1);
         m.set(wa, a as u64);
@@ -476,4 +503,3 @@ fn regs_decode_commits_doorbells_and_counters() {
     assert_eq!(read(&mut m, r::counters::RX_FRAMES) - c0, 3);
     assert!(read(&mut m, r::REG_CYCLES) > 0);
 }
-

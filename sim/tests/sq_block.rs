@@ -508,7 +508,14 @@ impl Tb {
             let i = slots[next];
             next += 1;
             let len = rng.range(cfg.max_len, 1 << 20);
-            mrs[i] = Mr { va: rng.below(1 << 47), len, iova: rng.below(1 << 52), tag: rng.next() as u8, pd: pds[0].0, valid: false };
+            mrs[i] = Mr {
+                va: rng.below(1 << 47),
+                len,
+                iova: rng.below(1 << 52),
+                tag: rng.next() as u8,
+                pd: pds[0].0,
+                valid: false,
+            };
             invalid_mrs.push(i);
         }
         let mr_tab: Vec<[u32; 8]> = mrs
@@ -743,7 +750,8 @@ impl Tb {
                     bad = Some("MR entry invalid");
                 }
                 2 => {
-                    let other: Vec<usize> = self.pds.iter().filter(|(p, _)| *p != pd).flat_map(|(_, l)| l.clone()).collect();
+                    let other: Vec<usize> =
+                        self.pds.iter().filter(|(p, _)| *p != pd).flat_map(|(_, l)| l.clone()).collect();
                     let oi = other[self.rng.below(other.len() as u64) as usize];
                     lkey = (oi as u32) << 8 | self.mrs[oi].tag as u32;
                     local = self.mrs[oi].va;
@@ -991,7 +999,10 @@ impl Tb {
             return Err(format!("qpn {qpn}: WQE {:#x} sent before the PI table held it", wq.idx));
         }
         if let Some(why) = wq.bad {
-            return Err(format!("qpn {qpn}: WQE {:#x} with a failing lkey ({why}) was sent instead of a local error", wq.idx));
+            return Err(format!(
+                "qpn {qpn}: WQE {:#x} with a failing lkey ({why}) was sent instead of a local error",
+                wq.idx
+            ));
         }
         let pmtu = 1u64 << q.pmtu_log2;
         let rem = wq.len - q.off;
@@ -1103,7 +1114,10 @@ impl Tb {
         let n = len / 64;
         let size = 1u64 << q.sq_log2;
         if addr < q.sq_base || !(addr - q.sq_base).is_multiple_of(64) || (addr - q.sq_base) / 64 + n > size {
-            return Err(format!("qpn {}: WQE fetch addr {addr:#x} len {len} outside the ring at {:#x} of {size} WQEs", q.qpn, q.sq_base));
+            return Err(format!(
+                "qpn {}: WQE fetch addr {addr:#x} len {len} outside the ring at {:#x} of {size} WQEs",
+                q.qpn, q.sq_base
+            ));
         }
         let slot0 = (addr - q.sq_base) / 64;
         let i0 = q.ssn + (slot0.wrapping_sub(q.ssn) & q.mask());
@@ -1237,7 +1251,8 @@ impl Tb {
         if st_we {
             self.m.get_wide(p.st_wdata, &mut st_wdata);
         }
-        let rd = (self.m.get(p.rd_valid) == 1 && rd_ready).then(|| (self.m.get(p.rd_addr), self.m.get(p.rd_len), self.m.get(p.rd_tag)));
+        let rd = (self.m.get(p.rd_valid) == 1 && rd_ready)
+            .then(|| (self.m.get(p.rd_addr), self.m.get(p.rd_len), self.m.get(p.rd_tag)));
         let txd = self.m.get(p.txd_write) == 1;
         let lerr = self.m.get(p.lerr_write) == 1;
         let wqe_take = beat.is_some() && self.m.get(p.wqe_ready) == 1;
@@ -1269,7 +1284,14 @@ impl Tb {
         r.map_err(|e| self.fail(e))?;
         if st_we {
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &st_wdata, n);
-            self.note(format!("st write qpn {st_waddr} ssn {:#x} psn {:#x} active {} err {} off {}", g("ssn"), g("psn"), g("active"), g("err"), g("msg_off")));
+            self.note(format!(
+                "st write qpn {st_waddr} ssn {:#x} psn {:#x} active {} err {} off {}",
+                g("ssn"),
+                g("psn"),
+                g("active"),
+                g("err"),
+                g("msg_off")
+            ));
         }
         if let Some(qi) = db {
             self.on_doorbell(qi);
@@ -1314,7 +1336,11 @@ impl Tb {
         self.cycle += 1;
         if let Some(&(w, r)) = self.waiting.first() {
             if self.cycle - self.last_progress.max(w) > STALL_MAX {
-                return Err(self.fail(format!("no packet for {STALL_MAX} cycles while qpn {} waits since cycle {w}\n{}", self.qps[r].qpn, self.stuck_report())));
+                return Err(self.fail(format!(
+                    "no packet for {STALL_MAX} cycles while qpn {} waits since cycle {w}\n{}",
+                    self.qps[r].qpn,
+                    self.stuck_report()
+                )));
             }
         }
         Ok(())
@@ -1362,7 +1388,10 @@ impl Tb {
         let limit = DRAIN_MAX + 2 * left;
         while !self.all_sent() {
             if self.cycle - t0 > limit {
-                return Err(self.fail(format!("the SQs did not drain within {limit} cycles after the stimulus stopped:\n{}", self.stuck_report())));
+                return Err(self.fail(format!(
+                    "the SQs did not drain within {limit} cycles after the stimulus stopped:\n{}",
+                    self.stuck_report()
+                )));
             }
             self.step(false)?;
         }
@@ -1382,18 +1411,28 @@ impl Tb {
         // The engine's state table agrees with the model.
         for q in &self.qps {
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &self.st_tab[q.qpn], n);
-            let want = [("ssn", q.ssn & 0xFF_FFFF), ("psn", q.psn), ("active", 0), ("err", q.lerr as u64), ("msg_off", q.off)];
+            let want =
+                [("ssn", q.ssn & 0xFF_FFFF), ("psn", q.psn), ("active", 0), ("err", q.lerr as u64), ("msg_off", q.off)];
             for (n, v) in want {
                 if g(n) != v {
-                    return Err(self.fail(format!("qpn {}: state table {n} = {:#x} at the end, expected {v:#x}", q.qpn, g(n))));
+                    return Err(self.fail(format!(
+                        "qpn {}: state table {n} = {:#x} at the end, expected {v:#x}",
+                        q.qpn,
+                        g(n)
+                    )));
                 }
             }
             if q.bad_at.is_some_and(|b| b < q.rung) && q.flagged.is_none() && !q.lerr {
-                return Err(self.fail(format!("qpn {}: its WQE with a failing lkey was rung but no local error came", q.qpn)));
+                return Err(
+                    self.fail(format!("qpn {}: its WQE with a failing lkey was rung but no local error came", q.qpn))
+                );
             }
         }
         if self.cfg.wqes >= 200 && self.residues_sent != u64::MAX {
-            return Err(format!("stimulus: message lengths covered residues mod 64 {:#x}, not all", self.residues_sent));
+            return Err(format!(
+                "stimulus: message lengths covered residues mod 64 {:#x}, not all",
+                self.residues_sent
+            ));
         }
         self.st.cycles = self.cycle;
         self.st.residues = self.residues_sent.count_ones() as u64;

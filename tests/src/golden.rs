@@ -532,7 +532,11 @@ impl Golden {
         assert_eq!(self.mrs[op.mr].info.nic, self.qps[qp].nic, "stimulus error: source on another NIC");
         let uid = self.uid();
         let me = &self.qps[qp];
-        assert!(me.state != QpState::MaybeError, "stimulus error: posting on QP {} whose state depends on timing", me.qpn);
+        assert!(
+            me.state != QpState::MaybeError,
+            "stimulus error: posting on QP {} whose state depends on timing",
+            me.qpn
+        );
         let qpn = me.qpn;
         let mut exp = Expected {
             wr_id: op.wr_id,
@@ -557,8 +561,24 @@ impl Golden {
             Verb::Write { remote_addr, rkey } => match self.write_target(peer, remote_addr, rkey, op.len) {
                 Target::Nothing => WcStatus::Success,
                 Target::At(mr, off) => {
-                    self.add_footprint(Footprint { mr: op.mr, start: s, end: e, write: false, owner: (qp, Queue::Send), uid, tag: op.tag });
-                    let f = Footprint { mr, start: off, end: off + op.len as usize, write: true, owner: (qp, Queue::Send), uid, tag: op.tag };
+                    self.add_footprint(Footprint {
+                        mr: op.mr,
+                        start: s,
+                        end: e,
+                        write: false,
+                        owner: (qp, Queue::Send),
+                        uid,
+                        tag: op.tag,
+                    });
+                    let f = Footprint {
+                        mr,
+                        start: off,
+                        end: off + op.len as usize,
+                        write: true,
+                        owner: (qp, Queue::Send),
+                        uid,
+                        tag: op.tag,
+                    };
                     self.add_footprint(f);
                     self.place(op.mr, s, mr, off, op.len as usize, op.tag);
                     WcStatus::Success
@@ -590,10 +610,24 @@ impl Golden {
                     add_range(&mut m.dont_care, rs, rs + r.op.len as usize);
                     self.release(r.uid);
                     exp.status = WcStatus::RemInvReqErr;
-                    let bad_recv = Expected { status: WcStatus::LocLenErr, alt_status: Some(WcStatus::WrFlushErr), byte_len: None, optional: true, ..rexp };
+                    let bad_recv = Expected {
+                        status: WcStatus::LocLenErr,
+                        alt_status: Some(WcStatus::WrFlushErr),
+                        byte_len: None,
+                        optional: true,
+                        ..rexp
+                    };
                     return self.fail(qp, peer, exp, Some(bad_recv));
                 }
-                self.add_footprint(Footprint { mr: op.mr, start: s, end: e, write: false, owner: (qp, Queue::Send), uid, tag: op.tag });
+                self.add_footprint(Footprint {
+                    mr: op.mr,
+                    start: s,
+                    end: e,
+                    write: false,
+                    owner: (qp, Queue::Send),
+                    uid,
+                    tag: op.tag,
+                });
                 self.place(op.mr, s, r.op.mr, r.op.offset as usize, op.len as usize, op.tag);
                 self.qps[peer].rq_exp.push_back(rexp);
                 WcStatus::Success
@@ -849,7 +883,14 @@ mod tests {
         let (a, b) = pair(&mut g);
         g.cpu_write(src, 0, &[1, 2, 3, 4, 5, 6, 7, 8]);
         let addr = g.mr_info(dst).addr;
-        let w = SendOp { wr_id: 10, verb: Verb::Write { remote_addr: addr + 3, rkey: 2 }, mr: src, offset: 0, len: 4, tag: 1 };
+        let w = SendOp {
+            wr_id: 10,
+            verb: Verb::Write { remote_addr: addr + 3, rkey: 2 },
+            mr: src,
+            offset: 0,
+            len: 4,
+            tag: 1,
+        };
         assert_eq!(g.post_send(a, w), WcStatus::Success);
         g.post_recv(b, RecvOp { wr_id: 20, mr: dst, offset: 32, len: 16, tag: 2 });
         g.post_recv(b, RecvOp { wr_id: 21, mr: dst, offset: 48, len: 16, tag: 3 });
@@ -867,7 +908,10 @@ mod tests {
         // Out of order on one queue is a mismatch; in order matches.
         assert!(g.on_completion(0, &wc(11, WcStatus::Success, WcOpcode::Send, 4, 2)).is_err());
         assert_eq!(g.on_completion(0, &wc(10, WcStatus::Success, WcOpcode::RdmaWrite, 4, 2)).unwrap().tag, 1);
-        assert!(g.on_completion(1, &wc(20, WcStatus::Success, WcOpcode::Recv, 5, 7)).is_err(), "byte_len is the message length");
+        assert!(
+            g.on_completion(1, &wc(20, WcStatus::Success, WcOpcode::Recv, 5, 7)).is_err(),
+            "byte_len is the message length"
+        );
         assert_eq!(g.on_completion(1, &wc(20, WcStatus::Success, WcOpcode::Recv, 4, 7)).unwrap().tag, 2);
         assert_eq!(g.on_completion(0, &wc(11, WcStatus::Success, WcOpcode::Send, 4, 2)).unwrap().tag, 4);
         assert_eq!(g.pending(), 0);
@@ -882,7 +926,14 @@ mod tests {
         let dst = mr(&mut g, 1, 2, 64, RW);
         let (a, _b) = pair(&mut g);
         let addr = g.mr_info(dst).addr;
-        let w = |wr_id, remote_addr, rkey, len| SendOp { wr_id, verb: Verb::Write { remote_addr, rkey }, mr: src, offset: 0, len, tag: wr_id };
+        let w = |wr_id, remote_addr, rkey, len| SendOp {
+            wr_id,
+            verb: Verb::Write { remote_addr, rkey },
+            mr: src,
+            offset: 0,
+            len,
+            tag: wr_id,
+        };
         assert_eq!(g.post_send(a, w(1, addr + 60, 2, 4)), WcStatus::Success);
         assert_eq!(g.post_send(a, w(2, addr + 61, 2, 4)), WcStatus::RemAccessErr);
         assert_eq!(g.post_send(a, w(3, addr, 2, 4)), WcStatus::WrFlushErr);
@@ -892,10 +943,18 @@ mod tests {
         let ro = mr(&mut g2, 1, 3, 64, AccessFlags::LOCAL_WRITE);
         let (a2, _) = pair(&mut g2);
         let ro_addr = g2.mr_info(ro).addr;
-        let no_remote_write = SendOp { wr_id: 1, verb: Verb::Write { remote_addr: ro_addr, rkey: 3 }, mr: src, offset: 0, len: 1, tag: 0 };
+        let no_remote_write = SendOp {
+            wr_id: 1,
+            verb: Verb::Write { remote_addr: ro_addr, rkey: 3 },
+            mr: src,
+            offset: 0,
+            len: 1,
+            tag: 0,
+        };
         assert_eq!(g2.post_send(a2, no_remote_write), WcStatus::RemAccessErr);
         // A zero-length WRITE checks no key.
-        let zero = SendOp { wr_id: 2, verb: Verb::Write { remote_addr: 0, rkey: 99 }, mr: src, offset: 0, len: 0, tag: 0 };
+        let zero =
+            SendOp { wr_id: 2, verb: Verb::Write { remote_addr: 0, rkey: 99 }, mr: src, offset: 0, len: 0, tag: 0 };
         let (c, _) = {
             let c = g2.add_qp(0, 3, 1);
             let d = g2.add_qp(1, 8, 1);
@@ -941,7 +1000,14 @@ mod tests {
         let d = g.add_qp(1, 8, 1);
         g.connect(c, d);
         let addr = g.mr_info(dst).addr;
-        let w = |remote_addr| SendOp { wr_id: 0, verb: Verb::Write { remote_addr, rkey: 2 }, mr: src, offset: 0, len: 8, tag: 0 };
+        let w = |remote_addr| SendOp {
+            wr_id: 0,
+            verb: Verb::Write { remote_addr, rkey: 2 },
+            mr: src,
+            offset: 0,
+            len: 8,
+            tag: 0,
+        };
         g.post_send(a, w(addr));
         g.post_send(c, w(addr + 4));
     }

@@ -3,7 +3,9 @@
 //! a seeded pattern, and the bytes around it against a sentinel), and the
 //! DMA shadow check.
 
-use rnic::{AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode};
+use rnic::{
+    AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode,
+};
 use rnic_sim::SimConfig;
 use rnic_tools::bench::{connect, initial_psn};
 use rnic_tools::pattern;
@@ -75,7 +77,12 @@ impl World {
         let cq_b = ctx_b.create_cq(2 * n * depth).unwrap();
         let mut conns = Vec::new();
         for i in 0..n {
-            let attr = |cq: &Cq| QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: depth, max_recv_wr: depth };
+            let attr = |cq: &Cq| QpInitAttr {
+                send_cq: cq.clone(),
+                recv_cq: cq.clone(),
+                max_send_wr: depth,
+                max_recv_wr: depth,
+            };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();
             connect(&ctx_a, &a, initial_psn(SEED, 0, i), &ctx_b, &b, initial_psn(SEED, 1, i), mtu).unwrap();
@@ -129,7 +136,12 @@ pub fn wait(cq: &Cq, n: usize, bytes: u64) -> Vec<WorkCompletion> {
 pub fn assert_completions(wcs: &[WorkCompletion], qpns: &[u32], msgs: u32, op: WcOpcode, size: u32) {
     for (qi, &qpn) in qpns.iter().enumerate() {
         let mine: Vec<_> = wcs.iter().filter(|w| w.qp_num == qpn).collect();
-        assert_eq!(mine.len(), msgs as usize, "QP {qpn} (index {qi}): {} completions, expected {msgs}: {mine:?}", mine.len());
+        assert_eq!(
+            mine.len(),
+            msgs as usize,
+            "QP {qpn} (index {qi}): {} completions, expected {msgs}: {mine:?}",
+            mine.len()
+        );
         for (m, w) in mine.iter().enumerate() {
             assert_eq!(w.status, WcStatus::Success, "QP {qpn} message {m}: {w:?}");
             assert_eq!((w.wr_id, w.opcode, w.byte_len), (m as u64, op, size), "QP {qpn} message {m}: {w:?}");
@@ -165,7 +177,10 @@ pub fn transfer(op: Op, size: usize, qps: u32, msgs: u32, mtu: Mtu) {
         if op == Op::Send {
             for (q, (_, b)) in w.conns.iter().enumerate() {
                 let wrs: Vec<RecvWr> = (0..msgs)
-                    .map(|m| RecvWr { wr_id: m as u64, sg: dst.sge(((q as u32 * msgs + m) as usize * slot) as u64, slot as u32) })
+                    .map(|m| RecvWr {
+                        wr_id: m as u64,
+                        sg: dst.sge(((q as u32 * msgs + m) as usize * slot) as u64, slot as u32),
+                    })
                     .collect();
                 b.post_recv_batch(&wrs).unwrap();
             }

@@ -14,7 +14,8 @@ fn bench(mode: Mode, size: u32, iters: u64, qps: u32, tx_depth: u32, mtu: Mtu) {
     c.qps = qps;
     c.tx_depth = tx_depth;
     c.mtu = mtu;
-    let r = run(&nics.ctxs[0], &nics.ctxs[1], &c).unwrap_or_else(|e| panic!("{mode:?} {size} B x {iters} on {qps} QPs: {e}"));
+    let r = run(&nics.ctxs[0], &nics.ctxs[1], &c)
+        .unwrap_or_else(|e| panic!("{mode:?} {size} B x {iters} on {qps} QPs: {e}"));
     assert_eq!(r.iters, iters);
     assert_eq!(r.verified_bytes, size as u64 * iters, "every message verified once");
     assert!(r.cycles > 0 && r.gbps() > 0.0);

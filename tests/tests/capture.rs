@@ -87,7 +87,11 @@ fn run_workload(pcap: &Path) -> Vec<Flow> {
                 let off = (q as u64 * 4 + m as u64) * slot;
                 let mut got = vec![0u8; len as usize];
                 dst.read(off, &mut got).unwrap();
-                assert_eq!(pattern::first_mismatch(SEED, stream(q as u32, m as u32), &got), None, "QP index {q} message {m}");
+                assert_eq!(
+                    pattern::first_mismatch(SEED, stream(q as u32, m as u32), &got),
+                    None,
+                    "QP index {q} message {m}"
+                );
             }
         }
     }
@@ -116,7 +120,8 @@ fn check_with_spec(frames: &[Vec<u8>], flows: &[Flow]) {
         .map(|(i, f)| Frame::decode(f).unwrap_or_else(|e| panic!("frame {i} ({} bytes): {e}", f.len())))
         .collect();
     for (q, flow) in flows.iter().enumerate() {
-        let reqs: Vec<&Frame> = decoded.iter().filter(|f| !f.is_ack() && f.src_ip == a_ip && f.dqpn == flow.b_qpn).collect();
+        let reqs: Vec<&Frame> =
+            decoded.iter().filter(|f| !f.is_ack() && f.src_ip == a_ip && f.dqpn == flow.b_qpn).collect();
         let want = expected_opcodes(&flow.msgs);
         assert_eq!(reqs.len(), want.len(), "QP index {q}: {} request frames, expected {}", reqs.len(), want.len());
         let ssn0 = reqs[0].ssn;
@@ -140,7 +145,8 @@ fn check_with_spec(frames: &[Vec<u8>], flows: &[Flow]) {
                 assert!(f.ack_req, "{ctx}: the last packet of a message must request an ACK");
             }
         }
-        let acks: Vec<&Frame> = decoded.iter().filter(|f| f.is_ack() && f.src_ip == b_ip && f.dqpn == flow.a_qpn).collect();
+        let acks: Vec<&Frame> =
+            decoded.iter().filter(|f| f.is_ack() && f.src_ip == b_ip && f.dqpn == flow.a_qpn).collect();
         assert!(!acks.is_empty(), "QP index {q}: no ACK");
         for a in &acks {
             assert_eq!(a.syndrome, wire::syndrome::ACK, "QP index {q}: unexpected NAK {a:?}");
@@ -151,12 +157,17 @@ fn check_with_spec(frames: &[Vec<u8>], flows: &[Flow]) {
 }
 
 fn scapy_instruction() -> String {
-    "scapy is not installed for python3: run `pip install scapy==2.6.1` (or `bash scripts/test.sh`, which installs it)".into()
+    "scapy is not installed for python3: run `pip install scapy==2.6.1` (or `bash scripts/test.sh`, which installs it)"
+        .into()
 }
 
 /// Runs scripts/check_pcap.py with the expected flows as JSON.
 fn check_with_scapy(pcap: &Path, flows: &[Flow]) {
-    let ok = Command::new("python3").args(["-c", "import scapy.contrib.roce"]).status().map(|s| s.success()).unwrap_or(false);
+    let ok = Command::new("python3")
+        .args(["-c", "import scapy.contrib.roce"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
     assert!(ok, "{}", scapy_instruction());
     let fl: Vec<String> = flows
         .iter()
@@ -175,7 +186,8 @@ fn check_with_scapy(pcap: &Path, flows: &[Flow]) {
         .collect();
     let expect = format!("{{\"mtu\": {}, \"flows\": [{}]}}", MTU.bytes(), fl.join(", "));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/check_pcap.py");
-    let out = Command::new("python3").arg(&script).arg(pcap).arg("--expect").arg(&expect).output().expect("run python3");
+    let out =
+        Command::new("python3").arg(&script).arg(pcap).arg("--expect").arg(&expect).output().expect("run python3");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "check_pcap.py failed ({}):\n{text}", out.status);
     println!("{text}");
@@ -183,7 +195,8 @@ fn check_with_scapy(pcap: &Path, flows: &[Flow]) {
 
 #[test]
 fn capture_decodes_with_spec_and_scapy() {
-    let pcap: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rnic-capture-{}.pcap", std::process::id()));
+    let pcap: PathBuf =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rnic-capture-{}.pcap", std::process::id()));
     let flows = run_workload(&pcap);
     let frames = read_pcap(&pcap);
     assert!(!frames.is_empty(), "the capture is empty");

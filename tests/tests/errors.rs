@@ -52,7 +52,9 @@ fn access_error(fault: Fault) {
         let (addr, rkey) = match fault {
             Fault::BadKeyTag => (target.addr(), target.rkey() ^ 0x40),
             Fault::StaleKey => (target.addr(), stale_key),
-            Fault::UnknownIndex => (target.addr(), rnic_spec::regs::mr_key(rnic_spec::params::NUM_MRS as u32 - 1, 0x5A)),
+            Fault::UnknownIndex => {
+                (target.addr(), rnic_spec::regs::mr_key(rnic_spec::params::NUM_MRS as u32 - 1, 0x5A))
+            }
             Fault::PastEnd => (target.addr() + (LEN as u64 - MSG as u64 + 1), target.rkey()),
             Fault::BeforeStart => (target.addr() - 1, target.rkey()),
             Fault::NoRemoteWrite => (target.addr(), target.rkey()),
@@ -63,8 +65,16 @@ fn access_error(fault: Fault) {
         // The bad WRITE, then two valid-looking WRITEs into the same region: they must be flushed, not executed.
         let bad_wrs = [
             SendWr { wr_id: 100, opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey }, sg: src.sge(0, MSG) },
-            SendWr { wr_id: 101, opcode: WrOpcode::RdmaWrite { remote_addr: target.addr(), rkey: target.rkey() }, sg: src.sge(0, MSG) },
-            SendWr { wr_id: 102, opcode: WrOpcode::RdmaWrite { remote_addr: target.addr() + 512, rkey: target.rkey() }, sg: src.sge(0, MSG) },
+            SendWr {
+                wr_id: 101,
+                opcode: WrOpcode::RdmaWrite { remote_addr: target.addr(), rkey: target.rkey() },
+                sg: src.sge(0, MSG),
+            },
+            SendWr {
+                wr_id: 102,
+                opcode: WrOpcode::RdmaWrite { remote_addr: target.addr() + 512, rkey: target.rkey() },
+                sg: src.sge(0, MSG),
+            },
         ];
         let good_wr = |m: u64| SendWr {
             wr_id: m,
@@ -85,7 +95,10 @@ fn access_error(fault: Fault) {
         assert_eq!(first.opcode, WcOpcode::RdmaWrite);
         let on_good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good.qp_num()).collect();
         assert_eq!(on_good.len(), 4, "{fault:?}: good QP completions {on_good:?}");
-        assert!(on_good.iter().enumerate().all(|(i, c)| c.wr_id == i as u64 && c.status == WcStatus::Success), "{on_good:?}");
+        assert!(
+            on_good.iter().enumerate().all(|(i, c)| c.wr_id == i as u64 && c.status == WcStatus::Success),
+            "{on_good:?}"
+        );
         assert_eq!(bad.state(), QpState::Error);
         assert_eq!(good.state(), QpState::Rts);
 
@@ -96,7 +109,10 @@ fn access_error(fault: Fault) {
 
         // Posting on the failed QP completes at once with a flush.
         bad.post_send(&bad_wrs[1]).unwrap();
-        assert_eq!(w.cq_a.poll_cq(4).unwrap().iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(), vec![(101, WcStatus::WrFlushErr)]);
+        assert_eq!(
+            w.cq_a.poll_cq(4).unwrap().iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+            vec![(101, WcStatus::WrFlushErr)]
+        );
 
         assert_same(&format!("{fault:?}: target region"), &read_all(&target), &snapshot, LEN, 1, 0);
         let mut want = good_before;
@@ -164,7 +180,9 @@ fn send_longer_than_receive_buffer() {
                 SendWr { wr_id: 201, opcode: WrOpcode::Send, sg: src.sge(0, 10) },
             ])
             .unwrap();
-        let good: Vec<SendWr> = (0..3).map(|m| SendWr { wr_id: m, opcode: WrOpcode::Send, sg: src.sge(m * LEN as u64, LEN as u32) }).collect();
+        let good: Vec<SendWr> = (0..3)
+            .map(|m| SendWr { wr_id: m, opcode: WrOpcode::Send, sg: src.sge(m * LEN as u64, LEN as u32) })
+            .collect();
         good_a.post_send_batch(&good).unwrap();
         let wcs = wait(&w.cq_a, 5, 4 * LEN as u64);
         let on_bad: Vec<_> = wcs.iter().filter(|c| c.qp_num == bad_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
@@ -179,7 +197,8 @@ fn send_longer_than_receive_buffer() {
         for c in recvs.iter().filter(|c| c.qp_num == bad_b.qp_num()) {
             assert!(matches!(c.status, WcStatus::LocLenErr | WcStatus::WrFlushErr), "bad receive completion {c:?}");
         }
-        let good_recvs: Vec<_> = recvs.iter().filter(|c| c.qp_num == good_b.qp_num()).map(|c| (c.wr_id, c.status, c.byte_len)).collect();
+        let good_recvs: Vec<_> =
+            recvs.iter().filter(|c| c.qp_num == good_b.qp_num()).map(|c| (c.wr_id, c.status, c.byte_len)).collect();
         assert_eq!(good_recvs, (0..3).map(|m| (m, WcStatus::Success, LEN as u32)).collect::<Vec<_>>());
         // Bytes past the receive buffer must never be written, whatever the responder does with the rest.
         let got = read_all(&rbuf);
@@ -221,7 +240,10 @@ fn send_without_posted_receive_gets_rnr() {
         let on_good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
         assert_eq!(on_good, vec![(8, WcStatus::Success)], "{wcs:?}");
         let r = wait(&w.cq_b, 1, LEN as u64);
-        assert_eq!((r[0].wr_id, r[0].status, r[0].byte_len, r[0].opcode), (7, WcStatus::Success, LEN as u32, WcOpcode::Recv));
+        assert_eq!(
+            (r[0].wr_id, r[0].status, r[0].byte_len, r[0].opcode),
+            (7, WcStatus::Success, LEN as u32, WcOpcode::Recv)
+        );
         let got = read_all(&good_dst);
         assert_eq!(pattern::first_mismatch(SEED, stream(2, 0), &got), None);
         assert_ne!(got, snapshot);
@@ -251,19 +273,21 @@ fn ack_for_unposted_wqes_is_ignored() {
         assert_eq!((wcs[0].wr_id, wcs[0].status), (1, WcStatus::Success));
         let hdr_err = |n: &rnic_tests::Nics| n.cluster.borrow_mut().read_reg(0, counters::RX_HDR_ERR).unwrap();
         let before = hdr_err(&nics);
-        let forged = |msn: u32, syn: u8| Frame {
-            dst_mac: rnic_sim::mac_of(0),
-            src_mac: rnic_sim::mac_of(1),
-            src_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
-            dst_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
-            sport: 0xC000,
-            opcode: opcode::ACK,
-            dqpn: qa.qp_num(),
-            syndrome: syn,
-            msn,
-            ..Default::default()
-        }
-        .encode();
+        let forged = |msn: u32, syn: u8| {
+            Frame {
+                dst_mac: rnic_sim::mac_of(0),
+                src_mac: rnic_sim::mac_of(1),
+                src_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
+                dst_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
+                sport: 0xC000,
+                opcode: opcode::ACK,
+                dqpn: qa.qp_num(),
+                syndrome: syn,
+                msn,
+                ..Default::default()
+            }
+            .encode()
+        };
         // One WQE was posted and completed (MSN 1): MSN 5 and a NAK for MSN 1 name WQEs never posted; MSN 0 is stale.
         for (msn, syn) in [(5, syndrome::ACK), (1, syndrome::NAK_REM_ACCESS), (0, syndrome::ACK)] {
             nics.cluster.borrow_mut().inject_frame(0, &forged(msn, syn));
@@ -306,7 +330,12 @@ fn corrupted_frame_never_reaches_memory() {
         let before = icrc_err(&nics);
         // One payload byte of the next frame NIC0 sends is flipped.
         nics.cluster.borrow_mut().faults(0).corrupt_next(HDR_LEN + 100, 0x20);
-        qa.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() }, sg: src.sge(0, LEN as u32) }).unwrap();
+        qa.post_send(&SendWr {
+            wr_id: 1,
+            opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
+            sg: src.sge(0, LEN as u32),
+        })
+        .unwrap();
         nics.cluster.borrow_mut().run(20_000);
         assert_eq!(icrc_err(&nics) - before, 1, "the corrupted frame is counted as an ICRC error");
         assert_same("destination of the corrupted WRITE", &read_all(&dst), &snapshot, LEN, 1, LEN);

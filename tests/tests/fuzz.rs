@@ -66,7 +66,9 @@
 //! A failure prints the seed, the frame index, the mutations, the decoded
 //! fields and a hex dump of the frame, and the command that replays it.
 
-use rnic::{AccessFlags, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
+use rnic::{
+    AccessFlags, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode,
+};
 use rnic_sim::{ip_of, mac_of, SimConfig};
 use rnic_spec::regs::{self, counters};
 use rnic_spec::wire::{self, off, opcode, Frame, HDR_LEN, ICRC_LEN};
@@ -177,8 +179,17 @@ enum Outcome {
     Ack,
 }
 
-const OUTCOMES: [Outcome; 9] =
-    [Outcome::Accept, Outcome::Icrc, Outcome::Hdr, Outcome::Psn, Outcome::Dup, Outcome::Access, Outcome::Rnr, Outcome::Inv, Outcome::Ack];
+const OUTCOMES: [Outcome; 9] = [
+    Outcome::Accept,
+    Outcome::Icrc,
+    Outcome::Hdr,
+    Outcome::Psn,
+    Outcome::Dup,
+    Outcome::Access,
+    Outcome::Rnr,
+    Outcome::Inv,
+    Outcome::Ack,
+];
 
 /// A set of outcomes.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -352,7 +363,9 @@ impl Mut {
                 if fix {
                     match fr.opcode {
                         opcode::WRITE_ONLY | opcode::SEND_ONLY => fr.msg_len = n as u32,
-                        opcode::WRITE_LAST | opcode::SEND_LAST => fr.msg_len = fr.psn_offset.wrapping_mul(mtu).wrapping_add(n as u32),
+                        opcode::WRITE_LAST | opcode::SEND_LAST => {
+                            fr.msg_len = fr.psn_offset.wrapping_mul(mtu).wrapping_add(n as u32)
+                        }
                         _ => {}
                     }
                 }
@@ -547,7 +560,10 @@ fn op_name(op: u8) -> String {
 enum Place {
     None,
     /// Exactly at `off` of region `region`.
-    Exact { region: usize, off: usize },
+    Exact {
+        region: usize,
+        off: usize,
+    },
 }
 
 /// Effect of a frame if the NIC accepts it.
@@ -734,7 +750,9 @@ impl Counters {
                 offs.push(o);
             }
         }
-        let name = |o: u32| all.get(((o - counters::TX_PKTS) / 8) as usize).map_or(format!("counter@{o:#x}"), |(n, _)| n.to_uppercase());
+        let name = |o: u32| {
+            all.get(((o - counters::TX_PKTS) / 8) as usize).map_or(format!("counter@{o:#x}"), |(n, _)| n.to_uppercase())
+        };
         Counters { regs: offs.iter().map(|&o| (name(o), o)).collect(), last: vec![0; offs.len()] }
     }
 }
@@ -899,7 +917,12 @@ impl Fuzzer {
         let pd_x = ctx1.alloc_pd().unwrap();
         let cq_gb = ctx1.create_cq(64).unwrap();
         let cq_v = ctx1.create_cq(64).unwrap();
-        let attr = |cq: &Cq, s: u32, r: u32| QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: s, max_recv_wr: r };
+        let attr = |cq: &Cq, s: u32, r: u32| QpInitAttr {
+            send_cq: cq.clone(),
+            recv_cq: cq.clone(),
+            max_send_wr: s,
+            max_recv_wr: r,
+        };
         let qa = pd_ga.create_qp(attr(&cq_ga, 16, 1)).unwrap();
         let qp_peer = pd_p.create_qp(attr(&cq_p, 1, 1)).unwrap();
         let qb = pd_gb.create_qp(attr(&cq_gb, 1, 16)).unwrap();
@@ -944,13 +967,21 @@ impl Fuzzer {
             .iter()
             .enumerate()
             .filter(|(_, r)| r.nic == NIC)
-            .map(|(i, r)| MrInfo { key: r.mr.rkey(), pd: r.mr.pdn(), access: r.mr.access(), va: r.mr.addr(), len: r.mr.len() as u64, region: i })
+            .map(|(i, r)| MrInfo {
+                key: r.mr.rkey(),
+                pd: r.mr.pdn(),
+                access: r.mr.access(),
+                va: r.mr.addr(),
+                len: r.mr.len() as u64,
+                region: i,
+            })
             .collect();
         let used: Vec<u32> = mrs.iter().map(|i| i.key >> 8).collect();
         let unused_mr_index = (0..rnic_spec::params::NUM_MRS as u32).rev().find(|i| !used.contains(i)).unwrap();
         let victim_qpn = qv.qp_num();
         let good_b_qpn = qb.qp_num();
-        let unused_qpns = (0..rnic_spec::params::NUM_QPS as u32).filter(|&q| q != victim_qpn && q != good_b_qpn).collect();
+        let unused_qpns =
+            (0..rnic_spec::params::NUM_QPS as u32).filter(|&q| q != victim_qpn && q != good_b_qpn).collect();
 
         // Capture what NIC1 sends (ACKs and NAKs only, normally).
         let caps = Rc::new(RefCell::new(Vec::new()));
@@ -1042,7 +1073,11 @@ impl Fuzzer {
 
     fn read_counters(&self) -> Result<Vec<u64>, String> {
         let mut c = self.nics.cluster.borrow_mut();
-        self.ctr.regs.iter().map(|(n, o)| c.read_reg(NIC, *o).map_err(|e| format!("reading {n} of NIC{NIC}: {e}"))).collect()
+        self.ctr
+            .regs
+            .iter()
+            .map(|(n, o)| c.read_reg(NIC, *o).map_err(|e| format!("reading {n} of NIC{NIC}: {e}")))
+            .collect()
     }
 
     /// Reads the counters; returns the deltas since the last read.
@@ -1054,7 +1089,8 @@ impl Fuzzer {
     }
 
     fn deltas_line(&self, d: &[u64]) -> String {
-        let v: Vec<String> = self.ctr.regs.iter().zip(d).filter(|(_, &x)| x != 0).map(|((n, _), x)| format!("{n}+{x}")).collect();
+        let v: Vec<String> =
+            self.ctr.regs.iter().zip(d).filter(|(_, &x)| x != 0).map(|((n, _), x)| format!("{n}+{x}")).collect();
         if v.is_empty() {
             "no counter moved".into()
         } else {
@@ -1086,7 +1122,11 @@ impl Fuzzer {
             return Err(format!("rkey {rkey:#x}: MR without REMOTE_WRITE"));
         }
         if va < mr.va || (va - mr.va) as u128 + len as u128 > mr.len as u128 {
-            return Err(format!("VA {va:#x} + {len} is outside the MR [{:#x}, {:#x})", mr.va, mr.va as u128 + mr.len as u128));
+            return Err(format!(
+                "VA {va:#x} + {len} is outside the MR [{:#x}, {:#x})",
+                mr.va,
+                mr.va as u128 + mr.len as u128
+            ));
         }
         Ok((mr.region, (va - mr.va) as usize))
     }
@@ -1100,7 +1140,10 @@ impl Fuzzer {
             // drop the frame, or process the IPv4 packet and ignore them.
             let mut j = self.judge(&f[..x.ip_end]);
             j.allowed = j.allowed.with(Set::of(&[Hdr, Icrc]));
-            j.why.insert(0, format!("{} bytes after the IPv4 packet: dropped, or the packet alone is judged:", x.len - x.ip_end));
+            j.why.insert(
+                0,
+                format!("{} bytes after the IPv4 packet: dropped, or the packet alone is judged:", x.len - x.ip_end),
+            );
             return j;
         }
         if x.icrc_bad {
@@ -1125,7 +1168,10 @@ impl Fuzzer {
         let mut strict = Set::default();
         if x.len_bad {
             strict = strict.with(Set::of(&[Hdr, Icrc]));
-            j.why.push(format!("frame length {} is short, not a multiple of 4, or disagrees with the IPv4 total length", x.len));
+            j.why.push(format!(
+                "frame length {} is short, not a multiple of 4, or disagrees with the IPv4 total length",
+                x.len
+            ));
         }
         if x.not_roce {
             strict.add(Hdr);
@@ -1218,7 +1264,11 @@ impl Fuzzer {
         };
         if x.plen < 0 {
             inv = true;
-            why(format!("pad count {} is larger than the {} bytes after the header", x.pad, x.plen + x.pad as i64), true, &mut j);
+            why(
+                format!("pad count {} is larger than the {} bytes after the header", x.pad, x.plen + x.pad as i64),
+                true,
+                &mut j,
+            );
         }
         if x.plen > m as i64 {
             inv = true;
@@ -1269,7 +1319,11 @@ impl Fuzzer {
         let msg = if first { own } else { v.cur.map_or(own, |c| disagrees(c.len)) };
         if own && msg {
             inv = true;
-            why(format!("RETH length {} disagrees with the {cum} bytes of the message so far", x.msg_len), true, &mut j);
+            why(
+                format!("RETH length {} disagrees with the {cum} bytes of the message so far", x.msg_len),
+                true,
+                &mut j,
+            );
         } else if own || msg || exactly(x.msg_len) {
             inv_l = true;
             why(format!("RETH length {} vs the FIRST's and {cum} bytes so far", x.msg_len), false, &mut j);
@@ -1328,7 +1382,10 @@ impl Fuzzer {
                 };
                 if x.msg_len as u64 > w.len as u64 {
                     lenient = lenient.with(invset);
-                    j.why.push(format!("may be rejected: SEND length field {} exceeds the receive buffer ({})", x.msg_len, w.len));
+                    j.why.push(format!(
+                        "may be rejected: SEND length field {} exceeds the receive buffer ({})",
+                        x.msg_len, w.len
+                    ));
                 }
                 let fits = (idx as u128) * (m as u128) + plen as u128 <= w.len as u128;
                 if fits {
@@ -1337,7 +1394,11 @@ impl Fuzzer {
                     j.accept = Some(a);
                     j.allowed = Set::of(&[Accept]).with(lenient);
                 } else {
-                    j.why.push(format!("SEND bytes {}..{cum} do not fit the {}-byte receive buffer", cum - plen, w.len));
+                    j.why.push(format!(
+                        "SEND bytes {}..{cum} do not fit the {}-byte receive buffer",
+                        cum - plen,
+                        w.len
+                    ));
                     j.allowed = Set::of(&[Inv]).with(lenient);
                 }
             }
@@ -1382,7 +1443,25 @@ impl Fuzzer {
         let len = loop {
             let l = match self.rng.below(4) {
                 0 => self.rng.below(cap as u64 + 1) as usize,
-                _ => self.rng.pick(&[0, 1, 2, 3, 4, 5, 63, 64, 65, m - 1, m, m + 1, 2 * m - 1, 2 * m, 2 * m + 1, 3 * m - 1, 3 * m]),
+                _ => self.rng.pick(&[
+                    0,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    63,
+                    64,
+                    65,
+                    m - 1,
+                    m,
+                    m + 1,
+                    2 * m - 1,
+                    2 * m,
+                    2 * m + 1,
+                    3 * m - 1,
+                    3 * m,
+                ]),
             }
             .min(cap);
             if !(self.cfg.avoid_ring_residue && residue_hit(l, m)) {
@@ -1393,7 +1472,16 @@ impl Fuzzer {
         let va0 = vw.addr() + self.rng.below((vw.len() - len) as u64 + 1);
         self.next_ssn = (self.next_ssn + 1) & PSN_MASK;
         self.next_plan_id += 1;
-        Plan { kind, len: len as u32, pkts: packets(len, m) as u32, next: 0, va0, ssn: self.next_ssn, id: self.next_plan_id, retries: 0 }
+        Plan {
+            kind,
+            len: len as u32,
+            pkts: packets(len, m) as u32,
+            next: 0,
+            va0,
+            ssn: self.next_ssn,
+            id: self.next_plan_id,
+            retries: 0,
+        }
     }
 
     fn base_request(&mut self, p: &Plan) -> Frame {
@@ -1465,49 +1553,74 @@ impl Fuzzer {
                 match r.below(3) {
                     0 => Mut::IpLen(around(r, flen - off::IP)),
                     1 => Mut::UdpLen(around(r, flen - off::UDP_SPORT)),
-                    _ => Mut::RethLen(pick!(r, [
-                        0,
-                        (plen as u32).wrapping_sub(1),
-                        plen as u32 + 1,
-                        fr.msg_len.wrapping_sub(1),
-                        fr.msg_len + 1,
-                        m as u32,
-                        m as u32 + 1,
-                        2 * m as u32,
-                        1 << 31,
-                        u32::MAX,
-                        r.next() as u32,
-                    ])),
+                    _ => Mut::RethLen(pick!(
+                        r,
+                        [
+                            0,
+                            (plen as u32).wrapping_sub(1),
+                            plen as u32 + 1,
+                            fr.msg_len.wrapping_sub(1),
+                            fr.msg_len + 1,
+                            m as u32,
+                            m as u32 + 1,
+                            2 * m as u32,
+                            1 << 31,
+                            u32::MAX,
+                            r.next() as u32,
+                        ]
+                    )),
                 }
             }
             Class::Pad => Mut::Pad(((pad as u64 + r.range(1, 3)) % 4) as u8),
             Class::Psn => {
-                let d = pick!(r, [0i64, 1, -1, 2, -2, 15, -16, (1 << 23) - 1, 1 << 23, (1 << 23) + 1, -((1 << 23) - 1), r.below(1 << 24) as i64]);
+                let d = pick!(
+                    r,
+                    [
+                        0i64,
+                        1,
+                        -1,
+                        2,
+                        -2,
+                        15,
+                        -16,
+                        (1 << 23) - 1,
+                        1 << 23,
+                        (1 << 23) + 1,
+                        -((1 << 23) - 1),
+                        r.below(1 << 24) as i64
+                    ]
+                );
                 Mut::Psn((epsn as i64 + d) as u32 & PSN_MASK)
             }
             Class::PsnOffset => {
                 let e = fr.psn_offset;
                 let wrap = ((1u64 << 32) / m) as u32;
-                Mut::PsnOffset(pick!(r, [
-                    e + 1,
-                    e.wrapping_sub(1),
-                    0,
-                    e + 2,
-                    wrap,
-                    wrap + 1,
-                    wrap + 2,
-                    wrap - 1,
-                    PSN_MASK,
-                    1 << 23,
-                    r.below(1 << 24) as u32,
-                    (r.nonzero8() as u32) << 24 | e,
-                    u32::MAX,
-                ]))
+                Mut::PsnOffset(pick!(
+                    r,
+                    [
+                        e + 1,
+                        e.wrapping_sub(1),
+                        0,
+                        e + 2,
+                        wrap,
+                        wrap + 1,
+                        wrap + 2,
+                        wrap - 1,
+                        PSN_MASK,
+                        1 << 23,
+                        r.below(1 << 24) as u32,
+                        (r.nonzero8() as u32) << 24 | e,
+                        u32::MAX,
+                    ]
+                ))
             }
             Class::SsnMsn => {
                 if is_ack {
                     match r.below(2) {
-                        0 => Mut::Msn(pick!(r, [0, 1, fr.msn + 1, fr.msn.wrapping_sub(1) & PSN_MASK, PSN_MASK, r.below(1 << 24) as u32])),
+                        0 => Mut::Msn(pick!(
+                            r,
+                            [0, 1, fr.msn + 1, fr.msn.wrapping_sub(1) & PSN_MASK, PSN_MASK, r.below(1 << 24) as u32]
+                        )),
                         _ => Mut::Syndrome(r.next() as u8),
                     }
                 } else {
@@ -1519,24 +1632,27 @@ impl Fuzzer {
                 let p = plen as u64;
                 let x = self.regions[R_X].mr.addr();
                 let small = self.regions[R_VSMALL].mr.addr();
-                let (va, what) = pick!(r, [
-                    (base.wrapping_sub(1), "one byte below the MR"),
-                    (base.wrapping_sub(p), "just below the MR"),
-                    (base + len - p, "last bytes of the MR"),
-                    (base + len - p + 1, "one byte past the MR's end"),
-                    (base + len, "at the MR's end"),
-                    (base + len - 1, "last byte of the MR"),
-                    (base + len + 4096, "a page past the MR"),
-                    (u64::MAX, "2^64 - 1"),
-                    (u64::MAX - p + 1, "ends exactly at 2^64"),
-                    (u64::MAX - 63, "2^64 - 64"),
-                    (0, "zero"),
-                    (1 << 63, "2^63"),
-                    (x, "inside the third PD's MR"),
-                    (small, "inside the small MR"),
-                    (r.next(), "random"),
-                    (base + r.below(len), "random inside the MR"),
-                ]);
+                let (va, what) = pick!(
+                    r,
+                    [
+                        (base.wrapping_sub(1), "one byte below the MR"),
+                        (base.wrapping_sub(p), "just below the MR"),
+                        (base + len - p, "last bytes of the MR"),
+                        (base + len - p + 1, "one byte past the MR's end"),
+                        (base + len, "at the MR's end"),
+                        (base + len - 1, "last byte of the MR"),
+                        (base + len + 4096, "a page past the MR"),
+                        (u64::MAX, "2^64 - 1"),
+                        (u64::MAX - p + 1, "ends exactly at 2^64"),
+                        (u64::MAX - 63, "2^64 - 64"),
+                        (0, "zero"),
+                        (1 << 63, "2^63"),
+                        (x, "inside the third PD's MR"),
+                        (small, "inside the small MR"),
+                        (r.next(), "random"),
+                        (base + r.below(len), "random inside the MR"),
+                    ]
+                );
                 Mut::Va(va, what)
             }
             Class::Rkey => {
@@ -1546,10 +1662,26 @@ impl Fuzzer {
                     0 => Mut::Rkey(key ^ r.nonzero8() as u32, "tag changed"),
                     1 => Mut::Rkey(regs::mr_key(self.unused_mr_index, r.next() as u8), "unregistered MR index"),
                     2 => Mut::Rkey(self.stale_key, "key of a deregistered MR"),
-                    3 => Mut::RkeyVa(self.regions[R_X].mr.rkey(), inside(r, &self.regions[R_X]), "third PD's MR (other PD)"),
-                    4 => Mut::RkeyVa(self.regions[R_GDST].mr.rkey(), inside(r, &self.regions[R_GDST]), "good pair's MR (other PD)"),
-                    5 => Mut::RkeyVa(self.regions[R_VRO].mr.rkey(), inside(r, &self.regions[R_VRO]), "victim MR without REMOTE_WRITE"),
-                    6 => Mut::RkeyVa(self.regions[R_VSMALL].mr.rkey(), inside(r, &self.regions[R_VSMALL]), "victim's small MR"),
+                    3 => Mut::RkeyVa(
+                        self.regions[R_X].mr.rkey(),
+                        inside(r, &self.regions[R_X]),
+                        "third PD's MR (other PD)",
+                    ),
+                    4 => Mut::RkeyVa(
+                        self.regions[R_GDST].mr.rkey(),
+                        inside(r, &self.regions[R_GDST]),
+                        "good pair's MR (other PD)",
+                    ),
+                    5 => Mut::RkeyVa(
+                        self.regions[R_VRO].mr.rkey(),
+                        inside(r, &self.regions[R_VRO]),
+                        "victim MR without REMOTE_WRITE",
+                    ),
+                    6 => Mut::RkeyVa(
+                        self.regions[R_VSMALL].mr.rkey(),
+                        inside(r, &self.regions[R_VSMALL]),
+                        "victim's small MR",
+                    ),
                     7 => Mut::Rkey(key | (r.range(1, 0xFFFF) as u32) << 16, "bits 31:16 set"),
                     8 => Mut::Rkey(0, "zero"),
                     _ => Mut::Rkey(u32::MAX, "all ones"),
@@ -1557,79 +1689,106 @@ impl Fuzzer {
             }
             Class::Dqpn => {
                 let u = r.pick(&self.unused_qpns);
-                let (q, what) = pick!(r, [
-                    (u, "unused QPN"),
-                    (self.victim_qpn | 0x100, "victim QPN + 256"),
-                    (r.range(256, PSN_MASK as u64) as u32, "QPN >= 256"),
-                    (PSN_MASK, "0xFFFFFF"),
-                    (self.victim_qpn | 1 << 23, "victim QPN with bit 23"),
-                    (0, "QP 0"),
-                    (1, "QP 1"),
-                ]);
+                let (q, what) = pick!(
+                    r,
+                    [
+                        (u, "unused QPN"),
+                        (self.victim_qpn | 0x100, "victim QPN + 256"),
+                        (r.range(256, PSN_MASK as u64) as u32, "QPN >= 256"),
+                        (PSN_MASK, "0xFFFFFF"),
+                        (self.victim_qpn | 1 << 23, "victim QPN with bit 23"),
+                        (0, "QP 0"),
+                        (1, "QP 1"),
+                    ]
+                );
                 // Never the good QP: its traffic is verified separately.
                 Mut::Dqpn(if q == self.good_b_qpn { u } else { q }, what)
             }
-            Class::Opcode => Mut::Opcode(pick!(r, [
-                r.next() as u8,
-                r.next() as u8,
-                opcode::SEND_FIRST,
-                opcode::SEND_MIDDLE,
-                opcode::SEND_LAST,
-                opcode::SEND_ONLY,
-                opcode::WRITE_FIRST,
-                opcode::WRITE_MIDDLE,
-                opcode::WRITE_LAST,
-                opcode::WRITE_ONLY,
-                0x03,
-                0x05,
-                0x09,
-                0x0B,
-                0x0C,
-                0x0D,
-                0x0E,
-                0x0F,
-                0x10,
-                opcode::ACK,
-                0x12,
-                0x13,
-                0x14,
-                0x15,
-                0x16,
-                0x17,
-                0x18,
-                0x1F,
-                0x24,
-                0x64,
-                0x81,
-                0xFF,
-            ])),
+            Class::Opcode => Mut::Opcode(pick!(
+                r,
+                [
+                    r.next() as u8,
+                    r.next() as u8,
+                    opcode::SEND_FIRST,
+                    opcode::SEND_MIDDLE,
+                    opcode::SEND_LAST,
+                    opcode::SEND_ONLY,
+                    opcode::WRITE_FIRST,
+                    opcode::WRITE_MIDDLE,
+                    opcode::WRITE_LAST,
+                    opcode::WRITE_ONLY,
+                    0x03,
+                    0x05,
+                    0x09,
+                    0x0B,
+                    0x0C,
+                    0x0D,
+                    0x0E,
+                    0x0F,
+                    0x10,
+                    opcode::ACK,
+                    0x12,
+                    0x13,
+                    0x14,
+                    0x15,
+                    0x16,
+                    0x17,
+                    0x18,
+                    0x1F,
+                    0x24,
+                    0x64,
+                    0x81,
+                    0xFF,
+                ]
+            )),
             Class::PayloadLen => {
                 let k = r.below(m / 64);
                 let max = MAX_FRAME - HDR_LEN - ICRC_LEN;
-                let n = pick!(r, [
-                    0,
-                    1,
-                    2,
-                    3,
-                    4,
-                    m as usize - 1,
-                    m as usize,
-                    m as usize + 1,
-                    2 * m as usize,
-                    (64 * k + 58) as usize,
-                    (64 * k + 59) as usize,
-                    (64 * k + 60) as usize,
-                    8191,
-                    8192,
-                    8193,
-                    max,
-                    r.below(max as u64 + 1) as usize,
-                ]);
+                let n = pick!(
+                    r,
+                    [
+                        0,
+                        1,
+                        2,
+                        3,
+                        4,
+                        m as usize - 1,
+                        m as usize,
+                        m as usize + 1,
+                        2 * m as usize,
+                        (64 * k + 58) as usize,
+                        (64 * k + 59) as usize,
+                        (64 * k + 60) as usize,
+                        8191,
+                        8192,
+                        8193,
+                        max,
+                        r.below(max as u64 + 1) as usize,
+                    ]
+                );
                 Mut::Payload(n, r.pct(50))
             }
             Class::Resize => {
                 let n = if r.pct(50) && flen > 1 {
-                    let v = pick!(r, [r.range(1, flen as u64 - 1) as usize, 14, 34, 42, 54, 60, 64, 127, 128, 131, 132, flen - 4, flen - 1, flen.saturating_sub(64)]);
+                    let v = pick!(
+                        r,
+                        [
+                            r.range(1, flen as u64 - 1) as usize,
+                            14,
+                            34,
+                            42,
+                            54,
+                            60,
+                            64,
+                            127,
+                            128,
+                            131,
+                            132,
+                            flen - 4,
+                            flen - 1,
+                            flen.saturating_sub(64)
+                        ]
+                    );
                     v.clamp(1, flen - 1)
                 } else {
                     (flen + pick!(r, [1, 2, 3, 4, 8, 60, 64, r.range(1, 300) as usize])).min(MAX_FRAME)
@@ -1668,15 +1827,25 @@ impl Fuzzer {
                 let b2 = |r: &mut Rng| (r.next() as u16).to_be_bytes().to_vec();
                 let flags = (r.next() as u8 & 0xCF) | (pad as u8) << 4;
                 let (what, o, v) = match r.below(17) {
-                    0 => ("ethertype", off::ETH_TYPE, pick!(r, [vec![0x86, 0xDD], vec![0x81, 0x00], vec![0x88, 0x15], b2(r)])),
+                    0 => (
+                        "ethertype",
+                        off::ETH_TYPE,
+                        pick!(r, [vec![0x86, 0xDD], vec![0x81, 0x00], vec![0x88, 0x15], b2(r)]),
+                    ),
                     1 => ("IP version/IHL", off::IP, pick!(r, [vec![0x46], vec![0x65], vec![0x44], vec![0x55]])),
                     2 => ("IP TOS/ECN", off::IP_TOS, b1(r)),
                     3 => ("IP identification", off::IP + 4, b2(r)),
-                    4 => ("IP flags/fragment offset", off::IP + 6, pick!(r, [vec![0x20, 0x00], vec![0x00, 0x08], vec![0x80, 0x00], vec![0x00, 0x00]])),
+                    4 => (
+                        "IP flags/fragment offset",
+                        off::IP + 6,
+                        pick!(r, [vec![0x20, 0x00], vec![0x00, 0x08], vec![0x80, 0x00], vec![0x00, 0x00]]),
+                    ),
                     5 => ("IP TTL", off::IP_TTL, pick!(r, [vec![0], vec![1], vec![255]])),
                     6 => ("IP protocol", off::IP_PROTO, pick!(r, [vec![6], vec![1], b1(r)])),
                     7 => ("UDP source port", off::UDP_SPORT, b2(r)),
-                    8 => ("UDP destination port", off::UDP_DPORT, pick!(r, [vec![0x12, 0xB6], vec![0x12, 0xB8], b2(r)])),
+                    8 => {
+                        ("UDP destination port", off::UDP_DPORT, pick!(r, [vec![0x12, 0xB6], vec![0x12, 0xB8], b2(r)]))
+                    }
                     9 => ("UDP checksum", off::UDP_CSUM, vec![r.nonzero8(), r.next() as u8]),
                     10 => ("BTH SE/M/TVer (pad kept)", off::BTH_FLAGS, vec![flags]),
                     11 => ("BTH P_Key", off::BTH_PKEY, b2(r)),
@@ -1739,7 +1908,9 @@ impl Fuzzer {
             let wr_id = self.next_wr_id;
             self.next_wr_id += 1;
             let mr = &self.regions[R_VRECV].mr;
-            self.qv.post_recv(&RecvWr { wr_id, sg: mr.sge(o as u64, l) }).unwrap_or_else(|e| panic!("post_recv on the victim: {e}"));
+            self.qv
+                .post_recv(&RecvWr { wr_id, sg: mr.sge(o as u64, l) })
+                .unwrap_or_else(|e| panic!("post_recv on the victim: {e}"));
             self.slot_posted[s] = true;
             self.v.rq.push_back(Rwqe { wr_id, slot: s, off: o, len: l });
             self.dirty = true;
@@ -1754,7 +1925,10 @@ impl Fuzzer {
         match self.cq_v.poll_cq(64) {
             Ok(wcs) => {
                 for wc in wcs {
-                    if wc.status == WcStatus::Success || wc.qp_num != self.victim_qpn || !self.v.rq.iter().any(|w| w.wr_id == wc.wr_id) {
+                    if wc.status == WcStatus::Success
+                        || wc.qp_num != self.victim_qpn
+                        || !self.v.rq.iter().any(|w| w.wr_id == wc.wr_id)
+                    {
                         problems.push(format!("unexpected completion on the victim's CQ around its reset: {wc:?}"));
                     }
                 }
@@ -1790,7 +1964,11 @@ impl Fuzzer {
         self.good_round_no += 1;
         let round = self.good_round_no;
         let pick_len = |r: &mut Rng, avoid: bool| loop {
-            let l = if r.pct(50) { pick!(r, [1, 63, 64, 65, gm - 1, gm, gm + 1, 2 * gm + 17, 3 * gm, 4 * gm]) } else { r.range(1, 4 * gm as u64) as usize };
+            let l = if r.pct(50) {
+                pick!(r, [1, 63, 64, 65, gm - 1, gm, gm + 1, 2 * gm + 17, 3 * gm, 4 * gm])
+            } else {
+                r.range(1, 4 * gm as u64) as usize
+            };
             if !(avoid && residue_hit(l, gm)) {
                 break l;
             }
@@ -1807,7 +1985,9 @@ impl Fuzzer {
         self.regions[R_GSRC].fill(half, &sdata);
         // Nothing may have reached NIC1 since the last frame.
         match self.counter_deltas() {
-            Ok(d) if d.iter().any(|&x| x != 0) => problems.push(format!("NIC1 counters moved with no frame sent: {}", self.deltas_line(&d))),
+            Ok(d) if d.iter().any(|&x| x != 0) => {
+                problems.push(format!("NIC1 counters moved with no frame sent: {}", self.deltas_line(&d)))
+            }
             Ok(_) => {}
             Err(e) => return (vec![e], true),
         }
@@ -1822,7 +2002,11 @@ impl Fuzzer {
             self.qb.post_recv(&RecvWr { wr_id: round, sg: self.regions[R_GRECV].mr.sge(roff as u64, slen as u32) })?;
             let src = &self.regions[R_GSRC].mr;
             self.qa.post_send_batch(&[
-                SendWr { wr_id: 2 * round, opcode: WrOpcode::RdmaWrite { remote_addr: gdst_addr + woff as u64, rkey: gdst_key }, sg: src.sge(0, wlen as u32) },
+                SendWr {
+                    wr_id: 2 * round,
+                    opcode: WrOpcode::RdmaWrite { remote_addr: gdst_addr + woff as u64, rkey: gdst_key },
+                    sg: src.sge(0, wlen as u32),
+                },
                 SendWr { wr_id: 2 * round + 1, opcode: WrOpcode::Send, sg: src.sge(half as u64, slen as u32) },
             ])
         })();
@@ -1840,7 +2024,10 @@ impl Fuzzer {
         match self.cq_ga.wait_cq(2, timeout_for(bytes)) {
             Ok(wcs) => {
                 let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
-                let want = vec![(2 * round, WcStatus::Success, WcOpcode::RdmaWrite), (2 * round + 1, WcStatus::Success, WcOpcode::Send)];
+                let want = vec![
+                    (2 * round, WcStatus::Success, WcOpcode::RdmaWrite),
+                    (2 * round + 1, WcStatus::Success, WcOpcode::Send),
+                ];
                 if got != want {
                     problems.push(format!("{what}: requester completions {wcs:?}"));
                 }
@@ -1850,7 +2037,8 @@ impl Fuzzer {
         match self.cq_gb.wait_cq(1, timeout_for(bytes)) {
             Ok(wcs) => {
                 let c = wcs[0];
-                if (c.wr_id, c.status, c.opcode, c.byte_len) != (round, WcStatus::Success, WcOpcode::Recv, slen as u32) {
+                if (c.wr_id, c.status, c.opcode, c.byte_len) != (round, WcStatus::Success, WcOpcode::Recv, slen as u32)
+                {
                     problems.push(format!("{what}: receive completion {c:?}"));
                 }
             }
@@ -1885,7 +2073,12 @@ impl Fuzzer {
         for f in self.take_caps() {
             match Frame::decode(&f) {
                 Ok(a) if a.is_ack() && a.dqpn == self.good_a_qpn && a.syndrome == wire::syndrome::ACK => {}
-                Ok(a) => problems.push(format!("{what}: NIC1 sent {} to QP {} syndrome {:#04x}", op_name(a.opcode), a.dqpn, a.syndrome)),
+                Ok(a) => problems.push(format!(
+                    "{what}: NIC1 sent {} to QP {} syndrome {:#04x}",
+                    op_name(a.opcode),
+                    a.dqpn,
+                    a.syndrome
+                )),
                 Err(e) => problems.push(format!("{what}: NIC1 sent a malformed frame: {e}")),
             }
         }
@@ -1916,7 +2109,17 @@ impl Fuzzer {
     /// Drawn from the test's own classes that can make one (unknown QPNs otherwise).
     fn drop_frame(&mut self) -> Option<(Vec<u8>, Mut)> {
         use Outcome::*;
-        let able = [Class::DstAddr, Class::IpChecksum, Class::Icrc, Class::Dqpn, Class::Resize, Class::Lengths, Class::HdrFields, Class::SrcAddr, Class::FlipBytes];
+        let able = [
+            Class::DstAddr,
+            Class::IpChecksum,
+            Class::Icrc,
+            Class::Dqpn,
+            Class::Resize,
+            Class::Lengths,
+            Class::HdrFields,
+            Class::SrcAddr,
+            Class::FlipBytes,
+        ];
         let mut classes: Vec<Class> = self.cfg.classes.iter().copied().filter(|c| able.contains(c)).collect();
         if classes.is_empty() {
             classes.push(Class::Dqpn);
@@ -1948,7 +2151,8 @@ impl Fuzzer {
             }
             let o = bad[0];
             let posted = |o: usize| {
-                self.v.rq.iter().any(|w| o >= w.off && o < w.off + w.len as usize) || self.just_consumed.is_some_and(|(a, l)| o >= a && o < a + l)
+                self.v.rq.iter().any(|w| o >= w.off && o < w.off + w.len as usize)
+                    || self.just_consumed.is_some_and(|(a, l)| o >= a && o < a + l)
             };
             let in_window = match r.window {
                 Window::None => false,
@@ -1980,7 +2184,8 @@ impl Fuzzer {
     /// DMA shadow violations not reported yet.
     fn check_violations(&mut self) -> Vec<String> {
         let v = self.nics.violations();
-        let new: Vec<String> = v.iter().skip(self.violations_seen).map(|v| format!("DMA shadow violation: {v}")).collect();
+        let new: Vec<String> =
+            v.iter().skip(self.violations_seen).map(|v| format!("DMA shadow violation: {v}")).collect();
         self.violations_seen = v.len();
         if new.len() > 4 {
             let n = new.len();
@@ -2023,8 +2228,15 @@ impl Fuzzer {
     /// The outcome the counters (and the NAK syndrome) show.
     fn observed(&self, d: &[u64], naks: &[u8]) -> Result<Outcome, String> {
         use Outcome::*;
-        let moved: Vec<(String, u32, u64)> =
-            self.ctr.regs.iter().zip(d).skip(1).filter(|(_, &x)| x != 0).map(|((n, o), &x)| (n.clone(), *o, x)).collect();
+        let moved: Vec<(String, u32, u64)> = self
+            .ctr
+            .regs
+            .iter()
+            .zip(d)
+            .skip(1)
+            .filter(|(_, &x)| x != 0)
+            .map(|((n, o), &x)| (n.clone(), *o, x))
+            .collect();
         if let Some((n, _, x)) = moved.iter().find(|m| m.2 > 1) {
             return Err(format!("{n} grew by {x} for one frame"));
         }
@@ -2044,7 +2256,9 @@ impl Fuzzer {
                 counters::RX_ICRC_ERR => Ok(Icrc),
                 counters::RX_HDR_ERR if inv_nak => Ok(Inv),
                 counters::RX_HDR_ERR => Ok(Hdr),
-                counters::RX_DROP_NOBUF => Err("dropped for lack of RX buffer (RX_DROP_NOBUF) while the NIC was idle".into()),
+                counters::RX_DROP_NOBUF => {
+                    Err("dropped for lack of RX buffer (RX_DROP_NOBUF) while the NIC was idle".into())
+                }
                 counters::RX_PSN_ERR => Ok(Psn),
                 counters::RX_ACCESS_ERR => Ok(Access),
                 counters::RX_DUP => Ok(Dup),
@@ -2054,7 +2268,10 @@ impl Fuzzer {
                 _ if inv_nak => Ok(Inv),
                 _ => Ok(Hdr),
             },
-            _ => Err(format!("counted by several counters: {}", moved.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", "))),
+            _ => Err(format!(
+                "counted by several counters: {}",
+                moved.iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", ")
+            )),
         }
     }
 
@@ -2067,14 +2284,21 @@ impl Fuzzer {
             Accept => resp.is_empty(),
             Dup => resp.len() <= 1 && syns.iter().all(|&s| s == wire::syndrome::ACK),
             Psn => resp.len() <= 1 && syns.iter().all(|&s| s == wire::syndrome::NAK_PSN_SEQ),
-            Access => resp.len() == 1 && (syns[0] == wire::syndrome::NAK_REM_ACCESS || syns[0] == wire::syndrome::NAK_REM_OP),
+            Access => {
+                resp.len() == 1 && (syns[0] == wire::syndrome::NAK_REM_ACCESS || syns[0] == wire::syndrome::NAK_REM_OP)
+            }
             Rnr => resp.len() == 1 && syns[0] & 0xE0 == 0x20,
             Inv => resp.len() == 1 && syns[0] == wire::syndrome::NAK_INV_REQ,
             Icrc | Hdr | Ack => resp.is_empty(),
         };
         if !ok {
-            let v: Vec<String> = resp.iter().map(|f| format!("syndrome {:#04x} psn {:#x} msn {}", f.syndrome, f.psn, f.msn)).collect();
-            problems.push(format!("the victim's responses do not fit outcome {o:?} (AckReq={}): [{}]", x.ack_req, v.join("; ")));
+            let v: Vec<String> =
+                resp.iter().map(|f| format!("syndrome {:#04x} psn {:#x} msn {}", f.syndrome, f.psn, f.msn)).collect();
+            problems.push(format!(
+                "the victim's responses do not fit outcome {o:?} (AckReq={}): [{}]",
+                x.ack_req,
+                v.join("; ")
+            ));
         }
     }
 
@@ -2092,7 +2316,9 @@ impl Fuzzer {
             // the head of the RQ is too small for it (the base traffic is valid).
             let head = self.v.rq.front().map(|w| w.len);
             let restart = self.plan.as_ref().is_none_or(|p| {
-                p.next >= p.pkts || p.retries > 50 || (p.kind == Kind::Send && p.next == 0 && head.is_some_and(|l| l < p.len))
+                p.next >= p.pkts
+                    || p.retries > 50
+                    || (p.kind == Kind::Send && p.next == 0 && head.is_some_and(|l| l < p.len))
             }) || self.rng.pct(self.cfg.restart_pct);
             if restart {
                 let p = self.new_plan();
@@ -2196,7 +2422,12 @@ impl Fuzzer {
         for f in self.take_caps() {
             match Frame::decode(&f) {
                 Ok(a) if a.is_ack() && a.dqpn == self.peer_qpn => resp.push(a),
-                Ok(a) => problems.push(format!("NIC1 sent {} to QP {} (only the victim's ACK/NAK to QP {} expected)", op_name(a.opcode), a.dqpn, self.peer_qpn)),
+                Ok(a) => problems.push(format!(
+                    "NIC1 sent {} to QP {} (only the victim's ACK/NAK to QP {} expected)",
+                    op_name(a.opcode),
+                    a.dqpn,
+                    self.peer_qpn
+                )),
                 Err(e) => problems.push(format!("NIC1 sent a malformed frame ({} bytes): {e}", f.len())),
             }
         }
@@ -2213,7 +2444,11 @@ impl Fuzzer {
                     }
                 }
                 if !j.allowed.has(*o) {
-                    problems.push(format!("outcome {o:?} ({}), but the intended outcome is one of {:?}", self.deltas_line(&d), j.allowed));
+                    problems.push(format!(
+                        "outcome {o:?} ({}), but the intended outcome is one of {:?}",
+                        self.deltas_line(&d),
+                        j.allowed
+                    ));
                 }
                 self.check_responses(*o, &x, &resp, &mut problems);
                 if problems.is_empty() {
@@ -2272,7 +2507,11 @@ impl Fuzzer {
     fn report(&mut self, c: &FrameCtx, obs: Option<Outcome>, d: &[u64], resp: &[Frame], problems: &[String]) {
         let x = &c.facts;
         let mut s = String::new();
-        let _ = writeln!(s, "FUZZ FAILURE in {} at frame {} (base seed {:#x}, test seed {:#x})", self.cfg.name, c.idx, self.base_seed, self.seed);
+        let _ = writeln!(
+            s,
+            "FUZZ FAILURE in {} at frame {} (base seed {:#x}, test seed {:#x})",
+            self.cfg.name, c.idx, self.base_seed, self.seed
+        );
         for p in problems {
             let _ = writeln!(s, "  * {p}");
         }
@@ -2301,7 +2540,11 @@ impl Fuzzer {
             "  front end: len_bad {} not_roce {} icrc_bad {} ipcsum_bad {} dst_bad {} src_ip_bad {} src_mac_bad {} odd {:?}",
             x.len_bad, x.not_roce, x.icrc_bad, x.ipcsum_bad, x.dst_bad, x.src_ip_bad, x.src_mac_bad, x.odd
         );
-        let _ = writeln!(s, "  model: allowed {:?} because {:?}; effect if accepted {:?}", c.judgement.allowed, c.judgement.why, c.judgement.accept);
+        let _ = writeln!(
+            s,
+            "  model: allowed {:?} because {:?}; effect if accepted {:?}",
+            c.judgement.allowed, c.judgement.why, c.judgement.accept
+        );
         let vb = &c.victim_before;
         let _ = writeln!(
             s,
@@ -2314,7 +2557,11 @@ impl Fuzzer {
         );
         let _ = writeln!(s, "  observed: {:?}; counters: {}", obs, self.deltas_line(d));
         for r in resp {
-            let _ = writeln!(s, "  victim sent: syndrome {:#04x} psn {:#x} msn {} epsn {:#x}", r.syndrome, r.psn, r.msn, r.epsn);
+            let _ = writeln!(
+                s,
+                "  victim sent: syndrome {:#04x} psn {:#x} msn {} epsn {:#x}",
+                r.syndrome, r.psn, r.msn, r.epsn
+            );
         }
         let _ = write!(s, "  frame bytes:\n{}", hex(&c.bytes));
         let _ = writeln!(
@@ -2352,7 +2599,11 @@ impl Fuzzer {
         let st = &self.stats;
         let cycles = self.now() - st.cycles0;
         let secs = st.t0.elapsed().as_secs_f64();
-        let hist: Vec<String> = OUTCOMES.iter().filter(|&&o| st.by_outcome[o as usize] > 0).map(|&o| format!("{o:?}={}", st.by_outcome[o as usize])).collect();
+        let hist: Vec<String> = OUTCOMES
+            .iter()
+            .filter(|&&o| st.by_outcome[o as usize] > 0)
+            .map(|&o| format!("{o:?}={}", st.by_outcome[o as usize]))
+            .collect();
         eprintln!(
             "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, good rounds {}, failures {}; {}",
             self.cfg.name,
@@ -2417,7 +2668,8 @@ impl Fuzzer {
         self.progress(self.stats.frames);
         let st = &self.stats;
         for (c, n, h) in &st.by_class {
-            let hist: Vec<String> = OUTCOMES.iter().filter(|&&o| h[o as usize] > 0).map(|&o| format!("{o:?}={}", h[o as usize])).collect();
+            let hist: Vec<String> =
+                OUTCOMES.iter().filter(|&&o| h[o as usize] > 0).map(|&o| format!("{o:?}={}", h[o as usize])).collect();
             eprintln!("fuzz {}:   class {c:?}: {n} mutated frames: {}", self.cfg.name, hist.join(" "));
         }
         eprintln!(
@@ -2495,7 +2747,16 @@ class_test!(bad_icrc, Class::Icrc);
 #[test]
 fn ack_frames() {
     let mut c = Cfg::class("ack_frames", Class::SsnMsn, CLASS_FRAMES);
-    c.classes = vec![Class::SsnMsn, Class::Psn, Class::Dqpn, Class::Opcode, Class::SrcAddr, Class::FlipBytes, Class::Lengths, Class::Icrc];
+    c.classes = vec![
+        Class::SsnMsn,
+        Class::Psn,
+        Class::Dqpn,
+        Class::Opcode,
+        Class::SrcAddr,
+        Class::FlipBytes,
+        Class::Lengths,
+        Class::Icrc,
+    ];
     c.ack_pct = 60;
     run(c);
 }

@@ -178,7 +178,10 @@ impl Params {
         if self.test == "soak" {
             format!("RNIC_RANDOM_SEED={:#x} RNIC_SOAK_MSGS={} cargo test --release -p rnic-tests --test random -- soak --nocapture", self.seed, self.msgs)
         } else {
-            format!("RNIC_RANDOM_SEED={:#x} cargo test --release -p rnic-tests --test random -- {} --exact --nocapture", self.seed, self.test)
+            format!(
+                "RNIC_RANDOM_SEED={:#x} cargo test --release -p rnic-tests --test random -- {} --exact --nocapture",
+                self.seed, self.test
+            )
         }
     }
 }
@@ -317,36 +320,44 @@ impl World {
         let mut perm: Vec<usize> = (0..p.pairs).collect();
         rng.shuffle(&mut perm);
         // Depths per QP: (send, recv).
-        let depths: [Vec<(u32, u32)>; 2] =
-            std::array::from_fn(|_| (0..p.pairs).map(|_| (rng.pick(&[4, 8, 16, 64, 128]), rng.pick(&[4, 8, 16, 64, 128]))).collect());
+        let depths: [Vec<(u32, u32)>; 2] = std::array::from_fn(|_| {
+            (0..p.pairs).map(|_| (rng.pick(&[4, 8, 16, 64, 128]), rng.pick(&[4, 8, 16, 64, 128]))).collect()
+        });
 
         let mut nodes = Vec::new();
-        let mut qps: [Vec<Option<Qp>>; 2] = [(0..p.pairs).map(|_| None).collect(), (0..p.pairs).map(|_| None).collect()];
+        let mut qps: [Vec<Option<Qp>>; 2] =
+            [(0..p.pairs).map(|_| None).collect(), (0..p.pairs).map(|_| None).collect()];
         for nic in 0..2 {
             let ctx = nics.ctxs[nic].clone();
             let pd = ctx.alloc_pd().unwrap();
             let mut mk = |len: usize, access: AccessFlags, stream: u64| -> (Mr, MrId) {
                 let mr = pd.reg_mr(len, access).unwrap();
-                let id = model.add_mr(MrInfo { nic, pd: pd.pdn(), addr: mr.addr(), key: mr.lkey(), len, access }, vec![0; len]);
+                let id = model
+                    .add_mr(MrInfo { nic, pd: pd.pdn(), addr: mr.addr(), key: mr.lkey(), len, access }, vec![0; len]);
                 let fill = pattern::make(p.seed, stream, len);
                 mr.write(0, &fill).unwrap();
                 model.cpu_write(id, 0, &fill);
                 (mr, id)
             };
             let rw = AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE;
-            let (src, src_id) = mk((2 << 20) + rng.range(1, 4095) as usize, AccessFlags::empty(), SENTINEL - 1 - nic as u64);
+            let (src, src_id) =
+                mk((2 << 20) + rng.range(1, 4095) as usize, AccessFlags::empty(), SENTINEL - 1 - nic as u64);
             let mut dsts = Vec::new();
-            for (i, (len, access)) in
-                [((2 << 20) + 256 + rng.range(1, 4095), rw), ((512 << 10) + rng.range(1, 4095), rw), ((192 << 10) + rng.range(1, 4095), AccessFlags::LOCAL_WRITE)]
-                    .into_iter()
-                    .enumerate()
+            for (i, (len, access)) in [
+                ((2 << 20) + 256 + rng.range(1, 4095), rw),
+                ((512 << 10) + rng.range(1, 4095), rw),
+                ((192 << 10) + rng.range(1, 4095), AccessFlags::LOCAL_WRITE),
+            ]
+            .into_iter()
+            .enumerate()
             {
                 let (mr, id) = mk(len as usize, access, SENTINEL - 10 - (nic * 4 + i) as u64);
                 dsts.push((mr, id, access.contains(AccessFlags::REMOTE_WRITE)));
             }
             // CQs: 1..3 per NIC, each QP's queues spread over them.
             let ncq = rng.range(1, 3) as usize;
-            let assign: Vec<(usize, usize)> = (0..p.pairs).map(|_| (rng.below(ncq as u64) as usize, rng.below(ncq as u64) as usize)).collect();
+            let assign: Vec<(usize, usize)> =
+                (0..p.pairs).map(|_| (rng.below(ncq as u64) as usize, rng.below(ncq as u64) as usize)).collect();
             let mut need = vec![0u32; ncq];
             for (i, &(s, r)) in assign.iter().enumerate() {
                 need[s] += depths[nic][i].0;
@@ -361,7 +372,14 @@ impl World {
             for i in order {
                 let want = qpns_used[nic][i];
                 while next < want {
-                    let ph = pd.create_qp(QpInitAttr { send_cq: cqs[0].clone(), recv_cq: cqs[0].clone(), max_send_wr: 0, max_recv_wr: 0 }).unwrap();
+                    let ph = pd
+                        .create_qp(QpInitAttr {
+                            send_cq: cqs[0].clone(),
+                            recv_cq: cqs[0].clone(),
+                            max_send_wr: 0,
+                            max_recv_wr: 0,
+                        })
+                        .unwrap();
                     assert_eq!(ph.qp_num(), next, "QPN allocation is expected to take the lowest free QPN");
                     placeholders.push(ph);
                     next += 1;
@@ -369,7 +387,12 @@ impl World {
                 let (s, r) = assign[i];
                 let (sd, rd) = depths[nic][i];
                 let qp = pd
-                    .create_qp(QpInitAttr { send_cq: cqs[s].clone(), recv_cq: cqs[r].clone(), max_send_wr: sd, max_recv_wr: rd })
+                    .create_qp(QpInitAttr {
+                        send_cq: cqs[s].clone(),
+                        recv_cq: cqs[r].clone(),
+                        max_send_wr: sd,
+                        max_recv_wr: rd,
+                    })
                     .unwrap();
                 assert_eq!(qp.qp_num(), want, "QPN allocation is expected to take the lowest free QPN");
                 qps[nic][i] = Some(qp);
@@ -392,7 +415,8 @@ impl World {
             model.connect(ia, ib);
             pairs.push(Pair { qp: [a, b], id: [ia, ib], dead: false });
         }
-        let qpns_used = [pairs.iter().map(|x| x.qp[0].qp_num()).collect(), pairs.iter().map(|x| x.qp[1].qp_num()).collect()];
+        let qpns_used =
+            [pairs.iter().map(|x| x.qp[0].qp_num()).collect(), pairs.iter().map(|x| x.qp[1].qp_num()).collect()];
         let now = nics.cluster.borrow().now();
         World {
             rng,
@@ -488,16 +512,35 @@ impl World {
 
     fn describe_msg(&self, id: u64) -> String {
         let Some(m) = self.msg(id) else { return format!("message #{id} (of an earlier round)") };
-        let round = if id >= self.round_base { "this round".to_string() } else { format!("{} round(s) ago", self.history.iter().rev().position(|r| r.iter().any(|x| x.id == id)).map_or(0, |i| i + 1)) };
+        let round = if id >= self.round_base {
+            "this round".to_string()
+        } else {
+            format!(
+                "{} round(s) ago",
+                self.history.iter().rev().position(|r| r.iter().any(|x| x.id == id)).map_or(0, |i| i + 1)
+            )
+        };
         let resp = 1 - m.req;
         let mtu = self.p.mtu.bytes();
         let last = if m.size == 0 { 0 } else { m.size - (m.size - 1) / mtu * mtu };
         let target = match m.op {
             Op::Write => {
                 let off = m.remote_addr as i128 - self.nodes[resp].dsts[m.dst].0.addr() as i128;
-                format!("remote addr {:#x} rkey {:#x} = NIC{resp} MR{} offset {off} (mod 64 = {})", m.remote_addr, m.rkey, m.dst, off.rem_euclid(64))
+                format!(
+                    "remote addr {:#x} rkey {:#x} = NIC{resp} MR{} offset {off} (mod 64 = {})",
+                    m.remote_addr,
+                    m.rkey,
+                    m.dst,
+                    off.rem_euclid(64)
+                )
             }
-            Op::Send => format!("receive buffer of {} B at NIC{resp} MR{} offset {} (mod 64 = {})", m.recv_len, m.dst, m.dst_off, m.dst_off % 64),
+            Op::Send => format!(
+                "receive buffer of {} B at NIC{resp} MR{} offset {} (mod 64 = {})",
+                m.recv_len,
+                m.dst,
+                m.dst_off,
+                m.dst_off % 64
+            ),
         };
         format!(
             "message #{} ({round}) {:?}{} of {} B (mod 64 = {}, {} packet(s), last carries {} B), NIC{} QP {} -> NIC{} QP {} (pair {}, message {} of that QP); source offset {} (mod 64 = {}); {}",
@@ -659,7 +702,21 @@ impl World {
             let node = &self.nodes[req];
             node.src.write(src_off, &data).unwrap();
             self.model.cpu_write(node.src_id, src_off, &data);
-            self.msgs.push(Msg { id, pair, req, idx, op, kind, size, src_off, dst, dst_off, recv_len, remote_addr, rkey });
+            self.msgs.push(Msg {
+                id,
+                pair,
+                req,
+                idx,
+                op,
+                kind,
+                size,
+                src_off,
+                dst,
+                dst_off,
+                recv_len,
+                remote_addr,
+                rkey,
+            });
             if kind != Kind::Legal {
                 self.stats.errors_injected += 1;
                 failed_now.push(pair);
@@ -669,7 +726,9 @@ impl World {
                     let src_off = src_cur[req] + self.gap();
                     let d = self.rng.below(2) as usize;
                     let dst_off = dst_cur[resp][d] + self.gap();
-                    if src_off + size as u64 > src_len || dst_off + size as u64 > self.nodes[resp].dsts[d].0.len() as u64 {
+                    if src_off + size as u64 > src_len
+                        || dst_off + size as u64 > self.nodes[resp].dsts[d].0.len() as u64
+                    {
                         break;
                     }
                     src_cur[req] = src_off + size as u64;
@@ -711,7 +770,9 @@ impl World {
         for nic in 0..2 {
             for c in 0..self.nodes[nic].cqs.len() {
                 loop {
-                    let wcs = self.nodes[nic].cqs[c].poll_cq(64).unwrap_or_else(|e| self.fail(format!("poll_cq on NIC{nic}: {e}")));
+                    let wcs = self.nodes[nic].cqs[c]
+                        .poll_cq(64)
+                        .unwrap_or_else(|e| self.fail(format!("poll_cq on NIC{nic}: {e}")));
                     if wcs.is_empty() {
                         break;
                     }
@@ -720,8 +781,14 @@ impl World {
                             Ok(m) => self.on_match(nic, m),
                             Err(e) => {
                                 let about = e.expected.map(|x| self.describe_msg(x.tag)).unwrap_or_default();
-                                let got = if wc.wr_id < self.next_id { format!("\nthe completion's wr_id names {}", self.describe_msg(wc.wr_id)) } else { String::new() };
-                                self.fail(format!("completion mismatch: {e}\nexpected completion belongs to {about}{got}"));
+                                let got = if wc.wr_id < self.next_id {
+                                    format!("\nthe completion's wr_id names {}", self.describe_msg(wc.wr_id))
+                                } else {
+                                    String::new()
+                                };
+                                self.fail(format!(
+                                    "completion mismatch: {e}\nexpected completion belongs to {about}{got}"
+                                ));
                             }
                         }
                     }
@@ -780,18 +847,31 @@ impl World {
                 let m = &self.msgs[i];
                 let node = &self.nodes[nic];
                 let (mr, id, _) = &node.dsts[m.dst];
-                self.model.post_recv(self.pairs[pair].id[nic], RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len: m.recv_len, tag: m.id });
+                self.model.post_recv(
+                    self.pairs[pair].id[nic],
+                    RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len: m.recv_len, tag: m.id },
+                );
                 wrs.push(RecvWr { wr_id: m.id, sg: mr.sge(m.dst_off, m.recv_len) });
             }
             if let Err(e) = self.pairs[pair].qp[nic].post_recv_batch(&wrs) {
-                self.fail(format!("post_recv_batch of {} on NIC{nic} QP {}: {e}", wrs.len(), self.pairs[pair].qp[nic].qp_num()));
+                self.fail(format!(
+                    "post_recv_batch of {} on NIC{nic} QP {}: {e}",
+                    wrs.len(),
+                    self.pairs[pair].qp[nic].qp_num()
+                ));
             }
             left -= chunk;
         }
     }
 
     /// Posts a batch of sends on lane (pair, req); false if nothing could be posted.
-    fn post_sends(&mut self, pair: usize, req: usize, sendq: &mut VecDeque<usize>, recvq: &mut VecDeque<usize>) -> bool {
+    fn post_sends(
+        &mut self,
+        pair: usize,
+        req: usize,
+        sendq: &mut VecDeque<usize>,
+        recvq: &mut VecDeque<usize>,
+    ) -> bool {
         let resp = 1 - req;
         let qp = &self.pairs[pair].qp[req];
         let peer = &self.pairs[pair].qp[resp];
@@ -826,7 +906,10 @@ impl World {
             let i = sendq.pop_front().unwrap();
             let m = &self.msgs[i];
             let (verb, opcode) = match m.op {
-                Op::Write => (Verb::Write { remote_addr: m.remote_addr, rkey: m.rkey }, WrOpcode::RdmaWrite { remote_addr: m.remote_addr, rkey: m.rkey }),
+                Op::Write => (
+                    Verb::Write { remote_addr: m.remote_addr, rkey: m.rkey },
+                    WrOpcode::RdmaWrite { remote_addr: m.remote_addr, rkey: m.rkey },
+                ),
                 Op::Send => (Verb::Send, WrOpcode::Send),
             };
             let st = self.model.post_send(
@@ -840,7 +923,11 @@ impl World {
             wrs.push(SendWr { wr_id: m.id, opcode, sg: node.src.sge(m.src_off, m.size) });
         }
         if let Err(e) = self.pairs[pair].qp[req].post_send_batch(&wrs) {
-            self.fail(format!("post_send_batch of {} on NIC{req} QP {}: {e}", wrs.len(), self.pairs[pair].qp[req].qp_num()));
+            self.fail(format!(
+                "post_send_batch of {} on NIC{req} QP {}: {e}",
+                wrs.len(),
+                self.pairs[pair].qp[req].qp_num()
+            ));
         }
         true
     }
@@ -871,7 +958,10 @@ impl World {
         if idle <= self.stall_limit() {
             return;
         }
-        let mut s = format!("stall: no completion for {idle} cycles, {} completions outstanding. Waiting for:\n", self.model.pending());
+        let mut s = format!(
+            "stall: no completion for {idle} cycles, {} completions outstanding. Waiting for:\n",
+            self.model.pending()
+        );
         let waiting = self.model.waiting();
         for (qp, queue, e) in waiting.iter().take(24) {
             let (nic, qpn) = self.model.qp_addr(*qp);
@@ -880,7 +970,8 @@ impl World {
         if waiting.len() > 24 {
             s += &format!("  ... and {} more queues\n", waiting.len() - 24);
         }
-        let stuck: std::collections::BTreeSet<u32> = waiting.iter().map(|(qp, _, _)| self.model.qp_addr(*qp).1).collect();
+        let stuck: std::collections::BTreeSet<u32> =
+            waiting.iter().map(|(qp, _, _)| self.model.qp_addr(*qp).1).collect();
         s += &format!("{} queues of {} QPs stuck\n", waiting.len(), stuck.len());
         for n in 0..2 {
             s += &format!("NIC{n} counters: {}\n", self.nodes[n].ctx.counters_line());
@@ -985,7 +1076,8 @@ impl World {
         self.model.new_epoch();
         for nic in 0..2 {
             for (i, (mr, id, _)) in self.nodes[nic].dsts.iter().enumerate() {
-                let fill = pattern::make(self.p.seed, SENTINEL - 100 - self.round * 16 - nic as u64 * 4 - i as u64, mr.len());
+                let fill =
+                    pattern::make(self.p.seed, SENTINEL - 100 - self.round * 16 - nic as u64 * 4 - i as u64, mr.len());
                 mr.write(0, &fill).unwrap();
                 self.model.cpu_write(*id, 0, &fill);
             }
@@ -1005,10 +1097,16 @@ impl World {
                 if let Some(mm) = self.model.compare(id, &got) {
                     let found = got.get(mm.offset..mm.offset + 16).and_then(|w| self.whose_bytes(w));
                     let found = match found {
-                        Some((mid, o)) => format!("  the bytes found there are bytes {o}.. of {}\n", self.describe_msg(mid)),
+                        Some((mid, o)) => {
+                            format!("  the bytes found there are bytes {o}.. of {}\n", self.describe_msg(mid))
+                        }
                         None => "  the bytes found there are not from any message of the last rounds\n".into(),
                     };
-                    self.fail(format!("memory mismatch in NIC{nic} {name} ({} B): {}{found}", mr.len(), self.explain(&mm)));
+                    self.fail(format!(
+                        "memory mismatch in NIC{nic} {name} ({} B): {}{found}",
+                        mr.len(),
+                        self.explain(&mm)
+                    ));
                 }
                 self.stats.verified += got.len() as u64;
             }
@@ -1016,7 +1114,14 @@ impl World {
     }
 
     fn explain(&self, mm: &MemMismatch) -> String {
-        let mut s = format!("first differing byte at offset {} (mod 64 = {}): got {:#04x}, expected {:#04x}; {} bytes differ\n", mm.offset, mm.offset % 64, mm.got, mm.want, mm.count);
+        let mut s = format!(
+            "first differing byte at offset {} (mod 64 = {}): got {:#04x}, expected {:#04x}; {} bytes differ\n",
+            mm.offset,
+            mm.offset % 64,
+            mm.got,
+            mm.want,
+            mm.count
+        );
         match mm.inside {
             Some((tag, start, _)) => s += &format!("  byte {} of {}\n", mm.offset - start, self.describe_msg(tag)),
             None => {
@@ -1052,7 +1157,12 @@ impl World {
         }
         let missing = self.model.settle();
         if !missing.is_empty() {
-            self.fail(format!("{} completions never arrived, first: {} = {}", missing.len(), missing[0], self.describe_msg(missing[0].tag)));
+            self.fail(format!(
+                "{} completions never arrived, first: {} = {}",
+                missing.len(),
+                missing[0],
+                self.describe_msg(missing[0].tag)
+            ));
         }
         self.verify_all();
         let v = self.nics.violations();
@@ -1135,51 +1245,87 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
 
 #[test]
 fn random_mtu256() {
-    random_test("random_mtu256", &[0x2560_0001, 0x2560_0002, 0x2560_0003], Spec { mtu: Some(Mtu::Mtu256), msgs: 250, ..Default::default() });
+    random_test(
+        "random_mtu256",
+        &[0x2560_0001, 0x2560_0002, 0x2560_0003],
+        Spec { mtu: Some(Mtu::Mtu256), msgs: 250, ..Default::default() },
+    );
 }
 
 #[test]
 fn random_mtu512() {
-    random_test("random_mtu512", &[0x5120_0001, 0x5120_0002, 0x5120_0003], Spec { mtu: Some(Mtu::Mtu512), msgs: 250, ..Default::default() });
+    random_test(
+        "random_mtu512",
+        &[0x5120_0001, 0x5120_0002, 0x5120_0003],
+        Spec { mtu: Some(Mtu::Mtu512), msgs: 250, ..Default::default() },
+    );
 }
 
 #[test]
 fn random_mtu1024() {
-    random_test("random_mtu1024", &[0x1024_0001, 0x1024_0002, 0x1024_0003], Spec { mtu: Some(Mtu::Mtu1024), msgs: 250, ..Default::default() });
+    random_test(
+        "random_mtu1024",
+        &[0x1024_0001, 0x1024_0002, 0x1024_0003],
+        Spec { mtu: Some(Mtu::Mtu1024), msgs: 250, ..Default::default() },
+    );
 }
 
 #[test]
 fn random_mtu2048() {
-    random_test("random_mtu2048", &[0x2048_0001, 0x2048_0002, 0x2048_0003], Spec { mtu: Some(Mtu::Mtu2048), msgs: 250, ..Default::default() });
+    random_test(
+        "random_mtu2048",
+        &[0x2048_0001, 0x2048_0002, 0x2048_0003],
+        Spec { mtu: Some(Mtu::Mtu2048), msgs: 250, ..Default::default() },
+    );
 }
 
 #[test]
 fn random_mtu4096() {
-    random_test("random_mtu4096", &[0x4096_0001, 0x4096_0002, 0x4096_0003], Spec { mtu: Some(Mtu::Mtu4096), msgs: 250, ..Default::default() });
+    random_test(
+        "random_mtu4096",
+        &[0x4096_0001, 0x4096_0002, 0x4096_0003],
+        Spec { mtu: Some(Mtu::Mtu4096), msgs: 250, ..Default::default() },
+    );
 }
 
 /// Traffic both ways on every pair: each NIC is requester and responder at once.
 #[test]
 fn random_bidir() {
-    random_test("random_bidir", &[0xB1D1_0001, 0xB1D1_0002], Spec { bidir: Some(true), pairs: Some(4), msgs: 300, ..Default::default() });
+    random_test(
+        "random_bidir",
+        &[0xB1D1_0001, 0xB1D1_0002],
+        Spec { bidir: Some(true), pairs: Some(4), msgs: 300, ..Default::default() },
+    );
 }
 
 /// A few pairs on the highest QPNs (255 included on both NICs).
 #[test]
 fn random_high_qpns() {
-    random_test("random_high_qpns", &[0x0FF0_0001, 0x0FF0_0002], Spec { qpns: Some(Qpns::High), pairs: Some(6), msgs: 300, ..Default::default() });
+    random_test(
+        "random_high_qpns",
+        &[0x0FF0_0001, 0x0FF0_0002],
+        Spec { qpns: Some(Qpns::High), pairs: Some(6), msgs: 300, ..Default::default() },
+    );
 }
 
 /// Every QPN of both NICs (2..=255) in use, bursts of many doorbells at once.
 #[test]
 fn random_all_qps() {
-    random_test("random_all_qps", &[0xA110_0001, 0xA110_0002], Spec { qpns: Some(Qpns::All), msgs: 500, ..Default::default() });
+    random_test(
+        "random_all_qps",
+        &[0xA110_0001, 0xA110_0002],
+        Spec { qpns: Some(Qpns::All), msgs: 500, ..Default::default() },
+    );
 }
 
 /// Many large messages (up to 1 MiB) between small ones.
 #[test]
 fn random_large() {
-    random_test("random_large", &[0x1A26_0001, 0x1A26_0002], Spec { large_permille: Some(200), msgs: 60, ..Default::default() });
+    random_test(
+        "random_large",
+        &[0x1A26_0001, 0x1A26_0002],
+        Spec { large_permille: Some(200), msgs: 60, ..Default::default() },
+    );
 }
 
 /// Legal traffic with failing operations mixed in: oversized SENDs and
@@ -1187,7 +1333,11 @@ fn random_large() {
 /// Each failing pair must report the error and flush, the others go on.
 #[test]
 fn random_errors() {
-    random_test("random_errors", &[0xE220_0001, 0xE220_0002], Spec { pairs: Some(8), msgs: 200, errors: true, ..Default::default() });
+    random_test(
+        "random_errors",
+        &[0xE220_0001, 0xE220_0002],
+        Spec { pairs: Some(8), msgs: 200, errors: true, ..Default::default() },
+    );
 }
 
 /// `RNIC_SOAK_MSGS=N`: N random messages over as many worlds as needed
@@ -1234,4 +1384,3 @@ fn soak() {
         );
     }
 }
-

@@ -14,7 +14,9 @@ use rnic_tools::pattern;
 /// many), with their neighbours.
 #[test]
 fn last_packet_residues_58_to_60() {
-    for (mtu, sizes) in [(Mtu::Mtu4096, &[57usize, 58, 59, 60, 61, 124, 4092, 4096 + 60][..]), (Mtu::Mtu1024, &[2044, 1024 + 59][..])] {
+    for (mtu, sizes) in
+        [(Mtu::Mtu4096, &[57usize, 58, 59, 60, 61, 124, 4092, 4096 + 60][..]), (Mtu::Mtu1024, &[2044, 1024 + 59][..])]
+    {
         for &size in sizes {
             for op in [Op::Write, Op::Send] {
                 transfer(op, size, 2, 3, mtu);
@@ -54,7 +56,12 @@ fn dereg_target_mr_during_write() {
         let target = w.pd_b.reg_mr(BIG, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
         fill_sentinel(&target);
         let (addr, rkey) = (target.addr(), target.rkey());
-        a.post_send(&SendWr { wr_id: 7, opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey }, sg: src.sge(0, BIG as u32) }).unwrap();
+        a.post_send(&SendWr {
+            wr_id: 7,
+            opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey },
+            sg: src.sge(0, BIG as u32),
+        })
+        .unwrap();
         // Let a part of the message land, then pull the region away.
         nics.cluster.borrow_mut().run(8_000);
         let old_bus = target.bus_addr();
@@ -66,7 +73,10 @@ fn dereg_target_mr_during_write() {
         assert_eq!((wcs[0].wr_id, wcs[0].status), (7, WcStatus::RemAccessErr), "{wcs:?}");
         assert_eq!(a.state(), QpState::Error);
         nics.cluster.borrow_mut().run(20_000);
-        assert!(read_all(&reuse) == before, "bytes of the deregistered MR's WRITE landed in the next MR over that memory");
+        assert!(
+            read_all(&reuse) == before,
+            "bytes of the deregistered MR's WRITE landed in the next MR over that memory"
+        );
     }
     assert_no_violations(&nics);
 }
@@ -85,8 +95,12 @@ fn dereg_source_mr_during_write() {
         src.write(0, &data).unwrap();
         let dst = w.pd_b.reg_mr(BIG, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
         let sentinel = fill_sentinel(&dst);
-        a.post_send(&SendWr { wr_id: 9, opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() }, sg: src.sge(0, BIG as u32) })
-            .unwrap();
+        a.post_send(&SendWr {
+            wr_id: 9,
+            opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
+            sg: src.sge(0, BIG as u32),
+        })
+        .unwrap();
         nics.cluster.borrow_mut().run(8_000);
         src.dereg_mr().unwrap();
         let wcs = wait(&w.cq_a, 1, BIG as u64);

@@ -4,7 +4,10 @@
 
 use crate::pattern;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rnic::{AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode};
+use rnic::{
+    AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion,
+    WrOpcode,
+};
 use rnic_spec::params;
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -175,7 +178,8 @@ pub enum BenchError {
 
 /// Deterministic initial PSN of QP index `i` on side `side` (perftest uses random PSNs).
 pub fn initial_psn(seed: u64, side: u32, i: u32) -> u32 {
-    (pattern::make(seed, pattern::stream(side, i as u64 | 1 << 39), 4).iter().fold(0u32, |a, &b| a << 8 | b as u32)) & 0xFF_FFFF
+    (pattern::make(seed, pattern::stream(side, i as u64 | 1 << 39), 4).iter().fold(0u32, |a, &b| a << 8 | b as u32))
+        & 0xFF_FFFF
 }
 
 /// Brings two fresh QPs (on `a_ctx` and `b_ctx`) to RTS, connected to each other.
@@ -243,8 +247,18 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
     let dst = pd_b.reg_mr(dst_len.max(1) as usize, dst_access)?;
     let mut lanes = Vec::new();
     for i in 0..c.qps {
-        let a = pd_a.create_qp(QpInitAttr { send_cq: req_cq.clone(), recv_cq: req_cq.clone(), max_send_wr: c.tx_depth, max_recv_wr: 0 })?;
-        let b = pd_b.create_qp(QpInitAttr { send_cq: resp_cq.clone(), recv_cq: resp_cq.clone(), max_send_wr: 0, max_recv_wr: recv_wrs })?;
+        let a = pd_a.create_qp(QpInitAttr {
+            send_cq: req_cq.clone(),
+            recv_cq: req_cq.clone(),
+            max_send_wr: c.tx_depth,
+            max_recv_wr: 0,
+        })?;
+        let b = pd_b.create_qp(QpInitAttr {
+            send_cq: resp_cq.clone(),
+            recv_cq: resp_cq.clone(),
+            max_send_wr: 0,
+            max_recv_wr: recv_wrs,
+        })?;
         connect(req, &a, initial_psn(c.seed, 0, i), resp, &b, initial_psn(c.seed, 1, i), c.mtu)?;
         let count = c.iters / q + u64::from((i as u64) < c.iters % q);
         lanes.push(Lane { req: a, resp: b, count, posted: 0, completed: 0, recv_posted: 0, recv_completed: 0 });
@@ -284,7 +298,10 @@ impl<'a> Runner<'a> {
     fn new(req: &'a Context, c: &'a BenchConfig, s: Setup) -> Self {
         let bar = if c.progress {
             let b = ProgressBar::with_draw_target(Some(c.iters), ProgressDrawTarget::stderr());
-            b.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} msgs {msg}").expect("valid template"));
+            b.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} msgs {msg}")
+                    .expect("valid template"),
+            );
             b
         } else {
             ProgressBar::hidden()
@@ -378,7 +395,14 @@ impl<'a> Runner<'a> {
         if self.s.own_slots {
             self.final_sweep()?;
         }
-        Ok(Report { size: self.c.size, iters: self.c.iters, cycles, wall, verified_bytes: self.verified, own_slots: self.s.own_slots })
+        Ok(Report {
+            size: self.c.size,
+            iters: self.c.iters,
+            cycles,
+            wall,
+            verified_bytes: self.verified,
+            own_slots: self.s.own_slots,
+        })
     }
 
     /// Posts as many WRs as QP `qi` may have in flight, as one batch.
@@ -400,9 +424,10 @@ impl<'a> Runner<'a> {
             pattern::fill(self.c.seed, pattern::stream(qi, g), &mut self.scratch);
             self.s.src.write(off, &self.scratch)?;
             let opcode = match self.c.mode {
-                Mode::WriteBw => {
-                    WrOpcode::RdmaWrite { remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g), rkey: self.s.dst.rkey() }
-                }
+                Mode::WriteBw => WrOpcode::RdmaWrite {
+                    remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g),
+                    rkey: self.s.dst.rkey(),
+                },
                 Mode::SendBw => WrOpcode::Send,
             };
             wrs.push(SendWr { wr_id: g, opcode, sg: self.s.src.sge(off, self.c.size) });
@@ -417,7 +442,15 @@ impl<'a> Runner<'a> {
         self.s.dst.read(off, &mut self.scratch)?;
         if let Some(o) = pattern::first_mismatch(self.c.seed, pattern::stream(qi, g), &self.scratch) {
             let want = pattern::make(self.c.seed, pattern::stream(qi, g), o + 1)[o];
-            return Err(BenchError::Mismatch { qp_index: qi, iter: g, offset: o, size: self.c.size, got: self.scratch[o], want, seed: self.c.seed });
+            return Err(BenchError::Mismatch {
+                qp_index: qi,
+                iter: g,
+                offset: o,
+                size: self.c.size,
+                got: self.scratch[o],
+                want,
+                seed: self.c.seed,
+            });
         }
         self.verified += self.size();
         Ok(())
@@ -433,7 +466,12 @@ impl<'a> Runner<'a> {
         let k = g / self.q();
         let want_op = if self.c.mode == Mode::WriteBw { WcOpcode::RdmaWrite } else { WcOpcode::Send };
         if wc.status != WcStatus::Success {
-            return Err(self.bad("requester", wc, g, format!("completion status {:?} (seed {:#x})", wc.status, self.c.seed)));
+            return Err(self.bad(
+                "requester",
+                wc,
+                g,
+                format!("completion status {:?} (seed {:#x})", wc.status, self.c.seed),
+            ));
         }
         let l = &self.s.lanes[qi as usize];
         if wc.qp_num != l.req.qp_num() || k != l.completed || wc.opcode != want_op || wc.byte_len != self.c.size {
@@ -465,9 +503,18 @@ impl<'a> Runner<'a> {
         let k = l.recv_completed;
         let g = k * self.q() + qi as u64;
         if wc.status != WcStatus::Success {
-            return Err(self.bad("responder", wc, g, format!("receive completion status {:?} (seed {:#x})", wc.status, self.c.seed)));
+            return Err(self.bad(
+                "responder",
+                wc,
+                g,
+                format!("receive completion status {:?} (seed {:#x})", wc.status, self.c.seed),
+            ));
         }
-        if wc.qp_num != l.resp.qp_num() || wc.opcode != WcOpcode::Recv || wc.byte_len != self.c.size || slot != k % self.s.rx_depth as u64 {
+        if wc.qp_num != l.resp.qp_num()
+            || wc.opcode != WcOpcode::Recv
+            || wc.byte_len != self.c.size
+            || slot != k % self.s.rx_depth as u64
+        {
             let what = format!(
                 "unexpected receive completion {:?} (expected QP {}, RECV of {} bytes into slot {})",
                 wc,

@@ -24,7 +24,10 @@ impl Nics {
     /// Builds `n` NICs with `cfg` and opens each one.
     pub fn new(n: usize, cfg: SimConfig) -> Result<Nics, String> {
         let cluster = Cluster::shared(n, cfg).map_err(|e| format!("cannot build the cosimulated cluster: {e}"))?;
-        let devs = CosimDevice::all(&cluster).into_iter().enumerate().map(|(i, d)| (Rc::new(d) as Rc<dyn Device>, nic_addr(i)));
+        let devs = CosimDevice::all(&cluster)
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (Rc::new(d) as Rc<dyn Device>, nic_addr(i)));
         let ctxs = rnic::open_devices(devs).map_err(|e| format!("cannot open the NICs: {e}"))?;
         Ok(Nics { cluster, ctxs })
     }

@@ -91,7 +91,11 @@ fn run(a: &Args) -> Result<(), String> {
     println!("                    {name} BW Test (rnic cosimulation, NIC0 -> NIC1)");
     println!(" Number of qps   : {:<10} Transport type : RC", a.qps);
     println!(" Mtu             : {:<10} TX depth       : {}", a.mtu, a.tx_depth);
-    println!(" PCIe RTT        : {:<10} Clock          : {} MHz", format!("{} ns", a.pcie_rtt_ns), rnic_spec::params::CLOCK_HZ / 1_000_000);
+    println!(
+        " PCIe RTT        : {:<10} Clock          : {} MHz",
+        format!("{} ns", a.pcie_rtt_ns),
+        rnic_spec::params::CLOCK_HZ / 1_000_000
+    );
     println!("---------------------------------------------------------------------------------------");
     let result = bench::run(&nics.ctxs[0], &nics.ctxs[1], &c);
     let violations = nics.violations();
@@ -100,7 +104,11 @@ fn run(a: &Args) -> Result<(), String> {
         Err(e) => {
             let mut msg = e.to_string();
             if !violations.is_empty() {
-                msg += &format!("\nDMA violations ({}): {}", violations.len(), violations.iter().take(5).cloned().collect::<Vec<_>>().join("; "));
+                msg += &format!(
+                    "\nDMA violations ({}): {}",
+                    violations.len(),
+                    violations.iter().take(5).cloned().collect::<Vec<_>>().join("; ")
+                );
             }
             return Err(msg);
         }

@@ -94,7 +94,16 @@ pub struct GbnSender {
 impl GbnSender {
     /// New sender for `total_pkts` packets.
     pub fn new(total_pkts: u32, rto_ns: u64, now: Nanos) -> Self {
-        Self { total_pkts, snd_una: 0, snd_nxt: 0, max_sent: 0, last_progress_ts: now, rto_ns, retransmits: 0, timeouts: 0 }
+        Self {
+            total_pkts,
+            snd_una: 0,
+            snd_nxt: 0,
+            max_sent: 0,
+            last_progress_ts: now,
+            rto_ns,
+            retransmits: 0,
+            timeouts: 0,
+        }
     }
 
     /// Done?

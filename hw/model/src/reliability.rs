@@ -202,7 +202,8 @@ impl SrSender {
     /// Payload bytes of packet `psn`.
     pub fn pkt_bytes(&self, psn: u32) -> u32 {
         let off = psn as u64 * self.cfg.mtu as u64;
-        (self.total_bytes.saturating_sub(off)).min(self.cfg.mtu as u64).max(if self.total_bytes == 0 { 0 } else { 1 }) as u32
+        (self.total_bytes.saturating_sub(off)).min(self.cfg.mtu as u64).max(if self.total_bytes == 0 { 0 } else { 1 })
+            as u32
     }
 
     /// Equation (1)–(2).
@@ -329,7 +330,11 @@ impl SrSender {
             }
         }
         if out.entered_recovery.is_none() && !stale && self.recovery_end.is_none() {
-            let thr = if self.cfg.ooo_use_cwnd { cwnd_pkts.max(self.cfg.ooo_min_threshold) } else { self.cfg.ooo_min_threshold };
+            let thr = if self.cfg.ooo_use_cwnd {
+                cwnd_pkts.max(self.cfg.ooo_min_threshold)
+            } else {
+                self.cfg.ooo_min_threshold
+            };
             if s.ooo_count > thr && self.hi_rcvd > self.snd_una {
                 self.enter_recovery(self.hi_rcvd);
                 self.stats.ooo_recoveries += 1;

@@ -161,7 +161,13 @@ pub mod opcode {
             (true, false) => base,
             (false, false) => base + 1,
             (false, true) => base + 2,
-            (true, true) => if write { WRITE_ONLY } else { SEND_ONLY },
+            (true, true) => {
+                if write {
+                    WRITE_ONLY
+                } else {
+                    SEND_ONLY
+                }
+            }
         }
     }
 }
@@ -193,7 +199,9 @@ pub fn icrc(frame: &[u8]) -> u32 {
     assert!(frame.len() >= HDR_LEN + ICRC_LEN, "frame too short for an ICRC");
     let mut hdr = [0u8; HDR_LEN - off::IP];
     hdr.copy_from_slice(&frame[off::IP..HDR_LEN]);
-    for &i in &[off::IP_TOS, off::IP_TTL, off::IP_CSUM, off::IP_CSUM + 1, off::UDP_CSUM, off::UDP_CSUM + 1, off::BTH_RESV8A] {
+    for &i in
+        &[off::IP_TOS, off::IP_TTL, off::IP_CSUM, off::IP_CSUM + 1, off::UDP_CSUM, off::UDP_CSUM + 1, off::BTH_RESV8A]
+    {
         hdr[i - off::IP] = 0xFF;
     }
     let mut d = CRC32.digest();
@@ -283,7 +291,9 @@ pub enum DecodeError {
 impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            DecodeError::Length { frame, ip_total } => write!(f, "frame of {frame} bytes has IP total length {ip_total}"),
+            DecodeError::Length { frame, ip_total } => {
+                write!(f, "frame of {frame} bytes has IP total length {ip_total}")
+            }
             DecodeError::NotRoce => write!(f, "not an IPv4/UDP/4791 RoCEv2 frame"),
             DecodeError::IpChecksum { got, want } => write!(f, "IPv4 checksum {got:#06x}, expected {want:#06x}"),
             DecodeError::Icrc { got, want } => write!(f, "ICRC {got:#010x}, expected {want:#010x}"),
@@ -457,7 +467,10 @@ mod tests {
     #[test]
     fn ipv4_checksum_known_vector() {
         // The classic example header from RFC 1071 discussions (checksum 0xb861).
-        let h = [0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7];
+        let h = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8,
+            0x00, 0xc7,
+        ];
         assert_eq!(ipv4_checksum(&h), 0xb861);
     }
 

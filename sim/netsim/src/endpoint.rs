@@ -75,7 +75,14 @@ impl FrameEndpoint for EchoEndpoint {
     }
     fn on_frame(&mut self, cycle: u64, frame: Frame) {
         if self.echo {
-            let reply = Frame { src: self.me, dst: frame.src, udp_sport: frame.udp_sport, wire_bytes: frame.wire_bytes, ecn_ce: false, bytes: frame.bytes.clone() };
+            let reply = Frame {
+                src: self.me,
+                dst: frame.src,
+                udp_sport: frame.udp_sport,
+                wire_bytes: frame.wire_bytes,
+                ecn_ce: false,
+                bytes: frame.bytes.clone(),
+            };
             self.pending.push_back((cycle + self.turnaround, reply));
         }
         self.received.push((cycle, frame));

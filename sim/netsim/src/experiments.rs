@@ -78,7 +78,17 @@ fn fmt_log2_size(v: &f64) -> String {
 /// with `failed_links` ToR↔spine links down. Returns the Markdown table and
 /// writes `<stem>.csv` / `<stem>.png` into `out`.
 #[allow(clippy::too_many_arguments)]
-pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], failed_links: u32, max_cwnd_pct: u32, seed: u64, out: &Path, stem: &str, progress: bool) -> Result<String, String> {
+pub fn perm_sweep(
+    fabric: Fabric,
+    sizes: &[u64],
+    transports: &[Transport],
+    failed_links: u32,
+    max_cwnd_pct: u32,
+    seed: u64,
+    out: &Path,
+    stem: &str,
+    progress: bool,
+) -> Result<String, String> {
     let mut md = String::new();
     let mut csv = String::from("transport,size_bytes,flows,completed,max_fct_us,p99_fct_us,mean_fct_us,ideal_us,retransmits,drops,pauses,events,wall_s\n");
     let _ = writeln!(md, "| transport | {} |", sizes.iter().map(|&s| size_label(s)).collect::<Vec<_>>().join(" | "));
@@ -100,7 +110,15 @@ pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], faile
             let ideal = ideal_fct_us(size, &cfg);
             let r = run(topo, cfg, &w, progress)?;
             let s = Summary::of(&r);
-            eprintln!("  {stem} {} {}: max FCT {:.1} µs ({}/{} done, {:.1} s wall)", t.name(), size_label(size), s.max_fct_us, s.completed, s.flows, s.wall_s);
+            eprintln!(
+                "  {stem} {} {}: max FCT {:.1} µs ({}/{} done, {:.1} s wall)",
+                t.name(),
+                size_label(size),
+                s.max_fct_us,
+                s.completed,
+                s.flows,
+                s.wall_s
+            );
             let _ = writeln!(
                 csv,
                 "{},{size},{},{},{:.2},{:.2},{:.2},{:.2},{},{},{},{},{:.3}",
@@ -117,7 +135,8 @@ pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], faile
                 s.events,
                 s.wall_s
             );
-            let done = if s.completed < s.flows { format!(" ({}/{} done)", s.completed, s.flows) } else { String::new() };
+            let done =
+                if s.completed < s.flows { format!(" ({}/{} done)", s.completed, s.flows) } else { String::new() };
             row.push(format!("{:.0}{done}", s.max_fct_us));
             pts.push(((size as f64).log2(), s.max_fct_us));
             if ideal_row.len() < sizes.len() {
@@ -136,7 +155,15 @@ pub fn perm_sweep(fabric: Fabric, sizes: &[u64], transports: &[Transport], faile
         if failed_links > 0 { format!(", {failed_links} links down") } else { String::new() },
         if max_cwnd_pct != 100 { format!(", max cwnd {max_cwnd_pct}% BDP") } else { String::new() }
     );
-    line_plot(&out.join(format!("{stem}.png")), &title, "message size", "max FCT (µs, log)", &series, &fmt_log2_size, true)?;
+    line_plot(
+        &out.join(format!("{stem}.png")),
+        &title,
+        "message size",
+        "max FCT (µs, log)",
+        &series,
+        &fmt_log2_size,
+        true,
+    )?;
     Ok(md)
 }
 
@@ -164,7 +191,15 @@ pub fn convergence_time(r: &Report, thresh: Ps) -> Option<Ps> {
 }
 
 /// N:1 incasts of `size` bytes: convergence, queueing, drops/pauses, FCT.
-pub fn incast_sweep(fabric: Fabric, fan_ins: &[u32], size: u64, transports: &[Transport], seed: u64, out: &Path, progress: bool) -> Result<String, String> {
+pub fn incast_sweep(
+    fabric: Fabric,
+    fan_ins: &[u32],
+    size: u64,
+    transports: &[Transport],
+    seed: u64,
+    out: &Path,
+    progress: bool,
+) -> Result<String, String> {
     let mut md = String::new();
     let mut csv = String::from("transport,fan_in,max_fct_us,ideal_us,converge_us,max_lasthop_qdelay_us,drops,retransmits,pauses,pause_us,events,wall_s\n");
     let _ = writeln!(md, "| transport | N:1 | max FCT (µs) | ideal (µs) | converged after (µs) | max last-hop queueing (µs) | drops | retx | pauses (paused µs) |");
@@ -184,7 +219,12 @@ pub fn incast_sweep(fabric: Fabric, fan_ins: &[u32], size: u64, transports: &[Tr
             let s = Summary::of(&r);
             let conv = convergence_time(&r, thresh);
             let maxq = r.last_hop_qdelay.iter().copied().max().unwrap_or(0) as f64 / 1e6;
-            eprintln!("  incast {} {n}:1: max FCT {:.1} µs, converge {:?}", t.name(), s.max_fct_us, conv.map(|c| c / PS_PER_US));
+            eprintln!(
+                "  incast {} {n}:1: max FCT {:.1} µs, converge {:?}",
+                t.name(),
+                s.max_fct_us,
+                conv.map(|c| c / PS_PER_US)
+            );
             let conv_s = conv.map(|c| format!("{}", c / PS_PER_US)).unwrap_or_else(|| "never".into());
             let _ = writeln!(
                 md,
@@ -197,26 +237,107 @@ pub fn incast_sweep(fabric: Fabric, fan_ins: &[u32], size: u64, transports: &[Tr
                 s.pauses,
                 s.pause_us
             );
-            let _ = writeln!(csv, "{},{n},{:.2},{ideal:.2},{},{maxq:.3},{},{},{},{:.1},{},{:.3}", t.name(), s.max_fct_us, conv.map(|c| (c / PS_PER_US).to_string()).unwrap_or_default(), s.drops, s.retransmits, s.pauses, s.pause_us, s.events, s.wall_s);
-            let qs = r.last_hop_qdelay.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6)).collect();
+            let _ = writeln!(
+                csv,
+                "{},{n},{:.2},{ideal:.2},{},{maxq:.3},{},{},{},{:.1},{},{:.3}",
+                t.name(),
+                s.max_fct_us,
+                conv.map(|c| (c / PS_PER_US).to_string()).unwrap_or_default(),
+                s.drops,
+                s.retransmits,
+                s.pauses,
+                s.pause_us,
+                s.events,
+                s.wall_s
+            );
+            let qs = r
+                .last_hop_qdelay
+                .iter()
+                .enumerate()
+                .map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6))
+                .collect();
             q_series.push((format!("{} {n}:1", t.name()), qs));
             if n == 32 || fan_ins.len() == 1 {
                 let tput: Vec<Series> = r
                     .tput
                     .iter()
                     .enumerate()
-                    .map(|(i, v)| (format!("flow {i}"), v.iter().enumerate().map(|(b, &x)| ((b as u64 * r.tput_bin_ps) as f64 / 1e6, x as f64 * 8.0 / (r.tput_bin_ps as f64 / 1e3))).collect()))
+                    .map(|(i, v)| {
+                        (
+                            format!("flow {i}"),
+                            v.iter()
+                                .enumerate()
+                                .map(|(b, &x)| {
+                                    (
+                                        (b as u64 * r.tput_bin_ps) as f64 / 1e6,
+                                        x as f64 * 8.0 / (r.tput_bin_ps as f64 / 1e3),
+                                    )
+                                })
+                                .collect(),
+                        )
+                    })
                     .collect();
                 let plain = |v: &f64| format!("{v:.0}");
-                line_plot(&out.join(format!("incast{n}_tput_{}.png", t.name())), &format!("{n}:1 incast, {} — throughput of 8 flows (100 µs bins)", t.name()), "time (µs)", "Gbit/s", &tput, &plain, false)?;
-                let qd: Vec<Series> = vec![("last-hop queueing delay".into(), r.last_hop_qdelay.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6)).collect())];
-                line_plot(&out.join(format!("incast{n}_queue_{}.png", t.name())), &format!("{n}:1 incast, {} — last-hop queueing delay (5 µs bins)", t.name()), "time (µs)", "queueing delay (µs)", &qd, &plain, false)?;
+                line_plot(
+                    &out.join(format!("incast{n}_tput_{}.png", t.name())),
+                    &format!("{n}:1 incast, {} — throughput of 8 flows (100 µs bins)", t.name()),
+                    "time (µs)",
+                    "Gbit/s",
+                    &tput,
+                    &plain,
+                    false,
+                )?;
+                let qd: Vec<Series> = vec![(
+                    "last-hop queueing delay".into(),
+                    r.last_hop_qdelay
+                        .iter()
+                        .enumerate()
+                        .map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6))
+                        .collect(),
+                )];
+                line_plot(
+                    &out.join(format!("incast{n}_queue_{}.png", t.name())),
+                    &format!("{n}:1 incast, {} — last-hop queueing delay (5 µs bins)", t.name()),
+                    "time (µs)",
+                    "queueing delay (µs)",
+                    &qd,
+                    &plain,
+                    false,
+                )?;
                 let bins = r.drops_series.len().max(r.pause_series.len());
                 let dp: Vec<Series> = vec![
-                    ("drops per 5 µs".into(), (0..bins).map(|b| ((b as u64 * r.series_bin_ps) as f64 / 1e6, r.drops_series.get(b).copied().unwrap_or(0) as f64)).collect()),
-                    ("PFC pause frames per 5 µs".into(), (0..bins).map(|b| ((b as u64 * r.series_bin_ps) as f64 / 1e6, r.pause_series.get(b).copied().unwrap_or(0) as f64)).collect()),
+                    (
+                        "drops per 5 µs".into(),
+                        (0..bins)
+                            .map(|b| {
+                                (
+                                    (b as u64 * r.series_bin_ps) as f64 / 1e6,
+                                    r.drops_series.get(b).copied().unwrap_or(0) as f64,
+                                )
+                            })
+                            .collect(),
+                    ),
+                    (
+                        "PFC pause frames per 5 µs".into(),
+                        (0..bins)
+                            .map(|b| {
+                                (
+                                    (b as u64 * r.series_bin_ps) as f64 / 1e6,
+                                    r.pause_series.get(b).copied().unwrap_or(0) as f64,
+                                )
+                            })
+                            .collect(),
+                    ),
                 ];
-                line_plot(&out.join(format!("incast{n}_drops_pauses_{}.png", t.name())), &format!("{n}:1 incast, {} — drops and pauses", t.name()), "time (µs)", "count per 5 µs", &dp, &plain, false)?;
+                line_plot(
+                    &out.join(format!("incast{n}_drops_pauses_{}.png", t.name())),
+                    &format!("{n}:1 incast, {} — drops and pauses", t.name()),
+                    "time (µs)",
+                    "count per 5 µs",
+                    &dp,
+                    &plain,
+                    false,
+                )?;
             }
         }
     }
@@ -224,21 +345,59 @@ pub fn incast_sweep(fabric: Fabric, fan_ins: &[u32], size: u64, transports: &[Tr
     std::fs::write(out.join("incast.csv"), csv).map_err(|e| e.to_string())?;
     let plain = |v: &f64| format!("{v:.0}");
     let strack: Vec<Series> = q_series.iter().filter(|s| s.0.starts_with("strack")).cloned().collect();
-    line_plot(&out.join("incast_qdelay_strack.png"), "STrack last-hop queueing delay (5 µs bins)", "time (µs)", "queueing delay (µs)", &strack, &plain, false)?;
-    let zoom: Vec<Series> = strack.iter().map(|(n, v)| (n.clone(), v.iter().copied().filter(|p| p.0 <= 600.0).collect())).collect();
-    line_plot(&out.join("incast_qdelay_strack_first600us.png"), "STrack last-hop queueing delay, first 600 µs", "time (µs)", "queueing delay (µs)", &zoom, &plain, false)?;
+    line_plot(
+        &out.join("incast_qdelay_strack.png"),
+        "STrack last-hop queueing delay (5 µs bins)",
+        "time (µs)",
+        "queueing delay (µs)",
+        &strack,
+        &plain,
+        false,
+    )?;
+    let zoom: Vec<Series> =
+        strack.iter().map(|(n, v)| (n.clone(), v.iter().copied().filter(|p| p.0 <= 600.0).collect())).collect();
+    line_plot(
+        &out.join("incast_qdelay_strack_first600us.png"),
+        "STrack last-hop queueing delay, first 600 µs",
+        "time (µs)",
+        "queueing delay (µs)",
+        &zoom,
+        &plain,
+        false,
+    )?;
     let roce: Vec<Series> = q_series.iter().filter(|s| s.0.starts_with("roce")).cloned().collect();
     if !roce.is_empty() {
-        line_plot(&out.join("incast_qdelay_roce.png"), "RoCEv2 last-hop queueing delay (5 µs bins)", "time (µs)", "queueing delay (µs)", &roce, &plain, false)?;
+        line_plot(
+            &out.join("incast_qdelay_roce.png"),
+            "RoCEv2 last-hop queueing delay (5 µs bins)",
+            "time (µs)",
+            "queueing delay (µs)",
+            &roce,
+            &plain,
+            false,
+        )?;
     }
     Ok(md)
 }
 
 /// Goodput of one long flow between two ToRs under random loss.
-pub fn loss_sweep(fabric: Fabric, size: u64, rates_ppm: &[u32], transports: &[Transport], seed: u64, out: &Path, progress: bool) -> Result<String, String> {
+pub fn loss_sweep(
+    fabric: Fabric,
+    size: u64,
+    rates_ppm: &[u32],
+    transports: &[Transport],
+    seed: u64,
+    out: &Path,
+    progress: bool,
+) -> Result<String, String> {
     let mut md = String::new();
-    let mut csv = String::from("transport,loss_ppm,goodput_gbps,fct_us,completed,retransmits,random_losses,timeouts,probes\n");
-    let _ = writeln!(md, "| transport | {} |", rates_ppm.iter().map(|&r| format!("{}% loss", r as f64 / 10_000.0)).collect::<Vec<_>>().join(" | "));
+    let mut csv =
+        String::from("transport,loss_ppm,goodput_gbps,fct_us,completed,retransmits,random_losses,timeouts,probes\n");
+    let _ = writeln!(
+        md,
+        "| transport | {} |",
+        rates_ppm.iter().map(|&r| format!("{}% loss", r as f64 / 10_000.0)).collect::<Vec<_>>().join(" | ")
+    );
     let _ = writeln!(md, "|---|{}", "---|".repeat(rates_ppm.len()));
     let mut series = Vec::new();
     for &t in transports {
@@ -251,7 +410,10 @@ pub fn loss_sweep(fabric: Fabric, size: u64, rates_ppm: &[u32], transports: &[Tr
             cfg.loss_ppm = ppm;
             cfg.stop_at_ps = 200_000 * PS_PER_US;
             let dst = spec.hosts_per_tor; // first host of the next ToR
-            let w = Workload { nodes: fabric.nodes, flows: vec![crate::traffic::FlowSpec { src: 0, dst, bytes: size, start: 0, deps: vec![] }] };
+            let w = Workload {
+                nodes: fabric.nodes,
+                flows: vec![crate::traffic::FlowSpec { src: 0, dst, bytes: size, start: 0, deps: vec![] }],
+            };
             let r = run(topo, cfg, &w, progress)?;
             let f = &r.flows[0];
             let (gp, fct) = match f.fct() {
@@ -259,7 +421,16 @@ pub fn loss_sweep(fabric: Fabric, size: u64, rates_ppm: &[u32], transports: &[Tr
                 None => (f.delivered as f64 * 8.0 / ((r.end_ps - f.start) as f64 / 1e3), f64::NAN),
             };
             eprintln!("  loss {} {}ppm: goodput {:.1} Gb/s", t.name(), ppm, gp);
-            let _ = writeln!(csv, "{},{ppm},{gp:.2},{fct:.1},{},{},{},{},{}", t.name(), f.end != u64::MAX, f.retransmits, r.random_losses, r.timeouts, r.probes);
+            let _ = writeln!(
+                csv,
+                "{},{ppm},{gp:.2},{fct:.1},{},{},{},{},{}",
+                t.name(),
+                f.end != u64::MAX,
+                f.retransmits,
+                r.random_losses,
+                r.timeouts,
+                r.probes
+            );
             row.push(format!("{gp:.1}{}", if f.end == u64::MAX { " (unfinished at 200 ms)" } else { "" }));
             pts.push((ppm as f64 / 10_000.0, gp));
         }
@@ -269,7 +440,15 @@ pub fn loss_sweep(fabric: Fabric, size: u64, rates_ppm: &[u32], transports: &[Tr
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     std::fs::write(out.join("loss.csv"), csv).map_err(|e| e.to_string())?;
     let pct = |v: &f64| format!("{v:.1}%");
-    line_plot(&out.join("loss.png"), &format!("Goodput of one {} flow under random loss", size_label(size)), "loss rate", "goodput (Gbit/s)", &series, &pct, false)?;
+    line_plot(
+        &out.join("loss.png"),
+        &format!("Goodput of one {} flow under random loss", size_label(size)),
+        "loss rate",
+        "goodput (Gbit/s)",
+        &series,
+        &pct,
+        false,
+    )?;
     Ok(md)
 }
 
@@ -284,7 +463,17 @@ pub fn bench(fabrics: &[Fabric], size: u64, seed: u64) -> Result<String, String>
         let w = permutation(f.nodes, size, seed);
         let r = run(topo, cfg, &w, false)?;
         let s = Summary::of(&r);
-        let _ = writeln!(md, "| {} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} |", f.label(), s.flows, s.events, s.wall_s, s.events_per_s() / 1e6, s.sim_us, s.max_fct_us);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.2} | {:.2} | {:.0} | {:.0} |",
+            f.label(),
+            s.flows,
+            s.events,
+            s.wall_s,
+            s.events_per_s() / 1e6,
+            s.sim_us,
+            s.max_fct_us
+        );
     }
     Ok(md)
 }

@@ -211,7 +211,16 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
             TrafficKind::A2a => traffic::all_to_all(n, a.size, a.parallel),
             TrafficKind::Ring => traffic::ring_allreduce(&(0..n).collect::<Vec<_>>(), a.size),
             TrafficKind::Dbt => traffic::dbt_allreduce(&(0..n).collect::<Vec<_>>(), a.size),
-            TrafficKind::Single => Workload { nodes: n, flows: vec![traffic::FlowSpec { src: 0, dst: spec.hosts_per_tor % n, bytes: a.size, start: 0, deps: vec![] }] },
+            TrafficKind::Single => Workload {
+                nodes: n,
+                flows: vec![traffic::FlowSpec {
+                    src: 0,
+                    dst: spec.hosts_per_tor % n,
+                    bytes: a.size,
+                    start: 0,
+                    deps: vec![],
+                }],
+            },
         },
     };
     if let Some(p) = &a.write_cm {
@@ -260,7 +269,8 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
     let all3 = [Transport::Strack, Transport::StrackOblivious, Transport::Roce];
     match s {
         Scenario::Perm | Scenario::PermFail => {
-            let sizes: Vec<u64> = if quick { vec![kib(128), mib(2)] } else { vec![kib(128), kib(512), mib(2), mib(16)] };
+            let sizes: Vec<u64> =
+                if quick { vec![kib(128), mib(2)] } else { vec![kib(128), kib(512), mib(2), mib(16)] };
             let nodes: &[u32] = if quick { &[128] } else { &[128, 1024] };
             for &n in nodes {
                 let cases: Vec<(u32, u32, String)> = if matches!(s, Scenario::Perm) {
@@ -275,9 +285,16 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
                 for (os, failed, stem) in cases {
                     let stem = if max_cwnd_pct != 100 { format!("{stem}_cwnd{max_cwnd_pct}") } else { stem };
                     let f = Fabric::two_tier(n, os);
-                    println!("\n### {stem}: {}{}\n", f.label(), if failed > 0 { format!(", {failed} ToR-spine links down") } else { String::new() });
+                    println!(
+                        "\n### {stem}: {}{}\n",
+                        f.label(),
+                        if failed > 0 { format!(", {failed} ToR-spine links down") } else { String::new() }
+                    );
                     println!("max FCT (µs):\n");
-                    print!("{}", experiments::perm_sweep(f, &sizes, &all3, failed, max_cwnd_pct, seed, &out, &stem, progress)?);
+                    print!(
+                        "{}",
+                        experiments::perm_sweep(f, &sizes, &all3, failed, max_cwnd_pct, seed, &out, &stem, progress)?
+                    );
                 }
             }
         }
@@ -286,16 +303,34 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
             let fans: &[u32] = if quick { &[8, 32] } else { &[8, 32, 128] };
             let size = if quick { mib(2) } else { mib(16) };
             println!("\n### incast: {}, {} MB per sender\n", f.label(), size >> 20);
-            print!("{}", experiments::incast_sweep(f, fans, size, &[Transport::Strack, Transport::Roce], seed, &out, progress)?);
+            print!(
+                "{}",
+                experiments::incast_sweep(f, fans, size, &[Transport::Strack, Transport::Roce], seed, &out, progress)?
+            );
         }
         Scenario::Loss => {
             let f = Fabric::two_tier(128, 1);
             let size = if quick { mib(8) } else { mib(64) };
             println!("\n### loss: one {} MB flow across ToRs, goodput (Gbit/s)\n", size >> 20);
-            print!("{}", experiments::loss_sweep(f, size, &[0, 1_000, 10_000, 50_000], &[Transport::Strack, Transport::Srnic, Transport::Roce], seed, &out, progress)?);
+            print!(
+                "{}",
+                experiments::loss_sweep(
+                    f,
+                    size,
+                    &[0, 1_000, 10_000, 50_000],
+                    &[Transport::Strack, Transport::Srnic, Transport::Roce],
+                    seed,
+                    &out,
+                    progress
+                )?
+            );
         }
         Scenario::Bench => {
-            let fabs = if quick { vec![Fabric::two_tier(128, 1)] } else { vec![Fabric::two_tier(128, 1), Fabric::two_tier(1024, 1)] };
+            let fabs = if quick {
+                vec![Fabric::two_tier(128, 1)]
+            } else {
+                vec![Fabric::two_tier(128, 1), Fabric::two_tier(1024, 1)]
+            };
             println!("\n### speed: STrack permutation of 2 MB\n");
             print!("{}", experiments::bench(&fabs, mib(2), seed)?);
         }
@@ -307,7 +342,9 @@ fn main() {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run(a) => run_cmd(a),
-        Cmd::Experiment { scenario, out, quick, seed, max_cwnd_pct } => experiment(scenario, out, quick, seed, max_cwnd_pct),
+        Cmd::Experiment { scenario, out, quick, seed, max_cwnd_pct } => {
+            experiment(scenario, out, quick, seed, max_cwnd_pct)
+        }
     };
     if let Err(e) = r {
         eprintln!("error: {e}");

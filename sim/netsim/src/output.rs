@@ -60,7 +60,13 @@ impl Summary {
     /// Summarises a report.
     pub fn of(r: &Report) -> Self {
         let f = r.fcts_us();
-        let pct = |q: f64| if f.is_empty() { f64::NAN } else { f[((f.len() as f64 * q).ceil() as usize).clamp(1, f.len()) - 1] };
+        let pct = |q: f64| {
+            if f.is_empty() {
+                f64::NAN
+            } else {
+                f[((f.len() as f64 * q).ceil() as usize).clamp(1, f.len()) - 1]
+            }
+        };
         Self {
             flows: r.flows.len(),
             completed: r.completed(),
@@ -81,7 +87,11 @@ impl Summary {
             p99_reorder: {
                 let mut v: Vec<u32> = r.flows.iter().map(|f| f.max_reorder).collect();
                 v.sort_unstable();
-                if v.is_empty() { 0 } else { v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1] }
+                if v.is_empty() {
+                    0
+                } else {
+                    v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1]
+                }
             },
             sim_us: r.end_ps as f64 / PS_PER_US as f64,
             events: r.events,
@@ -98,13 +108,33 @@ impl Summary {
     pub fn text(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "flows          {} ({} completed)", self.flows, self.completed);
-        let _ = writeln!(s, "FCT µs         max {:.1}  p99 {:.1}  mean {:.1}", self.max_fct_us, self.p99_fct_us, self.mean_fct_us);
-        let _ = writeln!(s, "retransmits    {}  (probes {}, timeouts {})", self.retransmits, self.probes, self.timeouts);
+        let _ = writeln!(
+            s,
+            "FCT µs         max {:.1}  p99 {:.1}  mean {:.1}",
+            self.max_fct_us, self.p99_fct_us, self.mean_fct_us
+        );
+        let _ =
+            writeln!(s, "retransmits    {}  (probes {}, timeouts {})", self.retransmits, self.probes, self.timeouts);
         let _ = writeln!(s, "drops          {} congestion, {} random loss", self.drops, self.random_losses);
-        let _ = writeln!(s, "ECN            {} marks, {} echoed to senders, {} marked entropies skipped", self.ecn_marks, self.ecn_echoes, self.lb_skips);
-        let _ = writeln!(s, "reordering     per-flow reorder span (packets): max {}, p99 {}", self.max_reorder, self.p99_reorder);
+        let _ = writeln!(
+            s,
+            "ECN            {} marks, {} echoed to senders, {} marked entropies skipped",
+            self.ecn_marks, self.ecn_echoes, self.lb_skips
+        );
+        let _ = writeln!(
+            s,
+            "reordering     per-flow reorder span (packets): max {}, p99 {}",
+            self.max_reorder, self.p99_reorder
+        );
         let _ = writeln!(s, "PFC            {} pauses, {:.1} µs paused link time", self.pauses, self.pause_us);
-        let _ = writeln!(s, "simulated      {:.1} µs;  {} events in {:.3} s = {:.2} M events/s", self.sim_us, self.events, self.wall_s, self.events_per_s() / 1e6);
+        let _ = writeln!(
+            s,
+            "simulated      {:.1} µs;  {} events in {:.3} s = {:.2} M events/s",
+            self.sim_us,
+            self.events,
+            self.wall_s,
+            self.events_per_s() / 1e6
+        );
         s
     }
 }
@@ -118,11 +148,27 @@ fn write_file(path: &Path, s: &str) -> std::io::Result<()> {
 
 /// Writes `fct.csv`, `queue.csv` and `tput.csv` into `dir`.
 pub fn write_csvs(r: &Report, dir: &Path) -> std::io::Result<()> {
-    let mut s = String::from("flow,src,dst,bytes,start_us,end_us,fct_us,pkts_sent,retransmits,data_lost,delivered,max_reorder,max_ooo\n");
+    let mut s = String::from(
+        "flow,src,dst,bytes,start_us,end_us,fct_us,pkts_sent,retransmits,data_lost,delivered,max_reorder,max_ooo\n",
+    );
     for (i, f) in r.flows.iter().enumerate() {
         let us = |p: u64| if p == u64::MAX { String::new() } else { format!("{:.3}", p as f64 / 1e6) };
         let fct = f.fct().map(|p| format!("{:.3}", p as f64 / 1e6)).unwrap_or_default();
-        let _ = writeln!(s, "{i},{},{},{},{},{},{fct},{},{},{},{},{},{}", f.src, f.dst, f.bytes, us(f.start), us(f.end), f.pkts_sent, f.retransmits, f.data_lost, f.delivered, f.max_reorder, f.max_ooo);
+        let _ = writeln!(
+            s,
+            "{i},{},{},{},{},{},{fct},{},{},{},{},{},{}",
+            f.src,
+            f.dst,
+            f.bytes,
+            us(f.start),
+            us(f.end),
+            f.pkts_sent,
+            f.retransmits,
+            f.data_lost,
+            f.delivered,
+            f.max_reorder,
+            f.max_ooo
+        );
     }
     write_file(&dir.join("fct.csv"), &s)?;
     let mut q = String::from("t_us,last_hop_qdelay_us,fabric_qdelay_us,drops,pauses\n");
@@ -130,13 +176,26 @@ pub fn write_csvs(r: &Report, dir: &Path) -> std::io::Result<()> {
     for b in 0..n {
         let g = |v: &Vec<u64>| v.get(b).copied().unwrap_or(0) as f64 / 1e6;
         let c = |v: &Vec<u32>| v.get(b).copied().unwrap_or(0);
-        let _ = writeln!(q, "{:.1},{:.3},{:.3},{},{}", (b as u64 * r.series_bin_ps) as f64 / 1e6, g(&r.last_hop_qdelay), g(&r.fabric_qdelay), c(&r.drops_series), c(&r.pause_series));
+        let _ = writeln!(
+            q,
+            "{:.1},{:.3},{:.3},{},{}",
+            (b as u64 * r.series_bin_ps) as f64 / 1e6,
+            g(&r.last_hop_qdelay),
+            g(&r.fabric_qdelay),
+            c(&r.drops_series),
+            c(&r.pause_series)
+        );
     }
     write_file(&dir.join("queue.csv"), &q)?;
     let mut t = String::from("t_us,flow,gbps\n");
     for (fi, v) in r.tput.iter().enumerate() {
         for (b, &bytes) in v.iter().enumerate() {
-            let _ = writeln!(t, "{:.1},{fi},{:.3}", (b as u64 * r.tput_bin_ps) as f64 / 1e6, bytes as f64 * 8.0 / (r.tput_bin_ps as f64 / 1e3));
+            let _ = writeln!(
+                t,
+                "{:.1},{fi},{:.3}",
+                (b as u64 * r.tput_bin_ps) as f64 / 1e6,
+                bytes as f64 * 8.0 / (r.tput_bin_ps as f64 / 1e3)
+            );
         }
     }
     write_file(&dir.join("tput.csv"), &t)
@@ -153,7 +212,15 @@ fn ensure_font() {
 pub type Series = (String, Vec<(f64, f64)>);
 
 /// Line chart into a PNG. `x_fmt` formats x tick labels.
-pub fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &[Series], x_fmt: &dyn Fn(&f64) -> String, y_log: bool) -> Result<(), String> {
+pub fn line_plot(
+    path: &Path,
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    series: &[Series],
+    x_fmt: &dyn Fn(&f64) -> String,
+    y_log: bool,
+) -> Result<(), String> {
     ensure_font();
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
@@ -175,11 +242,28 @@ pub fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &
         x1 = x0 + 1.0;
     }
     // legend where the data is not: upper left unless the left quarter peaks high
-    let left_peak = series.iter().flat_map(|s| s.1.iter()).filter(|p| p.0 <= x0 + (x1 - x0) * 0.3 && p.1.is_finite()).map(|p| p.1).fold(f64::MIN, f64::max);
-    let legend_pos = if left_peak > y0 + (y1 - y0) * 0.6 { SeriesLabelPosition::UpperRight } else { SeriesLabelPosition::UpperLeft };
+    let left_peak = series
+        .iter()
+        .flat_map(|s| s.1.iter())
+        .filter(|p| p.0 <= x0 + (x1 - x0) * 0.3 && p.1.is_finite())
+        .map(|p| p.1)
+        .fold(f64::MIN, f64::max);
+    let legend_pos =
+        if left_peak > y0 + (y1 - y0) * 0.6 { SeriesLabelPosition::UpperRight } else { SeriesLabelPosition::UpperLeft };
     let root = BitMapBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let colors = [RGBColor(31, 119, 180), RGBColor(214, 39, 40), RGBColor(44, 160, 44), RGBColor(255, 127, 14), RGBColor(148, 103, 189), RGBColor(140, 86, 75), RGBColor(227, 119, 194), RGBColor(127, 127, 127), RGBColor(188, 189, 34), RGBColor(23, 190, 207)];
+    let colors = [
+        RGBColor(31, 119, 180),
+        RGBColor(214, 39, 40),
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
     macro_rules! draw {
         ($chart:expr) => {{
             let mut chart = $chart;
@@ -193,7 +277,11 @@ pub fn line_plot(path: &Path, title: &str, xlabel: &str, ylabel: &str, series: &
                 .map_err(|e| e.to_string())?;
             for (i, (name, pts)) in series.iter().enumerate() {
                 let c = colors[i % colors.len()];
-                let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite() && (!y_log || p.1 > 0.0)).collect();
+                let pts: Vec<(f64, f64)> = pts
+                    .iter()
+                    .copied()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite() && (!y_log || p.1 > 0.0))
+                    .collect();
                 chart
                     .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
                     .map_err(|e| e.to_string())?
@@ -233,19 +321,61 @@ pub fn plot_run(r: &Report, dir: &Path, label: &str) -> Result<(), String> {
     let n = f.len().max(1) as f64;
     let cdf: Vec<(f64, f64)> = f.iter().enumerate().map(|(i, &x)| (x, (i + 1) as f64 / n)).collect();
     let plain = |v: &f64| format!("{v:.0}");
-    line_plot(&dir.join("fct_cdf.png"), &format!("FCT CDF — {label}"), "FCT (µs)", "fraction of flows", &[(label.to_string(), cdf)], &plain, false)?;
-    line_plot(&dir.join("qdelay.png"), &format!("Max queueing delay — {label}"), "time (µs)", "queueing delay (µs)", &qdelay_series(r), &plain, false)?;
+    line_plot(
+        &dir.join("fct_cdf.png"),
+        &format!("FCT CDF — {label}"),
+        "FCT (µs)",
+        "fraction of flows",
+        &[(label.to_string(), cdf)],
+        &plain,
+        false,
+    )?;
+    line_plot(
+        &dir.join("qdelay.png"),
+        &format!("Max queueing delay — {label}"),
+        "time (µs)",
+        "queueing delay (µs)",
+        &qdelay_series(r),
+        &plain,
+        false,
+    )?;
     let t: Vec<Series> = r
         .tput
         .iter()
         .enumerate()
-        .map(|(i, v)| (format!("flow {i}"), v.iter().enumerate().map(|(b, &bytes)| ((b as u64 * r.tput_bin_ps) as f64 / 1e6, bytes as f64 * 8.0 / (r.tput_bin_ps as f64 / 1e3))).collect()))
+        .map(|(i, v)| {
+            (
+                format!("flow {i}"),
+                v.iter()
+                    .enumerate()
+                    .map(|(b, &bytes)| {
+                        ((b as u64 * r.tput_bin_ps) as f64 / 1e6, bytes as f64 * 8.0 / (r.tput_bin_ps as f64 / 1e3))
+                    })
+                    .collect(),
+            )
+        })
         .collect();
-    line_plot(&dir.join("tput.png"), &format!("Per-flow throughput — {label}"), "time (µs)", "Gbit/s", &t, &plain, false)
+    line_plot(
+        &dir.join("tput.png"),
+        &format!("Per-flow throughput — {label}"),
+        "time (µs)",
+        "Gbit/s",
+        &t,
+        &plain,
+        false,
+    )
 }
 
 /// Last-hop and fabric queueing-delay series of a run (µs vs µs).
 pub fn qdelay_series(r: &Report) -> Vec<Series> {
-    let conv = |v: &Vec<u64>| v.iter().enumerate().map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6)).collect::<Vec<_>>();
-    vec![("last hop (ToR→host)".into(), conv(&r.last_hop_qdelay)), ("fabric (switch↔switch)".into(), conv(&r.fabric_qdelay))]
+    let conv = |v: &Vec<u64>| {
+        v.iter()
+            .enumerate()
+            .map(|(b, &d)| ((b as u64 * r.series_bin_ps) as f64 / 1e6, d as f64 / 1e6))
+            .collect::<Vec<_>>()
+    };
+    vec![
+        ("last hop (ToR→host)".into(), conv(&r.last_hop_qdelay)),
+        ("fabric (switch↔switch)".into(), conv(&r.fabric_qdelay)),
+    ]
 }

@@ -44,7 +44,14 @@ impl Default for EventQueue {
 impl EventQueue {
     /// Empty queue starting at time 0.
     pub fn new() -> Self {
-        Self { buckets: (0..NB).map(|_| Vec::new()).collect(), cur: 0, cur_sorted: false, overflow: BinaryHeap::new(), len: 0, seq: 0 }
+        Self {
+            buckets: (0..NB).map(|_| Vec::new()).collect(),
+            cur: 0,
+            cur_sorted: false,
+            overflow: BinaryHeap::new(),
+            len: 0,
+            seq: 0,
+        }
     }
 
     /// Number of pending events.

@@ -147,7 +147,9 @@ impl SimConfig {
                 pmax_ppm: 1_000_000,
                 pfc: Some(PfcConfig { xoff: bdp, xon: bdp / 2 }),
             },
-            _ => SwitchConfig { buffer_bytes: 5 * bdp, kmin: bdp / 4, kmax: bdp * 3 / 4, pmax_ppm: 1_000_000, pfc: None },
+            _ => {
+                SwitchConfig { buffer_bytes: 5 * bdp, kmin: bdp / 4, kmax: bdp * 3 / 4, pmax_ppm: 1_000_000, pfc: None }
+            }
         };
         Self {
             transport,
@@ -509,11 +511,21 @@ impl Sim {
             },
         };
         let bdp = net.bdp_bytes();
-        let dctcp_p = DctcpParams { mtu: cfg.mtu, g_shift: 4, max_cwnd: bytes_to_q8(bdp * cfg.max_cwnd_pct as u64 / 100), min_cwnd: bytes_to_q8(cfg.mtu as u64) };
+        let dctcp_p = DctcpParams {
+            mtu: cfg.mtu,
+            g_shift: 4,
+            max_cwnd: bytes_to_q8(bdp * cfg.max_cwnd_pct as u64 / 100),
+            min_cwnd: bytes_to_q8(cfg.mtu as u64),
+        };
         let dcqcn_p = DcqcnParams::for_line_rate(cfg.host_gbps);
         let n_hosts = topo.n_hosts as usize;
         let salts = (0..topo.n_nodes() as u64).map(|n| mix64(cfg.seed.wrapping_mul(0x100_0000_01b3) ^ n)).collect();
-        let rep = Report { series_bin_ps: cfg.series_bin_ps, tput_bin_ps: cfg.tput_bin_ps, tput: vec![Vec::new(); (cfg.tput_flows as usize).min(n_flows)], ..Default::default() };
+        let rep = Report {
+            series_bin_ps: cfg.series_bin_ps,
+            tput_bin_ps: cfg.tput_bin_ps,
+            tput: vec![Vec::new(); (cfg.tput_flows as usize).min(n_flows)],
+            ..Default::default()
+        };
         let mut sim = Self {
             rng: Pcg32::new(cfg.seed, 0x5eed),
             cfg,
@@ -554,7 +566,11 @@ impl Sim {
     pub fn with_progress(mut self, show: bool) -> Self {
         if show {
             let pb = indicatif::ProgressBar::new(self.flows.len() as u64);
-            pb.set_style(indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} flows  {msg}").unwrap().progress_chars("=> "));
+            pb.set_style(
+                indicatif::ProgressStyle::with_template("{elapsed_precise} [{bar:40}] {pos}/{len} flows  {msg}")
+                    .unwrap()
+                    .progress_chars("=> "),
+            );
             self.progress = Some(pb);
         }
         self
@@ -726,18 +742,30 @@ impl Sim {
                     Lb::Oblivious(ObliviousLb::new(cfg.max_paths, (f.sport_base % cfg.max_paths) as u16))
                 };
                 (
-                    Sender::Sr { sr: SrSender::new(self.sr_cfg, f.bytes, now_ns), cc: Cc::Strack(StrackCc::new(self.strack_p, now_ns)), lb },
+                    Sender::Sr {
+                        sr: SrSender::new(self.sr_cfg, f.bytes, now_ns),
+                        cc: Cc::Strack(StrackCc::new(self.strack_p, now_ns)),
+                        lb,
+                    },
                     Receiver::Sack(SackReceiver::new(cfg.ack_coalesce_bytes)),
                 )
             }
             Transport::Srnic => (
-                Sender::Sr { sr: SrSender::new(self.sr_cfg, f.bytes, now_ns), cc: Cc::Dctcp(Dctcp::new(self.dctcp_p)), lb: Lb::Single },
+                Sender::Sr {
+                    sr: SrSender::new(self.sr_cfg, f.bytes, now_ns),
+                    cc: Cc::Dctcp(Dctcp::new(self.dctcp_p)),
+                    lb: Lb::Single,
+                },
                 Receiver::Sack(SackReceiver::new(cfg.ack_coalesce_bytes)),
             ),
             Transport::Roce => {
                 let pkts = f.bytes.div_ceil(cfg.mtu as u64) as u32;
                 (
-                    Sender::Roce { rp: DcqcnRp::new(self.dcqcn_p, now_ns), gbn: GbnSender::new(pkts, cfg.rto_ns, now_ns), next_send: self.now },
+                    Sender::Roce {
+                        rp: DcqcnRp::new(self.dcqcn_p, now_ns),
+                        gbn: GbnSender::new(pkts, cfg.rto_ns, now_ns),
+                        next_send: self.now,
+                    },
                     Receiver::Gbn(GbnReceiver::new(cfg.gbn_ack_every), DcqcnNp::default()),
                 )
             }
@@ -1116,7 +1144,8 @@ impl Sim {
             if hops.len() == 1 {
                 hops[0]
             } else {
-                let key = (p.src as u64) << 40 ^ (p.dst as u64) << 16 ^ p.sport as u64 ^ (4791u64 << 48) ^ (17u64 << 60);
+                let key =
+                    (p.src as u64) << 40 ^ (p.dst as u64) << 16 ^ p.sport as u64 ^ (4791u64 << 48) ^ (17u64 << 60);
                 let h = mix64(key ^ self.salts[node as usize]);
                 hops[(h % hops.len() as u64) as usize]
             }
@@ -1149,7 +1178,8 @@ impl Sim {
             Kind::Data | Kind::Probe => self.on_data(host, &p, now_ns),
             Kind::Sack => self.on_sack(&p, now_ns),
             Kind::GbnAck | Kind::GbnNak => {
-                let r = if p.kind == Kind::GbnAck { GbnReply::Ack { epsn: p.psn } } else { GbnReply::Nak { epsn: p.psn } };
+                let r =
+                    if p.kind == Kind::GbnAck { GbnReply::Ack { epsn: p.psn } } else { GbnReply::Nak { epsn: p.psn } };
                 let fi = p.flow;
                 if let Sender::Roce { gbn, .. } = &mut self.flows[fi as usize].sender {
                     gbn.on_reply(now_ns, r);
@@ -1202,7 +1232,15 @@ impl Sim {
         match &mut self.flows[fi].receiver {
             Receiver::Idle => return,
             Receiver::Sack(r) => {
-                let meta = DataMeta { psn: p.psn, bytes: p.payload, ecn: p.ecn, entropy: p.entropy, ts: p.ts_ns, probe: p.kind == Kind::Probe, ack_req: p.ack_req };
+                let meta = DataMeta {
+                    psn: p.psn,
+                    bytes: p.payload,
+                    ecn: p.ecn,
+                    entropy: p.entropy,
+                    ts: p.ts_ns,
+                    probe: p.kind == Kind::Probe,
+                    ack_req: p.ack_req,
+                };
                 let (v, s) = r.on_packet(&meta);
                 if v == RxVerdict::New {
                     new_bytes = p.payload as u64;
@@ -1372,5 +1410,9 @@ impl Sim {
 
 /// Per-port tx bytes of the links a flow could use between two ToRs (for tests).
 pub fn tier1_port_ids(topo: &Topology, tor_idx: u32) -> Vec<u32> {
-    topo.node_ports[topo.tors[tor_idx as usize] as usize].iter().copied().filter(|&p| topo.ports[p as usize].tier == 1).collect()
+    topo.node_ports[topo.tors[tor_idx as usize] as usize]
+        .iter()
+        .copied()
+        .filter(|&p| topo.ports[p as usize].tier == 1)
+        .collect()
 }

@@ -125,7 +125,11 @@ impl FabricSpec {
             }
             let mut it = line.split_whitespace();
             let key = it.next().unwrap().to_ascii_lowercase();
-            let val: Option<u32> = it.next().map(|v| v.parse::<f64>().map(|x| x as u32)).transpose().map_err(|e| format!("line {}: {e}", ln + 1))?;
+            let val: Option<u32> = it
+                .next()
+                .map(|v| v.parse::<f64>().map(|x| x as u32))
+                .transpose()
+                .map_err(|e| format!("line {}: {e}", ln + 1))?;
             let need = |v: Option<u32>| v.ok_or_else(|| format!("line {}: `{line}` needs a value", ln + 1));
             match key.as_str() {
                 "nodes" => nodes = Some(need(val)?),
@@ -191,7 +195,8 @@ impl FabricSpec {
 
     /// Writes this fabric as an htsim topology file.
     pub fn to_htsim(&self) -> String {
-        let mut s = format!("Nodes {}\nTiers {}\nPodsize {}\n", self.hosts, self.tiers, self.tors_per_pod * self.hosts_per_tor);
+        let mut s =
+            format!("Nodes {}\nTiers {}\nPodsize {}\n", self.hosts, self.tiers, self.tors_per_pod * self.hosts_per_tor);
         s += &format!(
             "\nTier 0\nDownlink_speed_Gbps {}\nRadix_Down {}\nRadix_Up {}\nDownlink_Latency_ns {}\nSwitch_Latency_ns 0\n",
             self.gbps[0], self.hosts_per_tor, self.tor_up, self.latency_ns[0]
@@ -203,7 +208,10 @@ impl FabricSpec {
         s += &format!("Downlink_Latency_ns {}\nSwitch_Latency_ns 0\n", self.latency_ns[1]);
         if self.tiers == 3 {
             let pods = self.hosts / (self.tors_per_pod * self.hosts_per_tor);
-            s += &format!("\nTier 2\nDownlink_speed_Gbps {}\nRadix_Down {}\nDownlink_Latency_ns {}\nSwitch_Latency_ns 0\n", self.gbps[2], pods, self.latency_ns[2]);
+            s += &format!(
+                "\nTier 2\nDownlink_speed_Gbps {}\nRadix_Down {}\nDownlink_Latency_ns {}\nSwitch_Latency_ns 0\n",
+                self.gbps[2], pods, self.latency_ns[2]
+            );
         }
         s
     }
@@ -489,7 +497,7 @@ mod tests {
         let agg0 = t.tors[31] + 1;
         assert_eq!(t.next_hops(agg0, 1).len(), 1); // down to ToR 1 in pod 0
         assert_eq!(t.next_hops(agg0, 31).len(), 4); // up to 4 cores
-        // base RTT: 6 links each way
+                                                    // base RTT: 6 links each way
         let rtt = t.max_base_rtt_ps(4160, 64);
         let ser = 6 * (crate::time::ser_ps(4160, 100) + crate::time::ser_ps(64, 100));
         assert_eq!(rtt, 12_000_000 + ser);

@@ -61,7 +61,11 @@ impl Workload {
         for (i, f) in self.flows.iter().enumerate() {
             if !f.deps.is_empty() {
                 // trigger i+1 fires when all of its sources finished
-                s += &format!("trigger id {} barrier {}\n", i + 1, f.deps.iter().map(|d| (100_000_000 + d).to_string()).collect::<Vec<_>>().join(","));
+                s += &format!(
+                    "trigger id {} barrier {}\n",
+                    i + 1,
+                    f.deps.iter().map(|d| (100_000_000 + d).to_string()).collect::<Vec<_>>().join(",")
+                );
             }
         }
         s
@@ -111,9 +115,14 @@ impl Workload {
                         let val = toks.get(i + 1).ok_or_else(|| err("key without value"))?;
                         match key {
                             "id" | "priority" => {}
-                            "start" => f.start = (val.parse::<f64>().map_err(|_| err("bad start"))? * PS_PER_US as f64) as Ps,
+                            "start" => {
+                                f.start = (val.parse::<f64>().map_err(|_| err("bad start"))? * PS_PER_US as f64) as Ps
+                            }
                             "size" => f.bytes = val.parse().map_err(|_| err("bad size"))?,
-                            "send_done_trigger" => done_trig.entry(val.parse().map_err(|_| err("bad trigger"))?).or_default().push(flows.len() as u32),
+                            "send_done_trigger" => done_trig
+                                .entry(val.parse().map_err(|_| err("bad trigger"))?)
+                                .or_default()
+                                .push(flows.len() as u32),
                             "trigger" => wait = Some(val.parse().map_err(|_| err("bad trigger"))?),
                             "recv_done_trigger" => return Err(err("recv_done_trigger is not supported")),
                             _ => return Err(err("unknown key")),
@@ -155,7 +164,10 @@ pub fn permutation(n: u32, bytes: u64, seed: u64) -> Workload {
             break;
         }
     }
-    Workload { nodes: n, flows: (0..n).map(|i| FlowSpec { src: i, dst: p[i as usize], bytes, start: 0, deps: vec![] }).collect() }
+    Workload {
+        nodes: n,
+        flows: (0..n).map(|i| FlowSpec { src: i, dst: p[i as usize], bytes, start: 0, deps: vec![] }).collect(),
+    }
 }
 
 /// N:1 incast: `fan_in` random distinct senders (not under the receiver's
@@ -168,7 +180,14 @@ pub fn incast(n: u32, fan_in: u32, receiver: u32, bytes: u64, hosts_per_tor: u32
         cand = (0..n).filter(|&h| h != receiver).collect();
     }
     rng.shuffle(&mut cand);
-    Workload { nodes: n, flows: cand.iter().take(fan_in as usize).map(|&s| FlowSpec { src: s, dst: receiver, bytes, start: 0, deps: vec![] }).collect() }
+    Workload {
+        nodes: n,
+        flows: cand
+            .iter()
+            .take(fan_in as usize)
+            .map(|&s| FlowSpec { src: s, dst: receiver, bytes, start: 0, deps: vec![] })
+            .collect(),
+    }
 }
 
 /// All-to-all over `n` ranks: rank r's i-th message goes to (r+i) mod n
@@ -198,7 +217,13 @@ pub fn ring_allreduce(ranks: &[u32], bytes: u64) -> Workload {
     for s in 0..2 * (n - 1) {
         for i in 0..n {
             let deps = if s == 0 { vec![] } else { vec![(s - 1) * n + (i + n - 1) % n] };
-            flows.push(FlowSpec { src: ranks[i as usize], dst: ranks[((i + 1) % n) as usize], bytes: chunk, start: 0, deps });
+            flows.push(FlowSpec {
+                src: ranks[i as usize],
+                dst: ranks[((i + 1) % n) as usize],
+                bytes: chunk,
+                start: 0,
+                deps,
+            });
         }
     }
     Workload { nodes: ranks.iter().copied().max().unwrap_or(0) + 1, flows }

@@ -28,7 +28,12 @@ fn assert_reliable(r: &Report, ctx: &str) {
     for (i, f) in r.flows.iter().enumerate() {
         assert!(f.fct().is_some(), "{ctx}: flow {i} unfinished (seed {SEED})");
         assert_eq!(f.delivered, f.bytes, "{ctx}: flow {i} delivered {} of {} (seed {SEED})", f.delivered, f.bytes);
-        assert!(f.retransmits >= f.data_lost, "{ctx}: flow {i} lost {} data packets but retransmitted {} (seed {SEED})", f.data_lost, f.retransmits);
+        assert!(
+            f.retransmits >= f.data_lost,
+            "{ctx}: flow {i} lost {} data packets but retransmitted {} (seed {SEED})",
+            f.data_lost,
+            f.retransmits
+        );
     }
 }
 
@@ -102,7 +107,8 @@ fn adaptive_spray_moves_traffic_off_a_degraded_path() {
         let slow = rnic_netsim::sim::tier1_port_ids(&topo, 0)[0];
         topo.ports[slow as usize].gbps = 12;
         let ups = rnic_netsim::sim::tier1_port_ids(&topo, 0);
-        let w = Workload { nodes: 16, flows: vec![FlowSpec { src: 0, dst: 4, bytes: 8 << 20, start: 0, deps: vec![] }] };
+        let w =
+            Workload { nodes: 16, flows: vec![FlowSpec { src: 0, dst: 4, bytes: 8 << 20, start: 0, deps: vec![] }] };
         let r = run(topo, t, &w, |_| {});
         assert_reliable(&r, t.name());
         let total: u64 = ups.iter().map(|&p| r.port_tx_bytes[p as usize]).sum();
@@ -122,7 +128,13 @@ fn slow_receiver_limits_its_flow_only() {
     let mut topo = fabric(16, 8, 1);
     let p = topo.host_down[4];
     topo.ports[p as usize].gbps = 25;
-    let w = Workload { nodes: 16, flows: vec![FlowSpec { src: 0, dst: 4, bytes: 2 << 20, start: 0, deps: vec![] }, FlowSpec { src: 1, dst: 8, bytes: 2 << 20, start: 0, deps: vec![] }] };
+    let w = Workload {
+        nodes: 16,
+        flows: vec![
+            FlowSpec { src: 0, dst: 4, bytes: 2 << 20, start: 0, deps: vec![] },
+            FlowSpec { src: 1, dst: 8, bytes: 2 << 20, start: 0, deps: vec![] },
+        ],
+    };
     for t in ALL {
         let r = run(topo.clone(), t, &w, |_| {});
         assert_reliable(&r, &format!("{} slow receiver", t.name()));
@@ -157,12 +169,19 @@ fn oversubscribed_permutation_completes_and_is_slower() {
 #[test]
 fn collective_steps_respect_dependencies() {
     let ranks: Vec<u32> = (0..8).map(|i| i * 4).collect(); // one rank per ToR
-    for w in [traffic::ring_allreduce(&ranks, 1 << 20), traffic::dbt_allreduce(&ranks, 1 << 20), traffic::all_to_all(8, 64 << 10, 2)] {
+    for w in [
+        traffic::ring_allreduce(&ranks, 1 << 20),
+        traffic::dbt_allreduce(&ranks, 1 << 20),
+        traffic::all_to_all(8, 64 << 10, 2),
+    ] {
         let r = run(fabric(32, 8, 1), Transport::Strack, &w, |_| {});
         assert_reliable(&r, "collective");
         for (i, f) in w.flows.iter().enumerate() {
             for &d in &f.deps {
-                assert!(r.flows[i].start >= r.flows[d as usize].end, "flow {i} started before its dependency {d} finished");
+                assert!(
+                    r.flows[i].start >= r.flows[d as usize].end,
+                    "flow {i} started before its dependency {d} finished"
+                );
             }
         }
     }
@@ -216,7 +235,8 @@ fn frame_endpoints_exchange_frames_with_exact_timing() {
     let topo = fabric(16, 8, 1);
     let clk = ClockDomain::mhz(250);
     let mut a = EchoEndpoint::new(0, clk, 0, false);
-    a.pending.push_back((10, Frame { src: 0, dst: 5, udp_sport: 0xc001, wire_bytes: 1024, ecn_ce: false, bytes: vec![] }));
+    a.pending
+        .push_back((10, Frame { src: 0, dst: 5, udp_sport: 0xc001, wire_bytes: 1024, ecn_ce: false, bytes: vec![] }));
     let b = EchoEndpoint::new(5, clk, 3, true);
     let cfg = SimConfig::paper_defaults(Transport::Strack, &topo, 4096, SEED);
     let mut sim = Sim::new(topo, cfg, &Workload { nodes: 16, flows: vec![] }).unwrap();
@@ -232,4 +252,3 @@ fn frame_endpoints_exchange_frames_with_exact_timing() {
     assert_eq!(a[0].0, clk.ps_to_cycle_ceil(clk.cycle_to_ps(b[0].0 + 3) + one_way));
     assert_eq!((a[0].1.src, a[0].1.dst), (5, 0));
 }
-

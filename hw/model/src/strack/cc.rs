@@ -24,7 +24,7 @@
 //! Fixed point: `bdp_sf` and `delay_sf` are Q16.16; γ is Q16.16 (0.8 →
 //! 52428); `avg_delay` is ns in Q24.8; all products in `u64`.
 
-use crate::{bytes_to_q8, NetParams, Nanos, Q16_ONE, Q8, Q8_SHIFT};
+use crate::{bytes_to_q8, Nanos, NetParams, Q16_ONE, Q8, Q8_SHIFT};
 
 /// Table 1 parameters, already converted to the hardware's formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,8 +68,7 @@ impl StrackParams {
         let mtu_q8 = (net.mtu as u64) << Q8_SHIFT;
         let beta_q8 = 5 * bdp_sf_q16 as u64 * mtu_q8 >> 16;
         let eta_q8 = 15 * bdp_sf_q16 as u64 * mtu_q8 / 100 >> 16;
-        let alpha_rtt_q8 =
-            ((4 * bdp_sf_q16 as u64 * delay_sf_q16 as u64) >> 16) * mtu_q8 >> 16;
+        let alpha_rtt_q8 = ((4 * bdp_sf_q16 as u64 * delay_sf_q16 as u64) >> 16) * mtu_q8 >> 16;
         let target = net.base_rtt_ns;
         Self {
             mtu: net.mtu,
@@ -174,14 +173,7 @@ impl StrackCc {
 
     /// Algo 1 lines 5–8 + 13–14: process one ACK carrying an RTT sample and
     /// `acked_bytes` newly acknowledged bytes. Returns the branch taken.
-    pub fn on_ack(
-        &mut self,
-        now: Nanos,
-        ecn: bool,
-        rtt_ns: u32,
-        acked_bytes: u64,
-        is_probe_ack: bool,
-    ) -> CwndAction {
+    pub fn on_ack(&mut self, now: Nanos, ecn: bool, rtt_ns: u32, acked_bytes: u64, is_probe_ack: bool) -> CwndAction {
         if rtt_ns < self.base_rtt_ns {
             self.base_rtt_ns = rtt_ns;
         }
@@ -409,7 +401,7 @@ mod tests {
         cc.on_ack(1, false, 6_000, 0, false);
         assert_eq!(cc.base_rtt_ns, 6_000);
         cc.on_ack(2, false, 14_000, 0, false); // delay 8 µs
-        // avg: 0 → 0 (first delay 0) → 8000/8 = 1000 ns
+                                               // avg: 0 → 0 (first delay 0) → 8000/8 = 1000 ns
         assert_eq!(cc.avg_delay_q8 >> 8, 1_000);
     }
 
