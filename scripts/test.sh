@@ -4,6 +4,11 @@
 # (transfers with every byte checked, access errors, the pcap checked by
 # rnic-spec and by scapy). Extra arguments go to `cargo test`.
 #
+# First the hygiene checks: rustfmt, clippy with warnings as errors (every
+# public crate also denies missing docs), and Verilator -Wall on every top
+# (run by rnic-sim's build script, waivers in hw/verilator.vlt).
+# RNIC_SKIP_LINT=1 skips rustfmt and clippy.
+#
 # Profile: release. Verilating and compiling the core's C++ costs the same in
 # both profiles. The cosimulation then steps 1.5-2.5x faster in release
 # (rnic-perf write_bw 64 KiB: 110k vs 43k cycles/s; 64 B: 83k vs 56k, on a
@@ -18,4 +23,11 @@ profile=()
 if [ "${RNIC_TEST_PROFILE:-release}" = release ]; then
     profile=(--release)
 fi
+if [ "${RNIC_SKIP_LINT:-0}" != 1 ]; then
+    echo "== cargo fmt --check"
+    cargo fmt --all --check
+    echo "== cargo clippy -D warnings"
+    cargo clippy --workspace --all-targets "${profile[@]}" -- -D warnings
+fi
+echo "== cargo test"
 exec cargo test --workspace "${profile[@]}" "$@"

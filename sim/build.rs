@@ -24,10 +24,12 @@ struct Port {
     dir: Dir,
 }
 
-/// Verilator flags for rust-hdl's Verilog: warnings are not errors, lint and
-/// style warnings (widths of rust-hdl's constants, unused signals) are off.
-const VERILATOR_FLAGS: &[&str] =
-    &["--cc", "--top-module", "top", "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-WIDTH", "--no-timing", "-O3"];
+/// Verilator flags: every lint warning on and fatal; the waivers, each with
+/// its reason, are in `hw/verilator.vlt` (passed with the Verilog).
+const VERILATOR_FLAGS: &[&str] = &["--cc", "--top-module", "top", "-Wall", "--no-timing", "-O3"];
+
+/// The lint waiver file, relative to this crate.
+const WAIVERS: &str = "../hw/verilator.vlt";
 
 /// C++ optimisation level of the generated model (override: `RNIC_SIM_CXX_OPT`).
 /// Measured on the core: -O2 simulates no faster than -O1 (74K cycles/s for
@@ -38,6 +40,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=../hw/src");
     println!("cargo:rerun-if-changed=../hw/spec/src");
+    println!("cargo:rerun-if-changed={WAIVERS}");
     println!("cargo:rerun-if-env-changed=RNIC_SIM_CXX_OPT");
     println!("cargo:rerun-if-env-changed=VERILATOR");
 
@@ -327,7 +330,9 @@ fn verilate_top(
     if vcd {
         flags.push("--trace".into());
     }
-    let key = format!("{version} {flags:?} opt={opt} unit={UNIT_BYTES}\n{shim}\n{verilog}");
+    let waivers = Path::new(&std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR")).join(WAIVERS);
+    let waiver_text = std::fs::read_to_string(&waivers).unwrap_or_else(|e| panic!("{}: {e}", waivers.display()));
+    let key = format!("{version} {flags:?} opt={opt} unit={UNIT_BYTES}\n{waiver_text}\n{shim}\n{verilog}");
     let cached =
         out.join(format!("lib{lib}.a")).exists() && std::fs::read_to_string(&stamp).map(|s| s == key).unwrap_or(false);
     if cached || cache_fetch(out, &lib, &key, &stamp) {
@@ -343,6 +348,7 @@ fn verilate_top(
         .arg(format!("V{name}"))
         .arg("-Mdir")
         .arg(&mdir)
+        .arg(&waivers)
         .arg(&vfile)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {verilator}: {e}"));

@@ -4,6 +4,7 @@
 //! which implements this trait) today, and VFIO (BAR0 through a mmap of the
 //! vfio-pci region, DMA memory mapped into the IOMMU) later. Callers see
 //! only the trait.
+#![deny(missing_docs)]
 
 use thiserror::Error;
 

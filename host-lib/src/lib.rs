@@ -15,6 +15,7 @@
 //! contract in [`rnic_spec`] (register map, staging word layouts, descriptor
 //! structs). Objects are single-threaded handles (`Rc`), like one verbs
 //! context used from one thread.
+#![deny(missing_docs)]
 
 mod cq;
 mod ctx;

@@ -1,5 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
+use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
 use crate::resp::Responder;
@@ -8,7 +9,7 @@ use crate::sq::SqEngine;
 use crate::txb::TxBuilder;
 use rust_hdl::prelude::*;
 
-/// The rnic core (DESIGN.md §3 interfaces). All streams are valid/ready;
+/// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
 /// a beat moves on a cycle where both are high.
 #[derive(LogicBlock, Default)]
 pub struct RnicCore {
@@ -85,6 +86,7 @@ pub struct RnicCore {
     rxin: RxIn,
     resp: Responder,
     fence: MrFence,
+    dmard: DmaReadMux,
     qpc_tx: RAM<Bits<448>, 8>,
     qpc_rx: RAM<Bits<448>, 8>,
     mr_tx: RAM<Bits<256>, 8>,
@@ -103,8 +105,6 @@ pub struct RnicCore {
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
     cnt: Signal<Local, Bits<15>>,
-    to_resp: Signal<Local, Bit>,
-    to_sq: Signal<Local, Bit>,
 }
 
 impl Logic for RnicCore {
@@ -218,34 +218,33 @@ impl Logic for RnicCore {
         self.lerrq.write.next = self.sq.lerr_write.val();
         self.lerrq.data_in.next = self.sq.lerr_data.val();
         self.sq.lerr_full.next = self.lerrq.full.val();
-        // DMA reads: the responder's receive-WQE fetch first.
-        self.dma_rd_req_valid.next = self.resp.rd_valid.val() | self.sq.rd_valid.val();
-        self.dma_rd_req_addr.next = self.sq.rd_addr.val();
-        self.dma_rd_req_len.next = self.sq.rd_len.val();
-        self.dma_rd_req_tag.next = self.sq.rd_tag.val();
-        if self.resp.rd_valid.val() {
-            self.dma_rd_req_addr.next = self.resp.rd_addr.val();
-            self.dma_rd_req_len.next = 32.into();
-            self.dma_rd_req_tag.next = 0x80.into();
-        }
-        self.resp.rd_ready.next = self.dma_rd_req_ready.val();
-        self.sq.rd_ready.next = self.dma_rd_req_ready.val() & !self.resp.rd_valid.val();
-        // Completions routed by tag: 0x80 receive WQE, 0x40 send WQE, else payload.
-        self.to_resp.next = self.dma_rd_cpl_tag.val().get_bit(7);
-        self.to_sq.next = self.dma_rd_cpl_tag.val().get_bit(6);
-        self.resp.rwqe_valid.next = self.dma_rd_cpl_valid.val() & self.to_resp.val();
-        self.resp.rwqe_data.next = self.dma_rd_cpl_data.val();
-        self.sq.wqe_valid.next = self.dma_rd_cpl_valid.val() & self.to_sq.val() & !self.to_resp.val();
-        self.sq.wqe_data.next = self.dma_rd_cpl_data.val();
-        self.txb.pl_valid.next = self.dma_rd_cpl_valid.val() & !self.to_sq.val() & !self.to_resp.val();
-        self.txb.pl_data.next = self.dma_rd_cpl_data.val();
-        self.dma_rd_cpl_ready.next = self.txb.pl_ready.val();
-        if self.to_sq.val() {
-            self.dma_rd_cpl_ready.next = self.sq.wqe_ready.val();
-        }
-        if self.to_resp.val() {
-            self.dma_rd_cpl_ready.next = self.resp.rwqe_ready.val();
-        }
+        // DMA reads: one port, requests arbitrated and completions routed by tag.
+        self.dmard.rq_valid.next = self.resp.rd_valid.val();
+        self.dmard.rq_addr.next = self.resp.rd_addr.val();
+        self.resp.rd_ready.next = self.dmard.rq_ready.val();
+        self.dmard.sq_valid.next = self.sq.rd_valid.val();
+        self.dmard.sq_addr.next = self.sq.rd_addr.val();
+        self.dmard.sq_len.next = self.sq.rd_len.val();
+        self.dmard.sq_tag.next = self.sq.rd_tag.val();
+        self.sq.rd_ready.next = self.dmard.sq_ready.val();
+        self.dma_rd_req_valid.next = self.dmard.req_valid.val();
+        self.dmard.req_ready.next = self.dma_rd_req_ready.val();
+        self.dma_rd_req_addr.next = self.dmard.req_addr.val();
+        self.dma_rd_req_len.next = self.dmard.req_len.val();
+        self.dma_rd_req_tag.next = self.dmard.req_tag.val();
+        self.dmard.cpl_valid.next = self.dma_rd_cpl_valid.val();
+        self.dma_rd_cpl_ready.next = self.dmard.cpl_ready.val();
+        self.dmard.cpl_data.next = self.dma_rd_cpl_data.val();
+        self.dmard.cpl_tag.next = self.dma_rd_cpl_tag.val();
+        self.resp.rwqe_valid.next = self.dmard.rwqe_valid.val();
+        self.resp.rwqe_data.next = self.dmard.data.val();
+        self.dmard.rwqe_ready.next = self.resp.rwqe_ready.val();
+        self.sq.wqe_valid.next = self.dmard.wqe_valid.val();
+        self.sq.wqe_data.next = self.dmard.data.val();
+        self.dmard.wqe_ready.next = self.sq.wqe_ready.val();
+        self.txb.pl_valid.next = self.dmard.pl_valid.val();
+        self.txb.pl_data.next = self.dmard.data.val();
+        self.dmard.pl_ready.next = self.txb.pl_ready.val();
         // TX builder.
         self.txb.src_mac.next = self.regs.src_mac.val();
         self.txb.src_ip.next = self.regs.src_ip.val();

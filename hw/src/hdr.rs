@@ -129,7 +129,7 @@ impl Logic for TxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w24e;\nreg [15:0] ck;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c;").unwrap();
         writeln!(v, "always @(*) begin\n  h = 1024'd0;").unwrap();
         writeln!(v, "  pad = 2'd0 - plen[1:0];").unwrap();
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();

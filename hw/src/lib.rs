@@ -1,14 +1,17 @@
 //! `rnic-hw`: the NIC core in rust-hdl, one module per block.
 //!
-//! Blocks: [`regs`] (BAR0), [`sq`] (scheduler + send path), [`txb`] (TX
+//! Blocks: [`regs`] (BAR0), [`dma`] (DMA read arbitration and completion
+//! routing), [`sq`] (scheduler + send path), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`resp`]
 //! (responder, ACK receiver, completions), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
-//! words between engines).
+//! words between engines), [`num`] (protocol numbers of `rnic-spec` as
+//! block constants).
 //!
 //! [`core::RnicCore`] is the top level with the vendor-neutral interfaces of
-//! DESIGN.md §3. [`verilog_tops`] emits the Verilog of every top the
+//! `docs/design.md` ("Interfaces of the core"). [`verilog_tops`] emits the Verilog of every top the
 //! simulator verilates (the core and the per-block test tops).
+#![deny(missing_docs)]
 
 pub mod core;
 
@@ -32,12 +35,15 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("regs".to_string(), emit(regs::Regs::default())),
         ("sq".to_string(), emit(sq::SqEngine::default())),
         ("resp".to_string(), emit(resp::Responder::default())),
+        ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
     ]
 }
 pub mod desc;
+pub mod dma;
 pub mod fence;
 pub mod hdr;
 pub mod icrc;
+pub mod num;
 pub mod pack;
 pub mod regs;
 pub mod resp;
@@ -55,6 +61,94 @@ mod tests {
             for (i, line) in v.lines().enumerate() {
                 assert!(!line.contains(")[("), "{name}.v line {}: slice of an expression: {line}", i + 1);
             }
+        }
+    }
+
+    /// Signals that carry protocol numbers: opcodes, syndromes, CQE statuses
+    /// and opcodes, DMA tags.
+    const PROTOCOL_SIGNALS: &[&str] =
+        &["opcode", "op", "syn", "syndrome", "status", "c_status", "c_op", "rd_tag", "req_tag", "dma_rd_req_tag"];
+
+    /// The name before `.next =`, `.val() ==` or `.val() !=`, without `self.`
+    /// and the DFF's `.d`/`.q`.
+    fn signal_name(lhs: &str) -> &str {
+        let lhs = lhs.trim().trim_start_matches('(');
+        let lhs = lhs.strip_suffix(".d").or_else(|| lhs.strip_suffix(".q")).unwrap_or(lhs);
+        lhs.rsplit('.').next().unwrap_or(lhs)
+    }
+
+    /// Finds a protocol signal assigned or compared to a number literal.
+    fn bare_protocol_numbers(src: &str) -> Vec<String> {
+        let mut found = vec![];
+        for (i, line) in src.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for sep in [".next = ", ".val() == ", ".val() != "] {
+                for (k, _) in code.match_indices(sep) {
+                    let lhs = &code[..k];
+                    let lhs = lhs.rsplit([' ', '(', '!', '&', '|']).next().unwrap_or(lhs);
+                    let rhs = code[k + sep.len()..].trim_start_matches('(');
+                    let name = signal_name(lhs);
+                    if PROTOCOL_SIGNALS.contains(&name) && rhs.starts_with(|c: char| c.is_ascii_digit()) {
+                        found.push(format!("line {}: {}", i + 1, line.trim()));
+                    }
+                }
+            }
+            if code.contains("get_bits::<3>(5)") && (code.contains("== ") || code.contains("!= ")) {
+                let rhs = code.split(['=', '!']).next_back().unwrap_or("").trim();
+                if rhs.starts_with(|c: char| c.is_ascii_digit()) {
+                    found.push(format!("line {}: syndrome class literal: {}", i + 1, line.trim()));
+                }
+            }
+        }
+        found
+    }
+
+    /// No opcode, syndrome, status or tag literal in the RTL: they come from
+    /// `rnic-spec` (as `num::Num` fields).
+    #[test]
+    fn no_bare_protocol_numbers_in_the_rtl() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut bad = vec![];
+        let mut files = 0;
+        for e in std::fs::read_dir(&dir).expect("hw/src") {
+            let path = e.expect("entry").path();
+            if path.extension().is_some_and(|x| x == "rs") {
+                files += 1;
+                let src = std::fs::read_to_string(&path).expect("read");
+                let src = src.split("#[cfg(test)]").next().unwrap_or("");
+                for f in bare_protocol_numbers(src) {
+                    bad.push(format!("{}: {f}", path.display()));
+                }
+            }
+        }
+        assert!(files > 10, "found only {files} RTL sources in {}", dir.display());
+        assert!(bad.is_empty(), "protocol numbers written as literals:\n{}", bad.join("\n"));
+    }
+
+    /// The scan above finds what it is meant to find.
+    #[test]
+    fn the_literal_scan_catches_literals() {
+        let caught = [
+            ("        self.txp.opcode.next = 0x0A.into();", 1),
+            ("        self.syn.d.next = 0x60.into();", 1),
+            ("        } else if self.op.val() == 0x11 {", 1),
+            ("        if self.du.syndrome.val() != 0x62 {", 1),
+            ("        self.c_status.d.next = 9.into();", 1),
+            ("        self.rd_tag.next = 0x40.into();", 1),
+            ("        } else if self.du.syndrome.val().get_bits::<3>(5) == 1 {", 1),
+            ("        x.next = (self.op.val() == 6) | (self.op.val() == 7);", 2),
+        ];
+        for (c, n) in caught {
+            assert_eq!(bare_protocol_numbers(c).len(), n, "{c}");
+        }
+        let fine = [
+            "        self.txp.opcode.next = self.op_write_only.val();",
+            "        self.c_status.d.next = self.eu.status.val();",
+            "        self.cnt.next = 0.into(); // opcode",
+            "        self.psn.d.next = self.psn.q.val() + 1;",
+        ];
+        for f in fine {
+            assert!(bare_protocol_numbers(f).is_empty(), "{f}");
         }
     }
 }

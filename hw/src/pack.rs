@@ -143,7 +143,7 @@ macro_rules! field_view {
                 let mut v = String::from("always @(*) begin\n");
                 $(
                     assert_eq!($field.width as usize, $fw, "width of {}", stringify!($f));
-                    assert!($field.bit() + $fw <= $w);
+                    assert!($field.bit() + $fw - 1 < $w, "{} outside the word", stringify!($f));
                     v.push_str(&format!("  {} = word[{}:{}];\n", stringify!($f), $field.bit() + $fw - 1, $field.bit()));
                 )*
                 v.push_str("end\n");

@@ -17,10 +17,14 @@
 use crate::desc::{
     CqView, CqePack, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
 };
+use crate::num::Num;
+use rnic_spec::desc::{cqe_op, cqe_status, CQE_BYTES};
+use rnic_spec::params::dma_tag;
+use rnic_spec::wire::{opcode, syndrome};
 use rust_hdl::prelude::*;
 
 /// DMA read tag of receive WQE fetches (bit 7).
-pub const TAG_RWQE: u64 = 0x80;
+pub const TAG_RWQE: u64 = dma_tag::RQ_WQE as u64;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 enum RState {
@@ -166,7 +170,7 @@ pub struct Responder {
     rst_word: DFF<Bits<40>>,
     state: DFF<RState>,
     ret: DFF<RState>,
-    d: DFF<Bits<512>>,
+    rx_desc: DFF<Bits<512>>,
     qpc: DFF<Bits<448>>,
     rs: DFF<Bits<256>>,
     rq_pi: DFF<Bits<16>>,
@@ -222,9 +226,37 @@ pub struct Responder {
     ack_dist: Signal<Local, Bits<24>>,
     posted: Signal<Local, Bits<24>>,
     posted16: Signal<Local, Bits<16>>,
+    op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
+    op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
+    op_send_last: Num<{ opcode::SEND_LAST as u64 }, 8>,
+    op_send_only: Num<{ opcode::SEND_ONLY as u64 }, 8>,
+    op_write_first: Num<{ opcode::WRITE_FIRST as u64 }, 8>,
+    op_write_middle: Num<{ opcode::WRITE_MIDDLE as u64 }, 8>,
+    op_write_last: Num<{ opcode::WRITE_LAST as u64 }, 8>,
+    op_write_only: Num<{ opcode::WRITE_ONLY as u64 }, 8>,
+    op_ack: Num<{ opcode::ACK as u64 }, 8>,
+    syn_ack: Num<{ syndrome::ACK as u64 }, 8>,
+    syn_rnr_nak: Num<{ syndrome::RNR_NAK as u64 }, 8>,
+    syn_nak_psn_seq: Num<{ syndrome::NAK_PSN_SEQ as u64 }, 8>,
+    syn_nak_inv_req: Num<{ syndrome::NAK_INV_REQ as u64 }, 8>,
+    syn_nak_rem_access: Num<{ syndrome::NAK_REM_ACCESS as u64 }, 8>,
+    syn_nak_rem_op: Num<{ syndrome::NAK_REM_OP as u64 }, 8>,
+    /// AETH syndrome classes (bits 7:5): ACK, RNR NAK, NAK.
+    class_ack: Num<{ (syndrome::ACK >> 5) as u64 }, 3>,
+    class_rnr: Num<{ (syndrome::RNR_NAK >> 5) as u64 }, 3>,
+    class_nak: Num<{ (syndrome::NAK_PSN_SEQ >> 5) as u64 }, 3>,
+    st_success: Num<{ cqe_status::SUCCESS as u64 }, 8>,
+    st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
+    st_rem_inv_req_err: Num<{ cqe_status::REM_INV_REQ_ERR as u64 }, 8>,
+    st_rem_access_err: Num<{ cqe_status::REM_ACCESS_ERR as u64 }, 8>,
+    st_rem_op_err: Num<{ cqe_status::REM_OP_ERR as u64 }, 8>,
+    st_rnr_retry_exc_err: Num<{ cqe_status::RNR_RETRY_EXC_ERR as u64 }, 8>,
+    cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
+    cqe_op_recv: Num<{ cqe_op::RECV as u64 }, 8>,
+    cqe_bytes: Num<{ CQE_BYTES as u64 }, 7>,
 }
 
-// The HDL below uses these tags as literals.
+// The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
 
 impl Logic for Responder {
@@ -240,7 +272,7 @@ impl Logic for Responder {
             rst_word,
             state,
             ret,
-            d,
+            rx_desc,
             qpc,
             rs,
             rq_pi,
@@ -261,7 +293,7 @@ impl Logic for Responder {
             c_len,
             c_qpn
         );
-        self.du.pword.next = self.d.q.val();
+        self.du.pword.next = self.rx_desc.q.val();
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();
         self.mv.word.next = self.mr_data.val();
@@ -286,10 +318,22 @@ impl Logic for Responder {
         self.rsp.rsvd2.next = 0.into();
         // Request classification.
         self.op.next = self.du.opcode.val();
-        self.is_send.next = (self.op.val() == 0) | (self.op.val() == 1) | (self.op.val() == 2) | (self.op.val() == 4);
-        self.is_write.next = (self.op.val() == 6) | (self.op.val() == 7) | (self.op.val() == 8) | (self.op.val() == 10);
-        self.is_first.next = (self.op.val() == 0) | (self.op.val() == 4) | (self.op.val() == 6) | (self.op.val() == 10);
-        self.is_last.next = (self.op.val() == 2) | (self.op.val() == 4) | (self.op.val() == 8) | (self.op.val() == 10);
+        self.is_send.next = (self.op.val() == self.op_send_first.val())
+            | (self.op.val() == self.op_send_middle.val())
+            | (self.op.val() == self.op_send_last.val())
+            | (self.op.val() == self.op_send_only.val());
+        self.is_write.next = (self.op.val() == self.op_write_first.val())
+            | (self.op.val() == self.op_write_middle.val())
+            | (self.op.val() == self.op_write_last.val())
+            | (self.op.val() == self.op_write_only.val());
+        self.is_first.next = (self.op.val() == self.op_send_first.val())
+            | (self.op.val() == self.op_send_only.val())
+            | (self.op.val() == self.op_write_first.val())
+            | (self.op.val() == self.op_write_only.val());
+        self.is_last.next = (self.op.val() == self.op_send_last.val())
+            | (self.op.val() == self.op_send_only.val())
+            | (self.op.val() == self.op_write_last.val())
+            | (self.op.val() == self.op_write_only.val());
         self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
         // An ACK may complete only WQEs that were posted: MSN - acked <= PI - acked.
         self.ack_dist.next = self.du.msn.val() - self.rsu.req_acked.val();
@@ -398,7 +442,7 @@ impl Logic for Responder {
         self.ackp.dst_mac.next = self.du.src_mac.val();
         self.ackp.dst_ip.next = self.du.src_ip.val();
         self.ackp.sport.next = self.du.sport.val();
-        self.ackp.opcode.next = 0x11.into();
+        self.ackp.opcode.next = self.op_ack.val();
         self.ackp.dqpn.next = self.qv.remote_qpn.val();
         self.ackp.ack_req.next = 0.into();
         self.ackp.psn.next = self.du.psn.val();
@@ -425,13 +469,13 @@ impl Logic for Responder {
                     self.cq_num.d.next = self.eu.cqn.val();
                     self.c_idx.d.next = self.eu.ssn.val().get_bits::<16>(0);
                     self.c_status.d.next = self.eu.status.val();
-                    self.c_op.d.next = 0.into();
+                    self.c_op.d.next = self.cqe_op_requester.val();
                     self.c_len.d.next = 0.into();
                     self.c_qpn.d.next = self.eu.qpn.val();
                     self.ret.d.next = RState::Idle;
                     self.state.d.next = RState::CqLook;
                 } else if !self.desc_empty.val() {
-                    self.d.d.next = self.desc_data.val();
+                    self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
                     self.state.d.next = RState::Look;
                 }
@@ -490,7 +534,7 @@ impl Logic for Responder {
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
-                } else if self.op.val() == 0x11 {
+                } else if self.op.val() == self.op_ack.val() {
                     self.cnt_ack.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::AckProc;
@@ -504,16 +548,16 @@ impl Logic for Responder {
                 } else if self.psn_diff.val().get_bit(23) {
                     // Behind ePSN: a duplicate; re-ACK so the requester moves on.
                     self.cnt_dup.next = true;
-                    self.syn.d.next = 0x1F.into();
+                    self.syn.d.next = self.syn_ack.val();
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::AckChk;
                 } else if self.psn_diff.val() != 0 {
                     self.cnt_psn.next = true;
-                    self.syn.d.next = 0x60.into();
+                    self.syn.d.next = self.syn_nak_psn_seq.val();
                     self.state.d.next = RState::Nak;
                 } else if self.inv_req.val() {
                     self.cnt_inv.next = true;
-                    self.syn.d.next = 0x61.into();
+                    self.syn.d.next = self.syn_nak_inv_req.val();
                     self.state.d.next = RState::Nak;
                 } else if self.is_write.val() {
                     self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
@@ -539,7 +583,7 @@ impl Logic for Responder {
                     self.state.d.next = RState::Data;
                 } else {
                     self.cnt_access.next = true;
-                    self.syn.d.next = 0x62.into();
+                    self.syn.d.next = self.syn_nak_rem_access.val();
                     self.state.d.next = RState::Nak;
                 }
             }
@@ -547,7 +591,7 @@ impl Logic for Responder {
                 if self.is_first.val() {
                     if self.rsu.rq_ci.val() == self.rq_pi.q.val() {
                         self.cnt_rnr.next = true;
-                        self.syn.d.next = 0x20.into();
+                        self.syn.d.next = self.syn_rnr_nak.val();
                         self.state.d.next = RState::Nak;
                     } else {
                         self.state.d.next = RState::RwqeReq;
@@ -604,7 +648,7 @@ impl Logic for Responder {
                 // with LOC_PROT_ERR, the responder stops (the library moves
                 // the QP to ERROR), and the requester gets REM_OP_ERR.
                 self.cnt_access.next = true;
-                self.syn.d.next = 0x63.into();
+                self.syn.d.next = self.syn_nak_rem_op.val();
                 self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
                 self.rsp.rwqe_valid.next = 0.into();
                 self.rsp.resp_err.next = 1.into();
@@ -613,8 +657,8 @@ impl Logic for Responder {
                 self.nak_after_cqe.d.next = true;
                 self.cq_num.d.next = self.qv.recv_cqn.val();
                 self.c_idx.d.next = self.rsu.rq_ci.val();
-                self.c_status.d.next = 4.into();
-                self.c_op.d.next = 128.into();
+                self.c_status.d.next = self.st_loc_prot_err.val();
+                self.c_op.d.next = self.cqe_op_recv.val();
                 self.c_len.d.next = 0.into();
                 self.state.d.next = RState::Save;
             }
@@ -628,7 +672,7 @@ impl Logic for Responder {
                     | ((self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.rsu.rwqe_len.val()))
                 {
                     self.cnt_inv.next = true;
-                    self.syn.d.next = 0x61.into();
+                    self.syn.d.next = self.syn_nak_inv_req.val();
                     self.state.d.next = RState::Nak;
                 } else {
                     self.state.d.next = RState::Data;
@@ -652,7 +696,7 @@ impl Logic for Responder {
             RState::Finish => {
                 self.rp_next.next = self.end_ptr.q.val();
                 self.rsp.epsn.next = self.rsu.epsn.val() + 1;
-                self.syn.d.next = 0x1F.into();
+                self.syn.d.next = self.syn_ack.val();
                 if self.is_last.val() {
                     self.rsp.msn.next = self.rsu.msn.val() + 1;
                 }
@@ -668,8 +712,8 @@ impl Logic for Responder {
                     self.need_cqe.d.next = true;
                     self.cq_num.d.next = self.qv.recv_cqn.val();
                     self.c_idx.d.next = self.rsu.rq_ci.val();
-                    self.c_status.d.next = 0.into();
-                    self.c_op.d.next = 128.into();
+                    self.c_status.d.next = self.st_success.val();
+                    self.c_op.d.next = self.cqe_op_recv.val();
                     self.c_len.d.next = self.send_off.q.val() + bit_cast::<32, 13>(self.du.plen.val());
                 }
                 self.rs.d.next = self.rsp.pword.val();
@@ -684,7 +728,7 @@ impl Logic for Responder {
                         self.ret.d.next = RState::Nak;
                     }
                     self.state.d.next = RState::CqLook;
-                } else if self.op.val() == 0x11 {
+                } else if self.op.val() == self.op_ack.val() {
                     self.state.d.next = RState::Idle;
                 } else {
                     self.state.d.next = RState::AckChk;
@@ -709,15 +753,16 @@ impl Logic for Responder {
                 // Complete every WQE the MSN covers, one CQE per pass.
                 self.cq_num.d.next = self.qv.send_cqn.val();
                 self.c_idx.d.next = self.rsu.req_acked.val().get_bits::<16>(0);
-                self.c_op.d.next = 0.into();
+                self.c_op.d.next = self.cqe_op_requester.val();
                 self.c_len.d.next = 0.into();
-                self.c_status.d.next = 0.into();
+                self.c_status.d.next = self.st_success.val();
                 self.rsp.req_acked.next = self.rsu.req_acked.val() + 1;
                 if self.rsu.req_err.val().any() | self.ack_dist.val().get_bit(23) {
                     // Failed QP, or a stale ACK (behind what was already completed).
                     self.state.d.next = RState::Idle;
                 } else if (self.ack_dist.val() > self.posted.val())
-                    | ((self.ack_dist.val() == self.posted.val()) & (self.du.syndrome.val().get_bits::<3>(5) != 0))
+                    | ((self.ack_dist.val() == self.posted.val())
+                        & (self.du.syndrome.val().get_bits::<3>(5) != self.class_ack.val()))
                 {
                     // Acknowledges (or NAKs) a WQE never posted: bad input, ignored.
                     self.cnt_hdr.next = true;
@@ -726,33 +771,33 @@ impl Logic for Responder {
                     self.rs.d.next = self.rsp.pword.val();
                     self.ret.d.next = RState::AckProc;
                     self.state.d.next = RState::CqLook;
-                } else if (self.du.syndrome.val().get_bits::<3>(5) == 3)
-                    & (self.du.syndrome.val().get_bits::<5>(0) != 0)
+                } else if (self.du.syndrome.val().get_bits::<3>(5) == self.class_nak.val())
+                    & (self.du.syndrome.val() != self.syn_nak_psn_seq.val())
                 {
                     self.cnt_nak.next = true;
-                    self.c_status.d.next = 9.into();
-                    if self.du.syndrome.val() == 0x62 {
-                        self.c_status.d.next = 10.into();
+                    self.c_status.d.next = self.st_rem_inv_req_err.val();
+                    if self.du.syndrome.val() == self.syn_nak_rem_access.val() {
+                        self.c_status.d.next = self.st_rem_access_err.val();
                     }
-                    if self.du.syndrome.val() == 0x63 {
-                        self.c_status.d.next = 11.into();
+                    if self.du.syndrome.val() == self.syn_nak_rem_op.val() {
+                        self.c_status.d.next = self.st_rem_op_err.val();
                     }
                     self.rsp.req_err.next = 1.into();
                     self.rs.d.next = self.rsp.pword.val();
                     self.qperr_we.next = true;
                     self.ret.d.next = RState::Save;
                     self.state.d.next = RState::CqLook;
-                } else if self.du.syndrome.val().get_bits::<3>(5) == 1 {
+                } else if self.du.syndrome.val().get_bits::<3>(5) == self.class_rnr.val() {
                     // RNR: retry is not implemented; fail the WQE.
                     self.cnt_nak.next = true;
-                    self.c_status.d.next = 13.into();
+                    self.c_status.d.next = self.st_rnr_retry_exc_err.val();
                     self.rsp.req_err.next = 1.into();
                     self.rs.d.next = self.rsp.pword.val();
                     self.qperr_we.next = true;
                     self.ret.d.next = RState::Save;
                     self.state.d.next = RState::CqLook;
                 } else {
-                    if self.du.syndrome.val().get_bits::<3>(5) == 3 {
+                    if self.du.syndrome.val().get_bits::<3>(5) == self.class_nak.val() {
                         self.cnt_nak.next = true;
                     }
                     self.state.d.next = RState::Save;
@@ -769,7 +814,7 @@ impl Logic for Responder {
                 self.wr_addr.next =
                     self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
                 self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
-                self.wr_len.next = 32.into();
+                self.wr_len.next = self.cqe_bytes.val();
                 if self.wr_ready.val() {
                     self.cqpi_we.next = true;
                     self.cnt_cqe.next = true;

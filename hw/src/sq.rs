@@ -24,11 +24,14 @@
 //! the lookahead's.
 
 use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
-use rnic_spec::params::SCHED_BURST_BYTES;
+use crate::num::Num;
+use rnic_spec::desc::{cqe_status, send_op};
+use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES, SCHED_WQES_PER_TURN};
+use rnic_spec::wire::opcode;
 use rust_hdl::prelude::*;
 
 /// DMA read tag of WQE fetches (bit 6); payload reads use tag 0.
-pub const TAG_WQE: u64 = 0x40;
+pub const TAG_WQE: u64 = dma_tag::SQ_WQE as u64;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 enum SqState {
@@ -194,10 +197,31 @@ pub struct SqEngine {
     db_hit: Signal<Local, Bit>,
     ssn_next16: Signal<Local, Bits<16>>,
     pend_next: Signal<Local, Bits<256>>,
+    op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
+    op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
+    op_send_last: Num<{ opcode::SEND_LAST as u64 }, 8>,
+    op_send_only: Num<{ opcode::SEND_ONLY as u64 }, 8>,
+    op_write_first: Num<{ opcode::WRITE_FIRST as u64 }, 8>,
+    op_write_middle: Num<{ opcode::WRITE_MIDDLE as u64 }, 8>,
+    op_write_last: Num<{ opcode::WRITE_LAST as u64 }, 8>,
+    op_write_only: Num<{ opcode::WRITE_ONLY as u64 }, 8>,
+    wqe_op_write: Num<{ send_op::RDMA_WRITE as u64 }, 8>,
+    /// Requests carry no AETH: their descriptor's syndrome is zero.
+    no_syndrome: Num<0, 8>,
+    st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
+    tag_sq_wqe: Num<{ dma_tag::SQ_WQE as u64 }, 8>,
+    tag_sq_payload: Num<{ dma_tag::SQ_PAYLOAD as u64 }, 8>,
+    /// SRNIC's n: WQEs fetched per turn.
+    wqes_per_turn: Num<{ SCHED_WQES_PER_TURN as u64 }, 32>,
+    /// SRNIC's burst_size: payload bytes per turn.
+    burst_bytes: Num<{ SCHED_BURST_BYTES as u64 }, 32>,
+    /// PSN_OFFSET bits that are all ones on every ACK_REQ_EVERY-th packet.
+    ack_req_mask: Num<{ (ACK_REQ_EVERY - 1) as u64 }, 24>,
 }
 
-// The HDL below uses these values as literals.
-const _: () = assert!(SCHED_BURST_BYTES == 16384 && TAG_WQE == 0x40 && rnic_spec::params::SCHED_WQES_PER_TURN == 8);
+// The completion router decodes the WQE tag by bit 6 alone; the AckReq mask
+// needs a power of two.
+const _: () = assert!(TAG_WQE == 0x40 && ACK_REQ_EVERY.is_power_of_two());
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
 // One doorbell-pending bit and one doorbell-queue slot per QP.
 const _: () = assert!(rnic_spec::params::NUM_QPS == 256);
@@ -252,7 +276,7 @@ impl Logic for SqEngine {
         self.pending2.next = self.sq_pi2.q.val() - self.ssn2.q.val().get_bits::<16>(0);
         self.ring_room2.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv2.sq_log2.val()))
             - bit_cast::<32, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val());
-        self.nfetch2.next = 8.into();
+        self.nfetch2.next = self.wqes_per_turn.val();
         if bit_cast::<32, 16>(self.pending2.val()) < self.nfetch2.val() {
             self.nfetch2.next = bit_cast::<32, 16>(self.pending2.val());
         }
@@ -300,7 +324,7 @@ impl Logic for SqEngine {
         }
         self.first.next = self.msg_off.q.val() == 0;
         self.last.next = self.pkt_len.val() == self.remaining.val();
-        self.is_write.next = self.wv.opcode.val() == 0;
+        self.is_write.next = self.wv.opcode.val() == self.wqe_op_write.val();
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
         self.ssn_next16.next = self.ssn.q.val().get_bits::<16>(0) + 1;
         self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
@@ -319,7 +343,7 @@ impl Logic for SqEngine {
             - bit_cast::<32, 6>(self.pf_beats.q.val())
             - bit_cast::<32, 6>(self.nbuf2.q.val())
             - bit_cast::<32, 6>(self.pf2.q.val());
-        self.nfetch.next = 8.into();
+        self.nfetch.next = self.wqes_per_turn.val();
         if self.nroom.val() < self.nfetch.val() {
             self.nfetch.next = self.nroom.val();
         }
@@ -334,7 +358,7 @@ impl Logic for SqEngine {
         // DMA read request: a WQE batch fetch unless a state says otherwise.
         self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
         self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
-        self.rd_tag.next = 0x40.into();
+        self.rd_tag.next = self.tag_sq_wqe.val();
         self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
@@ -348,23 +372,23 @@ impl Logic for SqEngine {
         self.txp.dst_mac.next = self.qv.dest_mac.val();
         self.txp.dst_ip.next = self.qv.dest_ip.val();
         self.txp.sport.next = self.qv.udp_sport.val();
-        self.txp.opcode.next = 0x07.into();
+        self.txp.opcode.next = self.op_write_middle.val();
         if self.is_write.val() {
             if self.first.val() & self.last.val() {
-                self.txp.opcode.next = 0x0A.into();
+                self.txp.opcode.next = self.op_write_only.val();
             } else if self.first.val() {
-                self.txp.opcode.next = 0x06.into();
+                self.txp.opcode.next = self.op_write_first.val();
             } else if self.last.val() {
-                self.txp.opcode.next = 0x08.into();
+                self.txp.opcode.next = self.op_write_last.val();
             }
         } else {
-            self.txp.opcode.next = 0x01.into();
+            self.txp.opcode.next = self.op_send_middle.val();
             if self.first.val() & self.last.val() {
-                self.txp.opcode.next = 0x04.into();
+                self.txp.opcode.next = self.op_send_only.val();
             } else if self.first.val() {
-                self.txp.opcode.next = 0x00.into();
+                self.txp.opcode.next = self.op_send_first.val();
             } else if self.last.val() {
-                self.txp.opcode.next = 0x02.into();
+                self.txp.opcode.next = self.op_send_last.val();
             }
         }
         self.txp.dqpn.next = self.qv.remote_qpn.val();
@@ -376,9 +400,11 @@ impl Logic for SqEngine {
         self.txp.ssn.next = self.ssn.q.val();
         self.off_sh.next = self.msg_off.q.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.txp.psn_offset.next = self.off_sh.val().get_bits::<24>(0);
-        self.txp.ack_req.next = (self.last.val() | (self.txp.psn_offset.val().get_bits::<4>(0) == 15)).into();
+        self.txp.ack_req.next = (self.last.val()
+            | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val()))
+        .into();
         self.txp.ts.next = self.now.val();
-        self.txp.syndrome.next = 0.into();
+        self.txp.syndrome.next = self.no_syndrome.val();
         self.txp.msn.next = 0.into();
         self.txp.epsn.next = 0.into();
         self.txp.ecn_echo.next = 0.into();
@@ -386,7 +412,7 @@ impl Logic for SqEngine {
         self.errp.qpn.next = self.qpn.q.val();
         self.errp.ssn.next = self.ssn.q.val();
         self.errp.cqn.next = self.qv.send_cqn.val();
-        self.errp.status.next = 4.into();
+        self.errp.status.next = self.st_loc_prot_err.val();
         self.lerr_data.next = self.errp.pword.val();
         match self.state.q.val() {
             SqState::Idle => {
@@ -458,17 +484,16 @@ impl Logic for SqEngine {
                 {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Drain;
-                } else if (self.budget.q.val() == 0) & ((!self.schedq.empty.val()) | self.la_active.q.val()) {
-                    self.state.d.next = SqState::Drain;
-                } else if self.la_active.q.val()
-                    & (self.msg_off.q.val() == 0)
-                    & (self.nbuf.q.val() == 0)
-                    & (self.pf_beats.q.val() == 0)
+                } else if ((self.budget.q.val() == 0) & ((!self.schedq.empty.val()) | self.la_active.q.val()))
+                    | (self.la_active.q.val()
+                        & (self.msg_off.q.val() == 0)
+                        & (self.nbuf.q.val() == 0)
+                        & (self.pf_beats.q.val() == 0))
                 {
                     self.state.d.next = SqState::Drain;
                 } else {
                     if self.budget.q.val() == 0 {
-                        self.budget.d.next = 16384.into();
+                        self.budget.d.next = self.burst_bytes.val();
                     }
                     if self.msg_off.q.val() != 0 {
                         self.state.d.next = SqState::Seg;
@@ -490,7 +515,7 @@ impl Logic for SqEngine {
                 self.local_err.d.next = self.stu.err.val().any();
                 self.sq_pi.d.next = self.sqpi_data.val();
                 self.qp_err.d.next = self.err_data.val();
-                self.budget.d.next = 16384.into();
+                self.budget.d.next = self.burst_bytes.val();
                 self.keep_active.d.next = false;
                 self.state.d.next = SqState::Save;
                 if (!self.err_data.val())
@@ -530,7 +555,7 @@ impl Logic for SqEngine {
                 if (!self.la_active.q.val())
                     & (!self.schedq.empty.val())
                     & (self.pf_beats.q.val() != 0)
-                    & (self.nroom.val() >= 8)
+                    & (self.nroom.val() >= self.wqes_per_turn.val())
                 {
                     self.la_to_seg.d.next = false;
                     self.state.d.next = SqState::LaPop;
@@ -558,9 +583,15 @@ impl Logic for SqEngine {
                 if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
-                    if (self.nroom.val() >= 8) & (self.nfetch.val() != 0) & !self.la_active.q.val() {
+                    if (self.nroom.val() >= self.wqes_per_turn.val())
+                        & (self.nfetch.val() != 0)
+                        & !self.la_active.q.val()
+                    {
                         self.state.d.next = SqState::Prefetch;
-                    } else if (!self.la_active.q.val()) & (!self.schedq.empty.val()) & (self.nroom.val() >= 8) {
+                    } else if (!self.la_active.q.val())
+                        & (!self.schedq.empty.val())
+                        & (self.nroom.val() >= self.wqes_per_turn.val())
+                    {
                         self.la_to_seg.d.next = true;
                         self.state.d.next = SqState::LaPop;
                     }
@@ -584,7 +615,7 @@ impl Logic for SqEngine {
                     self.rd_valid.next = self.pkt_len.val() != 0;
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
-                    self.rd_tag.next = 0.into();
+                    self.rd_tag.next = self.tag_sq_payload.val();
                     self.txd_write.next = true;
                     self.psn.d.next = self.psn.q.val() + 1;
                     self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
@@ -635,7 +666,7 @@ impl Logic for SqEngine {
                 self.sq_pi.d.next = self.sq_pi2.q.val();
                 self.local_err.d.next = self.lerr2.q.val();
                 self.qp_err.d.next = false;
-                self.budget.d.next = 16384.into();
+                self.budget.d.next = self.burst_bytes.val();
                 self.keep_active.d.next = true;
                 self.held.d.next = false;
                 self.la_active.d.next = false;

@@ -10,6 +10,7 @@
 //! The build script verilates every top of `rnic_hw::verilog_tops()`; the
 //! C++ is compiled at -O1 by default (`RNIC_SIM_CXX_OPT` overrides), VCD
 //! waveforms need the `vcd` feature.
+#![deny(missing_docs)]
 
 pub mod cluster;
 pub mod config;

@@ -11,6 +11,7 @@ impl SplitMix {
         SplitMix(seed)
     }
     /// The next 64 random bits.
+    #[allow(clippy::should_implement_trait)] // an endless generator: an Iterator's Option would be noise at every call
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;

@@ -1468,7 +1468,7 @@ impl Tb {
             let qpn = self.qps[qi].qpn;
             let q = self.qpcs[qpn];
             let s = self.rxs[qpn];
-            let stuck_msg = s.in_msg && self.qps[qi].msg.map_or(true, |m| m.doomed);
+            let stuck_msg = s.in_msg && self.qps[qi].msg.is_none_or(|m| m.doomed);
             let want_rst_resp = s.resp_err || stuck_msg || self.rng.pct(2);
             let want_rst_req = s.req_err || self.rng.pct(2);
             if (want_rst_resp || want_rst_req) && self.rng.pct(60) {

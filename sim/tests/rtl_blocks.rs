@@ -304,7 +304,7 @@ fn rx_in_passes_good_frames_and_drops_bad_ones() {
     let mut m = Model::new("rx_in").unwrap();
     let good = sample_frame(opcode::WRITE_ONLY, 130, 5);
     let bytes = good.encode();
-    let o = feed_rx(&mut m, &[bytes.clone()], 0);
+    let o = feed_rx(&mut m, std::slice::from_ref(&bytes), 0);
     assert_eq!((o.frames, o.icrc_err, o.hdr_err, o.descs.len()), (1, 0, 0, 1));
     let d = &o.descs[0];
     let f = |n| unpack_field(RxDescPack::FIELDS, d, n);
@@ -372,7 +372,7 @@ fn rx_in_passes_good_frames_and_drops_bad_ones() {
     big.payload.push(0xAB);
     cases.push(("payload > 4096", big.encode()));
     for (what, f) in &cases {
-        let o = feed_rx(&mut m, &[f.clone()], 6);
+        let o = feed_rx(&mut m, std::slice::from_ref(f), 6);
         assert_eq!((o.frames, o.icrc_err, o.hdr_err, o.descs.len()), (1, 0, 1, 0), "{what}");
     }
     // A frame one byte shorter than its IPv4 length in the same number of

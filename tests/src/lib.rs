@@ -2,6 +2,7 @@
 //! cosimulated NICs, transfers whose every byte is checked (payload against
 //! a seeded pattern, and the bytes around it against a sentinel), and the
 //! DMA shadow check.
+#![deny(missing_docs)]
 
 use rnic::{
     AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode,

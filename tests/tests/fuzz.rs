@@ -488,7 +488,7 @@ fn facts(f: &[u8]) -> Facts {
     Facts {
         len,
         ip_end: ip_total + off::IP,
-        len_bad: short || ip_total + off::IP != len || len % 4 != 0,
+        len_bad: short || ip_total + off::IP != len || !len.is_multiple_of(4),
         not_roce: g(off::ETH_TYPE, 2) != wire::ETHERTYPE_IPV4 as u64
             || g(off::IP, 1) != 0x45
             || g(off::IP_PROTO, 1) != 17
@@ -2412,7 +2412,7 @@ impl Fuzzer {
             );
             if queued > 0 {
                 // The core stopped taking frames: nothing after this can be checked.
-                self.report(&ctx, None, &d, &[], &[msg.clone()]);
+                self.report(&ctx, None, &d, &[], std::slice::from_ref(&msg));
                 return Err(format!("RX path stalled at frame {idx}: {msg}"));
             }
             problems.push(msg);
@@ -2484,7 +2484,7 @@ impl Fuzzer {
             // access-violating request): start it over with a fresh ePSN.
             self.reset_victim(&mut problems);
         }
-        if idx % self.mem_every == 0 || !problems.is_empty() {
+        if idx.is_multiple_of(self.mem_every) || !problems.is_empty() {
             problems.extend(self.check_memory());
         }
         self.stats.frames += 1;

@@ -1,6 +1,7 @@
 //! `rnic-tools`: the perftest-style benchmark engine behind `rnic-perf`,
 //! the deterministic data patterns and the cosimulation glue, also used by
 //! the end-to-end tests.
+#![deny(missing_docs)]
 
 pub mod bench;
 pub mod cosim;

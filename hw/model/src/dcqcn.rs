@@ -109,7 +109,7 @@ impl DcqcnRp {
         self.cnps += 1;
         self.rt = self.rc;
         let f = Q16_ONE as u64 - (self.alpha_q16 as u64 >> 1);
-        self.rc = ((self.rc as u64 * f >> 16) as u32).max(self.p.min_rate_mbps);
+        self.rc = (((self.rc as u64 * f) >> 16) as u32).max(self.p.min_rate_mbps);
         let a = self.alpha_q16;
         self.alpha_q16 = a - (a >> self.p.g_shift) + (Q16_ONE >> self.p.g_shift);
         self.t_count = 0;

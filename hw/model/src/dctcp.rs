@@ -67,7 +67,7 @@ impl Dctcp {
             self.cwnd = (self.cwnd as u64 + inc).min(u32::MAX as u64) as u32;
         }
         if snd_una >= self.window_end_psn {
-            let frac = if self.acked == 0 { 0 } else { (self.marked << 16) / self.acked };
+            let frac = (self.marked << 16).checked_div(self.acked).unwrap_or(0);
             let a = self.alpha_q16 as u64;
             self.alpha_q16 = (a - (a >> self.p.g_shift) + (frac >> self.p.g_shift)) as u32;
             self.acked = 0;

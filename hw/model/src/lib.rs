@@ -32,7 +32,7 @@
 //! shifted; every division is an integer division that truncates toward zero.
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod dcqcn;
 pub mod dctcp;

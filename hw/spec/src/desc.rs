@@ -58,6 +58,9 @@ pub mod cqe_op {
     pub const RDMA_WRITE: u8 = 1;
     /// A SEND was received into a receive WQE.
     pub const RECV: u8 = 128;
+    /// What the NIC writes in every requester completion: it does not keep
+    /// the WQE's operation, the library reports the one it posted.
+    pub const REQUESTER: u8 = SEND;
 }
 
 /// CQE status codes (the values of `ibv_wc_status`).

@@ -8,6 +8,7 @@
 //!   software encoder/decoder, and the ICRC.
 //!
 //! No rust-hdl dependency: this crate is plain data and functions.
+#![deny(missing_docs)]
 
 pub mod desc;
 pub mod params;

@@ -1,6 +1,6 @@
 //! Global parameters of the core.
 
-/// Core clock in Hz (DESIGN.md §3): every simulated figure is cycles at this clock.
+/// Core clock in Hz (`docs/design.md`): every simulated figure is cycles at this clock.
 pub const CLOCK_HZ: u64 = 250_000_000;
 /// Picoseconds per core clock cycle.
 pub const CLOCK_PS: u64 = 1_000_000_000_000 / CLOCK_HZ;
@@ -45,6 +45,17 @@ pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
 /// and always on the last packet of a message.
 pub const ACK_REQ_EVERY: u32 = 16;
+
+/// Tags of the core's DMA read requests: bits 7:6 route the completion back
+/// to the engine that asked.
+pub mod dma_tag {
+    /// A payload read of the send path (one per packet).
+    pub const SQ_PAYLOAD: u8 = 0x00;
+    /// A batch of send WQEs for the scheduler's turn.
+    pub const SQ_WQE: u8 = 0x40;
+    /// A receive WQE fetched by the responder when a SEND starts.
+    pub const RQ_WQE: u8 = 0x80;
+}
 
 /// RX store-and-forward buffer in beats: frames are held until their ICRC is
 /// checked, so a corrupt frame never reaches host memory.

@@ -279,13 +279,28 @@ pub struct Frame {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DecodeError {
     /// Shorter than header + ICRC, or IP length disagrees with the frame.
-    Length { frame: usize, ip_total: usize },
+    Length {
+        /// Bytes in the frame.
+        frame: usize,
+        /// What the IPv4 total length says.
+        ip_total: usize,
+    },
     /// Not IPv4 / UDP / port 4791, or IP options present.
     NotRoce,
     /// IPv4 header checksum wrong.
-    IpChecksum { got: u16, want: u16 },
+    IpChecksum {
+        /// The checksum in the header.
+        got: u16,
+        /// The checksum of the header.
+        want: u16,
+    },
     /// ICRC wrong.
-    Icrc { got: u32, want: u32 },
+    Icrc {
+        /// The ICRC in the frame.
+        got: u32,
+        /// The ICRC of the frame.
+        want: u32,
+    },
 }
 
 impl std::fmt::Display for DecodeError {

@@ -182,8 +182,8 @@ pub fn convergence_time(r: &Report, thresh: Ps) -> Option<Ps> {
     let last_bin = (first_end / r.series_bin_ps) as usize;
     let q = &r.last_hop_qdelay;
     let mut conv = 0usize;
-    for b in 0..last_bin.min(q.len()) {
-        if q[b] > thresh {
+    for (b, &d) in q.iter().enumerate().take(last_bin) {
+        if d > thresh {
             conv = b + 1;
         }
     }

@@ -7,7 +7,7 @@
 //! `docs/netsim-results.md`.
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod endpoint;
 pub mod experiments;

@@ -58,6 +58,7 @@ enum Scenario {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 enum Cmd {
     /// One simulation.
     Run(RunArgs),

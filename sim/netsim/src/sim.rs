@@ -263,6 +263,7 @@ enum Lb {
     Single,
 }
 
+#[allow(clippy::large_enum_variant)] // one per flow, fixed for its life: boxing would only add a pointer chase per packet
 enum Sender {
     Idle,
     Sr { sr: SrSender, cc: Cc, lb: Lb },
@@ -739,7 +740,7 @@ impl Sim {
                 let lb = if cfg.transport == Transport::Strack {
                     Lb::Adaptive(AdaptiveLb::new(cfg.max_paths))
                 } else {
-                    Lb::Oblivious(ObliviousLb::new(cfg.max_paths, (f.sport_base % cfg.max_paths) as u16))
+                    Lb::Oblivious(ObliviousLb::new(cfg.max_paths, f.sport_base % cfg.max_paths))
                 };
                 (
                     Sender::Sr {
@@ -870,10 +871,8 @@ impl Sim {
                 Some(pi)
             } else if ps.paused {
                 None
-            } else if let Some(pi) = ps.data.pop_front() {
-                Some(pi)
             } else {
-                None
+                ps.data.pop_front()
             }
         };
         let pi = match pi {

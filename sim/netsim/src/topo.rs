@@ -49,10 +49,10 @@ impl FabricSpec {
     /// oversub` uplinks, one to each spine.
     pub fn leaf_spine(hosts: u32, radix: u32, oversub: u32, gbps: u32, latency_ns: u32) -> Result<Self, String> {
         let hpt = radix / 2;
-        if hpt == 0 || hosts % hpt != 0 {
+        if hpt == 0 || !hosts.is_multiple_of(hpt) {
             return Err(format!("{hosts} hosts is not a multiple of radix/2 = {hpt}"));
         }
-        if oversub == 0 || hpt % oversub != 0 {
+        if oversub == 0 || !hpt.is_multiple_of(oversub) {
             return Err(format!("radix/2 = {hpt} not divisible by oversubscription {oversub}"));
         }
         Ok(Self {
@@ -72,10 +72,10 @@ impl FabricSpec {
     /// has k/2 uplinks, one to each core of its group.
     pub fn fat_tree(hosts: u32, radix: u32, oversub: u32, gbps: u32, latency_ns: u32) -> Result<Self, String> {
         let h = radix / 2;
-        if h == 0 || hosts % (h * h) != 0 {
+        if h == 0 || !hosts.is_multiple_of(h * h) {
             return Err(format!("{hosts} hosts is not a multiple of (k/2)² = {}", h * h));
         }
-        if oversub == 0 || h % oversub != 0 {
+        if oversub == 0 || !h.is_multiple_of(oversub) {
             return Err(format!("k/2 = {h} not divisible by oversubscription {oversub}"));
         }
         Ok(Self {

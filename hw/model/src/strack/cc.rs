@@ -66,9 +66,9 @@ impl StrackParams {
         let bdp_sf_q16 = ((bdp << 16) / 150_000) as u32;
         let delay_sf_q16 = (((net.base_rtt_ns as u64) << 16) / 12_000) as u32;
         let mtu_q8 = (net.mtu as u64) << Q8_SHIFT;
-        let beta_q8 = 5 * bdp_sf_q16 as u64 * mtu_q8 >> 16;
-        let eta_q8 = 15 * bdp_sf_q16 as u64 * mtu_q8 / 100 >> 16;
-        let alpha_rtt_q8 = ((4 * bdp_sf_q16 as u64 * delay_sf_q16 as u64) >> 16) * mtu_q8 >> 16;
+        let beta_q8 = (5 * bdp_sf_q16 as u64 * mtu_q8) >> 16;
+        let eta_q8 = (15 * bdp_sf_q16 as u64 * mtu_q8 / 100) >> 16;
+        let alpha_rtt_q8 = (((4 * bdp_sf_q16 as u64 * delay_sf_q16 as u64) >> 16) * mtu_q8) >> 16;
         let target = net.base_rtt_ns;
         Self {
             mtu: net.mtu,
@@ -195,7 +195,7 @@ impl StrackCc {
         self.avg_delay_q8 = (avg + ((d_q8 as i64 - avg) >> p.ewma_shift)) as u32;
         let avg_delay = self.avg_delay_q8 >> Q8_SHIFT;
         let cwnd = self.cwnd.max(1) as u64;
-        let acked_q8 = (acked_bytes.min(1 << 23) as u64) << Q8_SHIFT;
+        let acked_q8 = acked_bytes.min(1 << 23) << Q8_SHIFT;
         let mut action = CwndAction::Hold;
         let mut new = cwnd;
         if !ecn && delay > p.target_qhigh_ns {
@@ -218,7 +218,7 @@ impl StrackCc {
                 let over = (avg_delay - p.target_qdelay_ns) as u64;
                 let cut = p.gamma_q16 as u64 * over / avg_delay as u64;
                 let factor = (Q16_ONE as u64).saturating_sub(cut).max(Q16_ONE as u64 / 2);
-                new = cwnd * factor >> 16;
+                new = (cwnd * factor) >> 16;
                 self.last_decrease_ts = now;
                 action = CwndAction::MultiplicativeDecrease;
             }
@@ -311,7 +311,7 @@ mod tests {
         let before = cc.cwnd as u64;
         assert_eq!(cc.adjust_cwnd(t0, true, 16_000, 4096), CwndAction::MultiplicativeDecrease);
         // avg = 16 µs, target 8 µs → factor = 1 − 0.8·8/16 = 0.6
-        let expect = before * 39_322 >> 16; // 0.6 in Q16 ≈ 39321.6
+        let expect = (before * 39_322) >> 16; // 0.6 in Q16 ≈ 39321.6
         assert!((cc.cwnd as i64 - expect as i64).abs() <= 256, "{} vs {}", cc.cwnd, expect);
         // within one base RTT no further cut
         let w = cc.cwnd;
