@@ -1,10 +1,10 @@
 //! Completion queues and work completions.
 
-use crate::ctx::{Context, CtxState};
+use crate::ctx::{busy, Context, CtxState};
 use crate::error::Queue;
 use crate::qp::enter_error;
 use crate::ring::{self, cqe_owner_valid, matches_low16};
-use crate::{Error, Result};
+use crate::{DestroyError, Error, Resource, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
 use rnic_spec::desc::{cqe_op, cqe_status, Cqe, CQE_BYTES};
 use rnic_spec::regs::{self, cq, NUM_STAGE};
@@ -13,9 +13,11 @@ use std::rc::Rc;
 use zerocopy::FromBytes;
 
 /// Completion status (`ibv_wc_status`; values from `rnic_spec::desc::cqe_status`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The default is `Success`, ibverbs' value 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WcStatus {
     /// Success.
+    #[default]
     Success,
     /// Local length error (message longer than the receive buffer).
     LocLenErr,
@@ -73,9 +75,11 @@ impl WcStatus {
 }
 
 /// Completion opcode (`ibv_wc_opcode`; values from `rnic_spec::desc::cqe_op`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The default is `Send`, ibverbs' value 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum WcOpcode {
     /// A SEND completed at the requester.
+    #[default]
     Send,
     /// An RDMA WRITE completed at the requester.
     RdmaWrite,
@@ -97,8 +101,10 @@ impl WcOpcode {
     }
 }
 
-/// One work completion (`ibv_wc`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One work completion (`ibv_wc`). The default value (all zero, like a
+/// zeroed `ibv_wc`) only fills buffers for [`Cq::poll_cq`]:
+/// `[WorkCompletion::default(); 16]`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkCompletion {
     /// The `wr_id` the application posted.
     pub wr_id: u64,
@@ -131,23 +137,35 @@ impl CqInner {
     }
 }
 
+/// The CQ shared by its handles and the QPs that complete on it.
 struct CqLife {
     ctx: Context,
     cqn: u32,
 }
 
-impl Drop for CqLife {
-    fn drop(&mut self) {
+impl CqLife {
+    /// Frees the ring and the CQN; later calls do nothing.
+    fn release(&self) -> Result<()> {
         let taken = self.ctx.state().cqs[self.cqn as usize].take();
-        if let Some(c) = taken {
+        match taken {
             // No QP references this CQ any more (QPs hold a handle), so the NIC will not write it.
-            let _ = self.ctx.dev().free_dma(c.buf);
+            Some(c) => Ok(self.ctx.dev().free_dma(c.buf)?),
+            None => Ok(()),
         }
     }
 }
 
+impl Drop for CqLife {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; `Cq::destroy_cq` reports them.
+        let _ = self.release();
+    }
+}
+
 /// A completion queue (`ibv_cq`): a ring of 32-byte CQEs the NIC writes.
-/// Cheap to clone; destroyed when the last handle and the last QP using it are gone.
+/// Cheap to clone; all clones are the same CQ. The QPs completing on it hold
+/// it, so it is destroyed when the last handle and the last such QP are gone,
+/// or explicitly with [`Cq::destroy_cq`].
 #[derive(Clone)]
 pub struct Cq {
     life: Rc<CqLife>,
@@ -190,17 +208,22 @@ impl Cq {
         self.life.ctx.state().cqs[self.life.cqn as usize].as_ref().map_or(0, CqInner::entries)
     }
 
-    /// Polls up to `max` completions without waiting (`ibv_poll_cq`).
-    /// Returns an empty vector when none is ready.
-    pub fn poll_cq(&self, max: usize) -> Result<Vec<WorkCompletion>> {
+    /// Polls completions without waiting (`ibv_poll_cq`): fills the front
+    /// of `wc` with up to `wc.len()` completions, oldest first, and returns
+    /// how many it filled (0 when none is ready). Entries past the count are
+    /// left as they were. Does not allocate, so a buffer can be reused
+    /// across calls. On an error, the completions this call took before it
+    /// are not reported.
+    pub fn poll_cq(&self, wc: &mut [WorkCompletion]) -> Result<usize> {
         let ctx = &self.life.ctx;
         let cqn = self.life.cqn;
-        let mut out = Vec::new();
+        let mut n = 0;
         let mut st = ctx.state();
-        while out.len() < max {
+        while n < wc.len() {
             let cq = st.cqs[cqn as usize].as_mut().expect("live CQ handle has a table entry");
-            if let Some(wc) = cq.pending.pop_front() {
-                out.push(wc);
+            if let Some(c) = cq.pending.pop_front() {
+                wc[n] = c;
+                n += 1;
                 continue;
             }
             let mut raw = [0u8; CQE_BYTES];
@@ -211,11 +234,22 @@ impl Cq {
                 break;
             }
             cq.ci = cq.ci.wrapping_add(1);
-            if let Some(wc) = complete(ctx, &mut st, cqn, &cqe)? {
-                out.push(wc);
+            if let Some(c) = complete(ctx, &mut st, cqn, &cqe)? {
+                wc[n] = c;
+                n += 1;
             }
         }
-        Ok(out)
+        Ok(n)
+    }
+
+    /// [`Cq::poll_cq`] into a new vector of at most `max` completions
+    /// (empty when none is ready). Allocates on every call: loops that poll
+    /// often should reuse a buffer with [`Cq::poll_cq`].
+    pub fn poll_cq_vec(&self, max: usize) -> Result<Vec<WorkCompletion>> {
+        let mut wc = vec![WorkCompletion::default(); max];
+        let n = self.poll_cq(&mut wc)?;
+        wc.truncate(n);
+        Ok(wc)
     }
 
     /// Waits for exactly `n` completions, letting the device run
@@ -224,10 +258,11 @@ impl Cq {
     pub fn wait_cq(&self, n: usize, timeout_cycles: u64) -> Result<Vec<WorkCompletion>> {
         let dev = self.life.ctx.dev();
         let start = dev.now_cycles();
-        let mut got = Vec::with_capacity(n);
+        let mut got = vec![WorkCompletion::default(); n];
+        let mut filled = 0;
         loop {
-            got.extend(self.poll_cq(n - got.len())?);
-            if got.len() >= n {
+            filled += self.poll_cq(&mut got[filled..])?;
+            if filled == n {
                 return Ok(got);
             }
             let waited = dev.now_cycles().saturating_sub(start);
@@ -235,13 +270,42 @@ impl Cq {
                 return Err(Error::Timeout {
                     cqn: self.cqn(),
                     wanted: n,
-                    got: got.len(),
+                    got: filled,
                     cycles: waited,
                     state: self.describe(),
                 });
             }
             dev.wait()?;
         }
+    }
+
+    /// Destroys the CQ (`ibv_destroy_cq`), consuming this handle.
+    ///
+    /// Fails with [`Error::Busy`] naming the QPs that still complete on it
+    /// (or other clones of this handle), and hands the CQ back in the
+    /// [`DestroyError`]. On success the ring is freed (completions not yet
+    /// polled are discarded) and the CQN is free for [`Context::create_cq`].
+    pub fn destroy_cq(self) -> std::result::Result<(), DestroyError<Cq>> {
+        let cqn = self.cqn();
+        let (users, held) = {
+            let st = self.life.ctx.state();
+            let mut users = Vec::new();
+            let mut held = 0;
+            for q in st.qps.iter().flatten() {
+                // A QP holds one handle for its send CQ and one for its receive CQ.
+                let n = (q.send_cqn == cqn) as usize + (q.recv_cqn == cqn) as usize;
+                if n > 0 {
+                    users.push(Resource::Qp(q.qpn));
+                    held += n;
+                }
+            }
+            (users, held)
+        };
+        let others = Rc::strong_count(&self.life).saturating_sub(1 + held);
+        if let Some(e) = busy(Resource::Cq(cqn), users, others) {
+            return Err(DestroyError::busy(self, e));
+        }
+        self.life.release().map_err(DestroyError::failed)
     }
 
     /// A one-line description of this CQ, its QPs and the NIC counters (for messages).

@@ -2,13 +2,17 @@
 
 use crate::cq::CqInner;
 use crate::qp::QpInner;
-use crate::{Cq, Error, Result};
+use crate::{Cq, DestroyError, Error, Resource, Result};
 use rnic_driver::Device;
 use rnic_spec::params;
 use rnic_spec::regs::{self, NUM_STAGE};
 use std::cell::{RefCell, RefMut};
+use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::rc::Rc;
+
+/// Largest PD number: the QPC and MR `PD` fields are 16 bits wide (0 is never used).
+const PD_MAX: u32 = 0xFFFF;
 
 /// A NIC's network identity: what it writes as source MAC/IP, and what a
 /// peer QP uses as destination at RTR.
@@ -61,14 +65,47 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "reg_err",
 ];
 
+/// One entry of the library's MR table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MrSlot {
+    /// Free for the next registration.
+    Free,
+    /// Registered in PD `pdn` under `key`.
+    Live { pdn: u32, key: u32 },
+    /// Deregistration failed: the memory stays allocated and the index is never used again.
+    Leaked,
+}
+
 /// The library's view of one NIC's tables.
 pub(crate) struct CtxState {
-    pub next_pd: u32,
+    /// PD numbers in use (by a `Pd` handle or by the MRs and QPs that hold one).
+    pub pds: BTreeSet<u32>,
+    /// Every PD number from 1 to below this one is in use (where `alloc_pd` starts looking).
+    pub pd_hint: u32,
     /// Last key tag handed out per MR index (rolls so stale keys miss).
     pub mr_tag: Vec<u8>,
-    pub mr_used: Vec<bool>,
+    pub mrs: Vec<MrSlot>,
     pub cqs: Vec<Option<CqInner>>,
     pub qps: Vec<Option<QpInner>>,
+}
+
+impl CtxState {
+    /// Every live object of the context, PDs first, then CQs, MRs and QPs.
+    fn live_objects(&self) -> Vec<Resource> {
+        let pds = self.pds.iter().map(|&n| Resource::Pd(n));
+        let cqs = self.cqs.iter().enumerate().filter(|(_, c)| c.is_some()).map(|(n, _)| Resource::Cq(n as u32));
+        let mrs = self.mrs.iter().filter_map(|m| match m {
+            MrSlot::Live { key, .. } => Some(Resource::Mr(*key)),
+            _ => None,
+        });
+        let qps = self.qps.iter().flatten().map(|q| Resource::Qp(q.qpn));
+        pds.chain(cqs).chain(mrs).chain(qps).collect()
+    }
+}
+
+/// The [`Error::Busy`] for destroying `object`, unless nothing uses it.
+pub(crate) fn busy(object: Resource, users: Vec<Resource>, other_handles: usize) -> Option<Error> {
+    (!users.is_empty() || other_handles > 0).then_some(Error::Busy { object, users, other_handles })
 }
 
 pub(crate) struct CtxInner {
@@ -80,6 +117,8 @@ pub(crate) struct CtxInner {
 }
 
 /// An open NIC (`ibv_context`). Cheap to clone; all clones share the tables.
+/// Every object created from the context holds it, so the context lives
+/// until the last handle and the last object are gone.
 #[derive(Clone)]
 pub struct Context {
     pub(crate) inner: Rc<CtxInner>,
@@ -103,9 +142,10 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
             version: id as u32,
             caps,
             st: RefCell::new(CtxState {
-                next_pd: 1,
+                pds: BTreeSet::new(),
+                pd_hint: 1,
                 mr_tag,
-                mr_used: vec![false; params::NUM_MRS],
+                mrs: vec![MrSlot::Free; params::NUM_MRS],
                 cqs: (0..params::NUM_CQS).map(|_| None).collect(),
                 qps: (0..params::NUM_QPS).map(|_| None).collect(),
             }),
@@ -164,21 +204,45 @@ impl Context {
         }
     }
 
-    /// Allocates a protection domain (`ibv_alloc_pd`).
+    /// Allocates a protection domain (`ibv_alloc_pd`) with the lowest free
+    /// PD number: numbers of released PDs are used again.
     pub fn alloc_pd(&self) -> Result<Pd> {
         let mut st = self.state();
-        // The QPC/MR PD fields are 16 bits wide.
-        if st.next_pd > 0xFFFF {
-            return Err(Error::Exhausted { what: "PD", max: 0xFFFF });
+        let mut pdn = st.pd_hint;
+        for &used in st.pds.range(pdn..) {
+            if used != pdn {
+                break;
+            }
+            pdn += 1;
         }
-        let pdn = st.next_pd;
-        st.next_pd += 1;
-        Ok(Pd { ctx: self.clone(), pdn })
+        if pdn > PD_MAX {
+            return Err(Error::Exhausted { what: "PD", max: PD_MAX as usize });
+        }
+        st.pds.insert(pdn);
+        st.pd_hint = pdn + 1;
+        Ok(Pd { inner: Rc::new(PdInner { ctx: self.clone(), pdn }) })
     }
 
     /// Creates a completion queue of at least `depth` entries (`ibv_create_cq`).
     pub fn create_cq(&self, depth: u32) -> Result<Cq> {
         Cq::create(self, depth)
+    }
+
+    /// Closes the context (`ibv_close_device`), consuming this handle.
+    ///
+    /// Fails with [`Error::Busy`] naming what is still alive (PDs, CQs, MRs,
+    /// QPs, or other clones of this handle), and hands the context back in
+    /// the [`DestroyError`]. A context that is merely dropped stays open
+    /// until its last object is gone.
+    pub fn close_device(self) -> std::result::Result<(), DestroyError<Context>> {
+        let users = self.state().live_objects();
+        // PDs and CQs hold the context; MRs and QPs reach it through their PD.
+        let held = users.iter().filter(|u| matches!(u, Resource::Pd(_) | Resource::Cq(_))).count();
+        let others = Rc::strong_count(&self.inner).saturating_sub(1 + held);
+        match busy(Resource::Context, users, others) {
+            Some(e) => Err(DestroyError::busy(self, e)),
+            None => Ok(()),
+        }
     }
 
     pub(crate) fn state(&self) -> RefMut<'_, CtxState> {
@@ -203,21 +267,60 @@ impl Context {
     }
 }
 
+/// The state of one PD, shared by its handles and by the MRs and QPs in it.
+pub(crate) struct PdInner {
+    ctx: Context,
+    pdn: u32,
+}
+
+impl Drop for PdInner {
+    fn drop(&mut self) {
+        // The last handle, MR and QP of the PD are gone: its number is free again.
+        let mut st = self.ctx.state();
+        st.pds.remove(&self.pdn);
+        st.pd_hint = st.pd_hint.min(self.pdn);
+    }
+}
+
 /// A protection domain (`ibv_pd`): MRs and QPs of one PD may be used together.
+/// Cheap to clone; all clones are the same PD. Its MRs and QPs hold it, so
+/// the PD lives until the last handle and the last of them are gone.
 #[derive(Clone)]
 pub struct Pd {
-    pub(crate) ctx: Context,
-    pub(crate) pdn: u32,
+    inner: Rc<PdInner>,
 }
 
 impl Pd {
     /// The PD number written into QPC and MR entries.
     pub fn pdn(&self) -> u32 {
-        self.pdn
+        self.inner.pdn
     }
 
     /// The context this PD belongs to.
     pub fn context(&self) -> &Context {
-        &self.ctx
+        &self.inner.ctx
+    }
+
+    /// Deallocates the PD (`ibv_dealloc_pd`), consuming this handle.
+    ///
+    /// Fails with [`Error::Busy`] naming the MRs and QPs still in the PD
+    /// (or other clones of this handle), and hands the PD back in the
+    /// [`DestroyError`]. On success the PD number is free for [`Context::alloc_pd`].
+    pub fn dealloc_pd(self) -> std::result::Result<(), DestroyError<Pd>> {
+        let pdn = self.pdn();
+        let users: Vec<Resource> = {
+            let st = self.context().state();
+            let mrs = st.mrs.iter().filter_map(|m| match *m {
+                MrSlot::Live { pdn: p, key } if p == pdn => Some(Resource::Mr(key)),
+                _ => None,
+            });
+            mrs.chain(st.qps.iter().flatten().filter(|q| q.pdn == pdn).map(|q| Resource::Qp(q.qpn))).collect()
+        };
+        // Each MR and QP of the PD holds one reference.
+        let others = Rc::strong_count(&self.inner).saturating_sub(1 + users.len());
+        match busy(Resource::Pd(pdn), users, others) {
+            Some(e) => Err(DestroyError::busy(self, e)),
+            None => Ok(()),
+        }
     }
 }

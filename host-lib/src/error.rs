@@ -22,6 +22,50 @@ impl std::fmt::Display for Queue {
     }
 }
 
+/// A library object, as named in [`Error::Busy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    /// The device context.
+    Context,
+    /// A protection domain, by number.
+    Pd(u32),
+    /// A completion queue, by CQN.
+    Cq(u32),
+    /// A memory region, by key.
+    Mr(u32),
+    /// A queue pair, by QPN.
+    Qp(u32),
+}
+
+impl std::fmt::Display for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Resource::Context => f.write_str("the device context"),
+            Resource::Pd(n) => write!(f, "PD {n}"),
+            Resource::Cq(n) => write!(f, "CQ {n}"),
+            Resource::Mr(k) => write!(f, "MR key {k:#x}"),
+            Resource::Qp(n) => write!(f, "QP {n}"),
+        }
+    }
+}
+
+/// Users named in full by [`Error::Busy`]'s message; more are counted.
+const BUSY_NAMED: usize = 8;
+
+/// The "still in use by ..." part of [`Error::Busy`]'s message.
+fn busy_users(users: &[Resource], other_handles: usize) -> String {
+    let mut parts: Vec<String> = users.iter().take(BUSY_NAMED).map(Resource::to_string).collect();
+    if users.len() > BUSY_NAMED {
+        parts.push(format!("{} more objects", users.len() - BUSY_NAMED));
+    }
+    match other_handles {
+        0 => {}
+        1 => parts.push("another handle of it".into()),
+        n => parts.push(format!("{n} other handles of it")),
+    }
+    parts.join(", ")
+}
+
 /// Errors of the `rnic` host library.
 #[derive(Debug, Error)]
 pub enum Error {
@@ -45,6 +89,17 @@ pub enum Error {
         key: u32,
         /// Cycles waited.
         cycles: u64,
+    },
+    /// An explicit destroy found the object still in use (ibverbs' `EBUSY`):
+    /// nothing was destroyed, and the handle comes back in the [`DestroyError`].
+    #[error("cannot destroy {object}: still in use by {}; destroy or drop those first", busy_users(.users, *.other_handles))]
+    Busy {
+        /// The object that was to be destroyed.
+        object: Resource,
+        /// The objects that still use it, in table order (PDs, CQs, MRs, QPs).
+        users: Vec<Resource>,
+        /// Further handles (clones) of the object itself.
+        other_handles: usize,
     },
     /// A table (QPs, CQs, MRs) has no free entry.
     #[error("no free {what} (the NIC holds {max})")]
@@ -200,3 +255,71 @@ pub enum Error {
 
 /// Result alias of the library.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The error of an explicit destroy (`Qp::destroy_qp`, `Mr::dereg_mr`,
+/// `Cq::destroy_cq`, `Pd::dealloc_pd`, `Context::close_device`).
+///
+/// When the object is still in use ([`Error::Busy`]) nothing was torn down
+/// and [`DestroyError::into_object`] hands the handle back, fully usable.
+/// Any other error happened during the teardown itself: the teardown went
+/// on as far as it safely could (as a drop does) and the handle is gone.
+/// Dropping the error drops a returned handle, which releases the object
+/// best-effort like any drop. `?` converts it into an [`Error`](enum@Error).
+pub struct DestroyError<T> {
+    error: Error,
+    object: Option<T>,
+}
+
+impl<T> DestroyError<T> {
+    /// Still in use: the handle comes back with the error.
+    pub(crate) fn busy(object: T, error: Error) -> Self {
+        DestroyError { error, object: Some(object) }
+    }
+
+    /// The teardown failed partway; the handle is consumed.
+    pub(crate) fn failed(error: Error) -> Self {
+        DestroyError { error, object: None }
+    }
+
+    /// What went wrong.
+    pub fn error(&self) -> &Error {
+        &self.error
+    }
+
+    /// The handle, exactly when nothing was torn down ([`Error::Busy`]).
+    pub fn into_object(self) -> Option<T> {
+        self.object
+    }
+
+    /// The error and, when nothing was torn down, the handle.
+    pub fn into_parts(self) -> (Error, Option<T>) {
+        (self.error, self.object)
+    }
+}
+
+impl<T> From<DestroyError<T>> for Error {
+    fn from(e: DestroyError<T>) -> Error {
+        e.error
+    }
+}
+
+impl<T> std::fmt::Debug for DestroyError<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DestroyError")
+            .field("error", &self.error)
+            .field("handle_returned", &self.object.is_some())
+            .finish()
+    }
+}
+
+impl<T> std::fmt::Display for DestroyError<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl<T> std::error::Error for DestroyError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
+}

@@ -5,16 +5,47 @@
 //! open_device(dev, addr) -> Context
 //! Context::alloc_pd() -> Pd          Context::create_cq(depth) -> Cq
 //! Pd::reg_mr(len, access) -> Mr      Pd::create_qp(QpInitAttr) -> Qp
-//! Mr::{lkey, rkey, addr, write, read, dereg_mr}
+//! Mr::{lkey, rkey, addr, write, read}
 //! Qp::modify(QpAttr)  RESET -> INIT -> RTR -> RTS (ERROR on an error completion)
 //! Qp::post_send / post_recv (single or batched, one doorbell per batch)
-//! Cq::poll_cq(max) / Cq::wait_cq(n, timeout_cycles) -> WorkCompletion
+//! Cq::poll_cq(&mut [WorkCompletion]) -> count    Cq::poll_cq_vec(max) / Cq::wait_cq(n, timeout_cycles)
+//! Qp::destroy_qp  Mr::dereg_mr  Cq::destroy_cq  Pd::dealloc_pd  Context::close_device
 //! ```
 //!
 //! The library programs the NIC only through [`rnic_driver::Device`] and the
 //! contract in [`rnic_spec`] (register map, staging word layouts, descriptor
 //! structs). Objects are single-threaded handles (`Rc`), like one verbs
 //! context used from one thread.
+//!
+//! # Lifecycle
+//!
+//! Objects form the tree of ibverbs: a context has PDs and CQs, a PD has
+//! MRs and QPs, a QP completes on one or two CQs.
+//!
+//! - **Children keep their parents alive.** An MR holds its PD; a QP holds
+//!   its PD, its send CQ and its receive CQ; PDs and CQs hold the context
+//!   (MRs and QPs reach it through their PD). Dropping a parent's handle
+//!   while children exist therefore frees nothing they use: the parent is
+//!   released when its last handle and its last child are gone.
+//! - **Dropping releases best-effort.** A dropped [`Qp`] is destroyed and a
+//!   dropped [`Mr`] deregistered at once; a [`Pd`], [`Cq`] or [`Context`]
+//!   goes when nothing holds it any more. Errors are ignored.
+//! - **Explicit destroy reports errors**, as `ibv_destroy_qp`,
+//!   `ibv_dereg_mr`, `ibv_destroy_cq`, `ibv_dealloc_pd` and
+//!   `ibv_close_device` do: [`Qp::destroy_qp`], [`Mr::dereg_mr`],
+//!   [`Cq::destroy_cq`], [`Pd::dealloc_pd`], [`Context::close_device`].
+//!   Each consumes its handle and returns `Result<(), DestroyError<Self>>`.
+//!   An object still in use is not destroyed: the error is [`Error::Busy`]
+//!   (ibverbs' `EBUSY`) naming what uses it (the QPs on a CQ, the MRs and
+//!   QPs of a PD, every live object of a context, or other clones of the
+//!   handle), and [`DestroyError::into_object`] hands the handle back,
+//!   unchanged. Destroy children first: QPs, then MRs, CQs and PDs, then
+//!   close the context. Any other error comes from the teardown itself,
+//!   which then goes as far as it safely can; the handle is gone.
+//! - **Resource numbers are reused.** A released QPN, CQN, MR index or PD
+//!   number is the first candidate of the next allocation (lowest free
+//!   number). A reused MR index gets a new key tag, so keys of deregistered
+//!   regions keep failing at the NIC.
 #![deny(missing_docs)]
 
 mod cq;
@@ -26,7 +57,7 @@ pub mod ring;
 
 pub use cq::{Cq, WcOpcode, WcStatus, WorkCompletion};
 pub use ctx::{open_device, open_devices, Context, DeviceAttr, NetAddr, Pd};
-pub use error::{Error, Queue, Result};
+pub use error::{DestroyError, Error, Queue, Resource, Result};
 pub use mr::{AccessFlags, Mr, Sge};
 pub use qp::{Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WrOpcode};
 pub use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};

@@ -21,6 +21,8 @@ pub struct MockDev {
     /// (commit register, value, staging words at the commit)
     pub commits: RefCell<Vec<(u32, u64, [u64; NUM_STAGE])>>,
     pub cycles: Cell<u64>,
+    /// Makes the MR fence never finish (each poll of it takes 10 000 cycles).
+    pub fence_stuck: Cell<bool>,
 }
 
 impl MockDev {
@@ -33,6 +35,7 @@ impl MockDev {
             stage: RefCell::new([0; NUM_STAGE]),
             commits: RefCell::new(Vec::new()),
             cycles: Cell::new(0),
+            fence_stuck: Cell::new(false),
         })
     }
 
@@ -64,6 +67,10 @@ impl Device for MockDev {
         Ok(match offset {
             regs::REG_ID => self.id,
             regs::REG_CYCLES => self.cycles.get(),
+            regs::REG_MR_FENCE if self.fence_stuck.get() => {
+                self.cycles.set(self.cycles.get() + 10_000);
+                1
+            }
             _ => 0,
         })
     }

@@ -1,7 +1,7 @@
 //! Memory regions.
 
-use crate::ctx::{Context, Pd};
-use crate::{Error, Result, VA_OFFSET};
+use crate::ctx::{Context, MrSlot, Pd};
+use crate::{DestroyError, Error, Result, VA_OFFSET};
 use rnic_driver::{DmaAccess, DmaBuf};
 use rnic_spec::regs::{self, mr, NUM_STAGE};
 
@@ -19,10 +19,10 @@ const MR_FENCE_TIMEOUT_CYCLES: u64 = 1_000_000;
 /// A registered memory region (`ibv_mr`). The memory is DMA memory the
 /// library allocated through the device; the application reaches it with
 /// [`Mr::write`] / [`Mr::read`], the NIC by virtual address [`Mr::addr`] and key.
-/// Dropping an `Mr` deregisters it.
+/// The MR holds its PD. Dropping an `Mr` deregisters it (errors ignored);
+/// [`Mr::dereg_mr`] reports them.
 pub struct Mr {
-    ctx: Context,
-    pdn: u32,
+    pd: Pd,
     index: u32,
     key: u32,
     buf: DmaBuf,
@@ -56,22 +56,23 @@ impl Pd {
         if len == 0 || len as u64 > MAX_MR_LEN {
             return Err(Error::BadSize { what: "MR length", value: len as u64, min: 1, max: MAX_MR_LEN });
         }
-        let ctx = &self.ctx;
-        let (index, tag) = {
+        let ctx = self.context();
+        let (index, key) = {
             let mut st = ctx.state();
             let index = st
-                .mr_used
+                .mrs
                 .iter()
-                .position(|u| !u)
-                .ok_or(Error::Exhausted { what: "MR index", max: st.mr_used.len() })?;
+                .position(|m| *m == MrSlot::Free)
+                .ok_or(Error::Exhausted { what: "MR index", max: st.mrs.len() })?;
             // A new tag per registration makes keys of deregistered MRs fail at the NIC.
             let mut tag = st.mr_tag[index].wrapping_add(1);
             if tag == 0 {
                 tag = 1;
             }
             st.mr_tag[index] = tag;
-            st.mr_used[index] = true;
-            (index as u32, tag)
+            let key = regs::mr_key(index as u32, tag);
+            st.mrs[index] = MrSlot::Live { pdn: self.pdn(), key };
+            (index as u32, key)
         };
         let dma = DmaAccess {
             device_read: true,
@@ -80,11 +81,11 @@ impl Pd {
         let buf = match ctx.dev().alloc_dma(len, dma) {
             Ok(b) => b,
             Err(e) => {
-                ctx.state().mr_used[index as usize] = false;
+                ctx.state().mrs[index as usize] = MrSlot::Free;
                 return Err(e.into());
             }
         };
-        let m = Mr { ctx: ctx.clone(), pdn: self.pdn, index, key: regs::mr_key(index, tag), buf, access, live: true };
+        let m = Mr { pd: self.clone(), index, key, buf, access, live: true };
         // On failure `m` drops here, which invalidates the entry and frees the memory.
         m.commit(true)?;
         Ok(m)
@@ -100,8 +101,8 @@ impl Mr {
         mr::KEY_TAG.put(&mut w, (self.key & 0xFF) as u64);
         mr::ACCESS.put(&mut w, self.access.bits() as u64);
         mr::VALID.put(&mut w, valid as u64);
-        mr::PD.put(&mut w, self.pdn as u64);
-        self.ctx.stage_commit(&w, mr::MR_WORDS, regs::REG_MR_COMMIT, self.index as u64)
+        mr::PD.put(&mut w, self.pdn() as u64);
+        self.context().stage_commit(&w, mr::MR_WORDS, regs::REG_MR_COMMIT, self.index as u64)
     }
 
     /// Local key (`lkey`): `index << 8 | tag`.
@@ -141,11 +142,17 @@ impl Mr {
 
     /// Protection domain number.
     pub fn pdn(&self) -> u32 {
-        self.pdn
+        self.pd.pdn()
     }
 
-    pub(crate) fn context(&self) -> &Context {
-        &self.ctx
+    /// The protection domain the region is registered in.
+    pub fn pd(&self) -> &Pd {
+        &self.pd
+    }
+
+    /// The context the region belongs to.
+    pub fn context(&self) -> &Context {
+        self.pd.context()
     }
 
     /// Checks that `[offset, offset+len)` lies inside the region.
@@ -159,13 +166,13 @@ impl Mr {
     /// CPU write of `data` at `offset`.
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.check_bounds(offset, data.len() as u64)?;
-        Ok(self.ctx.dev().write_mem(self.buf.bus_addr + offset, data)?)
+        Ok(self.context().dev().write_mem(self.buf.bus_addr + offset, data)?)
     }
 
     /// CPU read into `out` from `offset`.
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
         self.check_bounds(offset, out.len() as u64)?;
-        Ok(self.ctx.dev().read_mem(self.buf.bus_addr + offset, out)?)
+        Ok(self.context().dev().read_mem(self.buf.bus_addr + offset, out)?)
     }
 
     /// A scatter/gather entry over `len` bytes at `offset`.
@@ -177,8 +184,14 @@ impl Mr {
     /// waits for the NIC's MR fence (no DMA through the key is still under
     /// way), then frees the memory. Work that uses the key afterwards
     /// completes with an error (REM_ACCESS_ERR, LOC_PROT_ERR, REM_OP_ERR).
-    pub fn dereg_mr(mut self) -> Result<()> {
-        self.release()
+    ///
+    /// Consumes the handle. Nothing can keep an MR busy, so every error
+    /// comes from the teardown (see [`DestroyError`]): if the NIC did not
+    /// confirm the fence ([`Error::FenceTimeout`]) the memory and the MR
+    /// index stay allocated for good, never freed under a live DMA. On
+    /// success the index is free for the next registration, under a new key.
+    pub fn dereg_mr(mut self) -> std::result::Result<(), DestroyError<Mr>> {
+        self.release().map_err(DestroyError::failed)
     }
 
     fn release(&mut self) -> Result<()> {
@@ -186,19 +199,21 @@ impl Mr {
             return Ok(());
         }
         self.live = false;
+        let ctx = self.pd.context();
         // Invalidate, then fence: the memory is freed only once the NIC says
         // no DMA through the old key can still reach it.
-        self.commit(false)?;
-        self.fence()?;
-        let f = self.ctx.dev().free_dma(self.buf);
-        self.ctx.state().mr_used[self.index as usize] = false;
-        Ok(f?)
+        if let Err(e) = self.commit(false).and_then(|()| self.fence()) {
+            ctx.state().mrs[self.index as usize] = MrSlot::Leaked;
+            return Err(e);
+        }
+        ctx.state().mrs[self.index as usize] = MrSlot::Free;
+        Ok(ctx.dev().free_dma(self.buf)?)
     }
 
     /// Starts an MR fence and waits until the NIC reports it done. On a
     /// timeout the memory is kept (leaked), never freed under a live DMA.
     fn fence(&self) -> Result<()> {
-        let dev = self.ctx.dev();
+        let dev = self.context().dev();
         dev.write_reg(regs::REG_MR_FENCE, 1)?;
         let start = dev.now_cycles();
         loop {
@@ -227,7 +242,7 @@ impl std::fmt::Debug for Mr {
             .field("addr", &format_args!("{:#x}", self.addr()))
             .field("len", &self.buf.len)
             .field("access", &self.access)
-            .field("pd", &self.pdn)
+            .field("pd", &self.pdn())
             .finish()
     }
 }

@@ -5,7 +5,7 @@ use crate::ctx::{Context, CtxState, NetAddr, Pd};
 use crate::error::Queue;
 use crate::mr::Sge;
 use crate::ring::{self, used};
-use crate::{Cq, Error, Result};
+use crate::{Cq, DestroyError, Error, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
 use rnic_spec::desc::{send_op, RecvWqe, SendWqe, RECV_WQE_BYTES, SEND_WQE_BYTES};
 use rnic_spec::params;
@@ -282,9 +282,6 @@ pub(crate) struct QpInner {
     pub state: QpState,
     pub send_cqn: u32,
     pub recv_cqn: u32,
-    // Handles keep the CQs alive as long as the QP completes on them.
-    send_cq: Cq,
-    recv_cq: Cq,
     pub sq: WorkQueue,
     pub rq: WorkQueue,
     /// The QPC staging words last committed (re-committed with changes on each transition).
@@ -343,9 +340,13 @@ pub(crate) fn enter_error(ctx: &Context, st: &mut CtxState, qpn: u32) -> Result<
     commit_qpc(ctx, qpn, &words, 0)
 }
 
-/// An RC queue pair (`ibv_qp`). Dropping it destroys the QP.
+/// An RC queue pair (`ibv_qp`). It holds its PD and its CQs, so they live
+/// at least as long as the QP. Dropping it destroys the QP (errors ignored);
+/// [`Qp::destroy_qp`] reports them.
 pub struct Qp {
-    ctx: Context,
+    pd: Pd,
+    send_cq: Cq,
+    recv_cq: Cq,
     qpn: u32,
 }
 
@@ -353,7 +354,7 @@ impl Pd {
     /// Creates an RC QP in RESET (`ibv_create_qp`). Fails if a CQ could
     /// overflow: each CQ must hold every WR that can be outstanding on it.
     pub fn create_qp(&self, attr: QpInitAttr) -> Result<Qp> {
-        let ctx = &self.ctx;
+        let ctx = self.context();
         for cq in [&attr.send_cq, &attr.recv_cq] {
             if !ctx.same(cq.context()) {
                 return Err(Error::ForeignCq { cqn: cq.cqn() });
@@ -395,22 +396,20 @@ impl Pd {
         qpc::RQ_BASE.put(&mut words, rq.buf.bus_addr);
         qpc::SQ_LOG2.put(&mut words, sq.log2 as u64);
         qpc::RQ_LOG2.put(&mut words, rq.log2 as u64);
-        qpc::PD.put(&mut words, self.pdn as u64);
+        qpc::PD.put(&mut words, self.pdn() as u64);
         qpc::UDP_SPORT.put(&mut words, UDP_SPORT_BASE | qpn as u64);
         ctx.state().qps[qpn as usize] = Some(QpInner {
             qpn,
-            pdn: self.pdn,
+            pdn: self.pdn(),
             state: QpState::Reset,
             send_cqn: scq,
             recv_cqn: rcq,
-            send_cq: attr.send_cq,
-            recv_cq: attr.recv_cq,
             sq,
             rq,
             words,
             dest_qpn: None,
         });
-        Ok(Qp { ctx: ctx.clone(), qpn })
+        Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn })
     }
 }
 
@@ -502,12 +501,22 @@ impl Qp {
 
     /// The send CQ.
     pub fn send_cq(&self) -> Cq {
-        self.with(|q| q.send_cq.clone())
+        self.send_cq.clone()
     }
 
     /// The receive CQ.
     pub fn recv_cq(&self) -> Cq {
-        self.with(|q| q.recv_cq.clone())
+        self.recv_cq.clone()
+    }
+
+    /// The protection domain the QP was created in.
+    pub fn pd(&self) -> &Pd {
+        &self.pd
+    }
+
+    /// The context the QP belongs to.
+    pub fn context(&self) -> &Context {
+        self.pd.context()
     }
 
     /// One line of state for messages.
@@ -516,13 +525,13 @@ impl Qp {
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut QpInner) -> T) -> T {
-        f(self.ctx.state().qps[self.qpn as usize].as_mut().expect("live QP handle has a table entry"))
+        f(self.context().state().qps[self.qpn as usize].as_mut().expect("live QP handle has a table entry"))
     }
 
     /// Modifies the QP (`ibv_modify_qp`) following ibverbs' state rules,
     /// programming the NIC's QP context on the way.
     pub fn modify(&self, attr: &QpAttr) -> Result<()> {
-        let ctx = &self.ctx;
+        let ctx = self.context();
         let qpn = self.qpn;
         let from = self.state();
         check_modify(qpn, from, attr)?;
@@ -585,7 +594,7 @@ impl Qp {
     /// Posts several send WRs with one doorbell. All are checked first:
     /// on error nothing is posted.
     pub fn post_send_batch(&self, wrs: &[SendWr<'_>]) -> Result<()> {
-        let ctx = &self.ctx;
+        let ctx = self.context();
         let qpn = self.qpn;
         let mut st = ctx.state();
         let qp = st.qps[qpn as usize].as_mut().expect("QP");
@@ -651,7 +660,7 @@ impl Qp {
     /// Posts several receive WRs with one doorbell. All are checked first:
     /// on error nothing is posted.
     pub fn post_recv_batch(&self, wrs: &[RecvWr<'_>]) -> Result<()> {
-        let ctx = &self.ctx;
+        let ctx = self.context();
         let qpn = self.qpn;
         let mut st = ctx.state();
         let qp = st.qps[qpn as usize].as_mut().expect("QP");
@@ -710,22 +719,44 @@ fn op_of(op: &WrOpcode) -> WcOpcode {
     }
 }
 
-impl Drop for Qp {
-    fn drop(&mut self) {
-        let ctx = &self.ctx;
-        let Some(mut q) = ctx.state().qps[self.qpn as usize].take() else { return };
+impl Qp {
+    /// Destroys the QP (`ibv_destroy_qp`), consuming the handle: disables
+    /// it at the NIC, frees its rings, returns its CQ reservations and its
+    /// QPN (the next [`Pd::create_qp`] takes the lowest free QPN), and lets
+    /// go of its PD and CQs. Outstanding WRs are discarded without
+    /// completions.
+    ///
+    /// Nothing can keep a QP busy, so every error comes from the teardown
+    /// (see [`DestroyError`]), which finishes regardless, as a drop does.
+    pub fn destroy_qp(mut self) -> std::result::Result<(), DestroyError<Qp>> {
+        self.release().map_err(DestroyError::failed)
+    }
+
+    /// Tears the QP down once (later calls do nothing); reports the first error.
+    fn release(&mut self) -> Result<()> {
+        let ctx = self.pd.context();
+        let Some(mut q) = ctx.state().qps[self.qpn as usize].take() else { return Ok(()) };
         qpc::RTS.put(&mut q.words, 0);
         qpc::RTR.put(&mut q.words, 0);
-        // Errors cannot be reported from drop; the QP is disabled and freed regardless.
-        let _ = commit_qpc(ctx, self.qpn, &q.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ);
+        let disabled = commit_qpc(ctx, self.qpn, &q.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ);
         {
             let mut st = ctx.state();
             st.cqs[q.send_cqn as usize].as_mut().expect("CQ held by the QP").committed -= q.sq.cap;
             st.cqs[q.recv_cqn as usize].as_mut().expect("CQ held by the QP").committed -= q.rq.cap;
         }
-        let _ = ctx.dev().free_dma(q.sq.buf);
-        let _ = ctx.dev().free_dma(q.rq.buf);
-        // `q` (and with it the CQ handles) drops here, after the state borrow ended.
+        let sq = ctx.dev().free_dma(q.sq.buf);
+        let rq = ctx.dev().free_dma(q.rq.buf);
+        disabled?;
+        sq?;
+        Ok(rq?)
+    }
+}
+
+impl Drop for Qp {
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; the QP is disabled and freed regardless.
+        let _ = self.release();
+        // The PD and CQ handles drop after this, with no borrow of the tables held.
     }
 }
 

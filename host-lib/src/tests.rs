@@ -1,11 +1,12 @@
 //! Library tests against the mock device (no RTL): register programming,
-//! ring math in context, CQ sizing, completion matching and flushing.
+//! ring math in context, CQ sizing, completion matching and flushing,
+//! object lifecycle (destroy order, parents kept alive, resource reuse).
 
 use crate::mock::{self, MockDev};
 use crate::*;
 use rnic_spec::desc::{cqe_op, cqe_status, Cqe, SendWqe};
 use rnic_spec::regs::{self, cq, mr, qpc};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use zerocopy::FromBytes;
 
 fn cq_ring(ctx: &Context, cq: &Cq) -> (u64, u32) {
@@ -167,6 +168,7 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
     let (base, log2) = cq_ring(&ctx, &c);
     let sq_base = ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().sq.buf.bus_addr;
     let mut idx = 0u32;
+    let mut buf = [WorkCompletion::default(); 10];
     for round in 0..3u32 {
         let wrs: Vec<SendWr> = (0..3)
             .map(|i| SendWr {
@@ -196,7 +198,8 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
             // Like the RTL: a requester CQE names the WQE only (opcode 0, length 0).
             dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), (idx + i) as u16, 0, 0, 0, ring::cqe_owner_valid(ci, log2)));
         }
-        let wcs = c.poll_cq(10).unwrap();
+        let n = c.poll_cq(&mut buf).unwrap();
+        let wcs = &buf[..n];
         assert_eq!(
             wcs.iter().map(|w| w.wr_id).collect::<Vec<_>>(),
             vec![(round * 10) as u64, (round * 10 + 1) as u64, (round * 10 + 2) as u64]
@@ -205,7 +208,7 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
         assert_eq!(wcs.iter().map(|w| w.byte_len).collect::<Vec<_>>(), vec![100, 101, 102]);
         idx += 3;
     }
-    assert!(c.poll_cq(4).unwrap().is_empty());
+    assert_eq!(c.poll_cq(&mut buf).unwrap(), 0);
     let e = qp.post_send(&SendWr { wr_id: 0, opcode: WrOpcode::Send, sg: m.sge(4000, 97) }).unwrap_err();
     assert!(matches!(e, Error::OutOfBounds { offset: 4000, len: 97, mr_len: 4096, .. }), "{e}");
 }
@@ -219,12 +222,12 @@ fn owner_bit_over_many_cq_passes() {
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 2, 2);
     let (base, log2) = cq_ring(&ctx, &c);
+    let mut w = [WorkCompletion::default(); 4];
     for n in 0..40u32 {
         qp.post_recv(&RecvWr { wr_id: 1000 + n as u64, sg: m.sge(0, 64) }).unwrap();
-        assert!(c.poll_cq(1).unwrap().is_empty(), "the previous pass's CQE must not be taken as new");
+        assert_eq!(c.poll_cq(&mut w[..1]).unwrap(), 0, "the previous pass's CQE must not be taken as new");
         dev.put_cqe(base, log2, n, cqe(qp.qp_num(), n as u16, 0, cqe_op::RECV, 7, ring::cqe_owner_valid(n, log2)));
-        let w = c.poll_cq(4).unwrap();
-        assert_eq!(w.len(), 1);
+        assert_eq!(c.poll_cq(&mut w).unwrap(), 1);
         assert_eq!((w[0].wr_id, w[0].opcode, w[0].byte_len), (1000 + n as u64, WcOpcode::Recv, 7));
     }
 }
@@ -245,7 +248,7 @@ fn error_completion_flushes_only_that_qp() {
     good.post_send_batch(&[wr(11), wr(12)]).unwrap();
     dev.put_cqe(base, log2, 0, cqe(good.qp_num(), 0, 0, cqe_op::RDMA_WRITE, 8, 1));
     dev.put_cqe(base, log2, 1, cqe(bad.qp_num(), 0, cqe_status::REM_ACCESS_ERR, cqe_op::RDMA_WRITE, 8, 1));
-    let w = c.poll_cq(16).unwrap();
+    let w = c.poll_cq_vec(16).unwrap();
     let got: Vec<_> = w.iter().map(|w| (w.qp_num, w.wr_id, w.status)).collect();
     let b = bad.qp_num();
     assert_eq!(
@@ -266,9 +269,9 @@ fn error_completion_flushes_only_that_qp() {
     assert_eq!((qpc::RTS.get(&w), qpc::RTR.get(&w)), (0, 0));
     // Posting in ERROR completes at once with a flush.
     bad.post_send(&wr(4)).unwrap();
-    assert_eq!(c.poll_cq(4).unwrap()[0].status, WcStatus::WrFlushErr);
+    assert_eq!(c.poll_cq_vec(4).unwrap()[0].status, WcStatus::WrFlushErr);
     dev.put_cqe(base, log2, 2, cqe(good.qp_num(), 1, 0, cqe_op::RDMA_WRITE, 8, 1));
-    assert_eq!(c.poll_cq(4).unwrap()[0].wr_id, 12);
+    assert_eq!(c.poll_cq_vec(4).unwrap()[0].wr_id, 12);
     // ERROR -> RESET -> INIT works; other transitions from ERROR do not.
     assert!(matches!(bad.modify(&QpAttr::rts(0)), Err(Error::BadTransition { .. })));
     bad.modify(&QpAttr::to(QpState::Reset)).unwrap();
@@ -286,7 +289,7 @@ fn mismatched_cqe_is_reported() {
     let (base, log2) = cq_ring(&ctx, &c);
     qp.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) }).unwrap();
     dev.put_cqe(base, log2, 0, cqe(qp.qp_num(), 5, 0, cqe_op::SEND, 4, 1));
-    let e = c.poll_cq(1).unwrap_err();
+    let e = c.poll_cq_vec(1).unwrap_err();
     assert!(matches!(e, Error::BadCqe { got: 5, .. }), "{e}");
 }
 
@@ -330,4 +333,409 @@ fn posting_rules_by_state_and_pd() {
     qp.modify(&QpAttr::rtr(mock::addr(2), 3, 0, Mtu::Mtu256)).unwrap();
     // The receive posted in INIT is announced again after the responder reset.
     assert_eq!(*dev.writes.borrow().last().unwrap(), (regs::db_rq(qp.qp_num()), 1));
+}
+
+/// Posts one SEND of `mr` on `qp`, plays the NIC completing it and polls the completion.
+fn send_and_complete(dev: &MockDev, qp: &Qp, mr: &Mr, wr_id: u64) -> WorkCompletion {
+    let ctx = qp.context();
+    let cq = qp.send_cq();
+    let idx = ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().sq.pi;
+    qp.post_send(&SendWr { wr_id, opcode: WrOpcode::Send, sg: mr.sge(0, 8) }).unwrap();
+    let (base, log2) = cq_ring(ctx, &cq);
+    let ci = ctx.state().cqs[cq.cqn() as usize].as_ref().unwrap().ci;
+    dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), idx as u16, 0, 0, 0, ring::cqe_owner_valid(ci, log2)));
+    let mut wc = [WorkCompletion::default(); 2];
+    assert_eq!(cq.poll_cq(&mut wc).unwrap(), 1);
+    assert_eq!((wc[0].wr_id, wc[0].status, wc[0].qp_num), (wr_id, WcStatus::Success, qp.qp_num()));
+    wc[0]
+}
+
+/// The `Error::Busy` of a failed destroy, checking that the handle came back.
+fn busy_of<T>(r: std::result::Result<(), DestroyError<T>>) -> (Resource, Vec<Resource>, usize, String, T) {
+    let e = r.expect_err("destroy must fail while the object is in use");
+    let msg = e.to_string();
+    let (error, object) = e.into_parts();
+    match error {
+        Error::Busy { object: what, users, other_handles } => {
+            (what, users, other_handles, msg, object.expect("a busy object comes back"))
+        }
+        other => panic!("expected Busy, got {other}"),
+    }
+}
+
+#[test]
+fn destroy_in_order_releases_everything() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let scq = ctx.create_cq(16).unwrap();
+    let rcq = ctx.create_cq(16).unwrap();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = pd
+        .create_qp(QpInitAttr { send_cq: scq.clone(), recv_cq: rcq.clone(), max_send_wr: 4, max_recv_wr: 4 })
+        .unwrap();
+    qp.modify(&QpAttr::init()).unwrap();
+    qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 8) }).unwrap();
+    let qpn = qp.qp_num();
+    let rings = {
+        let st = ctx.state();
+        let q = st.qps[qpn as usize].as_ref().unwrap();
+        [q.sq.buf.bus_addr, q.rq.buf.bus_addr]
+    };
+
+    qp.destroy_qp().unwrap();
+    // Disabled at the NIC, rings freed, reservations returned, table entry gone.
+    let (v, w) = dev.last_commit(regs::REG_QP_COMMIT);
+    assert_eq!(v, qpn as u64 | regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ);
+    assert_eq!((qpc::RTS.get(&w), qpc::RTR.get(&w)), (0, 0));
+    assert!(rings.iter().all(|a| !dev.mem.borrow().contains_key(a)));
+    assert!(ctx.state().qps.iter().all(Option::is_none));
+    assert_eq!(ctx.state().cqs[scq.cqn() as usize].as_ref().unwrap().committed, 0);
+    assert_eq!(ctx.state().cqs[rcq.cqn() as usize].as_ref().unwrap().committed, 0);
+
+    m.dereg_mr().unwrap();
+    scq.destroy_cq().unwrap();
+    rcq.destroy_cq().unwrap();
+    pd.dealloc_pd().unwrap();
+    {
+        let st = ctx.state();
+        assert!(st.pds.is_empty() && st.cqs.iter().all(Option::is_none));
+        assert!(st.mrs.iter().all(|m| *m == ctx::MrSlot::Free));
+    }
+    ctx.close_device().unwrap();
+    assert!(dev.mem.borrow().is_empty(), "every DMA buffer is freed");
+}
+
+#[test]
+fn destroy_in_wrong_order_is_busy_and_changes_nothing() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = connected(&ctx, &pd, &cq, 4, 4);
+    let (pdn, cqn, key, qpn) = (pd.pdn(), cq.cqn(), m.lkey(), qp.qp_num());
+    let commits = dev.commits.borrow().len();
+
+    let (what, users, others, msg, ctx) = busy_of(ctx.close_device());
+    assert_eq!(what, Resource::Context);
+    assert_eq!(users, vec![Resource::Pd(pdn), Resource::Cq(cqn), Resource::Mr(key), Resource::Qp(qpn)]);
+    assert_eq!(others, 0);
+    assert!(msg.contains("device context") && msg.contains(&format!("QP {qpn}")), "{msg}");
+
+    let (what, users, others, msg, pd) = busy_of(pd.dealloc_pd());
+    assert_eq!((what, users, others), (Resource::Pd(pdn), vec![Resource::Mr(key), Resource::Qp(qpn)], 0));
+    assert!(msg.contains(&format!("cannot destroy PD {pdn}: still in use by MR key {key:#x}, QP {qpn}")), "{msg}");
+
+    let (what, users, others, msg, cq) = busy_of(cq.destroy_cq());
+    assert_eq!((what, users, others), (Resource::Cq(cqn), vec![Resource::Qp(qpn)], 0));
+    assert!(msg.contains(&format!("CQ {cqn}")) && msg.contains(&format!("QP {qpn}")), "{msg}");
+
+    // Nothing was torn down: no commit reached the NIC and everything still works.
+    assert_eq!(dev.commits.borrow().len(), commits);
+    send_and_complete(&dev, &qp, &m, 5);
+    let m2 = pd.reg_mr(32, AccessFlags::empty()).unwrap();
+    assert_eq!(cq.entries(), 16);
+
+    // The right order succeeds.
+    qp.destroy_qp().unwrap();
+    m.dereg_mr().unwrap();
+    m2.dereg_mr().unwrap();
+    cq.destroy_cq().unwrap();
+    pd.dealloc_pd().unwrap();
+    ctx.close_device().unwrap();
+    assert!(dev.mem.borrow().is_empty());
+}
+
+#[test]
+fn other_handles_keep_objects_busy() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let qp = pd.create_qp(QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: 2, max_recv_wr: 2 });
+    let qp = qp.unwrap();
+
+    // The QP holds the CQ twice (send and receive) and the PD once; a clone is one more handle.
+    let pd2 = pd.clone();
+    let (_, users, others, msg, pd) = busy_of(pd.dealloc_pd());
+    assert_eq!((users, others), (vec![Resource::Qp(qp.qp_num())], 1));
+    assert!(msg.ends_with(&format!("QP {}, another handle of it; destroy or drop those first", qp.qp_num())), "{msg}");
+    let scq = qp.send_cq();
+    let (_, users, others, _, cq) = busy_of(cq.destroy_cq());
+    assert_eq!((users, others), (vec![Resource::Qp(qp.qp_num())], 1));
+    let ctx2 = ctx.clone();
+    let (_, _, others, _, ctx) = busy_of(ctx.close_device());
+    assert_eq!(others, 1);
+
+    qp.destroy_qp().unwrap();
+    let (_, users, others, _, cq) = busy_of(cq.destroy_cq());
+    assert_eq!((users, others), (vec![], 1));
+    drop(scq);
+    cq.destroy_cq().unwrap();
+    let (_, users, others, msg, pd) = busy_of(pd.dealloc_pd());
+    assert_eq!((users, others), (vec![], 1));
+    assert!(msg.contains("still in use by another handle of it"), "{msg}");
+    drop(pd2);
+    pd.dealloc_pd().unwrap();
+    let (_, users, others, msg, ctx) = busy_of(ctx.close_device());
+    assert_eq!((users, others), (vec![], 1));
+    assert!(msg.contains("another handle"), "{msg}");
+    drop(ctx2);
+    // `?` turns a destroy error into the library's error.
+    let close = |c: Context| -> Result<()> { Ok(c.close_device()?) };
+    close(ctx).unwrap();
+}
+
+#[test]
+fn busy_message_counts_long_user_lists() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let mrs: Vec<Mr> = (0..11).map(|_| pd.reg_mr(8, AccessFlags::empty()).unwrap()).collect();
+    let e: Error = pd.dealloc_pd().unwrap_err().into();
+    let s = e.to_string();
+    assert!(
+        s.contains(&format!("MR key {:#x}", mrs[7].lkey())) && !s.contains(&format!("{:#x}", mrs[8].lkey())),
+        "{s}"
+    );
+    assert!(s.contains("3 more objects"), "{s}");
+    // Converting the error dropped the PD handle; the MRs still hold the PD.
+    assert_eq!(ctx.state().pds.len(), 1);
+    drop(mrs);
+    assert!(ctx.state().pds.is_empty());
+}
+
+#[test]
+fn destroyed_resource_numbers_are_reused() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let pd2 = ctx.alloc_pd().unwrap();
+    assert_eq!((pd.pdn(), pd2.pdn()), (1, 2));
+    let cq = ctx.create_cq(8).unwrap();
+    let cq2 = ctx.create_cq(8).unwrap();
+    let attr = |c: &Cq, n| QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: n, max_recv_wr: 0 };
+    let a = pd.create_qp(attr(&cq, 8)).unwrap();
+    let b = pd.create_qp(attr(&cq2, 4)).unwrap();
+    // The CQ is full: a's 8 send WRs reserved all its entries.
+    assert!(matches!(pd.create_qp(attr(&cq, 1)), Err(Error::CqTooSmall { .. })));
+    let qpn = a.qp_num();
+    a.destroy_qp().unwrap();
+    let a2 = pd.create_qp(attr(&cq, 8)).unwrap();
+    assert_eq!(a2.qp_num(), qpn, "the lowest free QPN is taken again");
+    assert!(b.qp_num() > qpn);
+    drop(a2);
+
+    let m = pd.reg_mr(16, AccessFlags::empty()).unwrap();
+    let key = m.lkey();
+    m.dereg_mr().unwrap();
+    let m2 = pd.reg_mr(16, AccessFlags::empty()).unwrap();
+    assert_eq!(m2.lkey() >> 8, key >> 8, "the MR index is taken again");
+    assert_ne!(m2.lkey(), key, "under a new key");
+    drop(m2);
+
+    let cqn = cq.cqn();
+    cq.destroy_cq().unwrap();
+    assert_eq!(ctx.create_cq(4).unwrap().cqn(), cqn);
+
+    let pdn = pd.pdn();
+    drop(b);
+    pd.dealloc_pd().unwrap();
+    let pd3 = ctx.alloc_pd().unwrap();
+    assert_eq!(pd3.pdn(), pdn);
+    // A PD only dropped is released too, once nothing holds it.
+    drop(pd3);
+    assert_eq!(ctx.alloc_pd().unwrap().pdn(), pdn);
+    assert_eq!(pd2.pdn(), 2);
+}
+
+#[test]
+fn pd_numbers_run_out_only_while_all_are_live() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pds: Vec<Pd> = (0..0xFFFF).map(|_| ctx.alloc_pd().unwrap()).collect();
+    assert_eq!(pds.last().unwrap().pdn(), 0xFFFF);
+    assert!(matches!(ctx.alloc_pd(), Err(Error::Exhausted { what: "PD", max: 0xFFFF })));
+    let mut pds: Vec<Option<Pd>> = pds.into_iter().map(Some).collect();
+    // The lowest released number comes first.
+    pds[4999] = None;
+    pds[999] = None;
+    for want in [1000, 5000] {
+        let p = ctx.alloc_pd().unwrap();
+        assert_eq!(p.pdn(), want);
+        pds[want as usize - 1] = Some(p);
+    }
+    assert!(ctx.alloc_pd().is_err());
+    drop(pds);
+    for _ in 0..3 {
+        let p = ctx.alloc_pd().unwrap();
+        assert_eq!(p.pdn(), 1);
+        p.dealloc_pd().unwrap();
+    }
+}
+
+#[test]
+fn qp_keeps_its_pd_cqs_and_context_alive() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let weak_ctx: Weak<ctx::CtxInner> = Rc::downgrade(&ctx.inner);
+    let pd = ctx.alloc_pd().unwrap();
+    let scq = ctx.create_cq(8).unwrap();
+    let rcq = ctx.create_cq(8).unwrap();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = pd
+        .create_qp(QpInitAttr { send_cq: scq.clone(), recv_cq: rcq.clone(), max_send_wr: 4, max_recv_wr: 4 })
+        .unwrap();
+    qp.modify(&QpAttr::init()).unwrap();
+    qp.modify(&QpAttr::rtr(mock::addr(2), 9, 0, Mtu::Mtu1024)).unwrap();
+    qp.modify(&QpAttr::rts(0)).unwrap();
+    let (pdn, scqn, rcqn) = (pd.pdn(), scq.cqn(), rcq.cqn());
+    drop(pd);
+    drop(scq);
+    drop(rcq);
+    drop(ctx);
+
+    // The QP still posts and completes on the CQs whose handles are gone.
+    for id in 0..6 {
+        send_and_complete(&dev, &qp, &m, id);
+    }
+    qp.post_recv(&RecvWr { wr_id: 40, sg: m.sge(0, 8) }).unwrap();
+    assert_eq!((qp.pd().pdn(), qp.send_cq().cqn(), qp.recv_cq().cqn()), (pdn, scqn, rcqn));
+    // Their numbers stay taken.
+    let ctx = qp.context().clone();
+    let other = ctx.alloc_pd().unwrap();
+    assert_ne!(other.pdn(), pdn);
+    let c = ctx.create_cq(1).unwrap();
+    assert!(c.cqn() != scqn && c.cqn() != rcqn);
+    drop((other, c));
+
+    // A reset of the QP flushes to the receive CQ it holds.
+    qp.modify(&QpAttr::to(QpState::Error)).unwrap();
+    let wc = qp.recv_cq().poll_cq_vec(4).unwrap();
+    assert_eq!((wc.len(), wc[0].wr_id, wc[0].status), (1, 40, WcStatus::WrFlushErr));
+
+    drop(ctx);
+    drop(qp);
+    // The PD stays while its MR lives; with the MR gone everything is released.
+    assert!(weak_ctx.upgrade().is_some_and(|c| c.st.borrow().pds.contains(&pdn)));
+    drop(m);
+    assert!(weak_ctx.upgrade().is_none(), "the context goes with its last object");
+    assert!(dev.mem.borrow().is_empty());
+}
+
+#[test]
+fn mr_keeps_its_pd_alive() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let pdn = pd.pdn();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    drop(pd);
+    m.write(3, b"abc").unwrap();
+    let mut out = [0u8; 3];
+    m.read(3, &mut out).unwrap();
+    assert_eq!(&out, b"abc");
+    assert_eq!((m.pdn(), m.pd().pdn()), (pdn, pdn));
+    // An MR of the same PD can still be registered through the one held.
+    let m2 = m.pd().reg_mr(8, AccessFlags::empty()).unwrap();
+    assert_eq!(m2.pdn(), pdn);
+    assert_ne!(ctx.alloc_pd().unwrap().pdn(), pdn);
+    m.dereg_mr().unwrap();
+    assert!(ctx.state().pds.contains(&pdn));
+    m2.dereg_mr().unwrap();
+    assert!(ctx.state().pds.is_empty());
+    assert_eq!(ctx.alloc_pd().unwrap().pdn(), pdn);
+}
+
+#[test]
+fn cq_lives_while_a_qp_completes_on_it() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(8).unwrap();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = connected(&ctx, &pd, &cq, 4, 4);
+    let (cqn, (ring, _)) = (cq.cqn(), cq_ring(&ctx, &cq));
+    drop(cq);
+    assert!(dev.mem.borrow().contains_key(&ring));
+    assert_ne!(ctx.create_cq(1).unwrap().cqn(), cqn);
+    send_and_complete(&dev, &qp, &m, 1);
+    qp.destroy_qp().unwrap();
+    assert!(!dev.mem.borrow().contains_key(&ring), "the CQ went with its last QP");
+    assert_eq!(ctx.create_cq(1).unwrap().cqn(), cqn);
+}
+
+#[test]
+fn objects_keep_the_context_alive() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let weak_ctx = Rc::downgrade(&ctx.inner);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(4).unwrap();
+    drop(ctx);
+    let m = pd.reg_mr(8, AccessFlags::empty()).unwrap();
+    assert_eq!(pd.context().query_device().max_mr, rnic_spec::params::NUM_MRS);
+    assert!(cq.context().same(m.context()));
+    drop((pd, m));
+    assert!(weak_ctx.upgrade().is_some(), "the CQ still holds the context");
+    drop(cq);
+    assert!(weak_ctx.upgrade().is_none());
+    assert!(dev.mem.borrow().is_empty());
+}
+
+#[test]
+fn failed_dereg_keeps_the_memory_and_consumes_the_handle() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    let (index, bus) = (m.lkey() >> 8, m.bus_addr());
+    dev.fence_stuck.set(true);
+    let e = m.dereg_mr().unwrap_err();
+    assert!(matches!(e.error(), Error::FenceTimeout { .. }), "{e}");
+    assert!(e.into_object().is_none(), "a torn-down MR does not come back");
+    dev.fence_stuck.set(false);
+    // The entry was invalidated, but the memory is never freed and the index never reused.
+    let (v, w) = dev.last_commit(regs::REG_MR_COMMIT);
+    assert_eq!((v, mr::VALID.get(&w)), (index as u64, 0));
+    assert!(dev.mem.borrow().contains_key(&bus));
+    assert_ne!(pd.reg_mr(8, AccessFlags::empty()).unwrap().lkey() >> 8, index);
+    // The leaked region holds nothing: PD and context can go.
+    pd.dealloc_pd().unwrap();
+    ctx.close_device().unwrap();
+}
+
+#[test]
+fn poll_cq_fills_at_most_the_buffer() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let cq = ctx.create_cq(16).unwrap();
+    let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = connected(&ctx, &pd, &cq, 8, 8);
+    let (base, log2) = cq_ring(&ctx, &cq);
+    let wrs: Vec<SendWr> = (0..5).map(|i| SendWr { wr_id: 100 + i, opcode: WrOpcode::Send, sg: m.sge(0, 8) }).collect();
+    qp.post_send_batch(&wrs).unwrap();
+    for i in 0..5 {
+        dev.put_cqe(base, log2, i, cqe(qp.qp_num(), i as u16, 0, 0, 0, ring::cqe_owner_valid(i, log2)));
+    }
+    let sentinel = WorkCompletion { wr_id: 777, ..Default::default() };
+    let mut buf = [sentinel; 8];
+    assert_eq!(cq.poll_cq(&mut []).unwrap(), 0, "an empty buffer takes nothing");
+    assert_eq!(cq.poll_cq(&mut buf[..2]).unwrap(), 2);
+    assert_eq!(buf.map(|w| w.wr_id), [100, 101, 777, 777, 777, 777, 777, 777]);
+    assert_eq!(cq.poll_cq(&mut buf).unwrap(), 3);
+    assert_eq!(buf.map(|w| w.wr_id)[..4], [102, 103, 104, 777]);
+    assert!(buf[..3].iter().all(|w| w.status == WcStatus::Success && w.opcode == WcOpcode::Send && w.byte_len == 8));
+    assert_eq!(cq.poll_cq(&mut buf).unwrap(), 0);
+
+    // Flushes queued by the library are bounded by the buffer as well.
+    qp.post_recv_batch(&[0, 1, 2].map(|i| RecvWr { wr_id: 200 + i, sg: m.sge(0, 8) })).unwrap();
+    qp.modify(&QpAttr::to(QpState::Error)).unwrap();
+    assert_eq!(cq.poll_cq(&mut buf[..1]).unwrap(), 1);
+    assert_eq!((buf[0].wr_id, buf[0].status), (200, WcStatus::WrFlushErr));
+    assert_eq!(cq.poll_cq_vec(8).unwrap().iter().map(|w| w.wr_id).collect::<Vec<_>>(), vec![201, 202]);
+    assert!(cq.poll_cq_vec(8).unwrap().is_empty());
+    assert!(cq.wait_cq(0, 0).unwrap().is_empty());
 }

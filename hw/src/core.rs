@@ -3,7 +3,7 @@
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
-use crate::resp::Responder;
+use crate::rxe::RxEngine;
 use crate::rxin::RxIn;
 use crate::sq::SqEngine;
 use crate::txb::TxBuilder;
@@ -84,7 +84,7 @@ pub struct RnicCore {
     sq: SqEngine,
     txb: TxBuilder,
     rxin: RxIn,
-    resp: Responder,
+    resp: RxEngine,
     fence: MrFence,
     dmard: DmaReadMux,
     qpc_tx: RAM<Bits<448>, 8>,

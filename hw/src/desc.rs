@@ -16,6 +16,9 @@ crate::pack_blocks!(RxDescPack, RxDescUnpack, 512, [
 
 crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8]);
 
+// A completion request to the completion writer (`crate::cqw`).
+crate::pack_blocks!(CqReqPack, CqReqUnpack, 88, [cqn: 16, idx: 16, status: 8, op: 8, len: 32, qpn: 8]);
+
 use rnic_spec::regs::{cq, mr, qpc};
 
 crate::field_view!(QpcView, 448, [

@@ -1,4 +1,5 @@
-//! DMA read mux: the one DMA read port shared by the engines.
+//! DMA muxes: the one DMA read port and the one DMA write port shared by
+//! the engines.
 //!
 //! Requests: the responder's receive-WQE fetch (a SEND's first packet is
 //! waiting on it) wins over the send path's WQE batches and payload reads.
@@ -8,6 +9,9 @@
 //! Completions of one requester return in its request order (the PCIe model
 //! returns all of them in order; out-of-order completion is issue work for
 //! the PCIe front end).
+//!
+//! Writes: CQEs from the completion writer go before the responder's
+//! placement beats; see [`DmaWriteMux`].
 
 use crate::num::Num;
 use rnic_spec::desc::RECV_WQE_BYTES;
@@ -108,5 +112,59 @@ impl Logic for DmaReadMux {
         if self.to_rq.val() {
             self.cpl_ready.next = self.rwqe_ready.val();
         }
+    }
+}
+
+/// The DMA write port shared by the completion writer and the responder's
+/// placement. A CQE is one beat and goes first; neither source is buffered,
+/// so a beat is accepted by the port in the cycle its source sees ready.
+#[derive(LogicBlock, Default)]
+pub struct DmaWriteMux {
+    /// Completion writer: a CQE write.
+    pub cq_valid: Signal<In, Bit>,
+    /// Completion writer: taken.
+    pub cq_ready: Signal<Out, Bit>,
+    /// Completion writer: bus address.
+    pub cq_addr: Signal<In, Bits<64>>,
+    /// Completion writer: data from lane 0.
+    pub cq_data: Signal<In, Bits<512>>,
+    /// Completion writer: bytes.
+    pub cq_len: Signal<In, Bits<7>>,
+    /// Responder: a placement write.
+    pub rsp_valid: Signal<In, Bit>,
+    /// Responder: taken.
+    pub rsp_ready: Signal<Out, Bit>,
+    /// Responder: bus address.
+    pub rsp_addr: Signal<In, Bits<64>>,
+    /// Responder: data from lane 0.
+    pub rsp_data: Signal<In, Bits<512>>,
+    /// Responder: bytes.
+    pub rsp_len: Signal<In, Bits<7>>,
+    /// DMA port: write valid.
+    pub wr_valid: Signal<Out, Bit>,
+    /// DMA port: write ready.
+    pub wr_ready: Signal<In, Bit>,
+    /// DMA port: bus address.
+    pub wr_addr: Signal<Out, Bits<64>>,
+    /// DMA port: data.
+    pub wr_data: Signal<Out, Bits<512>>,
+    /// DMA port: bytes.
+    pub wr_len: Signal<Out, Bits<7>>,
+}
+
+impl Logic for DmaWriteMux {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.wr_valid.next = self.cq_valid.val() | self.rsp_valid.val();
+        self.wr_addr.next = self.rsp_addr.val();
+        self.wr_data.next = self.rsp_data.val();
+        self.wr_len.next = self.rsp_len.val();
+        if self.cq_valid.val() {
+            self.wr_addr.next = self.cq_addr.val();
+            self.wr_data.next = self.cq_data.val();
+            self.wr_len.next = self.cq_len.val();
+        }
+        self.cq_ready.next = self.wr_ready.val();
+        self.rsp_ready.next = self.wr_ready.val() & !self.cq_valid.val();
     }
 }

@@ -3,7 +3,10 @@
 //! cannot drift from the contract; both blocks are pure wiring plus the
 //! IPv4 checksum adder.
 
-use rnic_spec::wire::{off, Frame, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, IP_MF_OFFSET_MASK, ROCE_UDP_PORT};
+use rnic_spec::wire::{
+    field, off, Frame, BTH_PKEY_DEFAULT, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, IPV4_VER_IHL, IP_MF_OFFSET_MASK,
+    IP_PROTO_UDP, IP_TTL_DEFAULT, ROCE_UDP_PORT,
+};
 use rust_hdl::prelude::*;
 use std::fmt::Write;
 
@@ -135,16 +138,23 @@ impl Logic for TxHeader {
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
         writeln!(v, "  udp_len = ip_len - 16'd20;").unwrap();
         // IPv4 checksum over: 4500, len, 0000, 4000, 4011, src, dst.
-        writeln!(v, "  sum = 32'h4500 + ip_len + 32'h4000 + 32'h4011 + src_ip[31:16] + src_ip[15:0] + dst_ip[31:16] + dst_ip[15:0];").unwrap();
+        // The header's constant 16-bit words: version/IHL with TOS 0, flags (DF), TTL with protocol.
+        let (w0, w3, w4) =
+            ((IPV4_VER_IHL as u32) << 8, field::IP_DF as u32, (IP_TTL_DEFAULT as u32) << 8 | IP_PROTO_UDP as u32);
+        writeln!(
+            v,
+            "  sum = 32'h{w0:x} + ip_len + 32'h{w3:x} + 32'h{w4:x} + src_ip[31:16] + src_ip[15:0] + dst_ip[31:16] + dst_ip[15:0];"
+        )
+        .unwrap();
         writeln!(v, "  sum = {{16'd0, sum[15:0]}} + {{16'd0, sum[31:16]}};\n  sum = {{16'd0, sum[15:0]}} + {{16'd0, sum[31:16]}};\n  csum = ~sum[15:0];").unwrap();
         put(&mut v, "dst_mac", off::ETH_DST, 6);
         put(&mut v, "src_mac", off::ETH_SRC, 6);
         put_const(&mut v, ETHERTYPE_IPV4 as u64, off::ETH_TYPE, 2);
-        put_const(&mut v, 0x45, off::IP, 1);
+        put_const(&mut v, IPV4_VER_IHL as u64, off::IP, 1);
         put(&mut v, "ip_len", off::IP_LEN, 2);
-        put_const(&mut v, 0x40, off::IP + 6, 1);
-        put_const(&mut v, 64, off::IP_TTL, 1);
-        put_const(&mut v, 17, off::IP_PROTO, 1);
+        put_const(&mut v, field::IP_DF as u64, off::IP_FLAGS, 2);
+        put_const(&mut v, IP_TTL_DEFAULT as u64, off::IP_TTL, 1);
+        put_const(&mut v, IP_PROTO_UDP as u64, off::IP_PROTO, 1);
         put(&mut v, "csum", off::IP_CSUM, 2);
         put(&mut v, "src_ip", off::IP_SRC, 4);
         put(&mut v, "dst_ip", off::IP_DST, 4);
@@ -153,7 +163,7 @@ impl Logic for TxHeader {
         put(&mut v, "udp_len", off::UDP_LEN, 2);
         put(&mut v, "opcode", off::BTH, 1);
         writeln!(v, "  h[{}:{}] = pad;", 8 * off::BTH_FLAGS + 5, 8 * off::BTH_FLAGS + 4).unwrap();
-        put_const(&mut v, 0xFFFF, off::BTH_PKEY, 2);
+        put_const(&mut v, BTH_PKEY_DEFAULT as u64, off::BTH_PKEY, 2);
         put(&mut v, "dqpn", off::BTH_DQPN, 3);
         writeln!(v, "  h[{}] = ack_req;", 8 * off::BTH_ACKREQ + 7).unwrap();
         put(&mut v, "psn", off::BTH_PSN, 3);
@@ -244,8 +254,8 @@ impl Logic for RxHeader {
         }
         let be = |o: usize, n: usize| h[o..o + n].iter().fold(0u64, |a, &b| a << 8 | b as u64);
         self.is_roce.next = be(off::ETH_TYPE, 2) == ETHERTYPE_IPV4 as u64
-            && h[off::IP] == 0x45
-            && h[off::IP_PROTO] == 17
+            && h[off::IP] == IPV4_VER_IHL
+            && h[off::IP_PROTO] == IP_PROTO_UDP
             && be(off::UDP_DPORT, 2) == ROCE_UDP_PORT as u64;
         self.ip_len.next = be(off::IP_LEN, 2).into();
         let mut sum: u32 = (0..20).step_by(2).map(|i| be(off::IP + i, 2) as u32).sum();
@@ -263,7 +273,7 @@ impl Logic for RxHeader {
         self.opcode.next = be(off::BTH, 1).into();
         self.pad.next = (((h[off::BTH_FLAGS] >> 4) & 3) as u64).into();
         self.dqpn.next = be(off::BTH_DQPN, 3).into();
-        self.ack_req.next = h[off::BTH_ACKREQ] & 0x80 != 0;
+        self.ack_req.next = h[off::BTH_ACKREQ] & field::BTH_ACKREQ_BIT != 0;
         self.psn.next = be(off::BTH_PSN, 3).into();
         self.va.next = be(off::RETH_VA, 8).into();
         self.rkey.next = be(off::RETH_RKEY, 4).into();

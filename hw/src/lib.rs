@@ -1,9 +1,10 @@
 //! `rnic-hw`: the NIC core in rust-hdl, one module per block.
 //!
-//! Blocks: [`regs`] (BAR0), [`dma`] (DMA read arbitration and completion
-//! routing), [`sq`] (scheduler + send path), [`txb`] (TX
-//! packet builder), [`rxin`] (RX store-and-forward + checks), [`resp`]
-//! (responder, ACK receiver, completions), [`icrc`], [`hdr`] (header
+//! Blocks: [`regs`] (BAR0), [`dma`] (the DMA read and write muxes:
+//! arbitration, completion routing by tag), [`sq`] (scheduler + send path), [`txb`] (TX
+//! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
+//! receive side: [`resp`], responder and ACK receiver, and [`cqw`], the
+//! completion writer), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
 //! words between engines), [`num`] (protocol numbers of `rnic-spec` as
 //! block constants).
@@ -34,10 +35,12 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("rx_in".to_string(), emit(rxin::RxIn::default())),
         ("regs".to_string(), emit(regs::Regs::default())),
         ("sq".to_string(), emit(sq::SqEngine::default())),
-        ("resp".to_string(), emit(resp::Responder::default())),
+        ("resp".to_string(), emit(rxe::RxEngine::default())),
+        ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
     ]
 }
+pub mod cqw;
 pub mod desc;
 pub mod dma;
 pub mod fence;
@@ -47,6 +50,7 @@ pub mod num;
 pub mod pack;
 pub mod regs;
 pub mod resp;
+pub mod rxe;
 pub mod rxin;
 pub mod sq;
 pub mod txb;

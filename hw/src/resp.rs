@@ -7,18 +7,19 @@
 //! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU. ACKs echo
 //! SSN/PSN_OFFSET/timestamp/entropy. ACKs to our requests complete WQEs up to
 //! the MSN; a NAK completes the failed WQE with an error and stops the QP's
-//! requester. All completions (including the SQ engine's local errors) are
-//! written here, so each CQ has one producer.
+//! requester. Every completion (including the SQ engine's local errors) goes
+//! as a request to the completion writer (`crate::cqw`), so each CQ has one
+//! producer; `crate::rxe` joins the two.
 //!
 //! Partial: a PSN sequence NAK is counted but not retransmitted (go-back-N
 //! and selective repeat come with the loss-recovery work); an ACK's MSN is
 //! not checked against what was sent.
 
 use crate::desc::{
-    CqView, CqePack, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
+    CqReqPack, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
 };
 use crate::num::Num;
-use rnic_spec::desc::{cqe_op, cqe_status, CQE_BYTES};
+use rnic_spec::desc::{cqe_op, cqe_status};
 use rnic_spec::params::dma_tag;
 use rnic_spec::wire::{opcode, syndrome};
 use rust_hdl::prelude::*;
@@ -50,9 +51,10 @@ enum RState {
     AckChk,
     Nak,
     AckProc,
-    CqLook,
-    CqWait,
-    CqWrite,
+    CqeLocalErr,
+    CqeRecv,
+    CqeAcked,
+    CqeNakd,
 }
 
 /// The responder / ACK receiver / completion writer.
@@ -102,16 +104,12 @@ pub struct Responder {
     pub mr_addr: Signal<Out, Bits<8>>,
     /// MR table read data.
     pub mr_data: Signal<In, Bits<256>>,
-    /// CQ table read address.
-    pub cq_addr: Signal<Out, Bits<6>>,
-    /// CQ table read data.
-    pub cq_data: Signal<In, Bits<128>>,
-    /// CQ producer index read address (= `cq_addr`).
-    pub cqpi_data: Signal<In, Bits<32>>,
-    /// CQ producer index write enable.
-    pub cqpi_we: Signal<Out, Bit>,
-    /// CQ producer index write data.
-    pub cqpi_wdata: Signal<Out, Bits<32>>,
+    /// Completion request to the completion writer.
+    pub cqr_valid: Signal<Out, Bit>,
+    /// The completion writer took the request.
+    pub cqr_ready: Signal<In, Bit>,
+    /// The request (`CqReqPack`).
+    pub cqr_data: Signal<Out, Bits<88>>,
     /// QP error flag write enable (read by the SQ engine).
     pub qperr_we: Signal<Out, Bit>,
     /// DMA read request valid (receive WQE).
@@ -156,8 +154,6 @@ pub struct Responder {
     pub cnt_nak: Signal<Out, Bit>,
     /// Pulse: ACK received.
     pub cnt_ack: Signal<Out, Bit>,
-    /// Pulse: CQE written.
-    pub cnt_cqe: Signal<Out, Bit>,
     /// Between packets (the MR fence waits for it).
     pub idle: Signal<Out, Bit>,
     /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
@@ -169,7 +165,6 @@ pub struct Responder {
     rstq: SynchronousFIFO<Bits<40>, 3, 4, 1>,
     rst_word: DFF<Bits<40>>,
     state: DFF<RState>,
-    ret: DFF<RState>,
     rx_desc: DFF<Bits<512>>,
     qpc: DFF<Bits<448>>,
     rs: DFF<Bits<256>>,
@@ -195,10 +190,9 @@ pub struct Responder {
     rsu: RxStateUnpack,
     rsp: RxStatePack,
     mv: MrView,
-    cv: CqView,
     rv: RecvWqeView,
     eu: ErrUnpack,
-    cqe: CqePack,
+    cqr: CqReqPack,
     ackp: TxDescPack,
     rp_next: Signal<Local, Bits<10>>,
     op: Signal<Local, Bits<8>>,
@@ -212,7 +206,6 @@ pub struct Responder {
     plen64: Signal<Local, Bits<64>>,
     key_ok: Signal<Local, Bit>,
     rq_mask: Signal<Local, Bits<16>>,
-    cq_mask: Signal<Local, Bits<32>>,
     chunk: Signal<Local, Bits<16>>,
     rw_off: Signal<Local, Bits<64>>,
     peer_ok: Signal<Local, Bit>,
@@ -222,7 +215,6 @@ pub struct Responder {
     inv_req: Signal<Local, Bit>,
     msg_va: Signal<Local, Bits<64>>,
     msg_off: Signal<Local, Bits<64>>,
-    cq_pass: Signal<Local, Bits<32>>,
     ack_dist: Signal<Local, Bits<24>>,
     posted: Signal<Local, Bits<24>>,
     posted16: Signal<Local, Bits<16>>,
@@ -253,7 +245,6 @@ pub struct Responder {
     st_rnr_retry_exc_err: Num<{ cqe_status::RNR_RETRY_EXC_ERR as u64 }, 8>,
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
     cqe_op_recv: Num<{ cqe_op::RECV as u64 }, 8>,
-    cqe_bytes: Num<{ CQE_BYTES as u64 }, 7>,
 }
 
 // The completion router decodes this tag by bit 7 alone.
@@ -271,7 +262,6 @@ impl Logic for Responder {
             clock,
             rst_word,
             state,
-            ret,
             rx_desc,
             qpc,
             rs,
@@ -297,7 +287,6 @@ impl Logic for Responder {
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();
         self.mv.word.next = self.mr_data.val();
-        self.cv.word.next = self.cq_data.val();
         self.rv.word.next = self.rwqe.q.val();
         self.eu.pword.next = self.lerr_data.val();
         // Field-wise edits of the RX state start from the current word.
@@ -384,7 +373,6 @@ impl Logic for Responder {
             self.inv_req.next = true;
         }
         self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
-        self.cq_mask.next = (bits::<32>(1) << bit_cast::<32, 8>(self.cv.log2.val())) - 1;
         self.chunk.next = 64.into();
         if self.left.q.val() < 64 {
             self.chunk.next = self.left.q.val();
@@ -402,9 +390,6 @@ impl Logic for Responder {
         self.rxs_waddr.next = self.du.dqpn.val().get_bits::<8>(0);
         self.rxs_wdata.next = self.rs.q.val();
         self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
-        self.cq_addr.next = self.cq_num.q.val().get_bits::<6>(0);
-        self.cqpi_we.next = false;
-        self.cqpi_wdata.next = self.cqpi_data.val() + 1;
         self.qperr_we.next = false;
         self.rd_valid.next = false;
         self.rd_addr.next =
@@ -422,21 +407,17 @@ impl Logic for Responder {
         self.cnt_rnr.next = false;
         self.cnt_nak.next = false;
         self.cnt_ack.next = false;
-        self.cnt_cqe.next = false;
         self.cnt_inv.next = false;
         self.idle.next = self.state.q.val() == RState::Idle;
-        // CQE word.
-        self.cqe.wqe_index.next = self.c_idx.q.val();
-        self.cqe.status.next = self.c_status.q.val();
-        self.cqe.opcode.next = self.c_op.q.val();
-        self.cqe.qpn.next = bit_cast::<32, 8>(self.c_qpn.q.val());
-        self.cqe.byte_len.next = self.c_len.q.val();
-        self.cqe.rsvd.next = 0.into();
-        self.cqe.owner.next = 1.into();
-        self.cq_pass.next = self.cqpi_data.val() >> bit_cast::<32, 8>(self.cv.log2.val());
-        if self.cq_pass.val().get_bit(0) {
-            self.cqe.owner.next = 0.into();
-        }
+        // Completion request (written by the completion writer).
+        self.cqr.cqn.next = self.cq_num.q.val();
+        self.cqr.idx.next = self.c_idx.q.val();
+        self.cqr.status.next = self.c_status.q.val();
+        self.cqr.op.next = self.c_op.q.val();
+        self.cqr.len.next = self.c_len.q.val();
+        self.cqr.qpn.next = self.c_qpn.q.val();
+        self.cqr_data.next = self.cqr.pword.val();
+        self.cqr_valid.next = false;
         // ACK/NAK descriptor: back to the sender, echoing the request.
         self.ackp.is_ack.next = 1.into();
         self.ackp.dst_mac.next = self.du.src_mac.val();
@@ -472,8 +453,7 @@ impl Logic for Responder {
                     self.c_op.d.next = self.cqe_op_requester.val();
                     self.c_len.d.next = 0.into();
                     self.c_qpn.d.next = self.eu.qpn.val();
-                    self.ret.d.next = RState::Idle;
-                    self.state.d.next = RState::CqLook;
+                    self.state.d.next = RState::CqeLocalErr;
                 } else if !self.desc_empty.val() {
                     self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
@@ -723,11 +703,7 @@ impl Logic for Responder {
                 self.rxs_we.next = true;
                 if self.need_cqe.q.val() {
                     self.need_cqe.d.next = false;
-                    self.ret.d.next = RState::AckChk;
-                    if self.nak_after_cqe.q.val() {
-                        self.ret.d.next = RState::Nak;
-                    }
-                    self.state.d.next = RState::CqLook;
+                    self.state.d.next = RState::CqeRecv;
                 } else if self.op.val() == self.op_ack.val() {
                     self.state.d.next = RState::Idle;
                 } else {
@@ -769,8 +745,7 @@ impl Logic for Responder {
                     self.state.d.next = RState::Idle;
                 } else if self.rsu.req_acked.val() != self.du.msn.val() {
                     self.rs.d.next = self.rsp.pword.val();
-                    self.ret.d.next = RState::AckProc;
-                    self.state.d.next = RState::CqLook;
+                    self.state.d.next = RState::CqeAcked;
                 } else if (self.du.syndrome.val().get_bits::<3>(5) == self.class_nak.val())
                     & (self.du.syndrome.val() != self.syn_nak_psn_seq.val())
                 {
@@ -785,8 +760,7 @@ impl Logic for Responder {
                     self.rsp.req_err.next = 1.into();
                     self.rs.d.next = self.rsp.pword.val();
                     self.qperr_we.next = true;
-                    self.ret.d.next = RState::Save;
-                    self.state.d.next = RState::CqLook;
+                    self.state.d.next = RState::CqeNakd;
                 } else if self.du.syndrome.val().get_bits::<3>(5) == self.class_rnr.val() {
                     // RNR: retry is not implemented; fail the WQE.
                     self.cnt_nak.next = true;
@@ -794,8 +768,7 @@ impl Logic for Responder {
                     self.rsp.req_err.next = 1.into();
                     self.rs.d.next = self.rsp.pword.val();
                     self.qperr_we.next = true;
-                    self.ret.d.next = RState::Save;
-                    self.state.d.next = RState::CqLook;
+                    self.state.d.next = RState::CqeNakd;
                 } else {
                     if self.du.syndrome.val().get_bits::<3>(5) == self.class_nak.val() {
                         self.cnt_nak.next = true;
@@ -803,22 +776,32 @@ impl Logic for Responder {
                     self.state.d.next = RState::Save;
                 }
             }
-            RState::CqLook => {
-                self.state.d.next = RState::CqWait;
+            // Each completion waits until the completion writer takes it.
+            RState::CqeLocalErr => {
+                self.cqr_valid.next = true;
+                if self.cqr_ready.val() {
+                    self.state.d.next = RState::Idle;
+                }
             }
-            RState::CqWait => {
-                self.state.d.next = RState::CqWrite;
+            RState::CqeRecv => {
+                self.cqr_valid.next = true;
+                if self.cqr_ready.val() {
+                    self.state.d.next = RState::AckChk;
+                    if self.nak_after_cqe.q.val() {
+                        self.state.d.next = RState::Nak;
+                    }
+                }
             }
-            RState::CqWrite => {
-                self.wr_valid.next = true;
-                self.wr_addr.next =
-                    self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
-                self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
-                self.wr_len.next = self.cqe_bytes.val();
-                if self.wr_ready.val() {
-                    self.cqpi_we.next = true;
-                    self.cnt_cqe.next = true;
-                    self.state.d.next = self.ret.q.val();
+            RState::CqeAcked => {
+                self.cqr_valid.next = true;
+                if self.cqr_ready.val() {
+                    self.state.d.next = RState::AckProc;
+                }
+            }
+            RState::CqeNakd => {
+                self.cqr_valid.next = true;
+                if self.cqr_ready.val() {
+                    self.state.d.next = RState::Save;
                 }
             }
             _ => {

@@ -33,7 +33,10 @@
 //! every DMA write (address, length, bytes: payload chunks and CQEs with
 //! owner bit), QP error-flag writes, and ACK/NAK descriptors (the whole
 //! 512-bit word). Checked against the RTL: that sequence exactly (no other
-//! DMA write, read or ACK), the RX-state word of the QP after every
+//! DMA write, read or ACK), except that CQE writes form a sequence of their
+//! own: the completion writer (`hw/src/cqw.rs`) writes them in order but a
+//! few cycles after the responder hands them over, so an ACK or the next
+//! packet's writes may come first. Also checked: the RX-state word of the QP after every
 //! descriptor and of every QP at quiescent points, the CQ producer-index
 //! writes, the ring `rptr` (never outside the current descriptor's beats,
 //! never backwards, exactly at the descriptor's end when the next is popped
@@ -553,6 +556,8 @@ struct Tb {
     cur: Option<(Desc, usize, Rxs)>,
     cur_done: u64,
     expect: VecDeque<(u64, Ev)>,
+    /// Expected CQE writes, in order (their own stream, see the module doc).
+    expect_cqe: VecDeque<(u64, Ev)>,
     /// Receive-WQE completions: (ready cycle, data).
     dma: VecDeque<(u64, [u8; 64])>,
     rst_q: VecDeque<u64>,
@@ -755,6 +760,7 @@ impl Tb {
             cur: None,
             cur_done: 0,
             expect: VecDeque::new(),
+            expect_cqe: VecDeque::new(),
             dma: VecDeque::new(),
             rst_q: VecDeque::new(),
             rst_busy: false,
@@ -1413,7 +1419,11 @@ impl Tb {
             self.desc_id, d.dqpn, d.op, d.psn, d.psn_offset, d.plen, d.msg_len, d.va, d.rkey, d.ack_req as u8, d.what
         ));
         for e in evs {
-            self.expect.push_back((self.desc_id, e));
+            if matches!(e, Ev::Wr(_, _, Some(_))) {
+                self.expect_cqe.push_back((self.desc_id, e));
+            } else {
+                self.expect.push_back((self.desc_id, e));
+            }
         }
         self.desc_id += 1;
         self.st.descs += 1;
@@ -1562,7 +1572,9 @@ impl Tb {
     // ------------------------------------------------------------- clock
 
     fn take_expect(&mut self, got: &Ev) -> Result<Ev, String> {
-        match self.expect.pop_front() {
+        let cqe = matches!(got, Ev::Wr(_, _, Some(_)));
+        let q = if cqe { &mut self.expect_cqe } else { &mut self.expect };
+        match q.pop_front() {
             Some((_, e)) => {
                 self.last_progress = self.cycle;
                 Ok(e)
@@ -1781,6 +1793,7 @@ impl Tb {
             || !idle
             || !self.fifo.is_empty()
             || !self.expect.is_empty()
+            || !self.expect_cqe.is_empty()
             || !self.dma.is_empty()
             || rst.is_some()
             || !self.rst_q.is_empty();
@@ -1804,8 +1817,10 @@ impl Tb {
             self.cqpi_tab[cq_a] = cqpi_wdata;
         }
         self.cycle += 1;
-        if (!self.expect.is_empty() || !self.fifo.is_empty()) && self.cycle - self.last_progress > STALL_MAX {
-            let e = self.expect.front().map(|e| ev_brief(&e.1)).unwrap_or_default();
+        if (!self.expect.is_empty() || !self.expect_cqe.is_empty() || !self.fifo.is_empty())
+            && self.cycle - self.last_progress > STALL_MAX
+        {
+            let e = self.expect.front().or(self.expect_cqe.front()).map(|e| ev_brief(&e.1)).unwrap_or_default();
             return Err(self.fail(format!(
                 "no progress for {STALL_MAX} cycles; next expected: {e}; {} descriptors queued",
                 self.fifo.len()

@@ -212,7 +212,10 @@ pub fn transfer(op: Op, size: usize, qps: u32, msgs: u32, mtu: Mtu) {
         }
         assert_same(&format!("{op:?} {size} B x {msgs} on {qps} QPs"), &read_all(&dst), &want, slot, msgs, size);
         // Nothing else may arrive late.
-        assert!(w.cq_a.poll_cq(1).unwrap().is_empty() && w.cq_b.poll_cq(1).unwrap().is_empty(), "extra completions");
+        assert!(
+            w.cq_a.poll_cq_vec(1).unwrap().is_empty() && w.cq_b.poll_cq_vec(1).unwrap().is_empty(),
+            "extra completions"
+        );
     }
     assert_no_violations(&nics);
 }

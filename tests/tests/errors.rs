@@ -110,7 +110,7 @@ fn access_error(fault: Fault) {
         // Posting on the failed QP completes at once with a flush.
         bad.post_send(&bad_wrs[1]).unwrap();
         assert_eq!(
-            w.cq_a.poll_cq(4).unwrap().iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+            w.cq_a.poll_cq_vec(4).unwrap().iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
             vec![(101, WcStatus::WrFlushErr)]
         );
 
@@ -293,7 +293,7 @@ fn ack_for_unposted_wqes_is_ignored() {
             nics.cluster.borrow_mut().inject_frame(0, &forged(msn, syn));
         }
         nics.cluster.borrow_mut().run(20_000);
-        assert!(w.cq_a.poll_cq(16).unwrap().is_empty(), "a forged ACK must complete nothing");
+        assert!(w.cq_a.poll_cq_vec(16).unwrap().is_empty(), "a forged ACK must complete nothing");
         assert_eq!(hdr_err(&nics) - before, 2, "the two ACKs beyond the posted WQEs are counted");
         assert_eq!(qa.state(), QpState::Rts);
         // The QP still works: the next SEND completes and lands intact.

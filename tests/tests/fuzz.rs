@@ -1922,7 +1922,7 @@ impl Fuzzer {
     /// failed message may be errors; anything else is reported.
     fn reset_victim(&mut self, problems: &mut Vec<String>) {
         self.run_cycles(HOST_SETTLE);
-        match self.cq_v.poll_cq(64) {
+        match self.cq_v.poll_cq_vec(64) {
             Ok(wcs) => {
                 for wc in wcs {
                     if wc.status == WcStatus::Success
@@ -2196,7 +2196,7 @@ impl Fuzzer {
 
     /// Receive completions of the victim: exactly the expected ones, in order.
     fn check_cq(&mut self, fatal: bool, problems: &mut Vec<String>) {
-        let wcs = match self.cq_v.poll_cq(64) {
+        let wcs = match self.cq_v.poll_cq_vec(64) {
             Ok(w) => w,
             Err(e) => {
                 problems.push(format!("victim CQ: {e}"));
@@ -2585,7 +2585,7 @@ impl Fuzzer {
         let _ = self.take_caps();
         let mut ignore = Vec::new();
         self.reset_victim(&mut ignore);
-        let _ = self.cq_v.poll_cq(64);
+        let _ = self.cq_v.poll_cq_vec(64);
         self.expect_cqe.clear();
         self.ctr.last = self.read_counters()?;
         for r in self.regions.iter_mut() {
@@ -2655,7 +2655,7 @@ impl Fuzzer {
         }
         // The idle peer was never disturbed: still RTS, no completion.
         if stop.is_none() {
-            match self.cq_p.poll_cq(8) {
+            match self.cq_p.poll_cq_vec(8) {
                 Ok(w) if w.is_empty() => {}
                 r => self.failures.push(format!("the victim's idle peer on NIC0 got completions: {r:?}")),
             }

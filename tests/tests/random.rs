@@ -771,7 +771,7 @@ impl World {
             for c in 0..self.nodes[nic].cqs.len() {
                 loop {
                     let wcs = self.nodes[nic].cqs[c]
-                        .poll_cq(64)
+                        .poll_cq_vec(64)
                         .unwrap_or_else(|e| self.fail(format!("poll_cq on NIC{nic}: {e}")));
                     if wcs.is_empty() {
                         break;

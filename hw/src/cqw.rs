@@ -1,0 +1,134 @@
+//! Completion writer: the one producer of every CQ.
+//!
+//! Takes completion requests (a [`CqReqPack`](crate::desc::CqReqPack) word
+//! on a valid/ready stream) from the responder (receive completions), the
+//! ACK receiver (requester completions) and the send path's local errors
+//! (forwarded by the responder), and writes each as a 32-byte CQE at the
+//! CQ's producer index, with the owner bit of the current pass, then bumps
+//! the index. One CQE at a time: look up the CQ, wait for the table read,
+//! write, so a CQE never reads a producer index the previous one is still
+//! updating.
+//!
+//! Ordering: a requester pushes a completion only after the DMA port has
+//! accepted every write of the message it completes, and the write mux
+//! passes beats through without buffering, so the CQE lands after the data.
+
+use crate::desc::{CqReqUnpack, CqView, CqePack};
+use crate::num::Num;
+use rnic_spec::desc::CQE_BYTES;
+use rnic_spec::params::CQ_BITS;
+use rust_hdl::prelude::*;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+enum CqwState {
+    Idle,
+    Look,
+    Wait,
+    Write,
+}
+
+/// Writes CQEs for completion requests.
+#[derive(LogicBlock, Default)]
+pub struct CqWriter {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// A completion request is offered.
+    pub req_valid: Signal<In, Bit>,
+    /// The request is taken.
+    pub req_ready: Signal<Out, Bit>,
+    /// The request: CQ, WQE index, status, opcode, byte count, QPN.
+    pub req_data: Signal<In, Bits<88>>,
+    /// CQ table read address (also the producer index address).
+    pub cq_addr: Signal<Out, Bits<CQ_BITS>>,
+    /// CQ table read data (one cycle after the address).
+    pub cq_data: Signal<In, Bits<128>>,
+    /// CQ producer index read data.
+    pub cqpi_data: Signal<In, Bits<32>>,
+    /// CQ producer index write enable.
+    pub cqpi_we: Signal<Out, Bit>,
+    /// CQ producer index write data.
+    pub cqpi_wdata: Signal<Out, Bits<32>>,
+    /// DMA write valid.
+    pub wr_valid: Signal<Out, Bit>,
+    /// DMA write ready.
+    pub wr_ready: Signal<In, Bit>,
+    /// DMA write address.
+    pub wr_addr: Signal<Out, Bits<64>>,
+    /// DMA write data.
+    pub wr_data: Signal<Out, Bits<512>>,
+    /// DMA write length.
+    pub wr_len: Signal<Out, Bits<7>>,
+    /// Pulse: CQE written.
+    pub cnt_cqe: Signal<Out, Bit>,
+    /// No request in progress.
+    pub idle: Signal<Out, Bit>,
+    state: DFF<CqwState>,
+    req: DFF<Bits<88>>,
+    ru: CqReqUnpack,
+    cv: CqView,
+    cqe: CqePack,
+    cq_mask: Signal<Local, Bits<32>>,
+    cq_pass: Signal<Local, Bits<32>>,
+    cqe_bytes: Num<{ CQE_BYTES as u64 }, 7>,
+}
+
+// CQE slots are addressed as index << 5.
+const _: () = assert!(CQE_BYTES == 32);
+
+impl Logic for CqWriter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, state, req);
+        self.ru.pword.next = self.req.q.val();
+        self.cv.word.next = self.cq_data.val();
+        self.cq_addr.next = self.ru.cqn.val().get_bits::<CQ_BITS>(0);
+        self.cq_mask.next = (bits::<32>(1) << bit_cast::<32, 8>(self.cv.log2.val())) - 1;
+        // CQE word; the owner bit flips on every pass over the ring.
+        self.cqe.wqe_index.next = self.ru.idx.val();
+        self.cqe.status.next = self.ru.status.val();
+        self.cqe.opcode.next = self.ru.op.val();
+        self.cqe.qpn.next = bit_cast::<32, 8>(self.ru.qpn.val());
+        self.cqe.byte_len.next = self.ru.len.val();
+        self.cqe.rsvd.next = 0.into();
+        self.cqe.owner.next = 1.into();
+        self.cq_pass.next = self.cqpi_data.val() >> bit_cast::<32, 8>(self.cv.log2.val());
+        if self.cq_pass.val().get_bit(0) {
+            self.cqe.owner.next = 0.into();
+        }
+        self.req_ready.next = false;
+        self.cqpi_we.next = false;
+        self.cqpi_wdata.next = self.cqpi_data.val() + 1;
+        self.wr_valid.next = false;
+        self.wr_addr.next = self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
+        self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
+        self.wr_len.next = self.cqe_bytes.val();
+        self.cnt_cqe.next = false;
+        self.idle.next = self.state.q.val() == CqwState::Idle;
+        match self.state.q.val() {
+            CqwState::Idle => {
+                self.req_ready.next = true;
+                if self.req_valid.val() {
+                    self.req.d.next = self.req_data.val();
+                    self.state.d.next = CqwState::Look;
+                }
+            }
+            CqwState::Look => {
+                self.state.d.next = CqwState::Wait;
+            }
+            CqwState::Wait => {
+                self.state.d.next = CqwState::Write;
+            }
+            CqwState::Write => {
+                self.wr_valid.next = true;
+                if self.wr_ready.val() {
+                    self.cqpi_we.next = true;
+                    self.cnt_cqe.next = true;
+                    self.state.d.next = CqwState::Idle;
+                }
+            }
+            _ => {
+                self.state.d.next = CqwState::Idle;
+            }
+        }
+    }
+}

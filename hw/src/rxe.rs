@@ -1,0 +1,202 @@
+//! The receive side: the responder (with the ACK receiver) and the
+//! completion writer, joined by a completion-request stream, sharing the DMA
+//! write port through a mux that gives the (one-beat) CQE writes priority.
+//! Its ports are those of the receive engine the core connects; the
+//! Verilator top `resp` is this block, so the responder's block test covers
+//! the three together.
+
+use crate::cqw::CqWriter;
+use crate::dma::DmaWriteMux;
+use crate::resp::Responder;
+use rust_hdl::prelude::*;
+
+/// Responder, ACK receiver and completion writer.
+#[derive(LogicBlock, Default)]
+pub struct RxEngine {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// Descriptor FIFO empty.
+    pub desc_empty: Signal<In, Bit>,
+    /// Descriptor at the FIFO head.
+    pub desc_data: Signal<In, Bits<512>>,
+    /// Pop the descriptor FIFO.
+    pub desc_pop: Signal<Out, Bit>,
+    /// Ring read pointer (consumed up to here).
+    pub rptr: Signal<Out, Bits<10>>,
+    /// Ring read address (data one cycle later).
+    pub ring_raddr: Signal<Out, Bits<10>>,
+    /// Ring read data.
+    pub ring_rdata: Signal<In, Bits<512>>,
+    /// Local error FIFO empty.
+    pub lerr_empty: Signal<In, Bit>,
+    /// Local error at the FIFO head.
+    pub lerr_data: Signal<In, Bits<64>>,
+    /// Pop the local error FIFO.
+    pub lerr_pop: Signal<Out, Bit>,
+    /// QPC read address.
+    pub qpc_addr: Signal<Out, Bits<8>>,
+    /// QPC read data.
+    pub qpc_data: Signal<In, Bits<448>>,
+    /// RX state read address.
+    pub rxs_addr: Signal<Out, Bits<8>>,
+    /// RX state read data.
+    pub rxs_data: Signal<In, Bits<256>>,
+    /// RX state write enable.
+    pub rxs_we: Signal<Out, Bit>,
+    /// RX state write address.
+    pub rxs_waddr: Signal<Out, Bits<8>>,
+    /// RX state write data.
+    pub rxs_wdata: Signal<Out, Bits<256>>,
+    /// RQ producer index read address.
+    pub rqpi_addr: Signal<Out, Bits<8>>,
+    /// RQ producer index.
+    pub rqpi_data: Signal<In, Bits<16>>,
+    /// SQ producer index of the same QP (bounds the MSN an ACK may carry).
+    pub sqpi_data: Signal<In, Bits<16>>,
+    /// MR table read address.
+    pub mr_addr: Signal<Out, Bits<8>>,
+    /// MR table read data.
+    pub mr_data: Signal<In, Bits<256>>,
+    /// CQ table read address.
+    pub cq_addr: Signal<Out, Bits<6>>,
+    /// CQ table read data.
+    pub cq_data: Signal<In, Bits<128>>,
+    /// CQ producer index read address (= `cq_addr`).
+    pub cqpi_data: Signal<In, Bits<32>>,
+    /// CQ producer index write enable.
+    pub cqpi_we: Signal<Out, Bit>,
+    /// CQ producer index write data.
+    pub cqpi_wdata: Signal<Out, Bits<32>>,
+    /// QP error flag write enable (read by the SQ engine).
+    pub qperr_we: Signal<Out, Bit>,
+    /// DMA read request valid (receive WQE).
+    pub rd_valid: Signal<Out, Bit>,
+    /// DMA read request ready.
+    pub rd_ready: Signal<In, Bit>,
+    /// DMA read address.
+    pub rd_addr: Signal<Out, Bits<64>>,
+    /// Receive WQE completion valid.
+    pub rwqe_valid: Signal<In, Bit>,
+    /// Receive WQE completion data.
+    pub rwqe_data: Signal<In, Bits<512>>,
+    /// Receive WQE completion ready.
+    pub rwqe_ready: Signal<Out, Bit>,
+    /// DMA write valid.
+    pub wr_valid: Signal<Out, Bit>,
+    /// DMA write ready.
+    pub wr_ready: Signal<In, Bit>,
+    /// DMA write address.
+    pub wr_addr: Signal<Out, Bits<64>>,
+    /// DMA write data.
+    pub wr_data: Signal<Out, Bits<512>>,
+    /// DMA write length.
+    pub wr_len: Signal<Out, Bits<7>>,
+    /// ACK FIFO write.
+    pub ack_write: Signal<Out, Bit>,
+    /// ACK descriptor.
+    pub ack_data: Signal<Out, Bits<512>>,
+    /// ACK FIFO full.
+    pub ack_full: Signal<In, Bit>,
+    /// Pulse: header error (bad QPN, opcode, QP not ready).
+    pub cnt_hdr: Signal<Out, Bit>,
+    /// Pulse: PSN sequence error NAK sent.
+    pub cnt_psn: Signal<Out, Bit>,
+    /// Pulse: remote access error NAK sent.
+    pub cnt_access: Signal<Out, Bit>,
+    /// Pulse: duplicate request.
+    pub cnt_dup: Signal<Out, Bit>,
+    /// Pulse: RNR NAK sent.
+    pub cnt_rnr: Signal<Out, Bit>,
+    /// Pulse: NAK received.
+    pub cnt_nak: Signal<Out, Bit>,
+    /// Pulse: ACK received.
+    pub cnt_ack: Signal<Out, Bit>,
+    /// Pulse: CQE written.
+    pub cnt_cqe: Signal<Out, Bit>,
+    /// Between packets (the MR fence waits for it).
+    pub idle: Signal<Out, Bit>,
+    /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
+    pub cnt_inv: Signal<Out, Bit>,
+    /// QP commit: reset request valid.
+    pub rst_valid: Signal<In, Bit>,
+    /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
+    pub rst_data: Signal<In, Bits<40>>,
+    resp: Responder,
+    cqw: CqWriter,
+    wrmux: DmaWriteMux,
+}
+
+impl Logic for RxEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        clock!(self, clock, resp, cqw);
+        self.resp.desc_empty.next = self.desc_empty.val();
+        self.resp.desc_data.next = self.desc_data.val();
+        self.desc_pop.next = self.resp.desc_pop.val();
+        self.rptr.next = self.resp.rptr.val();
+        self.ring_raddr.next = self.resp.ring_raddr.val();
+        self.resp.ring_rdata.next = self.ring_rdata.val();
+        self.resp.lerr_empty.next = self.lerr_empty.val();
+        self.resp.lerr_data.next = self.lerr_data.val();
+        self.lerr_pop.next = self.resp.lerr_pop.val();
+        self.qpc_addr.next = self.resp.qpc_addr.val();
+        self.resp.qpc_data.next = self.qpc_data.val();
+        self.rxs_addr.next = self.resp.rxs_addr.val();
+        self.resp.rxs_data.next = self.rxs_data.val();
+        self.rxs_we.next = self.resp.rxs_we.val();
+        self.rxs_waddr.next = self.resp.rxs_waddr.val();
+        self.rxs_wdata.next = self.resp.rxs_wdata.val();
+        self.rqpi_addr.next = self.resp.rqpi_addr.val();
+        self.resp.rqpi_data.next = self.rqpi_data.val();
+        self.resp.sqpi_data.next = self.sqpi_data.val();
+        self.mr_addr.next = self.resp.mr_addr.val();
+        self.resp.mr_data.next = self.mr_data.val();
+        self.qperr_we.next = self.resp.qperr_we.val();
+        self.rd_valid.next = self.resp.rd_valid.val();
+        self.resp.rd_ready.next = self.rd_ready.val();
+        self.rd_addr.next = self.resp.rd_addr.val();
+        self.resp.rwqe_valid.next = self.rwqe_valid.val();
+        self.resp.rwqe_data.next = self.rwqe_data.val();
+        self.rwqe_ready.next = self.resp.rwqe_ready.val();
+        self.ack_write.next = self.resp.ack_write.val();
+        self.ack_data.next = self.resp.ack_data.val();
+        self.resp.ack_full.next = self.ack_full.val();
+        self.cnt_hdr.next = self.resp.cnt_hdr.val();
+        self.cnt_psn.next = self.resp.cnt_psn.val();
+        self.cnt_access.next = self.resp.cnt_access.val();
+        self.cnt_dup.next = self.resp.cnt_dup.val();
+        self.cnt_rnr.next = self.resp.cnt_rnr.val();
+        self.cnt_nak.next = self.resp.cnt_nak.val();
+        self.cnt_ack.next = self.resp.cnt_ack.val();
+        self.cnt_inv.next = self.resp.cnt_inv.val();
+        self.resp.rst_valid.next = self.rst_valid.val();
+        self.resp.rst_data.next = self.rst_data.val();
+        // Completion requests.
+        self.cqw.req_valid.next = self.resp.cqr_valid.val();
+        self.cqw.req_data.next = self.resp.cqr_data.val();
+        self.resp.cqr_ready.next = self.cqw.req_ready.val();
+        self.cq_addr.next = self.cqw.cq_addr.val();
+        self.cqw.cq_data.next = self.cq_data.val();
+        self.cqw.cqpi_data.next = self.cqpi_data.val();
+        self.cqpi_we.next = self.cqw.cqpi_we.val();
+        self.cqpi_wdata.next = self.cqw.cqpi_wdata.val();
+        self.cnt_cqe.next = self.cqw.cnt_cqe.val();
+        // DMA writes: CQEs and placement.
+        self.wrmux.cq_valid.next = self.cqw.wr_valid.val();
+        self.wrmux.cq_addr.next = self.cqw.wr_addr.val();
+        self.wrmux.cq_data.next = self.cqw.wr_data.val();
+        self.wrmux.cq_len.next = self.cqw.wr_len.val();
+        self.cqw.wr_ready.next = self.wrmux.cq_ready.val();
+        self.wrmux.rsp_valid.next = self.resp.wr_valid.val();
+        self.wrmux.rsp_addr.next = self.resp.wr_addr.val();
+        self.wrmux.rsp_data.next = self.resp.wr_data.val();
+        self.wrmux.rsp_len.next = self.resp.wr_len.val();
+        self.resp.wr_ready.next = self.wrmux.rsp_ready.val();
+        self.wr_valid.next = self.wrmux.wr_valid.val();
+        self.wrmux.wr_ready.next = self.wr_ready.val();
+        self.wr_addr.next = self.wrmux.wr_addr.val();
+        self.wr_data.next = self.wrmux.wr_data.val();
+        self.wr_len.next = self.wrmux.wr_len.val();
+        self.idle.next = self.resp.idle.val() & self.cqw.idle.val();
+    }
+}
