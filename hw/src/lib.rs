@@ -38,6 +38,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("resp".to_string(), emit(rxe::RxEngine::default())),
         ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
+        ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
     ]
 }
 pub mod cqw;
