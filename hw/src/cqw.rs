@@ -6,8 +6,8 @@
 //! (forwarded by the responder), and writes each as a 32-byte CQE at the
 //! CQ's producer index, with the owner bit of the current pass, then bumps
 //! the index. One CQE at a time: look up the CQ, wait for the table read,
-//! write, so a CQE never reads a producer index the previous one is still
-//! updating.
+//! write; the next request is taken in the cycle the write goes out, so its
+//! table read sees the producer index that write bumps.
 //!
 //! Ordering: a requester pushes a completion only after the DMA port has
 //! accepted every write of the message it completes, and the write mux
@@ -124,6 +124,12 @@ impl Logic for CqWriter {
                     self.cqpi_we.next = true;
                     self.cnt_cqe.next = true;
                     self.state.d.next = CqwState::Idle;
+                    // The next request may start now: its table read comes after this PI write.
+                    self.req_ready.next = true;
+                    if self.req_valid.val() {
+                        self.req.d.next = self.req_data.val();
+                        self.state.d.next = CqwState::Look;
+                    }
                 }
             }
             _ => {

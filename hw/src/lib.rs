@@ -39,6 +39,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
+        ("fence".to_string(), emit(fence::MrFence::default())),
     ]
 }
 pub mod cqw;
