@@ -7,6 +7,7 @@ use crate::rxe::RxEngine;
 use crate::rxin::RxIn;
 use crate::sq::SqEngine;
 use crate::txb::TxBuilder;
+use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
 use rust_hdl::prelude::*;
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
@@ -87,18 +88,18 @@ pub struct RnicCore {
     resp: RxEngine,
     fence: MrFence,
     dmard: DmaReadMux,
-    qpc_tx: RAM<Bits<448>, 8>,
-    qpc_rx: RAM<Bits<448>, 8>,
-    mr_tx: RAM<Bits<256>, 8>,
-    mr_rx: RAM<Bits<256>, 8>,
-    sq_pi: RAM<Bits<16>, 8>,
-    rq_pi: RAM<Bits<16>, 8>,
-    sq_pi_rx: RAM<Bits<16>, 8>,
-    sq_state: RAM<Bits<128>, 8>,
-    rx_state: RAM<Bits<256>, 8>,
-    qp_err: RAM<Bit, 8>,
-    cq_cfg: RAM<Bits<128>, 6>,
-    cq_pi: RAM<Bits<32>, 6>,
+    qpc_tx: RAM<Bits<448>, QPN_BITS>,
+    qpc_rx: RAM<Bits<448>, QPN_BITS>,
+    mr_tx: RAM<Bits<256>, MR_BITS>,
+    mr_rx: RAM<Bits<256>, MR_BITS>,
+    sq_pi: RAM<Bits<16>, QPN_BITS>,
+    rq_pi: RAM<Bits<16>, QPN_BITS>,
+    sq_pi_rx: RAM<Bits<16>, QPN_BITS>,
+    sq_state: RAM<Bits<128>, QPN_BITS>,
+    rx_state: RAM<Bits<256>, QPN_BITS>,
+    qp_err: RAM<Bit, QPN_BITS>,
+    cq_cfg: RAM<Bits<128>, CQ_BITS>,
+    cq_pi: RAM<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
     txdq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
     ackq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
@@ -147,19 +148,19 @@ impl Logic for RnicCore {
         self.reg_rd_resp_data.next = self.regs.rd_resp_data.val();
         // Tables written by commits.
         self.qpc_tx.write_enable.next = self.regs.qp_commit.val();
-        self.qpc_tx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.qpc_tx.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
         self.qpc_tx.write_data.next = self.regs.stage.val().get_bits::<448>(0);
         self.qpc_rx.write_enable.next = self.regs.qp_commit.val();
-        self.qpc_rx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.qpc_rx.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
         self.qpc_rx.write_data.next = self.regs.stage.val().get_bits::<448>(0);
         self.mr_tx.write_enable.next = self.regs.mr_commit.val();
-        self.mr_tx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.mr_tx.write_address.next = self.regs.commit_val.val().get_bits::<MR_BITS>(0);
         self.mr_tx.write_data.next = self.regs.stage.val().get_bits::<256>(0);
         self.mr_rx.write_enable.next = self.regs.mr_commit.val();
-        self.mr_rx.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+        self.mr_rx.write_address.next = self.regs.commit_val.val().get_bits::<MR_BITS>(0);
         self.mr_rx.write_data.next = self.regs.stage.val().get_bits::<256>(0);
         self.cq_cfg.write_enable.next = self.regs.cq_commit.val();
-        self.cq_cfg.write_address.next = self.regs.commit_val.val().get_bits::<6>(0);
+        self.cq_cfg.write_address.next = self.regs.commit_val.val().get_bits::<CQ_BITS>(0);
         self.cq_cfg.write_data.next = self.regs.stage.val().get_bits::<128>(0);
         // Doorbells (a requester/responder reset also zeroes the producer index).
         self.sq_pi.write_enable.next =
@@ -167,7 +168,7 @@ impl Logic for RnicCore {
         self.sq_pi.write_address.next = self.regs.db_qpn.val();
         self.sq_pi.write_data.next = self.regs.db_val.val();
         if self.regs.qp_commit.val() {
-            self.sq_pi.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.sq_pi.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.sq_pi.write_data.next = 0.into();
         }
         // The responder's copy of the SQ producer indices (bounds ACKed MSNs).
@@ -179,7 +180,7 @@ impl Logic for RnicCore {
         self.rq_pi.write_address.next = self.regs.db_qpn.val();
         self.rq_pi.write_data.next = self.regs.db_val.val();
         if self.regs.qp_commit.val() {
-            self.rq_pi.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.rq_pi.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.rq_pi.write_data.next = 0.into();
         }
         // SQ engine.
@@ -197,7 +198,7 @@ impl Logic for RnicCore {
         self.sq_state.write_data.next = self.sq.st_wdata.val();
         if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
             self.sq_state.write_enable.next = true;
-            self.sq_state.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.sq_state.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.sq_state.write_data.next = bit_cast::<128, 24>(self.regs.stage.val().get_bits::<24>(384)) << 24;
         }
         self.qp_err.read_address.next = self.sq.err_addr.val();
@@ -207,7 +208,7 @@ impl Logic for RnicCore {
         self.qp_err.write_data.next = true;
         if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
             self.qp_err.write_enable.next = true;
-            self.qp_err.write_address.next = self.regs.commit_val.val().get_bits::<8>(0);
+            self.qp_err.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.qp_err.write_data.next = false;
         }
         self.mr_tx.read_address.next = self.sq.mr_addr.val();
@@ -304,11 +305,11 @@ impl Logic for RnicCore {
         self.cq_pi.write_address.next = self.resp.cq_addr.val();
         self.cq_pi.write_data.next = self.resp.cqpi_wdata.val();
         if self.regs.cq_commit.val() {
-            self.cq_pi.write_address.next = self.regs.commit_val.val().get_bits::<6>(0);
+            self.cq_pi.write_address.next = self.regs.commit_val.val().get_bits::<CQ_BITS>(0);
             self.cq_pi.write_data.next = 0.into();
         }
         self.resp.rst_valid.next = self.regs.qp_commit.val();
-        self.resp.rst_data.next = bit_cast::<40, 8>(self.regs.commit_val.val().get_bits::<8>(0))
+        self.resp.rst_data.next = bit_cast::<40, QPN_BITS>(self.regs.commit_val.val().get_bits::<QPN_BITS>(0))
             | (bit_cast::<40, 2>(self.regs.commit_val.val().get_bits::<2>(32)) << 8)
             | (bit_cast::<40, 24>(self.regs.stage.val().get_bits::<24>(416)) << 10);
         self.resp.wr_ready.next = self.dma_wr_ready.val();

@@ -3,6 +3,7 @@
 //! counters. Offsets are `rnic_spec::regs`; the decode compares against
 //! them as literals, checked against the spec at compile time below.
 
+use rnic_spec::params::QPN_BITS;
 use rnic_spec::regs as r;
 use rust_hdl::prelude::*;
 
@@ -70,7 +71,7 @@ pub struct Regs {
     /// RQ doorbell strobe.
     pub rq_db: Signal<Out, Bit>,
     /// Doorbell QPN.
-    pub db_qpn: Signal<Out, Bits<8>>,
+    pub db_qpn: Signal<Out, Bits<QPN_BITS>>,
     /// Doorbell value (producer index).
     pub db_val: Signal<Out, Bits<16>>,
     /// Source MAC.

@@ -21,6 +21,7 @@ use crate::desc::{
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status};
 use rnic_spec::params::dma_tag;
+use rnic_spec::params::{MR_BITS, QPN_BITS};
 use rnic_spec::wire::{opcode, syndrome};
 use rust_hdl::prelude::*;
 
@@ -81,27 +82,27 @@ pub struct Responder {
     /// Pop the local error FIFO.
     pub lerr_pop: Signal<Out, Bit>,
     /// QPC read address.
-    pub qpc_addr: Signal<Out, Bits<8>>,
+    pub qpc_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QPC read data.
     pub qpc_data: Signal<In, Bits<448>>,
     /// RX state read address.
-    pub rxs_addr: Signal<Out, Bits<8>>,
+    pub rxs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state read data.
     pub rxs_data: Signal<In, Bits<256>>,
     /// RX state write enable.
     pub rxs_we: Signal<Out, Bit>,
     /// RX state write address.
-    pub rxs_waddr: Signal<Out, Bits<8>>,
+    pub rxs_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state write data.
     pub rxs_wdata: Signal<Out, Bits<256>>,
     /// RQ producer index read address.
-    pub rqpi_addr: Signal<Out, Bits<8>>,
+    pub rqpi_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RQ producer index.
     pub rqpi_data: Signal<In, Bits<16>>,
     /// SQ producer index of the same QP (bounds the MSN an ACK may carry).
     pub sqpi_data: Signal<In, Bits<16>>,
     /// MR table read address.
-    pub mr_addr: Signal<Out, Bits<8>>,
+    pub mr_addr: Signal<Out, Bits<MR_BITS>>,
     /// MR table read data.
     pub mr_data: Signal<In, Bits<256>>,
     /// Completion request to the completion writer.
@@ -184,7 +185,7 @@ pub struct Responder {
     c_status: DFF<Bits<8>>,
     c_op: DFF<Bits<8>>,
     c_len: DFF<Bits<32>>,
-    c_qpn: DFF<Bits<8>>,
+    c_qpn: DFF<Bits<QPN_BITS>>,
     du: RxDescUnpack,
     qv: QpcView,
     rsu: RxStateUnpack,
@@ -247,6 +248,11 @@ pub struct Responder {
     cqe_op_recv: Num<{ cqe_op::RECV as u64 }, 8>,
 }
 
+// rust-hdl needs literal slice offsets: the QPN's upper bits start at 8, and
+// the reset word packs the QPN into bits 7:0.
+const _: () = assert!(QPN_BITS == 8);
+/// Bits of the 24-bit BTH destination QPN above the QPNs the NIC holds.
+const QPN_HIGH_BITS: usize = 24 - QPN_BITS;
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
 
@@ -383,13 +389,13 @@ impl Logic for Responder {
         // Defaults of ports.
         self.desc_pop.next = false;
         self.lerr_pop.next = false;
-        self.qpc_addr.next = self.du.dqpn.val().get_bits::<8>(0);
-        self.rxs_addr.next = self.du.dqpn.val().get_bits::<8>(0);
-        self.rqpi_addr.next = self.du.dqpn.val().get_bits::<8>(0);
+        self.qpc_addr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+        self.rxs_addr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+        self.rqpi_addr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.rxs_we.next = false;
-        self.rxs_waddr.next = self.du.dqpn.val().get_bits::<8>(0);
+        self.rxs_waddr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.rxs_wdata.next = self.rs.q.val();
-        self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
+        self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
         self.qperr_we.next = false;
         self.rd_valid.next = false;
         self.rd_addr.next =
@@ -461,7 +467,7 @@ impl Logic for Responder {
                 }
             }
             RState::RstLook => {
-                self.rxs_addr.next = self.rst_word.q.val().get_bits::<8>(0);
+                self.rxs_addr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
                 self.state.d.next = RState::RstWait;
             }
             RState::RstWait => {
@@ -485,7 +491,7 @@ impl Logic for Responder {
                     self.rsp.req_err.next = 0.into();
                 }
                 self.rxs_we.next = true;
-                self.rxs_waddr.next = self.rst_word.q.val().get_bits::<8>(0);
+                self.rxs_waddr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
                 self.rxs_wdata.next = self.rsp.pword.val();
                 self.state.d.next = RState::Idle;
             }
@@ -506,10 +512,10 @@ impl Logic for Responder {
                 // A SEND's receive-buffer MR is read now and checked again in
                 // SendChk on every packet (dereg_mr may have invalidated it).
                 if self.is_send.val() {
-                    self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<8>(8);
+                    self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<MR_BITS>(8);
                 }
-                self.c_qpn.d.next = self.du.dqpn.val().get_bits::<8>(0);
-                if (self.du.dqpn.val().get_bits::<16>(8) != 0) | !self.peer_ok.val() {
+                self.c_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+                if (self.du.dqpn.val().get_bits::<QPN_HIGH_BITS>(8) != 0) | !self.peer_ok.val() {
                     // No such QP, or not from its peer: dropped.
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
@@ -540,7 +546,7 @@ impl Logic for Responder {
                     self.syn.d.next = self.syn_nak_inv_req.val();
                     self.state.d.next = RState::Nak;
                 } else if self.is_write.val() {
-                    self.mr_addr.next = self.du.rkey.val().get_bits::<8>(8);
+                    self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
                     self.state.d.next = RState::WrMr;
                 } else {
                     self.state.d.next = RState::SendChk;
@@ -600,11 +606,11 @@ impl Logic for Responder {
                 }
             }
             RState::RwqeMr => {
-                self.mr_addr.next = self.rv.lkey.val().get_bits::<8>(8);
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::RwqeMrChk;
             }
             RState::RwqeMrChk => {
-                self.mr_addr.next = self.rv.lkey.val().get_bits::<8>(8);
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
                 if self.key_ok.val()
                     & (self.mv.key_tag.val() == self.rv.lkey.val().get_bits::<8>(0))
                     & (self.rv.lkey.val().get_bits::<16>(16) == 0)

@@ -8,6 +8,7 @@
 use crate::cqw::CqWriter;
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
+use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
 use rust_hdl::prelude::*;
 
 /// Responder, ACK receiver and completion writer.
@@ -34,31 +35,31 @@ pub struct RxEngine {
     /// Pop the local error FIFO.
     pub lerr_pop: Signal<Out, Bit>,
     /// QPC read address.
-    pub qpc_addr: Signal<Out, Bits<8>>,
+    pub qpc_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QPC read data.
     pub qpc_data: Signal<In, Bits<448>>,
     /// RX state read address.
-    pub rxs_addr: Signal<Out, Bits<8>>,
+    pub rxs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state read data.
     pub rxs_data: Signal<In, Bits<256>>,
     /// RX state write enable.
     pub rxs_we: Signal<Out, Bit>,
     /// RX state write address.
-    pub rxs_waddr: Signal<Out, Bits<8>>,
+    pub rxs_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state write data.
     pub rxs_wdata: Signal<Out, Bits<256>>,
     /// RQ producer index read address.
-    pub rqpi_addr: Signal<Out, Bits<8>>,
+    pub rqpi_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RQ producer index.
     pub rqpi_data: Signal<In, Bits<16>>,
     /// SQ producer index of the same QP (bounds the MSN an ACK may carry).
     pub sqpi_data: Signal<In, Bits<16>>,
     /// MR table read address.
-    pub mr_addr: Signal<Out, Bits<8>>,
+    pub mr_addr: Signal<Out, Bits<MR_BITS>>,
     /// MR table read data.
     pub mr_data: Signal<In, Bits<256>>,
     /// CQ table read address.
-    pub cq_addr: Signal<Out, Bits<6>>,
+    pub cq_addr: Signal<Out, Bits<CQ_BITS>>,
     /// CQ table read data.
     pub cq_data: Signal<In, Bits<128>>,
     /// CQ producer index read address (= `cq_addr`).

@@ -27,6 +27,7 @@ use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxD
 use crate::num::Num;
 use rnic_spec::desc::{cqe_status, send_op};
 use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES, SCHED_WQES_PER_TURN};
+use rnic_spec::params::{MR_BITS, NUM_QPS, QPN_BITS};
 use rnic_spec::wire::opcode;
 use rust_hdl::prelude::*;
 
@@ -68,33 +69,33 @@ pub struct SqEngine {
     /// SQ doorbell written (the new producer index is already in the SQ PI table).
     pub db_valid: Signal<In, Bit>,
     /// QPN of the doorbell.
-    pub db_qpn: Signal<In, Bits<8>>,
+    pub db_qpn: Signal<In, Bits<QPN_BITS>>,
     /// Cycle counter (TX timestamps).
     pub now: Signal<In, Bits<64>>,
     /// QPC table read address.
-    pub qpc_addr: Signal<Out, Bits<8>>,
+    pub qpc_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QPC table read data (one cycle after the address).
     pub qpc_data: Signal<In, Bits<448>>,
     /// SQ producer index table read address.
-    pub sqpi_addr: Signal<Out, Bits<8>>,
+    pub sqpi_addr: Signal<Out, Bits<QPN_BITS>>,
     /// SQ producer index read data.
     pub sqpi_data: Signal<In, Bits<16>>,
     /// SQ state table read address.
-    pub st_addr: Signal<Out, Bits<8>>,
+    pub st_addr: Signal<Out, Bits<QPN_BITS>>,
     /// SQ state read data.
     pub st_data: Signal<In, Bits<128>>,
     /// SQ state write enable.
     pub st_we: Signal<Out, Bit>,
     /// SQ state write address.
-    pub st_waddr: Signal<Out, Bits<8>>,
+    pub st_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// SQ state write data.
     pub st_wdata: Signal<Out, Bits<128>>,
     /// QP error table read address (errors reported by the ACK path).
-    pub err_addr: Signal<Out, Bits<8>>,
+    pub err_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QP error flag.
     pub err_data: Signal<In, Bit>,
     /// MR table read address.
-    pub mr_addr: Signal<Out, Bits<8>>,
+    pub mr_addr: Signal<Out, Bits<MR_BITS>>,
     /// MR table read data.
     pub mr_data: Signal<In, Bits<256>>,
     /// DMA read request valid.
@@ -125,19 +126,19 @@ pub struct SqEngine {
     pub lerr_data: Signal<Out, Bits<64>>,
     /// Local error FIFO full.
     pub lerr_full: Signal<In, Bit>,
-    dbq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
-    db_pend: DFF<Bits<256>>,
-    schedq: SynchronousFIFO<Bits<8>, 8, 9, 1>,
+    dbq: SynchronousFIFO<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
+    db_pend: DFF<Bits<NUM_QPS>>,
+    schedq: SynchronousFIFO<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
     wqeq: SynchronousFIFO<Bits<512>, 5, 6, 1>,
     state: DFF<SqState>,
-    qpn: DFF<Bits<8>>,
-    dbqpn: DFF<Bits<8>>,
+    qpn: DFF<Bits<QPN_BITS>>,
+    dbqpn: DFF<Bits<QPN_BITS>>,
     nbuf: DFF<Bits<6>>,
     pf_beats: DFF<Bits<6>>,
     held: DFF<Bit>,
     la_active: DFF<Bit>,
     la_to_seg: DFF<Bit>,
-    qpn2: DFF<Bits<8>>,
+    qpn2: DFF<Bits<QPN_BITS>>,
     qpc2: DFF<Bits<448>>,
     ssn2: DFF<Bits<24>>,
     psn2: DFF<Bits<24>>,
@@ -196,7 +197,7 @@ pub struct SqEngine {
     fetch_bytes: Signal<Local, Bits<32>>,
     db_hit: Signal<Local, Bit>,
     ssn_next16: Signal<Local, Bits<16>>,
-    pend_next: Signal<Local, Bits<256>>,
+    pend_next: Signal<Local, Bits<NUM_QPS>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
     op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
     op_send_last: Num<{ opcode::SEND_LAST as u64 }, 8>,
@@ -223,8 +224,9 @@ pub struct SqEngine {
 // needs a power of two.
 const _: () = assert!(TAG_WQE == 0x40 && ACK_REQ_EVERY.is_power_of_two());
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
-// One doorbell-pending bit and one doorbell-queue slot per QP.
-const _: () = assert!(rnic_spec::params::NUM_QPS == 256);
+// Widths follow QPN_BITS, but the QPN fields of the descriptor words
+// (`desc.rs`, `pack_blocks!` takes literal widths) are 8 bits.
+const _: () = assert!(QPN_BITS == 8);
 
 impl Logic for SqEngine {
     #[hdl_gen]
@@ -305,7 +307,7 @@ impl Logic for SqEngine {
         self.qv.word.next = self.qpc.q.val();
         self.wv.word.next = self.wqe.q.val();
         self.mv.word.next = self.mr_data.val();
-        self.mr_addr.next = self.wv.lkey.val().get_bits::<8>(8);
+        self.mr_addr.next = self.wv.lkey.val().get_bits::<MR_BITS>(8);
         self.stu.pword.next = self.st_data.val();
         // State word written back (active bit chosen per state below).
         self.stp.ssn.next = self.ssn.q.val();
