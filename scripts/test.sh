@@ -23,7 +23,17 @@ profile=()
 if [ "${RNIC_TEST_PROFILE:-release}" = release ]; then
     profile=(--release)
 fi
-if [ "${RNIC_SKIP_LINT:-0}" != 1 ]; then
+lint=1
+if [ "${RNIC_SKIP_LINT:-0}" = 1 ]; then
+    lint=0
+elif ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    rustup component add rustfmt clippy >/dev/null 2>&1 || true
+    if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+        echo "WARNING: rustfmt or clippy is not installed (rustup component add rustfmt clippy); skipping the lint checks" >&2
+        lint=0
+    fi
+fi
+if [ "$lint" = 1 ]; then
     echo "== cargo fmt --check"
     cargo fmt --all --check
     echo "== cargo clippy -D warnings"
