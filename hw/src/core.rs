@@ -334,9 +334,10 @@ impl Logic for RnicCore {
         if self.rxin.cnt_icrc.val() {
             self.cnt.next = self.cnt.val() | 0x8;
         }
-        if self.rxin.cnt_hdr.val() | self.resp.cnt_hdr.val() {
+        if self.rxin.cnt_hdr.val() {
             self.cnt.next = self.cnt.val() | 0x10;
         }
+        self.regs.cnt_hdr2.next = self.resp.cnt_hdr.val();
         if self.rxin.cnt_nobuf.val() {
             self.cnt.next = self.cnt.val() | 0x20;
         }
