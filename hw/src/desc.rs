@@ -49,7 +49,7 @@ crate::bit_view!(RecvWqeView, 512, [
     addr: 64 @ d::RWQE_ADDR * 8, length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
 ]);
 
-crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, active: 1, err: 1, rsvd: 14, msg_off: 32]);
+crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
 
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, req_err: 1, in_msg: 1, in_write: 1, resp_err: 1,

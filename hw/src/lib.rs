@@ -1,7 +1,7 @@
 //! `rnic-hw`: the NIC core in rust-hdl, one module per block.
 //!
 //! Blocks: [`regs`] (BAR0), [`dma`] (the DMA read and write muxes:
-//! arbitration, completion routing by tag), [`sq`] (scheduler + send path), [`txb`] (TX
+//! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], WQE fetch and segmentation), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], responder and ACK receiver, and [`cqw`], the
 //! completion writer), [`icrc`], [`hdr`] (header
@@ -35,6 +35,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("rx_in".to_string(), emit(rxin::RxIn::default())),
         ("regs".to_string(), emit(regs::Regs::default())),
         ("sq".to_string(), emit(sq::SqEngine::default())),
+        ("sched".to_string(), emit(sched::Scheduler::default())),
         ("resp".to_string(), emit(rxe::RxEngine::default())),
         ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
@@ -54,7 +55,9 @@ pub mod regs;
 pub mod resp;
 pub mod rxe;
 pub mod rxin;
+pub mod sched;
 pub mod sq;
+pub mod turn;
 pub mod txb;
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Block-level Verilator test of the SQ engine (`hw/src/sq.rs`, top "sq")
+//! Block-level Verilator test of the SQ engine (`hw/src/sq.rs`: the scheduler
+//! and the turn engine; top "sq")
 //! against a reference model, with random stimulus.
 //!
 //! The harness plays the engine's whole environment as `hw/src/core.rs`
@@ -23,7 +24,8 @@
 //!     PSN_OFFSET, msg_len, SSN, AckReq, timestamp, the QP's addressing
 //!     fields; for WRITE remote VA = remote_addr + offset and rkey);
 //! (b) no lost doorbell: when the stimulus stops every QP's SQ drains fully,
-//!     the engine goes quiet and its state table matches the model;
+//!     the engine goes quiet (no more turns: every QP left the schedule) and
+//!     its state table matches the model;
 //! (c) scheduling: between two turns (runs of packets) of a QP, every other
 //!     QP that was waiting (doorbell rung for unsent WQEs) since at least
 //!     `SLACK` cycles before the first turn ended got a turn; and once another
@@ -63,8 +65,8 @@ const NQPN: usize = 256;
 const NMR: usize = 256;
 /// Burst budget of a turn.
 const BURST: u64 = SCHED_BURST_BYTES as u64;
-/// Cycles a doorbell may take to reach the scheduler (doorbell FIFO latency
-/// and a turn end that had already looked at it).
+/// Cycles a doorbell may take to reach the scheduler (the schedule queue
+/// shows a write two cycles later) and a turn end that had already looked at it.
 const SLACK: u64 = 8;
 /// DMA read tag of WQE fetches.
 const TAG_WQE: u64 = rnic_hw::sq::TAG_WQE;
@@ -434,6 +436,8 @@ struct Tb {
     flags_raised: bool,
     /// Packets, WQE fetches and local errors of QPs whose error flag is clear.
     unflagged_events: u64,
+    /// SQ state write-backs (one per turn end).
+    st_writes: u64,
     /// Cycle of the latest WQE posted.
     last_post: u64,
     last_progress: u64,
@@ -650,6 +654,7 @@ impl Tb {
             db_burst: 0,
             flags_raised: false,
             unflagged_events: 0,
+            st_writes: 0,
             last_post: 0,
             last_progress: 0,
             hist: VecDeque::new(),
@@ -1283,12 +1288,12 @@ impl Tb {
         })();
         r.map_err(|e| self.fail(e))?;
         if st_we {
+            self.st_writes += 1;
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &st_wdata, n);
             self.note(format!(
-                "st write qpn {st_waddr} ssn {:#x} psn {:#x} active {} err {} off {}",
+                "st write qpn {st_waddr} ssn {:#x} psn {:#x} err {} off {}",
                 g("ssn"),
                 g("psn"),
-                g("active"),
                 g("err"),
                 g("msg_off")
             ));
@@ -1352,7 +1357,7 @@ impl Tb {
         for q in self.qps.iter().filter(|q| !q.stopped() && q.ssn < q.posted) {
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &self.st_tab[q.qpn], n);
             s += &format!(
-                "  qpn {}: sent up to SSN {:#x}, posted {:#x}, rung {:#x}, PI table {:#x}, waiting since {:?}, last turn {:?}; state table ssn {:#x} active {} err {} msg_off {}; next WQE {:x?}\n",
+                "  qpn {}: sent up to SSN {:#x}, posted {:#x}, rung {:#x}, PI table {:#x}, waiting since {:?}, last turn {:?}; state table ssn {:#x} err {} msg_off {}; next WQE {:x?}\n",
                 q.qpn,
                 q.ssn,
                 q.posted,
@@ -1361,7 +1366,6 @@ impl Tb {
                 q.wait_since,
                 q.last_act,
                 g("ssn"),
-                g("active"),
                 g("err"),
                 g("msg_off"),
                 q.wqes.front()
@@ -1399,11 +1403,19 @@ impl Tb {
         // raised may still finish the turn they were in).
         let events = self.unflagged_events;
         let t1 = self.cycle;
+        let mut writes = self.st_writes;
         while self.cycle - t1 < QUIET {
             self.step(false)?;
             if self.unflagged_events != events {
                 return Err(self.fail("packet, WQE fetch or local error after every SQ was drained".into()));
             }
+            if self.cycle - t1 == QUIET / 2 {
+                writes = self.st_writes;
+            }
+        }
+        // Every QP left the schedule: no more turns, so no state write-backs.
+        if self.st_writes != writes {
+            return Err(self.fail(format!("{} turns after every SQ was drained", self.st_writes - writes)));
         }
         if !self.dma.is_empty() {
             return Err(self.fail("DMA reads outstanding after the drain".into()));
@@ -1411,8 +1423,7 @@ impl Tb {
         // The engine's state table agrees with the model.
         for q in &self.qps {
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &self.st_tab[q.qpn], n);
-            let want =
-                [("ssn", q.ssn & 0xFF_FFFF), ("psn", q.psn), ("active", 0), ("err", q.lerr as u64), ("msg_off", q.off)];
+            let want = [("ssn", q.ssn & 0xFF_FFFF), ("psn", q.psn), ("err", q.lerr as u64), ("msg_off", q.off)];
             for (n, v) in want {
                 if g(n) != v {
                     return Err(self.fail(format!(

@@ -74,3 +74,21 @@ pub fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
         ("ecn_echo", f.echo_ecn as u64),
     ]
 }
+
+/// `name` as a number (decimal or `0x` hex), if set; panics on garbage.
+pub fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        let v = v.trim();
+        let r = if let Some(h) = v.strip_prefix("0x") { u64::from_str_radix(h, 16) } else { v.parse() };
+        r.unwrap_or_else(|_| panic!("{name}={v}: not a number"))
+    })
+}
+
+/// Seeds of a block test: `<PREFIX>_SEED` alone if set, else
+/// `<PREFIX>_ITERS` (default 1) consecutive seeds from `base`.
+pub fn block_seeds(prefix: &str, base: u64) -> Vec<u64> {
+    match env_u64(&format!("{prefix}_SEED")) {
+        Some(s) => vec![s],
+        None => (0..env_u64(&format!("{prefix}_ITERS")).unwrap_or(1).max(1)).map(|i| base + i).collect(),
+    }
+}

@@ -1,0 +1,97 @@
+//! SRNIC's cache-free QP scheduler: one active bit per QP and a schedule
+//! queue deep enough for every QP, so no doorbell is ever dropped.
+//!
+//! A doorbell on an inactive QP sets its active bit and appends its QPN to
+//! the schedule queue; on an active QP (queued or in service) it only marks
+//! the QP rung. The send engine pops QPNs for turns (`sched_*`) and reports
+//! the end of each turn (`done_*`): the QP goes to the back of the schedule
+//! queue if the engine has more to send or a doorbell rang since the pop,
+//! else it becomes inactive and its next doorbell brings it back. A QP is
+//! thus in the schedule queue at most once, and a doorbell that arrives while
+//! the engine decides a QP is done is never lost (it makes the QP stay).
+//!
+//! A doorbell is taken in its own cycle, always; a turn end waits a cycle
+//! (`done_ready` low) only when a doorbell of another, inactive QP writes the
+//! schedule queue in the same cycle.
+
+use rnic_spec::params::{NUM_QPS, QPN_BITS};
+use rust_hdl::prelude::*;
+
+/// The QP scheduler: active bits, rung bits and the schedule queue.
+#[derive(LogicBlock, Default)]
+pub struct Scheduler {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// SQ doorbell (the new producer index is already in the SQ PI table).
+    pub db_valid: Signal<In, Bit>,
+    /// QPN of the doorbell.
+    pub db_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// A QP waits in the schedule queue.
+    pub sched_valid: Signal<Out, Bit>,
+    /// QPN at the head of the schedule queue.
+    pub sched_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// Pop the head (its turn starts; the QP stays active); only while `sched_valid`.
+    pub sched_pop: Signal<In, Bit>,
+    /// End of a turn of `done_qpn`.
+    pub done_valid: Signal<In, Bit>,
+    /// QPN whose turn ended.
+    pub done_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// The engine has more to send for it.
+    pub done_more: Signal<In, Bit>,
+    /// The turn end is taken this cycle.
+    pub done_ready: Signal<Out, Bit>,
+    /// Some QP is active (queued or in service).
+    pub busy: Signal<Out, Bit>,
+    schedq: SynchronousFIFO<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
+    active: DFF<Bits<NUM_QPS>>,
+    rung: DFF<Bits<NUM_QPS>>,
+    db_new: Signal<Local, Bit>,
+    requeue: Signal<Local, Bit>,
+    active_next: Signal<Local, Bits<NUM_QPS>>,
+    rung_next: Signal<Local, Bits<NUM_QPS>>,
+}
+
+// The schedule queue holds 2^QPN_BITS QPNs: one entry per QP.
+const _: () = assert!(NUM_QPS == 1 << QPN_BITS);
+
+impl Logic for Scheduler {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, active, rung);
+        clock!(self, clock, schedq);
+        self.sched_valid.next = !self.schedq.empty.val();
+        self.sched_qpn.next = self.schedq.data_out.val();
+        self.schedq.read.next = self.sched_pop.val();
+        self.busy.next = self.active.q.val().any();
+        self.db_new.next = self.db_valid.val() & !self.active.q.val().get_bit(self.db_qpn.val().index());
+        self.done_ready.next = !self.db_new.val();
+        self.requeue.next = self.done_more.val()
+            | self.rung.q.val().get_bit(self.done_qpn.val().index())
+            | (self.db_valid.val() & (self.db_qpn.val() == self.done_qpn.val()));
+        self.schedq.write.next = false;
+        self.schedq.data_in.next = self.db_qpn.val();
+        self.active_next.next = self.active.q.val();
+        self.rung_next.next = self.rung.q.val();
+        // Popped: doorbells from now on are news to the engine.
+        if self.schedq.read.val() {
+            self.rung_next.next = self.rung_next.val().replace_bit(self.schedq.data_out.val().index(), false);
+        }
+        if self.db_new.val() {
+            self.active_next.next = self.active_next.val().replace_bit(self.db_qpn.val().index(), true);
+            self.schedq.write.next = true;
+        } else if self.db_valid.val() {
+            self.rung_next.next = self.rung_next.val().replace_bit(self.db_qpn.val().index(), true);
+        }
+        if self.done_valid.val() & !self.db_new.val() {
+            self.rung_next.next = self.rung_next.val().replace_bit(self.done_qpn.val().index(), false);
+            if self.requeue.val() {
+                self.schedq.write.next = true;
+                self.schedq.data_in.next = self.done_qpn.val();
+            } else {
+                self.active_next.next = self.active_next.val().replace_bit(self.done_qpn.val().index(), false);
+            }
+        }
+        self.active.d.next = self.active_next.val();
+        self.rung.d.next = self.rung_next.val();
+    }
+}

@@ -1,0 +1,721 @@
+//! One QP's turn on the send path: WQE fetch and segmentation.
+//!
+//! The scheduler (`sched.rs`) hands the engine QPNs. Each turn loads the
+//! QP's context, fetches WQEs at the SQ consumer index by DMA (no per-QP WQE
+//! cache), checks the lkey against the MR table, and segments the message at
+//! the path MTU: per packet one DMA payload read and one TX descriptor, until
+//! the turn's burst budget (SCHED_BURST_BYTES) is spent; then the engine
+//! reports the turn's end to the scheduler, with whether the QP has more to
+//! send.
+//!
+//! WQEs are fetched in batches of up to SCHED_WQES_PER_TURN (8), never across
+//! the ring's end, into one 32-entry WQE buffer shared by the engine (not per
+//! QP). While a WQE is segmented the next batch is fetched (prefetch), and
+//! the next scheduled QP's context and first batch are fetched one turn ahead
+//! (lookahead), so neither waits a PCIe round trip. WQEs left in the buffer
+//! when a turn ends are dropped and fetched again next turn. At the end of a
+//! turn the engine re-reads the QP's producer index, QPC and error flag;
+//! when no other QP is scheduled the turn simply continues (round robin over
+//! one QP), so a lone QP keeps its WQEs.
+//!
+//! Completion beats of WQE fetches arrive in request order, so the buffer's
+//! entries are the current QP's first, then the lookahead QP's; `nbuf`/
+//! `pf_beats` count the current QP's buffered/in-flight WQEs, `nbuf2`/`pf2`
+//! the lookahead's.
+
+use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
+use crate::num::Num;
+use rnic_spec::desc::{cqe_status, send_op};
+use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES, SCHED_WQES_PER_TURN};
+use rnic_spec::params::{MR_BITS, QPN_BITS};
+use rnic_spec::wire::opcode;
+use rust_hdl::prelude::*;
+
+/// DMA read tag of WQE fetches (bit 6); payload reads use tag 0.
+pub const TAG_WQE: u64 = dma_tag::SQ_WQE as u64;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+enum SqState {
+    Idle,
+    Load,
+    Check,
+    WqeReq,
+    Prefetch,
+    WqePop,
+    Drain,
+    TurnEnd,
+    PiCheck,
+    Resume,
+    LaPop,
+    LaAddr,
+    LaCheck,
+    LaReq,
+    Swap,
+    MrRead,
+    MrCheck,
+    Seg,
+    LocalErr,
+    Save,
+}
+
+/// The turn engine (WQE fetch + segmentation).
+#[derive(LogicBlock, Default)]
+pub struct TurnEngine {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// A QP waits in the schedule queue.
+    pub sched_valid: Signal<In, Bit>,
+    /// QPN at the head of the schedule queue.
+    pub sched_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// Pop the schedule queue's head: its turn (or lookahead) starts.
+    pub sched_pop: Signal<Out, Bit>,
+    /// End of a turn (or a looked-ahead QP with nothing to send).
+    pub done_valid: Signal<Out, Bit>,
+    /// QPN whose turn ended.
+    pub done_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// The QP has more to send: back to the schedule queue.
+    pub done_more: Signal<Out, Bit>,
+    /// The scheduler takes the turn end.
+    pub done_ready: Signal<In, Bit>,
+    /// Cycle counter (TX timestamps).
+    pub now: Signal<In, Bits<64>>,
+    /// QPC table read address.
+    pub qpc_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// QPC table read data (one cycle after the address).
+    pub qpc_data: Signal<In, Bits<448>>,
+    /// SQ producer index table read address.
+    pub sqpi_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// SQ producer index read data.
+    pub sqpi_data: Signal<In, Bits<16>>,
+    /// SQ state table read address.
+    pub st_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// SQ state read data.
+    pub st_data: Signal<In, Bits<128>>,
+    /// SQ state write enable.
+    pub st_we: Signal<Out, Bit>,
+    /// SQ state write address.
+    pub st_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// SQ state write data.
+    pub st_wdata: Signal<Out, Bits<128>>,
+    /// QP error table read address (errors reported by the ACK path).
+    pub err_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// QP error flag.
+    pub err_data: Signal<In, Bit>,
+    /// MR table read address.
+    pub mr_addr: Signal<Out, Bits<MR_BITS>>,
+    /// MR table read data.
+    pub mr_data: Signal<In, Bits<256>>,
+    /// DMA read request valid.
+    pub rd_valid: Signal<Out, Bit>,
+    /// DMA read request ready.
+    pub rd_ready: Signal<In, Bit>,
+    /// DMA read address.
+    pub rd_addr: Signal<Out, Bits<64>>,
+    /// DMA read length.
+    pub rd_len: Signal<Out, Bits<16>>,
+    /// DMA read tag.
+    pub rd_tag: Signal<Out, Bits<8>>,
+    /// WQE completion valid.
+    pub wqe_valid: Signal<In, Bit>,
+    /// WQE completion data.
+    pub wqe_data: Signal<In, Bits<512>>,
+    /// WQE completion ready.
+    pub wqe_ready: Signal<Out, Bit>,
+    /// TX descriptor FIFO write.
+    pub txd_write: Signal<Out, Bit>,
+    /// TX descriptor.
+    pub txd_data: Signal<Out, Bits<512>>,
+    /// TX descriptor FIFO full.
+    pub txd_full: Signal<In, Bit>,
+    /// Local error (to the completion writer) write.
+    pub lerr_write: Signal<Out, Bit>,
+    /// Local error word.
+    pub lerr_data: Signal<Out, Bits<64>>,
+    /// Local error FIFO full.
+    pub lerr_full: Signal<In, Bit>,
+    wqeq: SynchronousFIFO<Bits<512>, 5, 6, 1>,
+    state: DFF<SqState>,
+    qpn: DFF<Bits<QPN_BITS>>,
+    nbuf: DFF<Bits<6>>,
+    pf_beats: DFF<Bits<6>>,
+    held: DFF<Bit>,
+    la_active: DFF<Bit>,
+    la_to_seg: DFF<Bit>,
+    qpn2: DFF<Bits<QPN_BITS>>,
+    qpc2: DFF<Bits<448>>,
+    ssn2: DFF<Bits<24>>,
+    psn2: DFF<Bits<24>>,
+    msg_off2: DFF<Bits<32>>,
+    sq_pi2: DFF<Bits<16>>,
+    lerr2: DFF<Bit>,
+    nbuf2: DFF<Bits<6>>,
+    pf2: DFF<Bits<6>>,
+    qv2: QpcView,
+    qpc: DFF<Bits<448>>,
+    wqe: DFF<Bits<512>>,
+    ssn: DFF<Bits<24>>,
+    psn: DFF<Bits<24>>,
+    msg_off: DFF<Bits<32>>,
+    sq_pi: DFF<Bits<16>>,
+    qp_err: DFF<Bit>,
+    local_err: DFF<Bit>,
+    keep_active: DFF<Bit>,
+    budget: DFF<Bits<32>>,
+    iova: DFF<Bits<64>>,
+    qv: QpcView,
+    wv: SendWqeView,
+    mv: crate::desc::MrView,
+    stu: SqStateUnpack,
+    stp: SqStatePack,
+    txp: TxDescPack,
+    errp: ErrPack,
+    pmtu: Signal<Local, Bits<32>>,
+    remaining: Signal<Local, Bits<32>>,
+    pkt_len: Signal<Local, Bits<32>>,
+    first: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    is_write: Signal<Local, Bit>,
+    sq_mask: Signal<Local, Bits<16>>,
+    wqe_off: Signal<Local, Bits<64>>,
+    mr_ok: Signal<Local, Bit>,
+    addr_off: Signal<Local, Bits<64>>,
+    off_sh: Signal<Local, Bits<32>>,
+    pending: Signal<Local, Bits<16>>,
+    fidx: Signal<Local, Bits<16>>,
+    nroom: Signal<Local, Bits<32>>,
+    pf_add: Signal<Local, Bits<6>>,
+    pf_sub: Signal<Local, Bits<6>>,
+    pf2_add: Signal<Local, Bits<6>>,
+    b_in: Signal<Local, Bit>,
+    swap: Signal<Local, Bit>,
+    sq_mask2: Signal<Local, Bits<16>>,
+    pending2: Signal<Local, Bits<16>>,
+    ring_room2: Signal<Local, Bits<32>>,
+    nfetch2: Signal<Local, Bits<32>>,
+    wqe_off2: Signal<Local, Bits<64>>,
+    fetch2_bytes: Signal<Local, Bits<32>>,
+    ring_room: Signal<Local, Bits<32>>,
+    nfetch: Signal<Local, Bits<32>>,
+    fetch_bytes: Signal<Local, Bits<32>>,
+    ssn_next16: Signal<Local, Bits<16>>,
+    op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
+    op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
+    op_send_last: Num<{ opcode::SEND_LAST as u64 }, 8>,
+    op_send_only: Num<{ opcode::SEND_ONLY as u64 }, 8>,
+    op_write_first: Num<{ opcode::WRITE_FIRST as u64 }, 8>,
+    op_write_middle: Num<{ opcode::WRITE_MIDDLE as u64 }, 8>,
+    op_write_last: Num<{ opcode::WRITE_LAST as u64 }, 8>,
+    op_write_only: Num<{ opcode::WRITE_ONLY as u64 }, 8>,
+    wqe_op_write: Num<{ send_op::RDMA_WRITE as u64 }, 8>,
+    /// Requests carry no AETH: their descriptor's syndrome is zero.
+    no_syndrome: Num<0, 8>,
+    st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
+    tag_sq_wqe: Num<{ dma_tag::SQ_WQE as u64 }, 8>,
+    tag_sq_payload: Num<{ dma_tag::SQ_PAYLOAD as u64 }, 8>,
+    /// SRNIC's n: WQEs fetched per turn.
+    wqes_per_turn: Num<{ SCHED_WQES_PER_TURN as u64 }, 32>,
+    /// SRNIC's burst_size: payload bytes per turn.
+    burst_bytes: Num<{ SCHED_BURST_BYTES as u64 }, 32>,
+    /// PSN_OFFSET bits that are all ones on every ACK_REQ_EVERY-th packet.
+    ack_req_mask: Num<{ (ACK_REQ_EVERY - 1) as u64 }, 24>,
+}
+
+// The completion router decodes the WQE tag by bit 6 alone; the AckReq mask
+// needs a power of two.
+const _: () = assert!(TAG_WQE == 0x40 && ACK_REQ_EVERY.is_power_of_two());
+const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
+// Widths follow QPN_BITS, but the QPN fields of the descriptor words
+// (`desc.rs`, `pack_blocks!` takes literal widths) are 8 bits.
+const _: () = assert!(QPN_BITS == 8);
+
+impl Logic for TurnEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            qpn,
+            nbuf,
+            pf_beats,
+            held,
+            la_active,
+            la_to_seg,
+            qpn2,
+            qpc2,
+            ssn2,
+            psn2,
+            msg_off2,
+            sq_pi2,
+            lerr2,
+            nbuf2,
+            pf2,
+            qpc,
+            wqe,
+            ssn,
+            psn,
+            msg_off,
+            sq_pi,
+            qp_err,
+            local_err,
+            keep_active,
+            budget,
+            iova
+        );
+        clock!(self, clock, wqeq);
+        self.wqeq.write.next = false;
+        self.wqeq.data_in.next = self.wqe_data.val();
+        self.wqeq.read.next = false;
+        self.pf_add.next = 0.into();
+        self.pf2_add.next = 0.into();
+        self.swap.next = false;
+        self.qv2.word.next = self.qpc2.q.val();
+        // Lookahead fetch of the next scheduled QP's first WQEs.
+        self.sq_mask2.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv2.sq_log2.val())) - 1;
+        self.pending2.next = self.sq_pi2.q.val() - self.ssn2.q.val().get_bits::<16>(0);
+        self.ring_room2.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv2.sq_log2.val()))
+            - bit_cast::<32, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val());
+        self.nfetch2.next = self.wqes_per_turn.val();
+        if bit_cast::<32, 16>(self.pending2.val()) < self.nfetch2.val() {
+            self.nfetch2.next = bit_cast::<32, 16>(self.pending2.val());
+        }
+        if self.ring_room2.val() < self.nfetch2.val() {
+            self.nfetch2.next = self.ring_room2.val();
+        }
+        self.fetch2_bytes.next = self.nfetch2.val() << 6;
+        self.wqe_off2.next = bit_cast::<64, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val()) << 6;
+        // Defaults.
+        self.sched_pop.next = false;
+        self.done_valid.next = false;
+        self.done_qpn.next = self.qpn.q.val();
+        self.done_more.next = self.keep_active.q.val();
+        self.qpc_addr.next = self.qpn.q.val();
+        self.sqpi_addr.next = self.qpn.q.val();
+        self.st_addr.next = self.qpn.q.val();
+        self.err_addr.next = self.qpn.q.val();
+        self.st_we.next = false;
+        self.st_waddr.next = self.qpn.q.val();
+        self.rd_valid.next = false;
+        self.wqe_ready.next = false;
+        self.txd_write.next = false;
+        self.lerr_write.next = false;
+        self.qv.word.next = self.qpc.q.val();
+        self.wv.word.next = self.wqe.q.val();
+        self.mv.word.next = self.mr_data.val();
+        self.mr_addr.next = self.wv.lkey.val().get_bits::<MR_BITS>(8);
+        self.stu.pword.next = self.st_data.val();
+        // State word written back.
+        self.stp.ssn.next = self.ssn.q.val();
+        self.stp.psn.next = self.psn.q.val();
+        self.stp.err.next = self.local_err.q.val().into();
+        self.stp.rsvd.next = 0.into();
+        self.stp.msg_off.next = self.msg_off.q.val();
+        self.st_wdata.next = self.stp.pword.val();
+        // Segmentation arithmetic for the current packet.
+        self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
+        self.pkt_len.next = self.remaining.val();
+        if self.pmtu.val() < self.remaining.val() {
+            self.pkt_len.next = self.pmtu.val();
+        }
+        self.first.next = self.msg_off.q.val() == 0;
+        self.last.next = self.pkt_len.val() == self.remaining.val();
+        self.is_write.next = self.wv.opcode.val() == self.wqe_op_write.val();
+        // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
+        self.ssn_next16.next = self.ssn.q.val().get_bits::<16>(0) + 1;
+        self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
+        // Next WQE index not yet fetched: after the one held, those buffered and those in flight.
+        self.fidx.next = self.ssn.q.val().get_bits::<16>(0)
+            + bit_cast::<16, 6>(self.nbuf.q.val())
+            + bit_cast::<16, 6>(self.pf_beats.q.val())
+            + bit_cast::<16, 1>(self.held.q.val().into());
+        // WQEs to fetch: up to 8 (one batch), those posted, what the buffer can
+        // still take, none past the ring's end.
+        self.pending.next = self.sq_pi.q.val() - self.fidx.val();
+        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val()))
+            - bit_cast::<32, 16>(self.fidx.val() & self.sq_mask.val());
+        self.nroom.next = 32
+            - bit_cast::<32, 6>(self.nbuf.q.val())
+            - bit_cast::<32, 6>(self.pf_beats.q.val())
+            - bit_cast::<32, 6>(self.nbuf2.q.val())
+            - bit_cast::<32, 6>(self.pf2.q.val());
+        self.nfetch.next = self.wqes_per_turn.val();
+        if self.nroom.val() < self.nfetch.val() {
+            self.nfetch.next = self.nroom.val();
+        }
+        if bit_cast::<32, 16>(self.pending.val()) < self.nfetch.val() {
+            self.nfetch.next = bit_cast::<32, 16>(self.pending.val());
+        }
+        if self.ring_room.val() < self.nfetch.val() {
+            self.nfetch.next = self.ring_room.val();
+        }
+        self.fetch_bytes.next = self.nfetch.val() << 6;
+        self.wqe_off.next = bit_cast::<64, 16>(self.fidx.val() & self.sq_mask.val()) << 6;
+        // DMA read request: a WQE batch fetch unless a state says otherwise.
+        self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
+        self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
+        self.rd_tag.next = self.tag_sq_wqe.val();
+        self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
+        self.mr_ok.next = self.mv.valid.val().any()
+            & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
+            & (self.wv.lkey.val().get_bits::<16>(16) == 0)
+            & (self.mv.pd.val() == self.qv.pd.val())
+            & (self.wv.local_addr.val() >= self.mv.va_base.val())
+            & (self.addr_off.val() <= self.mv.length.val())
+            & (bit_cast::<64, 32>(self.wv.length.val()) <= (self.mv.length.val() - self.addr_off.val()));
+        // TX descriptor of the current packet.
+        self.txp.is_ack.next = 0.into();
+        self.txp.dst_mac.next = self.qv.dest_mac.val();
+        self.txp.dst_ip.next = self.qv.dest_ip.val();
+        self.txp.sport.next = self.qv.udp_sport.val();
+        self.txp.opcode.next = self.op_write_middle.val();
+        if self.is_write.val() {
+            if self.first.val() & self.last.val() {
+                self.txp.opcode.next = self.op_write_only.val();
+            } else if self.first.val() {
+                self.txp.opcode.next = self.op_write_first.val();
+            } else if self.last.val() {
+                self.txp.opcode.next = self.op_write_last.val();
+            }
+        } else {
+            self.txp.opcode.next = self.op_send_middle.val();
+            if self.first.val() & self.last.val() {
+                self.txp.opcode.next = self.op_send_only.val();
+            } else if self.first.val() {
+                self.txp.opcode.next = self.op_send_first.val();
+            } else if self.last.val() {
+                self.txp.opcode.next = self.op_send_last.val();
+            }
+        }
+        self.txp.dqpn.next = self.qv.remote_qpn.val();
+        self.txp.psn.next = self.psn.q.val();
+        self.txp.plen.next = self.pkt_len.val().get_bits::<13>(0);
+        self.txp.va.next = self.wv.remote_addr.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+        self.txp.rkey.next = self.wv.rkey.val();
+        self.txp.msg_len.next = self.wv.length.val();
+        self.txp.ssn.next = self.ssn.q.val();
+        self.off_sh.next = self.msg_off.q.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.txp.psn_offset.next = self.off_sh.val().get_bits::<24>(0);
+        self.txp.ack_req.next = (self.last.val()
+            | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val()))
+        .into();
+        self.txp.ts.next = self.now.val();
+        self.txp.syndrome.next = self.no_syndrome.val();
+        self.txp.msn.next = 0.into();
+        self.txp.epsn.next = 0.into();
+        self.txp.ecn_echo.next = 0.into();
+        self.txd_data.next = self.txp.pword.val();
+        self.errp.qpn.next = self.qpn.q.val();
+        self.errp.ssn.next = self.ssn.q.val();
+        self.errp.cqn.next = self.qv.send_cqn.val();
+        self.errp.status.next = self.st_loc_prot_err.val();
+        self.lerr_data.next = self.errp.pword.val();
+        match self.state.q.val() {
+            SqState::Idle => {
+                if self.sched_valid.val() {
+                    self.qpn.d.next = self.sched_qpn.val();
+                    self.sched_pop.next = true;
+                    self.state.d.next = SqState::Load;
+                }
+            }
+            SqState::TurnEnd => {
+                // Fresh producer index, QPC and error flag: addresses now, data next cycle.
+                self.state.d.next = SqState::PiCheck;
+            }
+            SqState::PiCheck => {
+                self.sq_pi.d.next = self.sqpi_data.val();
+                self.qpc.d.next = self.qpc_data.val();
+                self.qp_err.d.next = self.err_data.val();
+                self.state.d.next = SqState::Resume;
+            }
+            SqState::Resume => {
+                // Fresh QPC, error flag and producer index: the host may have
+                // moved the QP out of RTS, or a NAK may have failed it.
+                if (self.ssn.q.val().get_bits::<16>(0) == self.sq_pi.q.val())
+                    | self.qp_err.q.val()
+                    | !self.qv.rts.val().any()
+                {
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Drain;
+                } else if ((self.budget.q.val() == 0) & ((self.sched_valid.val()) | self.la_active.q.val()))
+                    | (self.la_active.q.val()
+                        & (self.msg_off.q.val() == 0)
+                        & (self.nbuf.q.val() == 0)
+                        & (self.pf_beats.q.val() == 0))
+                {
+                    self.state.d.next = SqState::Drain;
+                } else {
+                    if self.budget.q.val() == 0 {
+                        self.budget.d.next = self.burst_bytes.val();
+                    }
+                    if self.msg_off.q.val() != 0 {
+                        self.state.d.next = SqState::Seg;
+                    } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
+                        self.state.d.next = SqState::WqePop;
+                    } else {
+                        self.state.d.next = SqState::WqeReq;
+                    }
+                }
+            }
+            SqState::Load => {
+                self.state.d.next = SqState::Check;
+            }
+            SqState::Check => {
+                self.qpc.d.next = self.qpc_data.val();
+                self.ssn.d.next = self.stu.ssn.val();
+                self.psn.d.next = self.stu.psn.val();
+                self.msg_off.d.next = self.stu.msg_off.val();
+                self.local_err.d.next = self.stu.err.val().any();
+                self.sq_pi.d.next = self.sqpi_data.val();
+                self.qp_err.d.next = self.err_data.val();
+                self.budget.d.next = self.burst_bytes.val();
+                self.keep_active.d.next = false;
+                self.state.d.next = SqState::Save;
+                if (!self.err_data.val())
+                    & (!self.stu.err.val().any())
+                    & (self.stu.ssn.val().get_bits::<16>(0) != self.sqpi_data.val())
+                {
+                    self.keep_active.d.next = true;
+                    self.state.d.next = SqState::WqeReq;
+                }
+            }
+            SqState::WqeReq => {
+                // RTS is checked here, once the QPC word is registered.
+                if !self.qv.rts.val().any() {
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Save;
+                } else {
+                    self.rd_valid.next = true;
+                    if self.rd_ready.val() {
+                        self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                        self.state.d.next = SqState::WqePop;
+                    }
+                }
+            }
+            SqState::Prefetch => {
+                // Fetch the next WQEs while this one is segmented, so the
+                // fetch's round trip overlaps the payload already in flight.
+                self.rd_valid.next = true;
+                if self.rd_ready.val() {
+                    self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                    self.state.d.next = SqState::Seg;
+                }
+            }
+            SqState::WqePop => {
+                // The FIFO shows a write a cycle late: wait for the head.
+                // While it waits, fetch the next scheduled QP's WQEs too, so
+                // its turn does not start with a PCIe round trip.
+                if (!self.la_active.q.val())
+                    & (self.sched_valid.val())
+                    & (self.pf_beats.q.val() != 0)
+                    & (self.nroom.val() >= self.wqes_per_turn.val())
+                {
+                    self.la_to_seg.d.next = false;
+                    self.state.d.next = SqState::LaPop;
+                } else if !self.wqeq.empty.val() {
+                    self.wqe.d.next = self.wqeq.data_out.val();
+                    self.wqeq.read.next = true;
+                    self.held.d.next = true;
+                    self.state.d.next = SqState::MrRead;
+                }
+            }
+            SqState::Drain => {
+                // Unused WQEs of this turn are dropped (fetched again next
+                // turn), including those of a fetch still in flight.
+                self.held.d.next = false;
+                if (self.pf_beats.q.val() == 0) & (self.nbuf.q.val() == 0) {
+                    self.state.d.next = SqState::Save;
+                } else if !self.wqeq.empty.val() {
+                    self.wqeq.read.next = true;
+                }
+            }
+            SqState::MrRead => {
+                self.state.d.next = SqState::MrCheck;
+            }
+            SqState::MrCheck => {
+                if self.mr_ok.val() | (self.wv.length.val() == 0) {
+                    self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
+                    self.state.d.next = SqState::Seg;
+                    if (self.nroom.val() >= self.wqes_per_turn.val())
+                        & (self.nfetch.val() != 0)
+                        & !self.la_active.q.val()
+                    {
+                        self.state.d.next = SqState::Prefetch;
+                    } else if (!self.la_active.q.val())
+                        & (self.sched_valid.val())
+                        & (self.nroom.val() >= self.wqes_per_turn.val())
+                    {
+                        self.la_to_seg.d.next = true;
+                        self.state.d.next = SqState::LaPop;
+                    }
+                } else {
+                    self.state.d.next = SqState::LocalErr;
+                }
+            }
+            SqState::LocalErr => {
+                if !self.lerr_full.val() {
+                    self.lerr_write.next = true;
+                    self.local_err.d.next = true;
+                    self.keep_active.d.next = false;
+                    self.state.d.next = SqState::Drain;
+                }
+            }
+            SqState::Seg => {
+                if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
+                    // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
+                    self.state.d.next = SqState::LocalErr;
+                } else if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
+                    self.rd_valid.next = self.pkt_len.val() != 0;
+                    self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+                    self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
+                    self.rd_tag.next = self.tag_sq_payload.val();
+                    self.txd_write.next = true;
+                    self.psn.d.next = self.psn.q.val() + 1;
+                    self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
+                    self.budget.d.next = self.budget.q.val() - self.pkt_len.val();
+                    if self.budget.q.val() <= self.pkt_len.val() {
+                        self.budget.d.next = 0.into();
+                    }
+                    if self.last.val() {
+                        self.msg_off.d.next = 0.into();
+                        self.ssn.d.next = self.ssn.q.val() + 1;
+                        // Next WQE in the same turn while budget remains.
+                        self.held.d.next = false;
+                        if (self.ssn_next16.val() == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
+                            self.state.d.next = SqState::TurnEnd;
+                        } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
+                            self.state.d.next = SqState::WqePop;
+                        } else if self.la_active.q.val() {
+                            // A fetch now would land behind the lookahead's: end the turn.
+                            self.state.d.next = SqState::TurnEnd;
+                        } else {
+                            self.state.d.next = SqState::WqeReq;
+                        }
+                    } else if self.budget.q.val() <= self.pkt_len.val() {
+                        self.state.d.next = SqState::TurnEnd;
+                    }
+                }
+            }
+            SqState::Save => {
+                // Write back the dynamic state; the scheduler requeues the QP if it has more.
+                self.st_we.next = true;
+                self.done_valid.next = true;
+                if self.done_ready.val() {
+                    if self.la_active.q.val() {
+                        self.state.d.next = SqState::Swap;
+                    } else {
+                        self.state.d.next = SqState::Idle;
+                    }
+                }
+            }
+            SqState::Swap => {
+                // The looked-ahead QP's turn starts with its WQEs already fetched.
+                self.swap.next = true;
+                self.qpn.d.next = self.qpn2.q.val();
+                self.qpc.d.next = self.qpc2.q.val();
+                self.ssn.d.next = self.ssn2.q.val();
+                self.psn.d.next = self.psn2.q.val();
+                self.msg_off.d.next = self.msg_off2.q.val();
+                self.sq_pi.d.next = self.sq_pi2.q.val();
+                self.local_err.d.next = self.lerr2.q.val();
+                self.qp_err.d.next = false;
+                self.budget.d.next = self.burst_bytes.val();
+                self.keep_active.d.next = true;
+                self.held.d.next = false;
+                self.la_active.d.next = false;
+                self.state.d.next = SqState::WqePop;
+            }
+            SqState::LaPop => {
+                self.qpn2.d.next = self.sched_qpn.val();
+                self.sched_pop.next = true;
+                self.state.d.next = SqState::LaAddr;
+            }
+            SqState::LaAddr => {
+                self.qpc_addr.next = self.qpn2.q.val();
+                self.sqpi_addr.next = self.qpn2.q.val();
+                self.st_addr.next = self.qpn2.q.val();
+                self.err_addr.next = self.qpn2.q.val();
+                self.state.d.next = SqState::LaCheck;
+            }
+            SqState::LaCheck => {
+                self.qpc_addr.next = self.qpn2.q.val();
+                self.sqpi_addr.next = self.qpn2.q.val();
+                self.st_addr.next = self.qpn2.q.val();
+                self.err_addr.next = self.qpn2.q.val();
+                self.qpc2.d.next = self.qpc_data.val();
+                self.ssn2.d.next = self.stu.ssn.val();
+                self.psn2.d.next = self.stu.psn.val();
+                self.msg_off2.d.next = self.stu.msg_off.val();
+                self.lerr2.d.next = self.stu.err.val().any();
+                self.sq_pi2.d.next = self.sqpi_data.val();
+                if self.err_data.val()
+                    | self.stu.err.val().any()
+                    | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val())
+                    | !self.qpc_data.val().get_bit(0)
+                {
+                    // Nothing to send: the QP leaves the schedule (its next doorbell brings it back).
+                    self.done_valid.next = true;
+                    self.done_qpn.next = self.qpn2.q.val();
+                    self.done_more.next = false;
+                    if self.done_ready.val() {
+                        self.state.d.next = SqState::WqePop;
+                        if self.la_to_seg.q.val() {
+                            self.state.d.next = SqState::Seg;
+                        }
+                    }
+                } else {
+                    self.la_active.d.next = true;
+                    self.state.d.next = SqState::LaReq;
+                }
+            }
+            SqState::LaReq => {
+                self.rd_valid.next = true;
+                self.rd_addr.next = self.qv2.sq_base.val() + self.wqe_off2.val();
+                self.rd_len.next = self.fetch2_bytes.val().get_bits::<16>(0);
+                if self.rd_ready.val() {
+                    self.pf2_add.next = self.nfetch2.val().get_bits::<6>(0);
+                    self.state.d.next = SqState::WqePop;
+                    if self.la_to_seg.q.val() {
+                        self.state.d.next = SqState::Seg;
+                    }
+                }
+            }
+            _ => {
+                self.state.d.next = SqState::Idle;
+            }
+        }
+        // WQE beats are taken whenever fetches are outstanding (sized to the buffer's room).
+        // Beats arrive in fetch order: the current QP's first, then the lookahead's.
+        self.wqe_ready.next = (self.pf_beats.q.val() != 0) | (self.pf2.q.val() != 0);
+        self.pf_sub.next = 0.into();
+        self.b_in.next = false;
+        if self.wqe_valid.val() & (self.pf_beats.q.val() != 0) {
+            self.wqeq.write.next = true;
+            self.pf_sub.next = 1.into();
+        } else if self.wqe_valid.val() & (self.pf2.q.val() != 0) {
+            self.wqeq.write.next = true;
+            self.b_in.next = true;
+        }
+        self.pf_beats.d.next = self.pf_beats.q.val() + self.pf_add.val() - self.pf_sub.val();
+        self.nbuf.d.next = self.nbuf.q.val();
+        if (self.pf_sub.val() != 0) & !self.wqeq.read.val() {
+            self.nbuf.d.next = self.nbuf.q.val() + 1;
+        }
+        if self.wqeq.read.val() & (self.pf_sub.val() == 0) {
+            self.nbuf.d.next = self.nbuf.q.val() - 1;
+        }
+        self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val();
+        self.nbuf2.d.next = self.nbuf2.q.val();
+        if self.b_in.val() {
+            self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val() - 1;
+            self.nbuf2.d.next = self.nbuf2.q.val() + 1;
+        }
+        if self.swap.val() {
+            // The current QP's buffer is empty here; the lookahead's becomes current.
+            self.pf_beats.d.next = self.pf2.d.val();
+            self.nbuf.d.next = self.nbuf2.d.val();
+            self.pf2.d.next = 0.into();
+            self.nbuf2.d.next = 0.into();
+        }
+    }
+}
