@@ -1,7 +1,7 @@
 //! `rnic-hw`: the NIC core in rust-hdl, one module per block.
 //!
 //! Blocks: [`regs`] (BAR0), [`dma`] (the DMA read and write muxes:
-//! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], WQE fetch and segmentation), [`txb`] (TX
+//! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], responder and ACK receiver, and [`cqw`], the
 //! completion writer), [`icrc`], [`hdr`] (header
@@ -36,6 +36,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("regs".to_string(), emit(regs::Regs::default())),
         ("sq".to_string(), emit(sq::SqEngine::default())),
         ("sched".to_string(), emit(sched::Scheduler::default())),
+        ("wqe_fetch".to_string(), emit(fetch::WqeFetch::default())),
         ("resp".to_string(), emit(rxe::RxEngine::default())),
         ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
@@ -47,6 +48,7 @@ pub mod cqw;
 pub mod desc;
 pub mod dma;
 pub mod fence;
+pub mod fetch;
 pub mod hdr;
 pub mod icrc;
 pub mod num;

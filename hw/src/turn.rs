@@ -1,4 +1,4 @@
-//! One QP's turn on the send path: WQE fetch and segmentation.
+//! One QP's turn on the send path: context, lookahead and segmentation.
 //!
 //! The scheduler (`sched.rs`) hands the engine QPNs. Each turn loads the
 //! QP's context, fetches WQEs at the SQ consumer index by DMA (no per-QP WQE
@@ -8,25 +8,20 @@
 //! reports the turn's end to the scheduler, with whether the QP has more to
 //! send.
 //!
-//! WQEs are fetched in batches of up to SCHED_WQES_PER_TURN (8), never across
-//! the ring's end, into one 32-entry WQE buffer shared by the engine (not per
-//! QP). While a WQE is segmented the next batch is fetched (prefetch), and
-//! the next scheduled QP's context and first batch are fetched one turn ahead
-//! (lookahead), so neither waits a PCIe round trip. WQEs left in the buffer
-//! when a turn ends are dropped and fetched again next turn. At the end of a
-//! turn the engine re-reads the QP's producer index, QPC and error flag;
-//! when no other QP is scheduled the turn simply continues (round robin over
-//! one QP), so a lone QP keeps its WQEs.
-//!
-//! Completion beats of WQE fetches arrive in request order, so the buffer's
-//! entries are the current QP's first, then the lookahead QP's; `nbuf`/
-//! `pf_beats` count the current QP's buffered/in-flight WQEs, `nbuf2`/`pf2`
-//! the lookahead's.
+//! WQEs come from the WQE fetch block (`fetch.rs`), which the engine asks
+//! for batches: at the start of a turn, while a WQE is segmented (prefetch),
+//! and for the next scheduled QP one turn ahead (lookahead), so neither waits
+//! a PCIe round trip. WQEs left in the buffer when a turn ends are dropped
+//! and fetched again next turn. At the end of a turn the engine re-reads the
+//! QP's producer index, QPC and error flag; when no other QP is scheduled the
+//! turn simply continues (round robin over one QP), so a lone QP keeps its
+//! WQEs.
 
 use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
+use crate::fetch::WqeFetch;
 use crate::num::Num;
 use rnic_spec::desc::{cqe_status, send_op};
-use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES, SCHED_WQES_PER_TURN};
+use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES};
 use rnic_spec::params::{MR_BITS, QPN_BITS};
 use rnic_spec::wire::opcode;
 use rust_hdl::prelude::*;
@@ -58,7 +53,7 @@ enum SqState {
     Save,
 }
 
-/// The turn engine (WQE fetch + segmentation).
+/// The turn engine (context, lookahead, segmentation; WQE fetch inside).
 #[derive(LogicBlock, Default)]
 pub struct TurnEngine {
     /// Core clock.
@@ -133,11 +128,9 @@ pub struct TurnEngine {
     pub lerr_data: Signal<Out, Bits<64>>,
     /// Local error FIFO full.
     pub lerr_full: Signal<In, Bit>,
-    wqeq: SynchronousFIFO<Bits<512>, 5, 6, 1>,
+    fetch: WqeFetch,
     state: DFF<SqState>,
     qpn: DFF<Bits<QPN_BITS>>,
-    nbuf: DFF<Bits<6>>,
-    pf_beats: DFF<Bits<6>>,
     held: DFF<Bit>,
     la_active: DFF<Bit>,
     la_to_seg: DFF<Bit>,
@@ -148,8 +141,6 @@ pub struct TurnEngine {
     msg_off2: DFF<Bits<32>>,
     sq_pi2: DFF<Bits<16>>,
     lerr2: DFF<Bit>,
-    nbuf2: DFF<Bits<6>>,
-    pf2: DFF<Bits<6>>,
     qv2: QpcView,
     qpc: DFF<Bits<448>>,
     wqe: DFF<Bits<512>>,
@@ -175,28 +166,9 @@ pub struct TurnEngine {
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
-    sq_mask: Signal<Local, Bits<16>>,
-    wqe_off: Signal<Local, Bits<64>>,
     mr_ok: Signal<Local, Bit>,
     addr_off: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
-    pending: Signal<Local, Bits<16>>,
-    fidx: Signal<Local, Bits<16>>,
-    nroom: Signal<Local, Bits<32>>,
-    pf_add: Signal<Local, Bits<6>>,
-    pf_sub: Signal<Local, Bits<6>>,
-    pf2_add: Signal<Local, Bits<6>>,
-    b_in: Signal<Local, Bit>,
-    swap: Signal<Local, Bit>,
-    sq_mask2: Signal<Local, Bits<16>>,
-    pending2: Signal<Local, Bits<16>>,
-    ring_room2: Signal<Local, Bits<32>>,
-    nfetch2: Signal<Local, Bits<32>>,
-    wqe_off2: Signal<Local, Bits<64>>,
-    fetch2_bytes: Signal<Local, Bits<32>>,
-    ring_room: Signal<Local, Bits<32>>,
-    nfetch: Signal<Local, Bits<32>>,
-    fetch_bytes: Signal<Local, Bits<32>>,
     ssn_next16: Signal<Local, Bits<16>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
     op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
@@ -210,10 +182,7 @@ pub struct TurnEngine {
     /// Requests carry no AETH: their descriptor's syndrome is zero.
     no_syndrome: Num<0, 8>,
     st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
-    tag_sq_wqe: Num<{ dma_tag::SQ_WQE as u64 }, 8>,
     tag_sq_payload: Num<{ dma_tag::SQ_PAYLOAD as u64 }, 8>,
-    /// SRNIC's n: WQEs fetched per turn.
-    wqes_per_turn: Num<{ SCHED_WQES_PER_TURN as u64 }, 32>,
     /// SRNIC's burst_size: payload bytes per turn.
     burst_bytes: Num<{ SCHED_BURST_BYTES as u64 }, 32>,
     /// PSN_OFFSET bits that are all ones on every ACK_REQ_EVERY-th packet.
@@ -236,8 +205,6 @@ impl Logic for TurnEngine {
             clock,
             state,
             qpn,
-            nbuf,
-            pf_beats,
             held,
             la_active,
             la_to_seg,
@@ -248,8 +215,6 @@ impl Logic for TurnEngine {
             msg_off2,
             sq_pi2,
             lerr2,
-            nbuf2,
-            pf2,
             qpc,
             wqe,
             ssn,
@@ -262,28 +227,26 @@ impl Logic for TurnEngine {
             budget,
             iova
         );
-        clock!(self, clock, wqeq);
-        self.wqeq.write.next = false;
-        self.wqeq.data_in.next = self.wqe_data.val();
-        self.wqeq.read.next = false;
-        self.pf_add.next = 0.into();
-        self.pf2_add.next = 0.into();
-        self.swap.next = false;
+        clock!(self, clock, fetch);
         self.qv2.word.next = self.qpc2.q.val();
-        // Lookahead fetch of the next scheduled QP's first WQEs.
-        self.sq_mask2.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv2.sq_log2.val())) - 1;
-        self.pending2.next = self.sq_pi2.q.val() - self.ssn2.q.val().get_bits::<16>(0);
-        self.ring_room2.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv2.sq_log2.val()))
-            - bit_cast::<32, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val());
-        self.nfetch2.next = self.wqes_per_turn.val();
-        if bit_cast::<32, 16>(self.pending2.val()) < self.nfetch2.val() {
-            self.nfetch2.next = bit_cast::<32, 16>(self.pending2.val());
-        }
-        if self.ring_room2.val() < self.nfetch2.val() {
-            self.nfetch2.next = self.ring_room2.val();
-        }
-        self.fetch2_bytes.next = self.nfetch2.val() << 6;
-        self.wqe_off2.next = bit_cast::<64, 16>(self.ssn2.q.val().get_bits::<16>(0) & self.sq_mask2.val()) << 6;
+        // The WQE fetch block: the current and the looked-ahead QP's rings.
+        self.fetch.cur_base.next = self.qv.sq_base.val();
+        self.fetch.cur_log2.next = self.qv.sq_log2.val();
+        self.fetch.cur_ssn.next = self.ssn.q.val().get_bits::<16>(0);
+        self.fetch.cur_pi.next = self.sq_pi.q.val();
+        self.fetch.held.next = self.held.q.val();
+        self.fetch.la_base.next = self.qv2.sq_base.val();
+        self.fetch.la_log2.next = self.qv2.sq_log2.val();
+        self.fetch.la_ssn.next = self.ssn2.q.val().get_bits::<16>(0);
+        self.fetch.la_pi.next = self.sq_pi2.q.val();
+        self.fetch.fetch_cur.next = false;
+        self.fetch.fetch_la.next = false;
+        self.fetch.rd_ready.next = self.rd_ready.val();
+        self.fetch.wqe_valid.next = self.wqe_valid.val();
+        self.fetch.wqe_data.next = self.wqe_data.val();
+        self.wqe_ready.next = self.fetch.wqe_ready.val();
+        self.fetch.pop.next = false;
+        self.fetch.swap.next = false;
         // Defaults.
         self.sched_pop.next = false;
         self.done_valid.next = false;
@@ -295,8 +258,6 @@ impl Logic for TurnEngine {
         self.err_addr.next = self.qpn.q.val();
         self.st_we.next = false;
         self.st_waddr.next = self.qpn.q.val();
-        self.rd_valid.next = false;
-        self.wqe_ready.next = false;
         self.txd_write.next = false;
         self.lerr_write.next = false;
         self.qv.word.next = self.qpc.q.val();
@@ -323,38 +284,11 @@ impl Logic for TurnEngine {
         self.is_write.next = self.wv.opcode.val() == self.wqe_op_write.val();
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
         self.ssn_next16.next = self.ssn.q.val().get_bits::<16>(0) + 1;
-        self.sq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.sq_log2.val())) - 1;
-        // Next WQE index not yet fetched: after the one held, those buffered and those in flight.
-        self.fidx.next = self.ssn.q.val().get_bits::<16>(0)
-            + bit_cast::<16, 6>(self.nbuf.q.val())
-            + bit_cast::<16, 6>(self.pf_beats.q.val())
-            + bit_cast::<16, 1>(self.held.q.val().into());
-        // WQEs to fetch: up to 8 (one batch), those posted, what the buffer can
-        // still take, none past the ring's end.
-        self.pending.next = self.sq_pi.q.val() - self.fidx.val();
-        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.qv.sq_log2.val()))
-            - bit_cast::<32, 16>(self.fidx.val() & self.sq_mask.val());
-        self.nroom.next = 32
-            - bit_cast::<32, 6>(self.nbuf.q.val())
-            - bit_cast::<32, 6>(self.pf_beats.q.val())
-            - bit_cast::<32, 6>(self.nbuf2.q.val())
-            - bit_cast::<32, 6>(self.pf2.q.val());
-        self.nfetch.next = self.wqes_per_turn.val();
-        if self.nroom.val() < self.nfetch.val() {
-            self.nfetch.next = self.nroom.val();
-        }
-        if bit_cast::<32, 16>(self.pending.val()) < self.nfetch.val() {
-            self.nfetch.next = bit_cast::<32, 16>(self.pending.val());
-        }
-        if self.ring_room.val() < self.nfetch.val() {
-            self.nfetch.next = self.ring_room.val();
-        }
-        self.fetch_bytes.next = self.nfetch.val() << 6;
-        self.wqe_off.next = bit_cast::<64, 16>(self.fidx.val() & self.sq_mask.val()) << 6;
-        // DMA read request: a WQE batch fetch unless a state says otherwise.
-        self.rd_addr.next = self.qv.sq_base.val() + self.wqe_off.val();
-        self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
-        self.rd_tag.next = self.tag_sq_wqe.val();
+        // DMA read request: a WQE batch while the fetch block asks, else a payload read.
+        self.rd_valid.next = self.fetch.rd_valid.val();
+        self.rd_addr.next = self.fetch.rd_addr.val();
+        self.rd_len.next = self.fetch.rd_len.val();
+        self.rd_tag.next = self.fetch.rd_tag.val();
         self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
@@ -438,10 +372,7 @@ impl Logic for TurnEngine {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Drain;
                 } else if ((self.budget.q.val() == 0) & ((self.sched_valid.val()) | self.la_active.q.val()))
-                    | (self.la_active.q.val()
-                        & (self.msg_off.q.val() == 0)
-                        & (self.nbuf.q.val() == 0)
-                        & (self.pf_beats.q.val() == 0))
+                    | (self.la_active.q.val() & (self.msg_off.q.val() == 0) & !self.fetch.cur_owed.val())
                 {
                     self.state.d.next = SqState::Drain;
                 } else {
@@ -450,7 +381,7 @@ impl Logic for TurnEngine {
                     }
                     if self.msg_off.q.val() != 0 {
                         self.state.d.next = SqState::Seg;
-                    } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
+                    } else if self.fetch.cur_owed.val() {
                         self.state.d.next = SqState::WqePop;
                     } else {
                         self.state.d.next = SqState::WqeReq;
@@ -485,9 +416,8 @@ impl Logic for TurnEngine {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Save;
                 } else {
-                    self.rd_valid.next = true;
-                    if self.rd_ready.val() {
-                        self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                    self.fetch.fetch_cur.next = true;
+                    if self.fetch.fetch_taken.val() {
                         self.state.d.next = SqState::WqePop;
                     }
                 }
@@ -495,9 +425,8 @@ impl Logic for TurnEngine {
             SqState::Prefetch => {
                 // Fetch the next WQEs while this one is segmented, so the
                 // fetch's round trip overlaps the payload already in flight.
-                self.rd_valid.next = true;
-                if self.rd_ready.val() {
-                    self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                self.fetch.fetch_cur.next = true;
+                if self.fetch.fetch_taken.val() {
                     self.state.d.next = SqState::Seg;
                 }
             }
@@ -507,14 +436,14 @@ impl Logic for TurnEngine {
                 // its turn does not start with a PCIe round trip.
                 if (!self.la_active.q.val())
                     & (self.sched_valid.val())
-                    & (self.pf_beats.q.val() != 0)
-                    & (self.nroom.val() >= self.wqes_per_turn.val())
+                    & self.fetch.cur_inflight.val()
+                    & self.fetch.room.val()
                 {
                     self.la_to_seg.d.next = false;
                     self.state.d.next = SqState::LaPop;
-                } else if !self.wqeq.empty.val() {
-                    self.wqe.d.next = self.wqeq.data_out.val();
-                    self.wqeq.read.next = true;
+                } else if self.fetch.head_valid.val() {
+                    self.wqe.d.next = self.fetch.head.val();
+                    self.fetch.pop.next = true;
                     self.held.d.next = true;
                     self.state.d.next = SqState::MrRead;
                 }
@@ -523,10 +452,10 @@ impl Logic for TurnEngine {
                 // Unused WQEs of this turn are dropped (fetched again next
                 // turn), including those of a fetch still in flight.
                 self.held.d.next = false;
-                if (self.pf_beats.q.val() == 0) & (self.nbuf.q.val() == 0) {
+                if !self.fetch.cur_owed.val() {
                     self.state.d.next = SqState::Save;
-                } else if !self.wqeq.empty.val() {
-                    self.wqeq.read.next = true;
+                } else if self.fetch.head_valid.val() {
+                    self.fetch.pop.next = true;
                 }
             }
             SqState::MrRead => {
@@ -536,15 +465,9 @@ impl Logic for TurnEngine {
                 if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
-                    if (self.nroom.val() >= self.wqes_per_turn.val())
-                        & (self.nfetch.val() != 0)
-                        & !self.la_active.q.val()
-                    {
+                    if self.fetch.room.val() & self.fetch.can_fetch.val() & !self.la_active.q.val() {
                         self.state.d.next = SqState::Prefetch;
-                    } else if (!self.la_active.q.val())
-                        & (self.sched_valid.val())
-                        & (self.nroom.val() >= self.wqes_per_turn.val())
-                    {
+                    } else if (!self.la_active.q.val()) & (self.sched_valid.val()) & self.fetch.room.val() {
                         self.la_to_seg.d.next = true;
                         self.state.d.next = SqState::LaPop;
                     }
@@ -583,7 +506,7 @@ impl Logic for TurnEngine {
                         self.held.d.next = false;
                         if (self.ssn_next16.val() == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
                             self.state.d.next = SqState::TurnEnd;
-                        } else if (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0) {
+                        } else if self.fetch.cur_owed.val() {
                             self.state.d.next = SqState::WqePop;
                         } else if self.la_active.q.val() {
                             // A fetch now would land behind the lookahead's: end the turn.
@@ -610,7 +533,7 @@ impl Logic for TurnEngine {
             }
             SqState::Swap => {
                 // The looked-ahead QP's turn starts with its WQEs already fetched.
-                self.swap.next = true;
+                self.fetch.swap.next = true;
                 self.qpn.d.next = self.qpn2.q.val();
                 self.qpc.d.next = self.qpc2.q.val();
                 self.ssn.d.next = self.ssn2.q.val();
@@ -669,11 +592,8 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::LaReq => {
-                self.rd_valid.next = true;
-                self.rd_addr.next = self.qv2.sq_base.val() + self.wqe_off2.val();
-                self.rd_len.next = self.fetch2_bytes.val().get_bits::<16>(0);
-                if self.rd_ready.val() {
-                    self.pf2_add.next = self.nfetch2.val().get_bits::<6>(0);
+                self.fetch.fetch_la.next = true;
+                if self.fetch.fetch_taken.val() {
                     self.state.d.next = SqState::WqePop;
                     if self.la_to_seg.q.val() {
                         self.state.d.next = SqState::Seg;
@@ -683,39 +603,6 @@ impl Logic for TurnEngine {
             _ => {
                 self.state.d.next = SqState::Idle;
             }
-        }
-        // WQE beats are taken whenever fetches are outstanding (sized to the buffer's room).
-        // Beats arrive in fetch order: the current QP's first, then the lookahead's.
-        self.wqe_ready.next = (self.pf_beats.q.val() != 0) | (self.pf2.q.val() != 0);
-        self.pf_sub.next = 0.into();
-        self.b_in.next = false;
-        if self.wqe_valid.val() & (self.pf_beats.q.val() != 0) {
-            self.wqeq.write.next = true;
-            self.pf_sub.next = 1.into();
-        } else if self.wqe_valid.val() & (self.pf2.q.val() != 0) {
-            self.wqeq.write.next = true;
-            self.b_in.next = true;
-        }
-        self.pf_beats.d.next = self.pf_beats.q.val() + self.pf_add.val() - self.pf_sub.val();
-        self.nbuf.d.next = self.nbuf.q.val();
-        if (self.pf_sub.val() != 0) & !self.wqeq.read.val() {
-            self.nbuf.d.next = self.nbuf.q.val() + 1;
-        }
-        if self.wqeq.read.val() & (self.pf_sub.val() == 0) {
-            self.nbuf.d.next = self.nbuf.q.val() - 1;
-        }
-        self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val();
-        self.nbuf2.d.next = self.nbuf2.q.val();
-        if self.b_in.val() {
-            self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val() - 1;
-            self.nbuf2.d.next = self.nbuf2.q.val() + 1;
-        }
-        if self.swap.val() {
-            // The current QP's buffer is empty here; the lookahead's becomes current.
-            self.pf_beats.d.next = self.pf2.d.val();
-            self.nbuf.d.next = self.nbuf2.d.val();
-            self.pf2.d.next = 0.into();
-            self.nbuf2.d.next = 0.into();
         }
     }
 }
