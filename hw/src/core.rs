@@ -98,6 +98,7 @@ pub struct RnicCore {
     sq_state: RAM<Bits<128>, QPN_BITS>,
     rx_state: RAM<Bits<256>, QPN_BITS>,
     qp_err: RAM<Bit, QPN_BITS>,
+    req_state: RAM<Bits<32>, QPN_BITS>,
     cq_cfg: RAM<Bits<128>, CQ_BITS>,
     cq_pi: RAM<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
@@ -131,6 +132,8 @@ impl Logic for RnicCore {
         self.rx_state.read_clock.next = self.clock.val();
         self.rx_state.write_clock.next = self.clock.val();
         self.qp_err.read_clock.next = self.clock.val();
+        self.req_state.read_clock.next = self.clock.val();
+        self.req_state.write_clock.next = self.clock.val();
         self.qp_err.write_clock.next = self.clock.val();
         self.cq_cfg.read_clock.next = self.clock.val();
         self.cq_cfg.write_clock.next = self.clock.val();
@@ -204,7 +207,7 @@ impl Logic for RnicCore {
         self.qp_err.read_address.next = self.sq.err_addr.val();
         self.sq.err_data.next = self.qp_err.read_data.val();
         self.qp_err.write_enable.next = self.resp.qperr_we.val();
-        self.qp_err.write_address.next = self.resp.rxs_waddr.val();
+        self.qp_err.write_address.next = self.resp.qperr_waddr.val();
         self.qp_err.write_data.next = true;
         if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
             self.qp_err.write_enable.next = true;
@@ -308,6 +311,11 @@ impl Logic for RnicCore {
             self.cq_pi.write_address.next = self.regs.commit_val.val().get_bits::<CQ_BITS>(0);
             self.cq_pi.write_data.next = 0.into();
         }
+        self.req_state.read_address.next = self.resp.rqs_addr.val();
+        self.resp.rqs_data.next = self.req_state.read_data.val();
+        self.req_state.write_enable.next = self.resp.rqs_we.val();
+        self.req_state.write_address.next = self.resp.rqs_waddr.val();
+        self.req_state.write_data.next = self.resp.rqs_wdata.val();
         self.resp.rst_valid.next = self.regs.qp_commit.val();
         self.resp.rst_data.next = bit_cast::<40, QPN_BITS>(self.regs.commit_val.val().get_bits::<QPN_BITS>(0))
             | (bit_cast::<40, 2>(self.regs.commit_val.val().get_bits::<2>(32)) << 8)
@@ -337,7 +345,8 @@ impl Logic for RnicCore {
         if self.rxin.cnt_hdr.val() {
             self.cnt.next = self.cnt.val() | 0x10;
         }
-        self.regs.cnt_hdr2.next = self.resp.cnt_hdr.val();
+        self.regs.cnt_hdr2.next =
+            bit_cast::<2, 1>(self.resp.cnt_hdr.val().into()) + bit_cast::<2, 1>(self.resp.cnt_ack_bad.val().into());
         if self.rxin.cnt_nobuf.val() {
             self.cnt.next = self.cnt.val() | 0x20;
         }

@@ -138,3 +138,51 @@ impl Logic for CqWriter {
         }
     }
 }
+
+/// Round-robin arbiter of two completion-request streams (the responder's
+/// receive completions, the ACK receiver's requester completions) into the
+/// completion writer; each stream's order is kept.
+#[derive(LogicBlock, Default)]
+pub struct CqReqMux {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// Stream A offers a request.
+    pub a_valid: Signal<In, Bit>,
+    /// Stream A's request.
+    pub a_data: Signal<In, Bits<88>>,
+    /// Stream A's request is taken.
+    pub a_ready: Signal<Out, Bit>,
+    /// Stream B offers a request.
+    pub b_valid: Signal<In, Bit>,
+    /// Stream B's request.
+    pub b_data: Signal<In, Bits<88>>,
+    /// Stream B's request is taken.
+    pub b_ready: Signal<Out, Bit>,
+    /// A request to the completion writer.
+    pub valid: Signal<Out, Bit>,
+    /// The request.
+    pub data: Signal<Out, Bits<88>>,
+    /// The completion writer takes it.
+    pub ready: Signal<In, Bit>,
+    last_b: DFF<Bit>,
+    pick_b: Signal<Local, Bit>,
+}
+
+impl Logic for CqReqMux {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, last_b);
+        // B when only B offers, or both do and A went last.
+        self.pick_b.next = self.b_valid.val() & (!self.a_valid.val() | !self.last_b.q.val());
+        self.valid.next = self.a_valid.val() | self.b_valid.val();
+        self.data.next = self.a_data.val();
+        if self.pick_b.val() {
+            self.data.next = self.b_data.val();
+        }
+        self.a_ready.next = self.ready.val() & self.a_valid.val() & !self.pick_b.val();
+        self.b_ready.next = self.ready.val() & self.pick_b.val();
+        if self.valid.val() & self.ready.val() {
+            self.last_b.d.next = self.pick_b.val();
+        }
+    }
+}

@@ -19,6 +19,12 @@ crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8
 // A completion request to the completion writer (`crate::cqw`).
 crate::pack_blocks!(CqReqPack, CqReqUnpack, 88, [cqn: 16, idx: 16, status: 8, op: 8, len: 32, qpn: 8]);
 
+// An ACK handed from the responder to the ACK receiver (`crate::ack`).
+crate::pack_blocks!(AckInPack, AckInUnpack, 72, [qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16]);
+
+// The ACK receiver's per-QP state: lACK (WQEs completed up to this SSN) and the failed flag.
+crate::pack_blocks!(ReqStatePack, ReqStateUnpack, 32, [acked: 24, err: 1, rsvd: 7]);
+
 use rnic_spec::regs::{cq, mr, qpc};
 
 crate::field_view!(QpcView, 448, [
@@ -52,8 +58,8 @@ crate::bit_view!(RecvWqeView, 512, [
 crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
 
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
-    epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, req_err: 1, in_msg: 1, in_write: 1, resp_err: 1,
-    rsvd: 3, rwqe_iova: 64, rwqe_len: 32, req_acked: 24, msg_pkts: 24, rwqe_lkey: 32, rsvd2: 8,
+    epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
+    rsvd: 4, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32, rsvd2: 32,
 ]);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [

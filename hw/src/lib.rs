@@ -3,7 +3,7 @@
 //! Blocks: [`regs`] (BAR0), [`dma`] (the DMA read and write muxes:
 //! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
-//! receive side: [`resp`], responder and ACK receiver, and [`cqw`], the
+//! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
 //! completion writer), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
 //! words between engines), [`num`] (protocol numbers of `rnic-spec` as
@@ -14,6 +14,7 @@
 //! simulator verilates (the core and the per-block test tops).
 #![deny(missing_docs)]
 
+pub mod ack;
 pub mod core;
 
 use rust_hdl::prelude::*;
@@ -38,7 +39,9 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("sched".to_string(), emit(sched::Scheduler::default())),
         ("wqe_fetch".to_string(), emit(fetch::WqeFetch::default())),
         ("resp".to_string(), emit(rxe::RxEngine::default())),
+        ("ack_recv".to_string(), emit(ack::AckRecv::default())),
         ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
+        ("cq_mux".to_string(), emit(cqw::CqReqMux::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
         ("fence".to_string(), emit(fence::MrFence::default())),

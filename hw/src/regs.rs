@@ -52,9 +52,10 @@ pub struct Regs {
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
     pub cnt_inc: Signal<In, Bits<15>>,
-    /// A second RX_HDR_ERR pulse: the RX front end and the responder both drop
-    /// frames for bad headers, and may do so in the same cycle.
-    pub cnt_hdr2: Signal<In, Bit>,
+    /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
+    /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
+    /// headers, and may do so in the same cycle.
+    pub cnt_hdr2: Signal<In, Bits<2>>,
     /// Staging words 0..7 concatenated.
     pub stage: Signal<Out, Bits<512>>,
     /// QP commit strobe.
@@ -194,11 +195,9 @@ impl Logic for Regs {
         if self.cnt_inc.val().get_bit(3) {
             self.c3.d.next = self.c3.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(4) & self.cnt_hdr2.val() {
-            self.c4.d.next = self.c4.q.val() + 2;
-        } else if self.cnt_inc.val().get_bit(4) | self.cnt_hdr2.val() {
-            self.c4.d.next = self.c4.q.val() + 1;
-        }
+        self.c4.d.next = self.c4.q.val()
+            + bit_cast::<64, 1>(self.cnt_inc.val().get_bit(4).into())
+            + bit_cast::<64, 2>(self.cnt_hdr2.val());
         if self.cnt_inc.val().get_bit(5) {
             self.c5.d.next = self.c5.q.val() + 1;
         }

@@ -1,22 +1,17 @@
-//! Responder and ACK receiver: takes checked frames from the RX ring.
+//! Responder: takes checked frames from the RX ring.
 //!
 //! Requests: PSN check against ePSN (duplicates re-ACKed, gaps NAKed), then
 //! placement straight into host memory (no reorder buffer): a WRITE packet
 //! carries its own remote address, checked against the MR table (rkey, tag,
 //! PD, REMOTE_WRITE, bounds); a SEND fetches its receive WQE when its first
 //! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU. ACKs echo
-//! SSN/PSN_OFFSET/timestamp/entropy. ACKs to our requests complete WQEs up to
-//! the MSN; a NAK completes the failed WQE with an error and stops the QP's
-//! requester. Every completion (including the SQ engine's local errors) goes
-//! as a request to the completion writer (`crate::cqw`), so each CQ has one
-//! producer; `crate::rxe` joins the two.
-//!
-//! Partial: a PSN sequence NAK is counted but not retransmitted (go-back-N
-//! and selective repeat come with the loss-recovery work); an ACK's MSN is
-//! not checked against what was sent.
+//! SSN/PSN_OFFSET/timestamp/entropy. ACKs to our own requests, once their
+//! QPN and source are checked, go to the ACK receiver (`crate::ack`). Every
+//! receive completion goes as a request to the completion writer
+//! (`crate::cqw`), so each CQ has one producer; `crate::rxe` joins them.
 
 use crate::desc::{
-    CqReqPack, ErrUnpack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
+    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status};
@@ -51,14 +46,11 @@ enum RState {
     Save,
     AckChk,
     Nak,
-    AckProc,
-    CqeLocalErr,
+    AckFwd,
     CqeRecv,
-    CqeAcked,
-    CqeNakd,
 }
 
-/// The responder / ACK receiver / completion writer.
+/// The responder.
 #[derive(LogicBlock, Default)]
 pub struct Responder {
     /// Core clock.
@@ -75,12 +67,6 @@ pub struct Responder {
     pub ring_raddr: Signal<Out, Bits<10>>,
     /// Ring read data.
     pub ring_rdata: Signal<In, Bits<512>>,
-    /// Local error FIFO empty.
-    pub lerr_empty: Signal<In, Bit>,
-    /// Local error at the FIFO head.
-    pub lerr_data: Signal<In, Bits<64>>,
-    /// Pop the local error FIFO.
-    pub lerr_pop: Signal<Out, Bit>,
     /// QPC read address.
     pub qpc_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QPC read data.
@@ -111,8 +97,12 @@ pub struct Responder {
     pub cqr_ready: Signal<In, Bit>,
     /// The request (`CqReqPack`).
     pub cqr_data: Signal<Out, Bits<88>>,
-    /// QP error flag write enable (read by the SQ engine).
-    pub qperr_we: Signal<Out, Bit>,
+    /// An ACK to the ACK receiver (`AckInPack`).
+    pub ackr_valid: Signal<Out, Bit>,
+    /// The ACK word.
+    pub ackr_data: Signal<Out, Bits<72>>,
+    /// The ACK receiver took it.
+    pub ackr_ready: Signal<In, Bit>,
     /// DMA read request valid (receive WQE).
     pub rd_valid: Signal<Out, Bit>,
     /// DMA read request ready.
@@ -151,8 +141,6 @@ pub struct Responder {
     pub cnt_dup: Signal<Out, Bit>,
     /// Pulse: RNR NAK sent.
     pub cnt_rnr: Signal<Out, Bit>,
-    /// Pulse: NAK received.
-    pub cnt_nak: Signal<Out, Bit>,
     /// Pulse: ACK received.
     pub cnt_ack: Signal<Out, Bit>,
     /// Between packets (the MR fence waits for it).
@@ -192,7 +180,7 @@ pub struct Responder {
     rsp: RxStatePack,
     mv: MrView,
     rv: RecvWqeView,
-    eu: ErrUnpack,
+    aw: AckInPack,
     cqr: CqReqPack,
     ackp: TxDescPack,
     rp_next: Signal<Local, Bits<10>>,
@@ -216,9 +204,6 @@ pub struct Responder {
     inv_req: Signal<Local, Bit>,
     msg_va: Signal<Local, Bits<64>>,
     msg_off: Signal<Local, Bits<64>>,
-    ack_dist: Signal<Local, Bits<24>>,
-    posted: Signal<Local, Bits<24>>,
-    posted16: Signal<Local, Bits<16>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
     op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
     op_send_last: Num<{ opcode::SEND_LAST as u64 }, 8>,
@@ -234,17 +219,8 @@ pub struct Responder {
     syn_nak_inv_req: Num<{ syndrome::NAK_INV_REQ as u64 }, 8>,
     syn_nak_rem_access: Num<{ syndrome::NAK_REM_ACCESS as u64 }, 8>,
     syn_nak_rem_op: Num<{ syndrome::NAK_REM_OP as u64 }, 8>,
-    /// AETH syndrome classes (bits 7:5): ACK, RNR NAK, NAK.
-    class_ack: Num<{ (syndrome::ACK >> 5) as u64 }, 3>,
-    class_rnr: Num<{ (syndrome::RNR_NAK >> 5) as u64 }, 3>,
-    class_nak: Num<{ (syndrome::NAK_PSN_SEQ >> 5) as u64 }, 3>,
     st_success: Num<{ cqe_status::SUCCESS as u64 }, 8>,
     st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
-    st_rem_inv_req_err: Num<{ cqe_status::REM_INV_REQ_ERR as u64 }, 8>,
-    st_rem_access_err: Num<{ cqe_status::REM_ACCESS_ERR as u64 }, 8>,
-    st_rem_op_err: Num<{ cqe_status::REM_OP_ERR as u64 }, 8>,
-    st_rnr_retry_exc_err: Num<{ cqe_status::RNR_RETRY_EXC_ERR as u64 }, 8>,
-    cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
     cqe_op_recv: Num<{ cqe_op::RECV as u64 }, 8>,
 }
 
@@ -294,13 +270,11 @@ impl Logic for Responder {
         self.rsu.pword.next = self.rs.q.val();
         self.mv.word.next = self.mr_data.val();
         self.rv.word.next = self.rwqe.q.val();
-        self.eu.pword.next = self.lerr_data.val();
         // Field-wise edits of the RX state start from the current word.
         self.rsp.epsn.next = self.rsu.epsn.val();
         self.rsp.msn.next = self.rsu.msn.val();
         self.rsp.rq_ci.next = self.rsu.rq_ci.val();
         self.rsp.rwqe_valid.next = self.rsu.rwqe_valid.val();
-        self.rsp.req_err.next = self.rsu.req_err.val();
         self.rsp.in_msg.next = self.rsu.in_msg.val();
         self.rsp.in_write.next = self.rsu.in_write.val();
         self.rsp.resp_err.next = self.rsu.resp_err.val();
@@ -309,7 +283,6 @@ impl Logic for Responder {
         self.rsp.rsvd.next = 0.into();
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
-        self.rsp.req_acked.next = self.rsu.req_acked.val();
         self.rsp.rsvd2.next = 0.into();
         // Request classification.
         self.op.next = self.du.opcode.val();
@@ -330,11 +303,6 @@ impl Logic for Responder {
             | (self.op.val() == self.op_write_last.val())
             | (self.op.val() == self.op_write_only.val());
         self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
-        // An ACK may complete only WQEs that were posted: MSN - acked <= PI - acked.
-        self.ack_dist.next = self.du.msn.val() - self.rsu.req_acked.val();
-        // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
-        self.posted16.next = self.sq_pi.q.val() - self.rsu.req_acked.val().get_bits::<16>(0);
-        self.posted.next = bit_cast::<24, 16>(self.posted16.val());
         // Ring beats of the frame after the two header beats (payload + pad + ICRC), as stored.
         self.nbeats.next = bit_cast::<10, 7>(self.du.nbeats.val());
         self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
@@ -388,7 +356,6 @@ impl Logic for Responder {
         self.rptr.next = self.rp.q.val();
         // Defaults of ports.
         self.desc_pop.next = false;
-        self.lerr_pop.next = false;
         self.qpc_addr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.rxs_addr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.rqpi_addr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
@@ -396,7 +363,14 @@ impl Logic for Responder {
         self.rxs_waddr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.rxs_wdata.next = self.rs.q.val();
         self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
-        self.qperr_we.next = false;
+        // An ACK for the ACK receiver.
+        self.aw.qpn.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+        self.aw.msn.next = self.du.msn.val();
+        self.aw.syndrome.next = self.du.syndrome.val();
+        self.aw.cqn.next = self.qv.send_cqn.val();
+        self.aw.sq_pi.next = self.sq_pi.q.val();
+        self.ackr_data.next = self.aw.pword.val();
+        self.ackr_valid.next = false;
         self.rd_valid.next = false;
         self.rd_addr.next =
             self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
@@ -411,7 +385,6 @@ impl Logic for Responder {
         self.cnt_access.next = false;
         self.cnt_dup.next = false;
         self.cnt_rnr.next = false;
-        self.cnt_nak.next = false;
         self.cnt_ack.next = false;
         self.cnt_inv.next = false;
         self.idle.next = self.state.q.val() == RState::Idle;
@@ -451,15 +424,6 @@ impl Logic for Responder {
                     self.rstq.read.next = true;
                     self.rst_word.d.next = self.rstq.data_out.val();
                     self.state.d.next = RState::RstLook;
-                } else if !self.lerr_empty.val() {
-                    self.lerr_pop.next = true;
-                    self.cq_num.d.next = self.eu.cqn.val();
-                    self.c_idx.d.next = self.eu.ssn.val().get_bits::<16>(0);
-                    self.c_status.d.next = self.eu.status.val();
-                    self.c_op.d.next = self.cqe_op_requester.val();
-                    self.c_len.d.next = 0.into();
-                    self.c_qpn.d.next = self.eu.qpn.val();
-                    self.state.d.next = RState::CqeLocalErr;
                 } else if !self.desc_empty.val() {
                     self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
@@ -475,7 +439,7 @@ impl Logic for Responder {
                 self.state.d.next = RState::RstApply;
             }
             RState::RstApply => {
-                // Read-modify-write: a requester reset keeps the responder's fields and vice versa.
+                // Read-modify-write; a requester reset (bit 9) is the ACK receiver's.
                 if self.rst_word.q.val().get_bit(8) {
                     self.rsp.epsn.next = self.rst_word.q.val().get_bits::<24>(10);
                     self.rsp.msn.next = 0.into();
@@ -485,10 +449,6 @@ impl Logic for Responder {
                     self.rsp.in_write.next = 0.into();
                     self.rsp.resp_err.next = 0.into();
                     self.rsp.msg_pkts.next = 0.into();
-                }
-                if self.rst_word.q.val().get_bit(9) {
-                    self.rsp.req_acked.next = 0.into();
-                    self.rsp.req_err.next = 0.into();
                 }
                 self.rxs_we.next = true;
                 self.rxs_waddr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
@@ -523,7 +483,7 @@ impl Logic for Responder {
                 } else if self.op.val() == self.op_ack.val() {
                     self.cnt_ack.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
-                    self.state.d.next = RState::AckProc;
+                    self.state.d.next = RState::AckFwd;
                 } else if (!(self.is_send.val() | self.is_write.val()))
                     | (!self.qv.rtr.val().any())
                     | self.rsu.resp_err.val().any()
@@ -710,8 +670,6 @@ impl Logic for Responder {
                 if self.need_cqe.q.val() {
                     self.need_cqe.d.next = false;
                     self.state.d.next = RState::CqeRecv;
-                } else if self.op.val() == self.op_ack.val() {
-                    self.state.d.next = RState::Idle;
                 } else {
                     self.state.d.next = RState::AckChk;
                 }
@@ -731,64 +689,13 @@ impl Logic for Responder {
                     self.state.d.next = RState::Idle;
                 }
             }
-            RState::AckProc => {
-                // Complete every WQE the MSN covers, one CQE per pass.
-                self.cq_num.d.next = self.qv.send_cqn.val();
-                self.c_idx.d.next = self.rsu.req_acked.val().get_bits::<16>(0);
-                self.c_op.d.next = self.cqe_op_requester.val();
-                self.c_len.d.next = 0.into();
-                self.c_status.d.next = self.st_success.val();
-                self.rsp.req_acked.next = self.rsu.req_acked.val() + 1;
-                if self.rsu.req_err.val().any() | self.ack_dist.val().get_bit(23) {
-                    // Failed QP, or a stale ACK (behind what was already completed).
-                    self.state.d.next = RState::Idle;
-                } else if (self.ack_dist.val() > self.posted.val())
-                    | ((self.ack_dist.val() == self.posted.val())
-                        & (self.du.syndrome.val().get_bits::<3>(5) != self.class_ack.val()))
-                {
-                    // Acknowledges (or NAKs) a WQE never posted: bad input, ignored.
-                    self.cnt_hdr.next = true;
-                    self.state.d.next = RState::Idle;
-                } else if self.rsu.req_acked.val() != self.du.msn.val() {
-                    self.rs.d.next = self.rsp.pword.val();
-                    self.state.d.next = RState::CqeAcked;
-                } else if (self.du.syndrome.val().get_bits::<3>(5) == self.class_nak.val())
-                    & (self.du.syndrome.val() != self.syn_nak_psn_seq.val())
-                {
-                    self.cnt_nak.next = true;
-                    self.c_status.d.next = self.st_rem_inv_req_err.val();
-                    if self.du.syndrome.val() == self.syn_nak_rem_access.val() {
-                        self.c_status.d.next = self.st_rem_access_err.val();
-                    }
-                    if self.du.syndrome.val() == self.syn_nak_rem_op.val() {
-                        self.c_status.d.next = self.st_rem_op_err.val();
-                    }
-                    self.rsp.req_err.next = 1.into();
-                    self.rs.d.next = self.rsp.pword.val();
-                    self.qperr_we.next = true;
-                    self.state.d.next = RState::CqeNakd;
-                } else if self.du.syndrome.val().get_bits::<3>(5) == self.class_rnr.val() {
-                    // RNR: retry is not implemented; fail the WQE.
-                    self.cnt_nak.next = true;
-                    self.c_status.d.next = self.st_rnr_retry_exc_err.val();
-                    self.rsp.req_err.next = 1.into();
-                    self.rs.d.next = self.rsp.pword.val();
-                    self.qperr_we.next = true;
-                    self.state.d.next = RState::CqeNakd;
-                } else {
-                    if self.du.syndrome.val().get_bits::<3>(5) == self.class_nak.val() {
-                        self.cnt_nak.next = true;
-                    }
-                    self.state.d.next = RState::Save;
-                }
-            }
-            // Each completion waits until the completion writer takes it.
-            RState::CqeLocalErr => {
-                self.cqr_valid.next = true;
-                if self.cqr_ready.val() {
+            RState::AckFwd => {
+                self.ackr_valid.next = true;
+                if self.ackr_ready.val() {
                     self.state.d.next = RState::Idle;
                 }
             }
+            // A receive completion waits until the completion writer takes it.
             RState::CqeRecv => {
                 self.cqr_valid.next = true;
                 if self.cqr_ready.val() {
@@ -796,18 +703,6 @@ impl Logic for Responder {
                     if self.nak_after_cqe.q.val() {
                         self.state.d.next = RState::Nak;
                     }
-                }
-            }
-            RState::CqeAcked => {
-                self.cqr_valid.next = true;
-                if self.cqr_ready.val() {
-                    self.state.d.next = RState::AckProc;
-                }
-            }
-            RState::CqeNakd => {
-                self.cqr_valid.next = true;
-                if self.cqr_ready.val() {
-                    self.state.d.next = RState::Save;
                 }
             }
             _ => {

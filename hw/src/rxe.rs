@@ -1,11 +1,14 @@
-//! The receive side: the responder (with the ACK receiver) and the
-//! completion writer, joined by a completion-request stream, sharing the DMA
-//! write port through a mux that gives the (one-beat) CQE writes priority.
+//! The receive side: the responder, the ACK receiver and the completion
+//! writer. The responder hands ACKs to the ACK receiver; both send
+//! completion requests to the completion writer through a round-robin mux;
+//! the responder's placement and the CQE writes share the DMA write port
+//! through a mux that gives the (one-beat) CQE writes priority.
 //! Its ports are those of the receive engine the core connects; the
 //! Verilator top `resp` is this block, so the responder's block test covers
 //! the three together.
 
-use crate::cqw::CqWriter;
+use crate::ack::AckRecv;
+use crate::cqw::{CqReqMux, CqWriter};
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -70,6 +73,18 @@ pub struct RxEngine {
     pub cqpi_wdata: Signal<Out, Bits<32>>,
     /// QP error flag write enable (read by the SQ engine).
     pub qperr_we: Signal<Out, Bit>,
+    /// QP error flag write address.
+    pub qperr_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// Requester state table read address (the ACK receiver's lACK table).
+    pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// Requester state read data.
+    pub rqs_data: Signal<In, Bits<32>>,
+    /// Requester state write enable.
+    pub rqs_we: Signal<Out, Bit>,
+    /// Requester state write address.
+    pub rqs_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// Requester state write data.
+    pub rqs_wdata: Signal<Out, Bits<32>>,
     /// DMA read request valid (receive WQE).
     pub rd_valid: Signal<Out, Bit>,
     /// DMA read request ready.
@@ -112,9 +127,11 @@ pub struct RxEngine {
     pub cnt_nak: Signal<Out, Bit>,
     /// Pulse: ACK received.
     pub cnt_ack: Signal<Out, Bit>,
+    /// Pulse: an ACK or NAK for a WQE never posted (ignored; a header error).
+    pub cnt_ack_bad: Signal<Out, Bit>,
     /// Pulse: CQE written.
     pub cnt_cqe: Signal<Out, Bit>,
-    /// Between packets (the MR fence waits for it).
+    /// Between packets, no ACK or completion in progress (the MR fence waits for it).
     pub idle: Signal<Out, Bit>,
     /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
     pub cnt_inv: Signal<Out, Bit>,
@@ -123,6 +140,8 @@ pub struct RxEngine {
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
     pub rst_data: Signal<In, Bits<40>>,
     resp: Responder,
+    ack: AckRecv,
+    cqmux: CqReqMux,
     cqw: CqWriter,
     wrmux: DmaWriteMux,
 }
@@ -130,16 +149,13 @@ pub struct RxEngine {
 impl Logic for RxEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, resp, cqw);
+        clock!(self, clock, resp, ack, cqmux, cqw);
         self.resp.desc_empty.next = self.desc_empty.val();
         self.resp.desc_data.next = self.desc_data.val();
         self.desc_pop.next = self.resp.desc_pop.val();
         self.rptr.next = self.resp.rptr.val();
         self.ring_raddr.next = self.resp.ring_raddr.val();
         self.resp.ring_rdata.next = self.ring_rdata.val();
-        self.resp.lerr_empty.next = self.lerr_empty.val();
-        self.resp.lerr_data.next = self.lerr_data.val();
-        self.lerr_pop.next = self.resp.lerr_pop.val();
         self.qpc_addr.next = self.resp.qpc_addr.val();
         self.resp.qpc_data.next = self.qpc_data.val();
         self.rxs_addr.next = self.resp.rxs_addr.val();
@@ -152,7 +168,6 @@ impl Logic for RxEngine {
         self.resp.sqpi_data.next = self.sqpi_data.val();
         self.mr_addr.next = self.resp.mr_addr.val();
         self.resp.mr_data.next = self.mr_data.val();
-        self.qperr_we.next = self.resp.qperr_we.val();
         self.rd_valid.next = self.resp.rd_valid.val();
         self.resp.rd_ready.next = self.rd_ready.val();
         self.rd_addr.next = self.resp.rd_addr.val();
@@ -167,15 +182,38 @@ impl Logic for RxEngine {
         self.cnt_access.next = self.resp.cnt_access.val();
         self.cnt_dup.next = self.resp.cnt_dup.val();
         self.cnt_rnr.next = self.resp.cnt_rnr.val();
-        self.cnt_nak.next = self.resp.cnt_nak.val();
         self.cnt_ack.next = self.resp.cnt_ack.val();
         self.cnt_inv.next = self.resp.cnt_inv.val();
         self.resp.rst_valid.next = self.rst_valid.val();
         self.resp.rst_data.next = self.rst_data.val();
-        // Completion requests.
-        self.cqw.req_valid.next = self.resp.cqr_valid.val();
-        self.cqw.req_data.next = self.resp.cqr_data.val();
-        self.resp.cqr_ready.next = self.cqw.req_ready.val();
+        // ACK receiver: ACKs from the responder, the send path's local errors, requester resets.
+        self.ack.ack_valid.next = self.resp.ackr_valid.val();
+        self.ack.ack_data.next = self.resp.ackr_data.val();
+        self.resp.ackr_ready.next = self.ack.ack_ready.val();
+        self.ack.lerr_empty.next = self.lerr_empty.val();
+        self.ack.lerr_data.next = self.lerr_data.val();
+        self.lerr_pop.next = self.ack.lerr_pop.val();
+        self.ack.rst_valid.next = self.rst_valid.val() & self.rst_data.val().get_bit(9);
+        self.ack.rst_qpn.next = self.rst_data.val().get_bits::<QPN_BITS>(0);
+        self.rqs_addr.next = self.ack.rqs_addr.val();
+        self.ack.rqs_data.next = self.rqs_data.val();
+        self.rqs_we.next = self.ack.rqs_we.val();
+        self.rqs_waddr.next = self.ack.rqs_waddr.val();
+        self.rqs_wdata.next = self.ack.rqs_wdata.val();
+        self.qperr_we.next = self.ack.qperr_we.val();
+        self.qperr_waddr.next = self.ack.qperr_waddr.val();
+        self.cnt_nak.next = self.ack.cnt_nak.val();
+        self.cnt_ack_bad.next = self.ack.cnt_bad.val();
+        // Completion requests: receive completions and requester completions.
+        self.cqmux.a_valid.next = self.resp.cqr_valid.val();
+        self.cqmux.a_data.next = self.resp.cqr_data.val();
+        self.resp.cqr_ready.next = self.cqmux.a_ready.val();
+        self.cqmux.b_valid.next = self.ack.cqr_valid.val();
+        self.cqmux.b_data.next = self.ack.cqr_data.val();
+        self.ack.cqr_ready.next = self.cqmux.b_ready.val();
+        self.cqw.req_valid.next = self.cqmux.valid.val();
+        self.cqw.req_data.next = self.cqmux.data.val();
+        self.cqmux.ready.next = self.cqw.req_ready.val();
         self.cq_addr.next = self.cqw.cq_addr.val();
         self.cqw.cq_data.next = self.cq_data.val();
         self.cqw.cqpi_data.next = self.cqpi_data.val();
@@ -198,6 +236,6 @@ impl Logic for RxEngine {
         self.wr_addr.next = self.wrmux.wr_addr.val();
         self.wr_data.next = self.wrmux.wr_data.val();
         self.wr_len.next = self.wrmux.wr_len.val();
-        self.idle.next = self.resp.idle.val() & self.cqw.idle.val();
+        self.idle.next = self.resp.idle.val() & self.ack.idle.val() & self.cqw.idle.val();
     }
 }

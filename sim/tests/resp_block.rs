@@ -1,9 +1,9 @@
-//! Block-level Verilator test of the responder / ACK receiver
-//! (`hw/src/resp.rs`, top "resp") against a reference model, with random
-//! stimulus.
+//! Block-level Verilator test of the receive side (`hw/src/rxe.rs`, top
+//! "resp": the responder, the ACK receiver and the completion writer) against
+//! a reference model, with random stimulus.
 //!
 //! The harness plays the responder's environment as `hw/src/core.rs` wires
-//! it: the QPC, RX-state, RQ PI, SQ PI, MR, CQ and CQ PI tables are Rust
+//! it: the QPC, RX-state, requester-state, RQ PI, SQ PI, MR, CQ and CQ PI tables are Rust
 //! arrays with the core's block-RAM timing (read data after a clock edge is
 //! the content, before that edge's write, at the address presented in the
 //! cycle before the edge); the descriptor FIFO shows its head; the
@@ -33,11 +33,16 @@
 //! every DMA write (address, length, bytes: payload chunks and CQEs with
 //! owner bit), QP error-flag writes, and ACK/NAK descriptors (the whole
 //! 512-bit word). Checked against the RTL: that sequence exactly (no other
-//! DMA write, read or ACK), except that CQE writes form a sequence of their
-//! own: the completion writer (`hw/src/cqw.rs`) writes them in order but a
-//! few cycles after the responder hands them over, so an ACK or the next
-//! packet's writes may come first. Also checked: the RX-state word of the QP after every
-//! descriptor and of every QP at quiescent points, the CQ producer-index
+//! DMA write, read or ACK), except for three streams of their own, each in
+//! order: the receive CQEs, the requester CQEs and the QP error-flag
+//! writes. The ACK receiver works beside the responder, and the completion
+//! writer takes the two CQE streams in turn and writes each CQE a few cycles
+//! later, so these may come before or after the responder's next writes. A
+//! CQE's slot (address, owner bit) is assigned when it is written, from the
+//! CQ's producer index then, since receive and requester CQEs may share a CQ.
+//! Also checked: the responder's RX-state word of the QP after every
+//! descriptor, and every QP's RX-state and requester-state words at
+//! quiescent points, the CQ producer-index
 //! writes, the ring `rptr` (never outside the current descriptor's beats,
 //! never backwards, exactly at the descriptor's end when the next is popped
 //! and at the write pointer at quiescence), the event counters, and the host
@@ -46,7 +51,7 @@
 //! Seeds are fixed; a failure prints its seed. `RNIC_RESP_BLOCK_ITERS=n`
 //! runs n seeds per parameter set, `RNIC_RESP_BLOCK_SEED=s` runs seed s only.
 
-use rnic_hw::desc::{CqePack, RxDescPack, RxStatePack, TxDescPack};
+use rnic_hw::desc::{CqePack, ReqStatePack, RxDescPack, RxStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
@@ -133,7 +138,8 @@ const SETS: [Cfg; 2] = [
     },
 ];
 
-/// The RX-state word (`RxStatePack`), as the model keeps it.
+/// The RX-state word (`RxStatePack`) and the requester-state word
+/// (`ReqStatePack`: `req_acked`, `req_err`), as the model keeps them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Rxs {
     epsn: u64,
@@ -161,33 +167,39 @@ impl Rxs {
                 ("msn", self.msn),
                 ("rq_ci", self.rq_ci),
                 ("rwqe_valid", self.rwqe_valid as u64),
-                ("req_err", self.req_err as u64),
                 ("in_msg", self.in_msg as u64),
                 ("in_write", self.in_write as u64),
                 ("resp_err", self.resp_err as u64),
                 ("rwqe_iova", self.rwqe_iova),
                 ("rwqe_len", self.rwqe_len),
-                ("req_acked", self.req_acked),
                 ("msg_pkts", self.msg_pkts),
                 ("rwqe_lkey", self.rwqe_lkey),
             ],
         );
         v.try_into().unwrap()
     }
-    fn unpack(w: &[u32]) -> Rxs {
+    fn pack_req(&self) -> u32 {
+        pack_words(ReqStatePack::FIELDS, 32, &[("acked", self.req_acked), ("err", self.req_err as u64)])[0]
+    }
+    /// The responder's part (the requester state zeroed).
+    fn rx_part(&self) -> Rxs {
+        Rxs { req_err: false, req_acked: 0, ..*self }
+    }
+    fn unpack(w: &[u32], req: u32) -> Rxs {
         let g = |n: &str| unpack_field(RxStatePack::FIELDS, w, n);
+        let gr = |n: &str| unpack_field(ReqStatePack::FIELDS, &[req], n);
         Rxs {
             epsn: g("epsn"),
             msn: g("msn"),
             rq_ci: g("rq_ci"),
             rwqe_valid: g("rwqe_valid") != 0,
-            req_err: g("req_err") != 0,
+            req_err: gr("err") != 0,
             in_msg: g("in_msg") != 0,
             in_write: g("in_write") != 0,
             resp_err: g("resp_err") != 0,
             rwqe_iova: g("rwqe_iova"),
             rwqe_len: g("rwqe_len"),
-            req_acked: g("req_acked"),
+            req_acked: gr("acked"),
             msg_pkts: g("msg_pkts"),
             rwqe_lkey: g("rwqe_lkey"),
         }
@@ -316,6 +328,19 @@ enum Ev {
     Ack(Vec<u32>),
     /// QP error flag write.
     QpErr(usize),
+    /// A CQE; its slot is assigned when it is written.
+    Cqe(Cqe),
+}
+
+/// A completion as the model predicts it.
+#[derive(Clone, Copy, Debug)]
+struct Cqe {
+    cqn: u64,
+    idx: u64,
+    status: u8,
+    op: u8,
+    len: u64,
+    qpn: usize,
 }
 
 fn ev_brief(e: &Ev) -> String {
@@ -329,6 +354,7 @@ fn ev_brief(e: &Ev) -> String {
             unpack_field(TxDescPack::FIELDS, w, "msn"),
             unpack_field(TxDescPack::FIELDS, w, "epsn")
         ),
+        Ev::Cqe(c) => format!("CQE cq {} qpn {} idx {:#x} status {} op {}", c.cqn, c.qpn, c.idx, c.status, c.op),
         Ev::QpErr(q) => format!("QP error flag of qpn {q}"),
     }
 }
@@ -376,6 +402,13 @@ struct Ports {
     cqpi_we: PortId,
     cqpi_wdata: PortId,
     qperr_we: PortId,
+    qperr_waddr: PortId,
+    rqs_addr: PortId,
+    rqs_data: PortId,
+    rqs_we: PortId,
+    rqs_waddr: PortId,
+    rqs_wdata: PortId,
+    cnt_ack_bad: PortId,
     rd_valid: PortId,
     rd_ready: PortId,
     rd_addr: PortId,
@@ -427,6 +460,13 @@ impl Ports {
             cqpi_we: p("cqpi_we"),
             cqpi_wdata: p("cqpi_wdata"),
             qperr_we: p("qperr_we"),
+            qperr_waddr: p("qperr_waddr"),
+            rqs_addr: p("rqs_addr"),
+            rqs_data: p("rqs_data"),
+            rqs_we: p("rqs_we"),
+            rqs_waddr: p("rqs_waddr"),
+            rqs_wdata: p("rqs_wdata"),
+            cnt_ack_bad: p("cnt_ack_bad"),
             rd_valid: p("rd_valid"),
             rd_ready: p("rd_ready"),
             rd_addr: p("rd_addr"),
@@ -529,6 +569,7 @@ struct Tb {
     mr_tab: Vec<[u32; 8]>,
     cq_tab: Vec<[u32; 4]>,
     rxs_tab: Vec<[u32; 8]>,
+    rqs_tab: Vec<u32>,
     rqpi_tab: Vec<u64>,
     sqpi_tab: Vec<u64>,
     cqpi_tab: Vec<u64>,
@@ -538,6 +579,7 @@ struct Tb {
     mr_q: [u32; 8],
     cq_q: [u32; 4],
     rxs_q: [u32; 8],
+    rqs_q: u32,
     rqpi_q: u64,
     sqpi_q: u64,
     cqpi_q: u64,
@@ -556,8 +598,11 @@ struct Tb {
     cur: Option<(Desc, usize, Rxs)>,
     cur_done: u64,
     expect: VecDeque<(u64, Ev)>,
-    /// Expected CQE writes, in order (their own stream, see the module doc).
+    /// Expected receive CQEs, requester CQEs and QP error-flag writes, each
+    /// in order (streams of their own, see the module doc).
     expect_cqe: VecDeque<(u64, Ev)>,
+    expect_req_cqe: VecDeque<(u64, Ev)>,
+    expect_qperr: VecDeque<(u64, Ev)>,
     /// Receive-WQE completions: (ready cycle, data).
     dma: VecDeque<(u64, [u8; 64])>,
     rst_q: VecDeque<u64>,
@@ -715,6 +760,7 @@ impl Tb {
             })
             .collect();
         let rxs_tab = rxs.iter().map(|r| r.pack()).collect();
+        let rqs_tab = rxs.iter().map(|r| r.pack_req()).collect();
         let mut ring = vec![[0u8; 64]; RING as usize];
         for b in ring.iter_mut() {
             for x in b.iter_mut() {
@@ -737,6 +783,7 @@ impl Tb {
             mr_tab,
             cq_tab,
             rxs_tab,
+            rqs_tab,
             rqpi_tab,
             sqpi_tab,
             cqpi_tab,
@@ -745,6 +792,7 @@ impl Tb {
             mr_q: [0; 8],
             cq_q: [0; 4],
             rxs_q: [0; 8],
+            rqs_q: 0,
             rqpi_q: 0,
             sqpi_q: 0,
             cqpi_q: 0,
@@ -761,6 +809,8 @@ impl Tb {
             cur_done: 0,
             expect: VecDeque::new(),
             expect_cqe: VecDeque::new(),
+            expect_req_cqe: VecDeque::new(),
+            expect_qperr: VecDeque::new(),
             dma: VecDeque::new(),
             rst_q: VecDeque::new(),
             rst_busy: false,
@@ -794,29 +844,31 @@ impl Tb {
     // ---------------------------------------------------------------- model
 
     fn cqe_ev(&mut self, cqn: u64, idx: u64, status: u8, op: u8, len: u64, qpn: usize) -> Ev {
-        let (_, base, log2) = *self.cqs.iter().find(|c| c.0 == cqn).expect("cq");
-        let pi = self.cq_pi[cqn as usize];
+        self.cnt_model.cqe += 1;
+        self.st.cqes += 1;
+        Ev::Cqe(Cqe { cqn, idx, status, op, len, qpn })
+    }
+
+    /// The DMA write of CQE `c` at its CQ's producer index now:
+    /// `(address, bytes, (cqn, new producer index))`.
+    fn cqe_write(&self, c: &Cqe) -> (u64, Vec<u8>, (u64, u64)) {
+        let (_, base, log2) = *self.cqs.iter().find(|x| x.0 == c.cqn).expect("cq");
+        let pi = self.cq_pi[c.cqn as usize];
         let owner = if (pi >> log2) & 1 == 1 { 0 } else { 1 };
         let w = pack_words(
             CqePack::FIELDS,
             256,
             &[
-                ("wqe_index", idx & M16),
-                ("status", status as u64),
-                ("opcode", op as u64),
-                ("qpn", qpn as u64),
-                ("byte_len", len),
+                ("wqe_index", c.idx & M16),
+                ("status", c.status as u64),
+                ("opcode", c.op as u64),
+                ("qpn", c.qpn as u64),
+                ("byte_len", c.len),
                 ("owner", owner),
             ],
         );
-        let bytes = words_to_bytes(&w);
         let addr = base + ((pi & ((1 << log2) - 1)) << 5);
-        let new = (pi + 1) & 0xFFFF_FFFF;
-        self.cq_pi[cqn as usize] = new;
-        self.cnt_model.cqe += 1;
-        self.st.cqes += 1;
-        self.mem_model.write(addr, &bytes);
-        Ev::Wr(addr, bytes, Some((cqn, new)))
+        (addr, words_to_bytes(&w), (c.cqn, (pi + 1) & 0xFFFF_FFFF))
     }
 
     fn ack_ev(&self, d: &Desc, q: &QpcInfo, syn: u64, s: &Rxs) -> Ev {
@@ -1419,10 +1471,11 @@ impl Tb {
             self.desc_id, d.dqpn, d.op, d.psn, d.psn_offset, d.plen, d.msg_len, d.va, d.rkey, d.ack_req as u8, d.what
         ));
         for e in evs {
-            if matches!(e, Ev::Wr(_, _, Some(_))) {
-                self.expect_cqe.push_back((self.desc_id, e));
-            } else {
-                self.expect.push_back((self.desc_id, e));
+            match e {
+                Ev::Cqe(c) if c.op == cqe_op::RECV => self.expect_cqe.push_back((self.desc_id, e)),
+                Ev::Cqe(_) => self.expect_req_cqe.push_back((self.desc_id, e)),
+                Ev::QpErr(_) => self.expect_qperr.push_back((self.desc_id, e)),
+                _ => self.expect.push_back((self.desc_id, e)),
             }
         }
         self.desc_id += 1;
@@ -1572,8 +1625,10 @@ impl Tb {
     // ------------------------------------------------------------- clock
 
     fn take_expect(&mut self, got: &Ev) -> Result<Ev, String> {
-        let cqe = matches!(got, Ev::Wr(_, _, Some(_)));
-        let q = if cqe { &mut self.expect_cqe } else { &mut self.expect };
+        let q = match got {
+            Ev::QpErr(_) => &mut self.expect_qperr,
+            _ => &mut self.expect,
+        };
         match q.pop_front() {
             Some((_, e)) => {
                 self.last_progress = self.cycle;
@@ -1581,6 +1636,35 @@ impl Tb {
             }
             None => Err(format!("unexpected {} (nothing expected)", ev_brief(got))),
         }
+    }
+
+    /// A CQE write `(addr, bytes, CQ PI write)`: the next receive or the next
+    /// requester CQE, in its slot now.
+    fn take_cqe(&mut self, addr: u64, data: &[u8], pi_write: Option<(u64, u64)>) -> Result<(), String> {
+        let mut tried = Vec::new();
+        for req in [false, true] {
+            let q = if req { &self.expect_req_cqe } else { &self.expect_cqe };
+            let Some((_, Ev::Cqe(c))) = q.front() else { continue };
+            let c = *c;
+            let (a, b, pw) = self.cqe_write(&c);
+            if a == addr && b[..] == data[..] && Some(pw) == pi_write {
+                if req {
+                    self.expect_req_cqe.pop_front();
+                } else {
+                    self.expect_cqe.pop_front();
+                }
+                self.cq_pi[c.cqn as usize] = pw.1;
+                self.mem_model.write(a, &b);
+                self.last_progress = self.cycle;
+                return Ok(());
+            }
+            tried.push(format!("{} at {a:#x} data {:02x?} PI write {pw:x?}", ev_brief(&Ev::Cqe(c)), &b[..16]));
+        }
+        Err(format!(
+            "CQE write {addr:#x} data {:02x?} PI write {pi_write:x?}, expected one of: {}",
+            &data[..data.len().min(16)],
+            if tried.is_empty() { "none".to_string() } else { tried.join("; ") }
+        ))
     }
 
     fn step(&mut self) -> Result<(), String> {
@@ -1603,6 +1687,7 @@ impl Tb {
         self.m.set(p.lerr_data, 0);
         self.m.set_wide(p.qpc_data, &self.qpc_q);
         self.m.set_wide(p.rxs_data, &self.rxs_q);
+        self.m.set(p.rqs_data, self.rqs_q as u64);
         self.m.set(p.rqpi_data, self.rqpi_q);
         self.m.set(p.sqpi_data, self.sqpi_q);
         self.m.set_wide(p.mr_data, &self.mr_q);
@@ -1639,6 +1724,12 @@ impl Tb {
         self.m.get_wide(p.rxs_wdata, &mut rxs_wdata);
         let cqpi_we = g(&self.m, p.cqpi_we) == 1;
         let cqpi_wdata = g(&self.m, p.cqpi_wdata);
+        let rqs_a = g(&self.m, p.rqs_addr) as usize;
+        let rqs_we = g(&self.m, p.rqs_we) == 1;
+        let rqs_waddr = g(&self.m, p.rqs_waddr) as usize;
+        let rqs_wdata = g(&self.m, p.rqs_wdata) as u32;
+        let qperr_waddr = g(&self.m, p.qperr_waddr) as usize;
+        let ack_bad = g(&self.m, p.cnt_ack_bad) == 1;
         let pop = g(&self.m, p.desc_pop) == 1;
         let rptr = g(&self.m, p.rptr);
         let idle = g(&self.m, p.idle) == 1;
@@ -1668,8 +1759,8 @@ impl Tb {
             if pop {
                 let (d, qpn, after) = self.fifo.pop_front().ok_or("desc_pop with the FIFO empty")?;
                 if let Some((pd, pq, pafter)) = self.cur.take() {
-                    let tab = Rxs::unpack(&self.rxs_tab[pq]);
-                    if tab != pafter {
+                    let tab = Rxs::unpack(&self.rxs_tab[pq], 0).rx_part();
+                    if tab != pafter.rx_part() {
                         return Err(format!(
                             "qpn {pq}: RX state after descriptor [{}] is\n  {tab:x?}\nexpected\n  {pafter:x?}",
                             pd.what
@@ -1704,32 +1795,36 @@ impl Tb {
                     return Err(format!("DMA write len {len}"));
                 }
                 self.mem_rtl.write(addr, &data[..len]);
-                match self.take_expect(&got)? {
-                    Ev::Wr(a, b, c) => {
-                        if a != addr || b.len() != len || b[..] != data[..len] {
-                            return Err(format!(
-                                "got DMA write {addr:#x} len {len} data {:02x?}, expected {a:#x} len {} data {:02x?}",
-                                &data[..len.min(16)],
-                                b.len(),
-                                &b[..b.len().min(16)]
-                            ));
+                if cqpi_we {
+                    self.take_cqe(addr, &data[..len], Some((cq_a as u64, cqpi_wdata)))?;
+                } else {
+                    match self.take_expect(&got)? {
+                        Ev::Wr(a, b, c) => {
+                            if a != addr || b.len() != len || b[..] != data[..len] {
+                                return Err(format!(
+                                    "got DMA write {addr:#x} len {len} data {:02x?}, expected {a:#x} len {} data {:02x?}",
+                                    &data[..len.min(16)],
+                                    b.len(),
+                                    &b[..b.len().min(16)]
+                                ));
+                            }
+                            if c != cqpi_we.then_some((cq_a as u64, cqpi_wdata)) {
+                                return Err(format!(
+                                    "CQ PI write {:?} with DMA write {addr:#x}, expected {c:x?}",
+                                    cqpi_we.then_some((cq_a, cqpi_wdata))
+                                ));
+                            }
                         }
-                        if c != cqpi_we.then_some((cq_a as u64, cqpi_wdata)) {
-                            return Err(format!(
-                                "CQ PI write {:?} with DMA write {addr:#x}, expected {c:x?}",
-                                cqpi_we.then_some((cq_a, cqpi_wdata))
-                            ));
-                        }
+                        e => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
                     }
-                    e => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
                 }
             } else if cqpi_we {
                 return Err("CQ PI written without a CQE write".into());
             }
             if qperr {
-                let got = Ev::QpErr(rxs_waddr);
+                let got = Ev::QpErr(qperr_waddr);
                 match self.take_expect(&got)? {
-                    Ev::QpErr(q) if q == rxs_waddr => {}
+                    Ev::QpErr(q) if q == qperr_waddr => {}
                     e => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
                 }
             }
@@ -1771,6 +1866,10 @@ impl Tb {
         })();
         r.map_err(|e| self.fail(e))?;
         let c = &mut self.cnt_rtl;
+        // A bogus ACK is a header error, like a bad QPN (the core adds both into RX_HDR_ERR).
+        if ack_bad {
+            c.hdr += 1;
+        }
         for (i, v) in cnts.iter().enumerate() {
             if *v {
                 match i {
@@ -1794,6 +1893,9 @@ impl Tb {
             || !self.fifo.is_empty()
             || !self.expect.is_empty()
             || !self.expect_cqe.is_empty()
+            || !self.expect_req_cqe.is_empty()
+            || !self.expect_qperr.is_empty()
+            || rqs_we
             || !self.dma.is_empty()
             || rst.is_some()
             || !self.rst_q.is_empty();
@@ -1804,6 +1906,7 @@ impl Tb {
         self.m.tick();
         self.qpc_q = self.qpc_tab[qpc_a];
         self.rxs_q = self.rxs_tab[rxs_a];
+        self.rqs_q = self.rqs_tab[rqs_a];
         self.rqpi_q = self.rqpi_tab[rqpi_a];
         self.sqpi_q = self.sqpi_tab[rqpi_a];
         self.mr_q = self.mr_tab[mr_a];
@@ -1813,14 +1916,18 @@ impl Tb {
         if rxs_we {
             self.rxs_tab[rxs_waddr] = rxs_wdata;
         }
+        if rqs_we {
+            self.rqs_tab[rqs_waddr] = rqs_wdata;
+        }
         if cqpi_we {
             self.cqpi_tab[cq_a] = cqpi_wdata;
         }
         self.cycle += 1;
-        if (!self.expect.is_empty() || !self.expect_cqe.is_empty() || !self.fifo.is_empty())
+        let streams = [&self.expect, &self.expect_cqe, &self.expect_req_cqe, &self.expect_qperr];
+        if (streams.iter().any(|q| !q.is_empty()) || !self.fifo.is_empty())
             && self.cycle - self.last_progress > STALL_MAX
         {
-            let e = self.expect.front().or(self.expect_cqe.front()).map(|e| ev_brief(&e.1)).unwrap_or_default();
+            let e = streams.iter().find_map(|q| q.front()).map(|e| ev_brief(&e.1)).unwrap_or_default();
             return Err(self.fail(format!(
                 "no progress for {STALL_MAX} cycles; next expected: {e}; {} descriptors queued",
                 self.fifo.len()
@@ -1837,8 +1944,8 @@ impl Tb {
     /// and every RX state word and the counters agree with the model.
     fn check_quiet(&mut self) -> Result<(), String> {
         if let Some((pd, pq, pafter)) = self.cur.take() {
-            let tab = Rxs::unpack(&self.rxs_tab[pq]);
-            if tab != pafter {
+            let tab = Rxs::unpack(&self.rxs_tab[pq], 0).rx_part();
+            if tab != pafter.rx_part() {
                 return Err(self.fail(format!(
                     "qpn {pq}: RX state after descriptor [{}] is\n  {tab:x?}\nexpected\n  {pafter:x?}",
                     pd.what
@@ -1851,7 +1958,7 @@ impl Tb {
             );
         }
         for q in &self.qps {
-            let tab = Rxs::unpack(&self.rxs_tab[q.qpn]);
+            let tab = Rxs::unpack(&self.rxs_tab[q.qpn], self.rqs_tab[q.qpn]);
             if tab != self.rxs[q.qpn] {
                 return Err(self.fail(format!(
                     "qpn {}: RX state at a quiescent point is\n  {tab:x?}\nexpected\n  {:x?}",

@@ -1,0 +1,331 @@
+//! Block-level Verilator test of the ACK receiver (`hw/src/ack.rs`, top
+//! "ack_recv") against a reference model, with random stimulus.
+//!
+//! The harness plays the responder (ACK words, held until taken), the SQ
+//! engine's local-error FIFO, the requester-state table (a Rust array with
+//! the core's block-RAM timing), QP commits with a requester reset (at
+//! quiescent points, as the host resets only idle QPs) and the completion
+//! writer (`cqr_ready` random). ACKs come for a few QPs (QPN 0 and the
+//! highest among them) with lACK anywhere in the 24-bit space: stale ones,
+//! ones completing one or many WQEs, ones beyond what was posted, and every
+//! syndrome class (ACK, RNR NAK, reserved, each NAK code).
+//!
+//! The model processes each ACK in order as the block must: WQEs from lACK
+//! up to the MSN complete with Success; a NAK (but PSN sequence) or RNR NAK
+//! completes the next WQE with its error, fails the requester and raises
+//! the QP's error flag; an ACK for a WQE never posted is ignored and counted;
+//! nothing happens on a failed requester. Checked: the completion requests
+//! (two streams, each in order: ACK completions and local errors), the QP
+//! error-flag writes, the NAK and bad-ACK counters, and every QP's
+//! requester-state word at each quiescent point.
+//!
+//! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
+//! seed s only.
+
+mod common;
+
+use common::{block_seeds, p};
+use rnic_hw::desc::{AckInPack, CqReqPack, ErrPack, ReqStatePack};
+use rnic_hw::pack::{pack_words, unpack_field};
+use rnic_sim::model::Model;
+use rnic_sim::rng::SplitMix as Rng;
+use rnic_spec::desc::{cqe_op, cqe_status};
+use rnic_spec::params::NUM_QPS;
+use rnic_spec::wire::syndrome;
+use std::collections::VecDeque;
+
+const M16: u64 = 0xFFFF;
+const M24: u64 = 0xFF_FFFF;
+
+struct Set {
+    name: &'static str,
+    base_seed: u64,
+    qps: usize,
+    /// Percent of cycles `cqr_ready` is high.
+    ready_pct: u64,
+    /// Percent of cycles a local error is offered.
+    lerr_pct: u64,
+    batches: u64,
+}
+
+/// The model's requester state of a QP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Req {
+    acked: u64,
+    err: bool,
+    /// SQ producer index the responder reports (WQEs posted).
+    pi: u64,
+}
+
+/// A completion request: (cqn, idx, status, op, len, qpn).
+type Cqr = (u64, u64, u64, u64, u64, u64);
+
+fn near_wrap(r: &mut Rng) -> u64 {
+    match r.below(3) {
+        0 => r.below(16),
+        1 => (M24 + 1 - r.range(1, 12)) & M24,
+        _ => r.next() & M24,
+    }
+}
+
+fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
+    let mut m = Model::new("ack_recv").map_err(|e| e.to_string())?;
+    let pt = |n: &str| p(&m, n);
+    let (ack_valid, ack_data, ack_ready) = (pt("ack_valid"), pt("ack_data"), pt("ack_ready"));
+    let (lerr_empty, lerr_data, lerr_pop) = (pt("lerr_empty"), pt("lerr_data"), pt("lerr_pop"));
+    let (rst_valid, rst_qpn) = (pt("rst_valid"), pt("rst_qpn"));
+    let (rqs_addr, rqs_data, rqs_we, rqs_waddr, rqs_wdata) =
+        (pt("rqs_addr"), pt("rqs_data"), pt("rqs_we"), pt("rqs_waddr"), pt("rqs_wdata"));
+    let (cqr_valid, cqr_ready, cqr_data) = (pt("cqr_valid"), pt("cqr_ready"), pt("cqr_data"));
+    let (qperr_we, qperr_waddr, cnt_nak, cnt_bad, idle) =
+        (pt("qperr_we"), pt("qperr_waddr"), pt("cnt_nak"), pt("cnt_bad"), pt("idle"));
+    let mut r = Rng::new(seed);
+    let mut qpns = vec![0usize, NUM_QPS - 1];
+    while qpns.len() < set.qps {
+        let q = 2 + r.below(NUM_QPS as u64 - 3) as usize;
+        if !qpns.contains(&q) {
+            qpns.push(q);
+        }
+    }
+    let cqn_of = |q: usize| (q as u64 * 7 + 3) & 0x3F;
+    let mut req: Vec<Req> = (0..NUM_QPS).map(|_| Req { acked: 0, err: false, pi: 0 }).collect();
+    for &q in &qpns {
+        let acked = near_wrap(&mut r);
+        req[q] = Req { acked, err: false, pi: (acked + r.below(6)) & M16 };
+    }
+    let pack_req = |s: &Req| pack_words(ReqStatePack::FIELDS, 32, &[("acked", s.acked), ("err", s.err as u64)])[0];
+    let mut tab: Vec<u32> = req.iter().map(pack_req).collect();
+    let mut tab_q = 0u32;
+    let (mut want_ack, mut want_lerr, mut want_qperr): (VecDeque<Cqr>, VecDeque<Cqr>, VecDeque<u64>) =
+        Default::default();
+    let (mut want_nak, mut want_bad, mut got_nak, mut got_bad) = (0u64, 0u64, 0u64, 0u64);
+    let (mut acks, mut cqrs) = (0u64, 0u64);
+    let mut t = 0u64;
+    for batch in 0..set.batches {
+        // A batch of ACK words and local errors, then quiescence.
+        let mut rst: VecDeque<usize> = VecDeque::new();
+        if batch % 4 == 3 {
+            // Requester resets of some QPs (the host's QP commits).
+            for &q in &qpns {
+                if req[q].err || r.pct(20) {
+                    rst.push_back(q);
+                    req[q] = Req { acked: 0, err: false, pi: r.below(4) };
+                }
+            }
+        }
+        // Words are offered once the resets are done (the host resets idle QPs).
+        let hold_until = t + 3 * rst.len() as u64 + 4;
+        let mut words: VecDeque<Vec<u32>> = VecDeque::new();
+        for _ in 0..r.range(1, 24) {
+            let q = qpns[r.below(qpns.len() as u64) as usize];
+            let s = req[q];
+            let posted = s.pi.wrapping_sub(s.acked) & M16;
+            let msn = match r.below(8) {
+                0 => s.acked.wrapping_sub(r.range(1, 10)) & M24,
+                1 => (s.acked + posted + r.range(1, 4)) & M24,
+                2 => (s.acked + posted) & M24,
+                _ => (s.acked + r.below(posted + 1)) & M24,
+            };
+            let syn = r.pick(&[
+                syndrome::ACK,
+                syndrome::ACK,
+                syndrome::ACK & 0x0F,
+                syndrome::RNR_NAK,
+                syndrome::NAK_PSN_SEQ,
+                syndrome::NAK_INV_REQ,
+                syndrome::NAK_REM_ACCESS,
+                syndrome::NAK_REM_OP,
+                0x45,
+            ]) as u64;
+            let cls = syn >> 5;
+            words.push_back(pack_words(
+                AckInPack::FIELDS,
+                72,
+                &[("qpn", q as u64), ("msn", msn), ("syndrome", syn), ("cqn", cqn_of(q)), ("sq_pi", s.pi)],
+            ));
+            acks += 1;
+            // The model, in order.
+            let dist = msn.wrapping_sub(s.acked) & M24;
+            let s = &mut req[q];
+            if s.err || dist & 0x80_0000 != 0 {
+                continue;
+            }
+            if dist > posted || (dist == posted && cls != 0) {
+                want_bad += 1;
+                continue;
+            }
+            while s.acked != msn {
+                want_ack.push_back((
+                    cqn_of(q),
+                    s.acked & M16,
+                    cqe_status::SUCCESS as u64,
+                    cqe_op::REQUESTER as u64,
+                    0,
+                    q as u64,
+                ));
+                s.acked = (s.acked + 1) & M24;
+            }
+            let status = match (cls, syn as u8) {
+                (3, syndrome::NAK_PSN_SEQ) => None,
+                (3, syndrome::NAK_REM_ACCESS) => Some(cqe_status::REM_ACCESS_ERR),
+                (3, syndrome::NAK_REM_OP) => Some(cqe_status::REM_OP_ERR),
+                (3, _) => Some(cqe_status::REM_INV_REQ_ERR),
+                (1, _) => Some(cqe_status::RNR_RETRY_EXC_ERR),
+                _ => None,
+            };
+            if cls == 3 || cls == 1 {
+                want_nak += 1;
+            }
+            if let Some(st) = status {
+                want_qperr.push_back(q as u64);
+                want_ack.push_back((cqn_of(q), s.acked & M16, st as u64, cqe_op::REQUESTER as u64, 0, q as u64));
+                s.acked = (s.acked + 1) & M24;
+                s.err = true;
+            }
+        }
+        let mut lerrs: VecDeque<Vec<u32>> = VecDeque::new();
+        // The cycles.
+        let mut quiet = 0u64;
+        let start = t;
+        while !words.is_empty() || !rst.is_empty() || !lerrs.is_empty() || quiet < 20 {
+            let now = t;
+            let ctx = move |w: String| format!("{} seed {seed:#x} batch {batch} cycle {now}: {w}", set.name);
+            if t - start > 200_000 {
+                return Err(ctx("no progress".into()));
+            }
+            if !words.is_empty() && rst.is_empty() && lerrs.is_empty() && r.below(100) < set.lerr_pct {
+                let q = qpns[r.below(qpns.len() as u64) as usize];
+                let ssn = r.next() & M24;
+                let st = r.pick(&[cqe_status::LOC_PROT_ERR, cqe_status::LOC_LEN_ERR]) as u64;
+                lerrs.push_back(pack_words(
+                    ErrPack::FIELDS,
+                    64,
+                    &[("qpn", q as u64), ("ssn", ssn), ("cqn", cqn_of(q)), ("status", st)],
+                ));
+                want_lerr.push_back((cqn_of(q), ssn & M16, st, cqe_op::REQUESTER as u64, 0, q as u64));
+            }
+            let rq = rst.pop_front();
+            m.set(rst_valid, rq.is_some() as u64);
+            m.set(rst_qpn, rq.unwrap_or(0) as u64);
+            let offer = words.front().filter(|_| rst.is_empty() && t >= hold_until && r.pct(70)).cloned();
+            m.set(ack_valid, offer.is_some() as u64);
+            m.set_wide(ack_data, &offer.clone().unwrap_or(vec![0; 3]));
+            let le = lerrs.front().cloned();
+            m.set(lerr_empty, le.is_none() as u64);
+            m.set_wide(lerr_data, &le.unwrap_or(vec![0; 2]));
+            m.set(rqs_data, tab_q as u64);
+            let ready = r.below(100) < set.ready_pct;
+            m.set(cqr_ready, ready as u64);
+            m.eval();
+            let mut busy = rq.is_some() || offer.is_some() || m.get(idle) == 0;
+            if offer.is_some() && m.get(ack_ready) == 1 {
+                words.pop_front();
+            }
+            if m.get(lerr_pop) == 1 {
+                if lerrs.pop_front().is_none() {
+                    return Err(ctx("lerr_pop with the FIFO empty".into()));
+                }
+                busy = true;
+            }
+            if m.get(cqr_valid) == 1 && ready {
+                let mut w = [0u32; 3];
+                m.get_wide(cqr_data, &mut w);
+                let g = |n: &str| unpack_field(CqReqPack::FIELDS, &w, n);
+                let got = (g("cqn"), g("idx"), g("status"), g("op"), g("len"), g("qpn"));
+                if want_lerr.front() == Some(&got) {
+                    want_lerr.pop_front();
+                } else if want_ack.front() == Some(&got) {
+                    want_ack.pop_front();
+                } else {
+                    return Err(ctx(format!(
+                        "completion request {got:x?}, expected {:x?} (ACK) or {:x?} (local error)",
+                        want_ack.front(),
+                        want_lerr.front()
+                    )));
+                }
+                cqrs += 1;
+                busy = true;
+            }
+            if m.get(qperr_we) == 1 {
+                let q = m.get(qperr_waddr);
+                if want_qperr.pop_front() != Some(q) {
+                    return Err(ctx(format!("QP error flag of qpn {q} raised unexpectedly")));
+                }
+                busy = true;
+            }
+            got_nak += m.get(cnt_nak);
+            got_bad += m.get(cnt_bad);
+            let (ra, we, wa, wd) = (m.get(rqs_addr) as usize, m.get(rqs_we) == 1, m.get(rqs_waddr), m.get(rqs_wdata));
+            m.tick();
+            tab_q = tab[ra];
+            if we {
+                tab[wa as usize] = wd as u32;
+                busy = true;
+            }
+            quiet = if busy { 0 } else { quiet + 1 };
+            t += 1;
+        }
+        let ctx = |w: String| format!("{} seed {seed:#x} batch {batch} cycle {t}: {w}", set.name);
+        if !want_ack.is_empty() || !want_lerr.is_empty() || !want_qperr.is_empty() {
+            return Err(ctx(format!(
+                "quiet with completions owed: ACK {:x?}, local error {:x?}, error flags {:?}",
+                want_ack.front(),
+                want_lerr.front(),
+                want_qperr
+            )));
+        }
+        if (got_nak, got_bad) != (want_nak, want_bad) {
+            return Err(ctx(format!("counters NAK {got_nak} bad {got_bad}, expected {want_nak} {want_bad}")));
+        }
+        for &q in &qpns {
+            let g = |n: &str| unpack_field(ReqStatePack::FIELDS, &[tab[q]], n);
+            if (g("acked"), g("err") != 0) != (req[q].acked, req[q].err) {
+                return Err(ctx(format!(
+                    "qpn {q}: requester state lACK {:#x} err {}, expected {:#x} {}",
+                    g("acked"),
+                    g("err"),
+                    req[q].acked,
+                    req[q].err
+                )));
+            }
+        }
+        // The responder reports a new producer index between batches (WQEs posted).
+        for &q in &qpns {
+            if r.pct(50) {
+                req[q].pi = (req[q].pi + r.below(8)) & M16;
+            }
+        }
+    }
+    Ok((acks, cqrs, want_nak, want_bad))
+}
+
+fn check(set: Set) {
+    for seed in block_seeds("RNIC_ACK_BLOCK", set.base_seed) {
+        match run(&set, seed) {
+            Ok((a, c, n, b)) => eprintln!(
+                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} ACKs beyond posted",
+                set.name
+            ),
+            Err(e) => {
+                panic!("{e}\nreplay: RNIC_ACK_BLOCK_SEED={seed:#x} cargo test --release -p rnic-sim --test ack_block")
+            }
+        }
+    }
+}
+
+#[test]
+fn ack_block_3qp_ready_writer() {
+    check(Set { name: "3qp_ready_writer", base_seed: 0xAC0_0000, qps: 3, ready_pct: 90, lerr_pct: 5, batches: 400 });
+}
+
+#[test]
+fn ack_block_12qp_slow_writer_many_local_errors() {
+    check(Set {
+        name: "12qp_slow_writer_many_local_errors",
+        base_seed: 0xAC0_1000,
+        qps: 12,
+        ready_pct: 20,
+        lerr_pct: 30,
+        batches: 400,
+    });
+}
