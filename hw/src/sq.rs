@@ -1,6 +1,7 @@
 //! The send path: the QP scheduler (`sched.rs`) and the turn engine
-//! (`turn.rs`, WQE fetch and segmentation), joined by the schedule-queue
-//! stream and the turn-end stream. Its ports are those of the SQ engine the
+//! (`turn.rs`: context, lookahead and segmentation, with the WQE fetch of
+//! `fetch.rs` inside), joined by the schedule-queue stream and the turn-end
+//! stream. Its ports are those of the SQ engine the
 //! core connects; the Verilator top `sq` is this block, so the SQ engine's
 //! block test covers both, and `sched` tests the scheduler alone.
 
