@@ -24,7 +24,7 @@
 
 mod common;
 
-use common::{block_seeds, p};
+use common::{block_seeds, near_wrap, p};
 use rnic_hw::desc::{AckInPack, CqReqPack, ErrPack, ReqStatePack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::Model;
@@ -60,14 +60,6 @@ struct Req {
 /// A completion request: (cqn, idx, status, op, len, qpn).
 type Cqr = (u64, u64, u64, u64, u64, u64);
 
-fn near_wrap(r: &mut Rng) -> u64 {
-    match r.below(3) {
-        0 => r.below(16),
-        1 => (M24 + 1 - r.range(1, 12)) & M24,
-        _ => r.next() & M24,
-    }
-}
-
 fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let mut m = Model::new("ack_recv").map_err(|e| e.to_string())?;
     let pt = |n: &str| p(&m, n);
@@ -90,7 +82,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let cqn_of = |q: usize| (q as u64 * 7 + 3) & 0x3F;
     let mut req: Vec<Req> = (0..NUM_QPS).map(|_| Req { acked: 0, err: false, pi: 0 }).collect();
     for &q in &qpns {
-        let acked = near_wrap(&mut r);
+        let acked = near_wrap(&mut r, 24);
         req[q] = Req { acked, err: false, pi: (acked + r.below(6)) & M16 };
     }
     let pack_req = |s: &Req| pack_words(ReqStatePack::FIELDS, 32, &[("acked", s.acked), ("err", s.err as u64)])[0];

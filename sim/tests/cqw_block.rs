@@ -18,6 +18,8 @@
 //! (including bases near the top of the 64-bit space) with a mostly ready
 //! port. Every CQ number up to the highest is used.
 
+mod common;
+
 use rnic_hw::desc::CqReqPack;
 use rnic_hw::pack::pack_words;
 use rnic_sim::model::{Model, PortId};
@@ -238,10 +240,7 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
 }
 
 fn check(spec: Spec) {
-    let seeds: Vec<u64> = match std::env::var("RNIC_RANDOM_SEED")
-        .ok()
-        .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), if s.starts_with("0x") { 16 } else { 10 }).ok())
-    {
+    let seeds: Vec<u64> = match common::env_u64("RNIC_RANDOM_SEED") {
         Some(s) => vec![s],
         None => spec.seeds.to_vec(),
     };

@@ -51,6 +51,9 @@
 //! Seeds are fixed; a failure prints its seed. `RNIC_RESP_BLOCK_ITERS=n`
 //! runs n seeds per parameter set, `RNIC_RESP_BLOCK_SEED=s` runs seed s only.
 
+mod common;
+
+use common::{block_seeds, near_wrap};
 use rnic_hw::desc::{CqePack, ReqStatePack, RxDescPack, RxStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
@@ -615,23 +618,6 @@ struct Tb {
     last_progress: u64,
     hist: VecDeque<String>,
     st: Stats,
-}
-
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| {
-        let v = v.trim();
-        let r = if let Some(h) = v.strip_prefix("0x") { u64::from_str_radix(h, 16) } else { v.parse() };
-        r.unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-    })
-}
-
-fn near_wrap(rng: &mut Rng, bits: u32) -> u64 {
-    let m = (1u64 << bits) - 1;
-    match rng.below(3) {
-        0 => rng.below(16),
-        1 => (m + 1 - rng.range(1, 12)) & m,
-        _ => rng.next() & m,
-    }
 }
 
 impl Tb {
@@ -2026,10 +2012,7 @@ fn off_of(k: u64, pmtu: u64) -> u64 {
 /// Runs parameter set `cfg` on its fixed seeds (`RNIC_RESP_BLOCK_ITERS` of
 /// them, default 1) or on `RNIC_RESP_BLOCK_SEED`.
 fn run_set(cfg: Cfg, base_seed: u64) {
-    let seeds: Vec<u64> = match env_u64("RNIC_RESP_BLOCK_SEED") {
-        Some(s) => vec![s],
-        None => (0..env_u64("RNIC_RESP_BLOCK_ITERS").unwrap_or(1).max(1)).map(|i| base_seed + i).collect(),
-    };
+    let seeds = block_seeds("RNIC_RESP_BLOCK", base_seed);
     for seed in seeds {
         let started = std::time::Instant::now();
         eprintln!("resp_block {}: seed {seed:#x}", cfg.name);

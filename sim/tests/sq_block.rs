@@ -50,6 +50,9 @@
 //! Seeds are fixed; a failure prints its seed. `RNIC_SQ_BLOCK_ITERS=n` runs n
 //! seeds per parameter set, `RNIC_SQ_BLOCK_SEED=s` runs seed s only.
 
+mod common;
+
+use common::block_seeds;
 use rnic_hw::desc::{ErrPack, SqStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
@@ -1451,22 +1454,10 @@ impl Tb {
     }
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| {
-        let v = v.trim();
-        let r = if let Some(h) = v.strip_prefix("0x") { u64::from_str_radix(h, 16) } else { v.parse() };
-        r.unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-    })
-}
-
 /// Runs parameter set `cfg` on its fixed seeds (`RNIC_SQ_BLOCK_ITERS` of
 /// them, default 1) or on `RNIC_SQ_BLOCK_SEED`.
 fn run_set(cfg: Cfg, base_seed: u64) {
-    let seeds: Vec<u64> = match env_u64("RNIC_SQ_BLOCK_SEED") {
-        Some(s) => vec![s],
-        None => (0..env_u64("RNIC_SQ_BLOCK_ITERS").unwrap_or(1).max(1)).map(|i| base_seed + i).collect(),
-    };
-    for seed in seeds {
+    for seed in block_seeds("RNIC_SQ_BLOCK", base_seed) {
         let started = std::time::Instant::now();
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {

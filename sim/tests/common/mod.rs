@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use rnic_sim::model::{Model, PortId};
+use rnic_sim::rng::SplitMix as Rng;
 use rnic_spec::wire::{opcode, Frame};
 
 pub fn p(m: &Model, n: &str) -> PortId {
@@ -90,5 +91,15 @@ pub fn block_seeds(prefix: &str, base: u64) -> Vec<u64> {
     match env_u64(&format!("{prefix}_SEED")) {
         Some(s) => vec![s],
         None => (0..env_u64(&format!("{prefix}_ITERS")).unwrap_or(1).max(1)).map(|i| base + i).collect(),
+    }
+}
+
+/// A value of `bits` bits near its wrap: small, just below 2^bits, or anywhere.
+pub fn near_wrap(rng: &mut Rng, bits: u32) -> u64 {
+    let m = (1u64 << bits) - 1;
+    match rng.below(3) {
+        0 => rng.below(16),
+        1 => (m + 1 - rng.range(1, 12)) & m,
+        _ => rng.next() & m,
     }
 }
