@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use rnic_spec::params::CLOCK_HZ;
 
 use crate::config::SimConfig;
-use crate::fabric::{Fabric, LinkFaults, LinkStats, SwitchStats};
+use crate::fabric::{Fabric, SwitchStats};
+use crate::faults::{LinkFaults, LinkStats};
 use crate::mem::Violation;
 use crate::nic::SimNic;
 use crate::pcap::PcapSink;

@@ -19,9 +19,8 @@
 //!   is presented when its last byte has arrived (cut-through MAC),
 //!   honouring `net_rx_ready`.
 //!
-//! Faults act on a NIC's egress link before the switch ([`LinkFaults`]):
-//! drop, random loss, corruption, extra delay (reordering), duplication, or
-//! any change by a closure.
+//! Faults act on a NIC's egress link before the switch ([`LinkFaults`],
+//! in [`crate::faults`]).
 
 use std::collections::VecDeque;
 
@@ -29,6 +28,7 @@ use rnic_spec::params::{CLOCK_PS, DATA_BYTES};
 use rnic_spec::wire::{off, WIRE_OVERHEAD};
 
 use crate::config::SimConfig;
+use crate::faults::{LinkFaults, LinkStats};
 use crate::pcap::PcapSink;
 
 /// MAC address of NIC `i` of a cluster: 02:00:00:00:00:(i+1).
@@ -251,116 +251,6 @@ pub struct NetPort {
     pub tx: TxMac,
     /// Receive side.
     pub rx: RxMac,
-}
-
-/// Decides whether a frame is delivered; may modify it. `true` delivers.
-pub type FrameHook = Box<dyn FnMut(&mut Vec<u8>) -> bool>;
-
-/// Faults injected on a NIC's egress link (before the switch).
-#[derive(Default)]
-pub struct LinkFaults {
-    drop_next: u64,
-    delay_next: VecDeque<u64>,
-    duplicate_next: u64,
-    corrupt_next: VecDeque<(usize, u8)>,
-    hook: Option<FrameHook>,
-    loss_ppm: u32,
-    rng: u64,
-}
-
-impl LinkFaults {
-    /// Drops the next `n` frames.
-    pub fn drop_next(&mut self, n: u64) {
-        self.drop_next += n;
-    }
-    /// Delivers the next frame (not dropped) `extra_ns` late, so frames sent after it overtake it (reordering).
-    pub fn delay_next(&mut self, extra_ns: u64) {
-        self.delay_next.push_back(extra_ns * 1000);
-    }
-    /// Delivers each of the next `n` frames (not dropped) twice, the copy right after the original.
-    pub fn duplicate_next(&mut self, n: u64) {
-        self.duplicate_next += n;
-    }
-    /// XORs byte `offset` of the next frame (not dropped) with `xor` (ignored if the frame is shorter).
-    pub fn corrupt_next(&mut self, offset: usize, xor: u8) {
-        self.corrupt_next.push_back((offset, xor));
-    }
-    /// Runs `hook` on every frame after the other faults: it may change the frame, and drops it by returning false.
-    pub fn set_hook(&mut self, hook: FrameHook) {
-        self.hook = Some(hook);
-    }
-    /// Removes the hook.
-    pub fn clear_hook(&mut self) {
-        self.hook = None;
-    }
-    /// Drops each frame independently with probability `ppm` / 1e6, from a seeded generator.
-    pub fn set_loss(&mut self, ppm: u32, seed: u64) {
-        self.loss_ppm = ppm;
-        self.rng = seed | 1;
-    }
-
-    /// Extra delay (ps) and whether to duplicate, for a frame that goes on.
-    fn take_delivery(&mut self, stats: &mut LinkStats) -> (u64, bool) {
-        let extra = self.delay_next.pop_front().unwrap_or(0);
-        if extra > 0 {
-            stats.delayed += 1;
-        }
-        let dup = self.duplicate_next > 0;
-        if dup {
-            self.duplicate_next -= 1;
-            stats.duplicated += 1;
-        }
-        (extra, dup)
-    }
-
-    /// Applies the faults; true if the frame goes on.
-    fn apply(&mut self, frame: &mut Vec<u8>, stats: &mut LinkStats) -> bool {
-        if self.drop_next > 0 {
-            self.drop_next -= 1;
-            stats.dropped += 1;
-            return false;
-        }
-        if self.loss_ppm > 0 {
-            // xorshift64: reproducible loss pattern per seed.
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            if self.rng % 1_000_000 < self.loss_ppm as u64 {
-                stats.dropped += 1;
-                return false;
-            }
-        }
-        if let Some((o, x)) = self.corrupt_next.pop_front() {
-            if let Some(b) = frame.get_mut(o) {
-                *b ^= x;
-                stats.corrupted += 1;
-            }
-        }
-        if let Some(h) = self.hook.as_mut() {
-            if !h(frame) {
-                stats.dropped += 1;
-                return false;
-            }
-        }
-        true
-    }
-}
-
-/// Counters of a NIC's egress link.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkStats {
-    /// Frames the NIC transmitted.
-    pub frames: u64,
-    /// Bytes of those frames (without wire overhead).
-    pub bytes: u64,
-    /// Frames dropped by faults.
-    pub dropped: u64,
-    /// Frames corrupted by faults.
-    pub corrupted: u64,
-    /// Frames delayed by faults.
-    pub delayed: u64,
-    /// Frames duplicated by faults.
-    pub duplicated: u64,
 }
 
 /// Counters of the switch.

@@ -4,7 +4,7 @@
 //! * [`SimNic`]: the "core" top with its host memory ([`mem`]), PCIe/DMA model
 //!   ([`pcie`], latency, bandwidth, IOMMU shadow check) and MMIO register path.
 //! * [`Cluster`]: N NICs on one clock, joined by the Ethernet [`fabric`]
-//!   (100 GbE links, a switch for N > 2, fault hooks, [`pcap`] capture).
+//!   (100 GbE links, a switch for N > 2, [`faults`], [`pcap`] capture).
 //! * [`CosimDevice`]: NIC i of a cluster as an [`rnic_driver::Device`].
 //!
 //! The build script verilates every top of `rnic_hw::verilog_tops()`; the
@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod config;
 pub mod device;
 pub mod fabric;
+pub mod faults;
 pub mod mem;
 pub mod model;
 pub mod nic;
@@ -26,7 +27,8 @@ pub mod rng;
 pub use cluster::{Cluster, ClusterStats};
 pub use config::SimConfig;
 pub use device::CosimDevice;
-pub use fabric::{ip_of, ip_reg, mac_of, mac_reg, LinkFaults};
+pub use fabric::{ip_of, ip_reg, mac_of, mac_reg};
+pub use faults::{FrameClass, LinkFaults, LinkStats, RandomFaults};
 pub use mem::{DmaDir, Violation, HOST_MEM_BASE};
 pub use model::{Model, ModelError, PortDir, PortId, PortInfo};
 pub use nic::SimNic;

@@ -35,6 +35,10 @@ impl SplitMix {
     pub fn pct(&mut self, p: u32) -> bool {
         self.below(100) < p as u64
     }
+    /// True with probability `p` (0 ≤ p ≤ 1), from the top 53 bits.
+    pub fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64) < p * (1u64 << 53) as f64
+    }
     /// One element of `v` (not empty).
     pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
         v[self.below(v.len() as u64) as usize]
