@@ -6,7 +6,7 @@ use crate::qp::enter_error;
 use crate::ring::{self, cqe_owner_valid, matches_low16};
 use crate::{DestroyError, Error, Resource, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
-use rnic_spec::desc::{cqe_op, cqe_status, Cqe, CQE_BYTES};
+use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, Cqe, CQE_BYTES};
 use rnic_spec::regs::{self, cq, NUM_STAGE};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -85,6 +85,9 @@ pub enum WcOpcode {
     RdmaWrite,
     /// A SEND was received.
     Recv,
+    /// An RDMA WRITE with immediate data consumed a receive WR (`byte_len`
+    /// is the length written).
+    RecvRdmaWithImm,
     /// An opcode the library does not know.
     Other(u8),
 }
@@ -96,6 +99,7 @@ impl WcOpcode {
             cqe_op::SEND => WcOpcode::Send,
             cqe_op::RDMA_WRITE => WcOpcode::RdmaWrite,
             cqe_op::RECV => WcOpcode::Recv,
+            cqe_op::RECV_RDMA_WITH_IMM => WcOpcode::RecvRdmaWithImm,
             o => WcOpcode::Other(o),
         }
     }
@@ -117,6 +121,19 @@ pub struct WorkCompletion {
     pub byte_len: u32,
     /// Local QP number.
     pub qp_num: u32,
+    /// [`WcFlags::WITH_IMM`] when `imm_data` holds immediate data.
+    pub wc_flags: WcFlags,
+    /// Immediate data of a SEND or RDMA WRITE with immediate (receive side).
+    pub imm_data: u32,
+}
+
+bitflags::bitflags! {
+    /// Work completion flags (`ibv_wc_flags`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct WcFlags: u32 {
+        /// The completion carries immediate data (`IBV_WC_WITH_IMM`).
+        const WITH_IMM = 1 << 1;
+    }
 }
 
 /// The library's state of one CQ.
@@ -330,7 +347,8 @@ impl Cq {
 /// Matches a hardware CQE to the oldest outstanding WR of its queue.
 fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Option<WorkCompletion>> {
     let qpn = cqe.qpn.get();
-    let queue = if cqe.opcode == cqe_op::RECV { Queue::Rq } else { Queue::Sq };
+    let queue =
+        if cqe.opcode == cqe_op::RECV || cqe.opcode == cqe_op::RECV_RDMA_WITH_IMM { Queue::Rq } else { Queue::Sq };
     let got = cqe.wqe_index.get();
     let bad = |expected: String| Error::BadCqe { cqn, qpn, queue, got, expected };
     let Some(qp) = st.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
@@ -357,10 +375,18 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
     // opcode and length of a send completion come from what was posted.
     let (opcode, byte_len) = match queue {
         Queue::Sq => (slot.opcode, slot.len),
-        Queue::Rq => (WcOpcode::Recv, cqe.byte_len.get()),
+        Queue::Rq => (WcOpcode::from_raw(cqe.opcode), cqe.byte_len.get()),
     };
-    let wc =
-        WorkCompletion { wr_id: slot.wr_id, status: WcStatus::from_raw(cqe.status), opcode, byte_len, qp_num: qpn };
+    let with_imm = cqe.flags & cqe_flags::WITH_IMM != 0;
+    let wc = WorkCompletion {
+        wr_id: slot.wr_id,
+        status: WcStatus::from_raw(cqe.status),
+        opcode,
+        byte_len,
+        qp_num: qpn,
+        wc_flags: if with_imm { WcFlags::WITH_IMM } else { WcFlags::empty() },
+        imm_data: if with_imm { cqe.imm.get() } else { 0 },
+    };
     if !wc.status.is_ok() {
         enter_error(ctx, st, qpn)?;
     }

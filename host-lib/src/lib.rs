@@ -55,7 +55,7 @@ mod mr;
 mod qp;
 pub mod ring;
 
-pub use cq::{Cq, WcOpcode, WcStatus, WorkCompletion};
+pub use cq::{Cq, WcFlags, WcOpcode, WcStatus, WorkCompletion};
 pub use ctx::{open_device, open_devices, Context, DeviceAttr, NetAddr, Pd};
 pub use error::{DestroyError, Error, Queue, Resource, Result};
 pub use mr::{AccessFlags, Mr, Sge};

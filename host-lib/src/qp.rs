@@ -208,6 +208,28 @@ pub enum WrOpcode {
     },
     /// SEND into the next receive WR of the remote QP.
     Send,
+    /// RDMA WRITE with immediate data: also consumes the next receive WR of
+    /// the remote QP, which completes with `imm` (`IBV_WR_RDMA_WRITE_WITH_IMM`).
+    RdmaWriteWithImm {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Immediate data for the remote completion.
+        imm: u32,
+    },
+    /// SEND with immediate data (`IBV_WR_SEND_WITH_IMM`).
+    SendWithImm {
+        /// Immediate data for the remote completion.
+        imm: u32,
+    },
+}
+
+impl WrOpcode {
+    /// Whether the operation consumes a receive WR at the remote QP.
+    pub fn consumes_recv(&self) -> bool {
+        !matches!(self, WrOpcode::RdmaWrite { .. })
+    }
 }
 
 /// A send work request (`ibv_send_wr`, one SGE, always signaled).
@@ -268,6 +290,7 @@ impl WorkQueue {
                 opcode: s.opcode,
                 byte_len: 0,
                 qp_num: qpn,
+                ..Default::default()
             });
             self.ci = self.ci.wrapping_add(1);
         }
@@ -287,6 +310,8 @@ pub(crate) struct QpInner {
     /// The QPC staging words last committed (re-committed with changes on each transition).
     words: [u64; NUM_STAGE],
     dest_qpn: Option<u32>,
+    /// RSN of the next message that consumes a remote receive WR (reset with the requester).
+    rsn: u32,
 }
 
 impl QpInner {
@@ -408,6 +433,7 @@ impl Pd {
             rq,
             words,
             dest_qpn: None,
+            rsn: 0,
         });
         Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn })
     }
@@ -568,6 +594,7 @@ impl Qp {
                 qpc::DEST_MAC.put(&mut qp.words, dest.mac_u64());
                 qpc::RQ_PSN.put(&mut qp.words, attr.rq_psn.expect("checked") as u64);
                 qp.dest_qpn = Some(dqpn);
+                qp.rsn = 0;
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ)?;
                 // Receives posted in INIT: re-announce the producer index after the responder reset.
                 if qp.rq.pi != 0 {
@@ -577,6 +604,7 @@ impl Qp {
             (QpState::Rtr, QpState::Rts) => {
                 qpc::RTS.put(&mut qp.words, 1);
                 qpc::SQ_PSN.put(&mut qp.words, attr.sq_psn.expect("checked") as u64);
+                qp.rsn = 0;
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_REQ)?;
             }
             // INIT→INIT and RTS→RTS carry no attributes this NIC has.
@@ -608,6 +636,7 @@ impl Qp {
                     opcode: op_of(&w.opcode),
                     byte_len: 0,
                     qp_num: qpn,
+                    ..Default::default()
                 });
                 st.cqs[scq as usize].as_mut().expect("CQ").pending.extend(flushed);
                 return Ok(());
@@ -627,9 +656,16 @@ impl Qp {
         let mut bytes = Vec::with_capacity(wrs.len() * SEND_WQE_BYTES);
         for wr in wrs {
             check_sge(ctx, qpn, qp.pdn, &wr.sg)?;
-            let (opcode, rkey, remote_addr) = match wr.opcode {
-                WrOpcode::RdmaWrite { remote_addr, rkey } => (send_op::RDMA_WRITE, rkey, remote_addr),
-                WrOpcode::Send => (send_op::SEND, 0, 0),
+        }
+        let mut rsn = qp.rsn;
+        for wr in wrs {
+            let (opcode, rkey, remote_addr, imm) = match wr.opcode {
+                WrOpcode::RdmaWrite { remote_addr, rkey } => (send_op::RDMA_WRITE, rkey, remote_addr, 0),
+                WrOpcode::Send => (send_op::SEND, 0, 0, 0),
+                WrOpcode::RdmaWriteWithImm { remote_addr, rkey, imm } => {
+                    (send_op::RDMA_WRITE_IMM, rkey, remote_addr, imm)
+                }
+                WrOpcode::SendWithImm { imm } => (send_op::SEND_IMM, 0, 0, imm),
             };
             let wqe = SendWqe {
                 opcode,
@@ -638,11 +674,17 @@ impl Qp {
                 lkey: wr.sg.mr.lkey().into(),
                 rkey: rkey.into(),
                 remote_addr: remote_addr.into(),
+                imm: imm.into(),
+                rsn: rsn.into(),
                 ..Default::default()
             };
+            if wr.opcode.consumes_recv() {
+                rsn = rsn.wrapping_add(1);
+            }
             bytes.extend_from_slice(wqe.as_bytes());
         }
         write_ring(ctx, &qp.sq, SEND_WQE_BYTES, &bytes)?;
+        qp.rsn = rsn;
         for wr in wrs {
             let s = ring::slot(qp.sq.pi, qp.sq.log2);
             qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len };
@@ -674,6 +716,7 @@ impl Qp {
                     opcode: WcOpcode::Recv,
                     byte_len: 0,
                     qp_num: qpn,
+                    ..Default::default()
                 });
                 st.cqs[rcq as usize].as_mut().expect("CQ").pending.extend(flushed);
                 return Ok(());
@@ -714,8 +757,8 @@ impl Qp {
 
 fn op_of(op: &WrOpcode) -> WcOpcode {
     match op {
-        WrOpcode::RdmaWrite { .. } => WcOpcode::RdmaWrite,
-        WrOpcode::Send => WcOpcode::Send,
+        WrOpcode::RdmaWrite { .. } | WrOpcode::RdmaWriteWithImm { .. } => WcOpcode::RdmaWrite,
+        WrOpcode::Send | WrOpcode::SendWithImm { .. } => WcOpcode::Send,
     }
 }
 

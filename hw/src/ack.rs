@@ -20,7 +20,7 @@
 //!
 //! [`AckInPack`]: crate::desc::AckInPack
 
-use crate::desc::{AckInUnpack, CqReqPack, ErrUnpack, ReqStatePack, ReqStateUnpack};
+use crate::desc::{AckInUnpack, CqReqPack, ErrUnpack, ReqStatePack, ReqStateUnpack, CQR_BITS};
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status};
 use rnic_spec::params::QPN_BITS;
@@ -76,7 +76,7 @@ pub struct AckRecv {
     /// The completion writer took the request.
     pub cqr_ready: Signal<In, Bit>,
     /// The request (`CqReqPack`).
-    pub cqr_data: Signal<Out, Bits<88>>,
+    pub cqr_data: Signal<Out, Bits<CQR_BITS>>,
     /// QP error flag write enable (read by the SQ engine).
     pub qperr_we: Signal<Out, Bit>,
     /// QP error flag write address.
@@ -160,6 +160,8 @@ impl Logic for AckRecv {
         self.cqr.op.next = self.cqe_op_requester.val();
         self.cqr.len.next = 0.into();
         self.cqr.qpn.next = self.c_qpn.q.val();
+        self.cqr.imm.next = 0.into();
+        self.cqr.flags.next = 0.into();
         self.cqr_data.next = self.cqr.pword.val();
         self.cqr_valid.next = false;
         self.idle.next = (self.state.q.val() == AckState::Idle) & self.ackq.empty.val() & self.rstq.empty.val();

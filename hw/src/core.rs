@@ -1,5 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
+use crate::desc::TXD_BITS;
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
@@ -102,8 +103,8 @@ pub struct RnicCore {
     cq_cfg: RAM<Bits<128>, CQ_BITS>,
     cq_pi: RAM<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
-    txdq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
-    ackq: SynchronousFIFO<Bits<512>, 3, 4, 1>,
+    txdq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
+    ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
     cnt: Signal<Local, Bits<15>>,

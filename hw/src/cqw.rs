@@ -13,7 +13,7 @@
 //! accepted every write of the message it completes, and the write mux
 //! passes beats through without buffering, so the CQE lands after the data.
 
-use crate::desc::{CqReqUnpack, CqView, CqePack};
+use crate::desc::{CqReqUnpack, CqView, CqePack, CQR_BITS};
 use crate::num::Num;
 use rnic_spec::desc::CQE_BYTES;
 use rnic_spec::params::CQ_BITS;
@@ -37,7 +37,7 @@ pub struct CqWriter {
     /// The request is taken.
     pub req_ready: Signal<Out, Bit>,
     /// The request: CQ, WQE index, status, opcode, byte count, QPN.
-    pub req_data: Signal<In, Bits<88>>,
+    pub req_data: Signal<In, Bits<CQR_BITS>>,
     /// CQ table read address (also the producer index address).
     pub cq_addr: Signal<Out, Bits<CQ_BITS>>,
     /// CQ table read data (one cycle after the address).
@@ -63,7 +63,7 @@ pub struct CqWriter {
     /// No request in progress.
     pub idle: Signal<Out, Bit>,
     state: DFF<CqwState>,
-    req: DFF<Bits<88>>,
+    req: DFF<Bits<CQR_BITS>>,
     ru: CqReqUnpack,
     cv: CqView,
     cqe: CqePack,
@@ -89,6 +89,8 @@ impl Logic for CqWriter {
         self.cqe.opcode.next = self.ru.op.val();
         self.cqe.qpn.next = bit_cast::<32, 8>(self.ru.qpn.val());
         self.cqe.byte_len.next = self.ru.len.val();
+        self.cqe.imm.next = self.ru.imm.val();
+        self.cqe.flags.next = self.ru.flags.val();
         self.cqe.rsvd.next = 0.into();
         self.cqe.owner.next = 1.into();
         self.cq_pass.next = self.cqpi_data.val() >> bit_cast::<32, 8>(self.cv.log2.val());
@@ -149,19 +151,19 @@ pub struct CqReqMux {
     /// Stream A offers a request.
     pub a_valid: Signal<In, Bit>,
     /// Stream A's request.
-    pub a_data: Signal<In, Bits<88>>,
+    pub a_data: Signal<In, Bits<CQR_BITS>>,
     /// Stream A's request is taken.
     pub a_ready: Signal<Out, Bit>,
     /// Stream B offers a request.
     pub b_valid: Signal<In, Bit>,
     /// Stream B's request.
-    pub b_data: Signal<In, Bits<88>>,
+    pub b_data: Signal<In, Bits<CQR_BITS>>,
     /// Stream B's request is taken.
     pub b_ready: Signal<Out, Bit>,
     /// A request to the completion writer.
     pub valid: Signal<Out, Bit>,
     /// The request.
-    pub data: Signal<Out, Bits<88>>,
+    pub data: Signal<Out, Bits<CQR_BITS>>,
     /// The completion writer takes it.
     pub ready: Signal<In, Bit>,
     last_b: DFF<Bit>,

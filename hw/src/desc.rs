@@ -2,22 +2,32 @@
 
 use rust_hdl::prelude::*;
 
-crate::pack_blocks!(TxDescPack, TxDescUnpack, 512, [
+/// Width of a TX descriptor word ([`TxDescPack`]).
+pub const TXD_BITS: usize = 576;
+
+crate::pack_blocks!(TxDescPack, TxDescUnpack, 576, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
-    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8,
+    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32,
 ]);
+const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 
 crate::pack_blocks!(RxDescPack, RxDescUnpack, 512, [
     opcode: 8, dqpn: 24, psn: 24, ack_req: 1, va: 64, rkey: 32, msg_len: 32, ssn: 24,
     psn_offset: 24, ts: 64, syndrome: 8, msn: 24, src_mac: 48, src_ip: 32, sport: 16,
-    ecn: 8, plen: 13, rptr: 10, nbeats: 7,
+    ecn: 8, plen: 13, rptr: 10, nbeats: 7, imm: 32,
 ]);
 
 crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8]);
 
+/// Width of a completion request word ([`CqReqPack`]).
+pub const CQR_BITS: usize = 128;
+
 // A completion request to the completion writer (`crate::cqw`).
-crate::pack_blocks!(CqReqPack, CqReqUnpack, 88, [cqn: 16, idx: 16, status: 8, op: 8, len: 32, qpn: 8]);
+crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
+    cqn: 16, idx: 16, status: 8, op: 8, len: 32, qpn: 8, imm: 32, flags: 8,
+]);
+const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
 // An ACK handed from the responder to the ACK receiver (`crate::ack`).
 crate::pack_blocks!(AckInPack, AckInUnpack, 72, [qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16]);
@@ -49,6 +59,7 @@ crate::bit_view!(SendWqeView, 512, [
     opcode: 8 @ d::SWQE_OPCODE * 8, length: 32 @ d::SWQE_LENGTH * 8,
     local_addr: 64 @ d::SWQE_LOCAL_ADDR * 8, lkey: 32 @ d::SWQE_LKEY * 8,
     rkey: 32 @ d::SWQE_RKEY * 8, remote_addr: 64 @ d::SWQE_REMOTE_ADDR * 8,
+    imm: 32 @ d::SWQE_IMM * 8, rsn: 16 @ d::SWQE_RSN * 8,
 ]);
 
 crate::bit_view!(RecvWqeView, 512, [
@@ -63,7 +74,7 @@ crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
 ]);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [
-    wqe_index: 16, status: 8, opcode: 8, qpn: 32, byte_len: 32, rsvd: 152, owner: 8,
+    wqe_index: 16, status: 8, opcode: 8, qpn: 32, byte_len: 32, imm: 32, flags: 8, rsvd: 112, owner: 8,
 ]);
 
 // The CQE packing above must match the host's view of a CQE.
@@ -73,5 +84,7 @@ const _: () = assert!(
         && d::CQE_OPCODE == 3
         && d::CQE_QPN == 4
         && d::CQE_BYTE_LEN == 8
+        && d::CQE_IMM == 12
+        && d::CQE_FLAGS == 16
         && d::CQE_OWNER == 31
 );

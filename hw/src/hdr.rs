@@ -86,6 +86,10 @@ pub struct TxHeader {
     pub epsn: Signal<In, Bits<24>>,
     /// ECN echo (ACK).
     pub ecn_echo: Signal<In, Bits<8>>,
+    /// Request RSN (receive WQE index).
+    pub rsn: Signal<In, Bits<16>>,
+    /// Request immediate data.
+    pub imm: Signal<In, Bits<32>>,
     /// Header beat 0 (bytes 0..64).
     pub beat0: Signal<Out, Bits<512>>,
     /// Header beat 1 (bytes 64..128).
@@ -119,6 +123,8 @@ impl Logic for TxHeader {
             epsn: self.epsn.val().to_u64() as u32,
             echo_entropy: self.sport.val().to_u64() as u16,
             echo_ecn: self.ecn_echo.val().to_u64() as u8,
+            rsn: if ack { 0 } else { self.rsn.val().to_u64() as u32 },
+            imm: if ack { 0 } else { self.imm.val().to_u64() as u32 },
             payload: vec![0; self.plen.val().to_u64() as usize],
             ..Default::default()
         };
@@ -132,7 +138,7 @@ impl Logic for TxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w_rsn;").unwrap();
         writeln!(v, "always @(*) begin\n  h = 1024'd0;").unwrap();
         writeln!(v, "  pad = 2'd0 - plen[1:0];").unwrap();
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
@@ -167,7 +173,7 @@ impl Logic for TxHeader {
         put(&mut v, "dqpn", off::BTH_DQPN, 3);
         writeln!(v, "  h[{}] = ack_req;", 8 * off::BTH_ACKREQ + 7).unwrap();
         put(&mut v, "psn", off::BTH_PSN, 3);
-        writeln!(v, "  w24a = {{8'd0, ssn}};\n  w24b = {{8'd0, psn_offset}};\n  w24c = {{8'd0, epsn}};").unwrap();
+        writeln!(v, "  w24a = {{8'd0, ssn}};\n  w24b = {{8'd0, psn_offset}};\n  w24c = {{8'd0, epsn}};\n  w_rsn = {{16'd0, rsn}};").unwrap();
         writeln!(v, "  if (is_ack) begin").unwrap();
         put(&mut v, "syndrome", off::AETH_SYNDROME, 1);
         put(&mut v, "msn", off::AETH_MSN, 3);
@@ -184,6 +190,8 @@ impl Logic for TxHeader {
         put(&mut v, "w24a", off::RXT_SSN, 4);
         put(&mut v, "w24b", off::RXT_PSN_OFFSET, 4);
         put(&mut v, "ts", off::RXT_TS, 8);
+        put(&mut v, "w_rsn", off::RXT_RSN, 4);
+        put(&mut v, "imm", off::RXT_IMM, 4);
         writeln!(v, "  end\n  beat0 = h[511:0];\n  beat1 = h[1023:512];\nend").unwrap();
         Verilog::Custom(v)
     }
@@ -242,6 +250,8 @@ pub struct RxHeader {
     pub syndrome: Signal<Out, Bits<8>>,
     /// AETH MSN.
     pub msn: Signal<Out, Bits<24>>,
+    /// Request immediate data.
+    pub imm: Signal<Out, Bits<32>>,
 }
 
 impl Logic for RxHeader {
@@ -283,6 +293,7 @@ impl Logic for RxHeader {
         self.ts.next = be(off::RXT_TS, 8).into();
         self.syndrome.next = be(off::AETH_SYNDROME, 1).into();
         self.msn.next = be(off::AETH_MSN, 3).into();
+        self.imm.next = be(off::RXT_IMM, 4).into();
     }
     fn connect(&mut self) {
         self.is_roce.connect();
@@ -308,6 +319,7 @@ impl Logic for RxHeader {
         self.ts.connect();
         self.syndrome.connect();
         self.msn.connect();
+        self.imm.connect();
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
@@ -364,6 +376,7 @@ impl Logic for RxHeader {
         get(&mut v, "ts", off::RXT_TS, 8);
         get(&mut v, "syndrome", off::AETH_SYNDROME, 1);
         get(&mut v, "msn", off::AETH_MSN, 3);
+        get(&mut v, "imm", off::RXT_IMM, 4);
         writeln!(v, "end").unwrap();
         Verilog::Custom(v)
     }

@@ -11,10 +11,11 @@
 //! (`crate::cqw`), so each CQ has one producer; `crate::rxe` joins them.
 
 use crate::desc::{
-    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
+    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack, CQR_BITS,
+    TXD_BITS,
 };
 use crate::num::Num;
-use rnic_spec::desc::{cqe_op, cqe_status};
+use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
 use rnic_spec::params::dma_tag;
 use rnic_spec::params::{MR_BITS, QPN_BITS};
 use rnic_spec::wire::{opcode, syndrome};
@@ -96,7 +97,7 @@ pub struct Responder {
     /// The completion writer took the request.
     pub cqr_ready: Signal<In, Bit>,
     /// The request (`CqReqPack`).
-    pub cqr_data: Signal<Out, Bits<88>>,
+    pub cqr_data: Signal<Out, Bits<CQR_BITS>>,
     /// An ACK to the ACK receiver (`AckInPack`).
     pub ackr_valid: Signal<Out, Bit>,
     /// The ACK word.
@@ -128,7 +129,7 @@ pub struct Responder {
     /// ACK FIFO write.
     pub ack_write: Signal<Out, Bit>,
     /// ACK descriptor.
-    pub ack_data: Signal<Out, Bits<512>>,
+    pub ack_data: Signal<Out, Bits<TXD_BITS>>,
     /// ACK FIFO full.
     pub ack_full: Signal<In, Bit>,
     /// Pulse: header error (bad QPN, opcode, QP not ready).
@@ -174,6 +175,8 @@ pub struct Responder {
     c_op: DFF<Bits<8>>,
     c_len: DFF<Bits<32>>,
     c_qpn: DFF<Bits<QPN_BITS>>,
+    c_imm: DFF<Bits<32>>,
+    c_flags: DFF<Bits<8>>,
     du: RxDescUnpack,
     qv: QpcView,
     rsu: RxStateUnpack,
@@ -189,6 +192,7 @@ pub struct Responder {
     is_write: Signal<Local, Bit>,
     is_first: Signal<Local, Bit>,
     is_last: Signal<Local, Bit>,
+    is_imm: Signal<Local, Bit>,
     psn_diff: Signal<Local, Bits<24>>,
     nbeats: Signal<Local, Bits<10>>,
     va_off: Signal<Local, Bits<64>>,
@@ -212,6 +216,10 @@ pub struct Responder {
     op_write_middle: Num<{ opcode::WRITE_MIDDLE as u64 }, 8>,
     op_write_last: Num<{ opcode::WRITE_LAST as u64 }, 8>,
     op_write_only: Num<{ opcode::WRITE_ONLY as u64 }, 8>,
+    op_send_last_imm: Num<{ opcode::SEND_LAST_IMM as u64 }, 8>,
+    op_send_only_imm: Num<{ opcode::SEND_ONLY_IMM as u64 }, 8>,
+    op_write_last_imm: Num<{ opcode::WRITE_LAST_IMM as u64 }, 8>,
+    op_write_only_imm: Num<{ opcode::WRITE_ONLY_IMM as u64 }, 8>,
     op_ack: Num<{ opcode::ACK as u64 }, 8>,
     syn_ack: Num<{ syndrome::ACK as u64 }, 8>,
     syn_rnr_nak: Num<{ syndrome::RNR_NAK as u64 }, 8>,
@@ -222,6 +230,8 @@ pub struct Responder {
     st_success: Num<{ cqe_status::SUCCESS as u64 }, 8>,
     st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
     cqe_op_recv: Num<{ cqe_op::RECV as u64 }, 8>,
+    cqe_op_recv_imm: Num<{ cqe_op::RECV_RDMA_WITH_IMM as u64 }, 8>,
+    flag_with_imm: Num<{ cqe_flags::WITH_IMM as u64 }, 8>,
 }
 
 // rust-hdl needs literal slice offsets: the QPN's upper bits start at 8, and
@@ -263,7 +273,9 @@ impl Logic for Responder {
             c_status,
             c_op,
             c_len,
-            c_qpn
+            c_qpn,
+            c_imm,
+            c_flags
         );
         self.du.pword.next = self.rx_desc.q.val();
         self.qv.word.next = self.qpc.q.val();
@@ -286,22 +298,33 @@ impl Logic for Responder {
         self.rsp.rsvd2.next = 0.into();
         // Request classification.
         self.op.next = self.du.opcode.val();
+        self.is_imm.next = (self.op.val() == self.op_send_last_imm.val())
+            | (self.op.val() == self.op_send_only_imm.val())
+            | (self.op.val() == self.op_write_last_imm.val())
+            | (self.op.val() == self.op_write_only_imm.val());
         self.is_send.next = (self.op.val() == self.op_send_first.val())
             | (self.op.val() == self.op_send_middle.val())
             | (self.op.val() == self.op_send_last.val())
-            | (self.op.val() == self.op_send_only.val());
+            | (self.op.val() == self.op_send_only.val())
+            | (self.op.val() == self.op_send_last_imm.val())
+            | (self.op.val() == self.op_send_only_imm.val());
         self.is_write.next = (self.op.val() == self.op_write_first.val())
             | (self.op.val() == self.op_write_middle.val())
             | (self.op.val() == self.op_write_last.val())
-            | (self.op.val() == self.op_write_only.val());
+            | (self.op.val() == self.op_write_only.val())
+            | (self.op.val() == self.op_write_last_imm.val())
+            | (self.op.val() == self.op_write_only_imm.val());
         self.is_first.next = (self.op.val() == self.op_send_first.val())
             | (self.op.val() == self.op_send_only.val())
+            | (self.op.val() == self.op_send_only_imm.val())
             | (self.op.val() == self.op_write_first.val())
-            | (self.op.val() == self.op_write_only.val());
+            | (self.op.val() == self.op_write_only.val())
+            | (self.op.val() == self.op_write_only_imm.val());
         self.is_last.next = (self.op.val() == self.op_send_last.val())
             | (self.op.val() == self.op_send_only.val())
             | (self.op.val() == self.op_write_last.val())
-            | (self.op.val() == self.op_write_only.val());
+            | (self.op.val() == self.op_write_only.val())
+            | self.is_imm.val();
         self.psn_diff.next = self.du.psn.val() - self.rsu.epsn.val();
         // Ring beats of the frame after the two header beats (payload + pad + ICRC), as stored.
         self.nbeats.next = bit_cast::<10, 7>(self.du.nbeats.val());
@@ -395,6 +418,8 @@ impl Logic for Responder {
         self.cqr.op.next = self.c_op.q.val();
         self.cqr.len.next = self.c_len.q.val();
         self.cqr.qpn.next = self.c_qpn.q.val();
+        self.cqr.imm.next = self.c_imm.q.val();
+        self.cqr.flags.next = self.c_flags.q.val();
         self.cqr_data.next = self.cqr.pword.val();
         self.cqr_valid.next = false;
         // ACK/NAK descriptor: back to the sender, echoing the request.
@@ -417,6 +442,8 @@ impl Logic for Responder {
         self.ackp.msn.next = self.rsu.msn.val();
         self.ackp.epsn.next = self.rsu.epsn.val();
         self.ackp.ecn_echo.next = self.du.ecn.val();
+        self.ackp.rsn.next = 0.into();
+        self.ackp.imm.next = 0.into();
         self.ack_data.next = self.ackp.pword.val();
         match self.state.q.val() {
             RState::Idle => {
@@ -504,6 +531,11 @@ impl Logic for Responder {
                 } else if self.inv_req.val() {
                     self.cnt_inv.next = true;
                     self.syn.d.next = self.syn_nak_inv_req.val();
+                    self.state.d.next = RState::Nak;
+                } else if self.is_write.val() & self.is_imm.val() & (self.rsu.rq_ci.val() == self.rq_pi.q.val()) {
+                    // A WRITE with immediate consumes a receive WQE: none posted, nothing placed.
+                    self.cnt_rnr.next = true;
+                    self.syn.d.next = self.syn_rnr_nak.val();
                     self.state.d.next = RState::Nak;
                 } else if self.is_write.val() {
                     self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
@@ -606,6 +638,8 @@ impl Logic for Responder {
                 self.c_status.d.next = self.st_loc_prot_err.val();
                 self.c_op.d.next = self.cqe_op_recv.val();
                 self.c_len.d.next = 0.into();
+                self.c_imm.d.next = 0.into();
+                self.c_flags.d.next = 0.into();
                 self.state.d.next = RState::Save;
             }
             RState::SendPlace => {
@@ -661,6 +695,21 @@ impl Logic for Responder {
                     self.c_status.d.next = self.st_success.val();
                     self.c_op.d.next = self.cqe_op_recv.val();
                     self.c_len.d.next = self.send_off.q.val() + bit_cast::<32, 13>(self.du.plen.val());
+                }
+                if self.is_write.val() & self.is_imm.val() {
+                    self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                    self.need_cqe.d.next = true;
+                    self.cq_num.d.next = self.qv.recv_cqn.val();
+                    self.c_idx.d.next = self.rsu.rq_ci.val();
+                    self.c_status.d.next = self.st_success.val();
+                    self.c_op.d.next = self.cqe_op_recv_imm.val();
+                    self.c_len.d.next = self.du.msg_len.val();
+                }
+                self.c_imm.d.next = 0.into();
+                self.c_flags.d.next = 0.into();
+                if self.is_imm.val() {
+                    self.c_imm.d.next = self.du.imm.val();
+                    self.c_flags.d.next = self.flag_with_imm.val();
                 }
                 self.rs.d.next = self.rsp.pword.val();
                 self.state.d.next = RState::Save;

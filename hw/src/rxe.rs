@@ -9,6 +9,7 @@
 
 use crate::ack::AckRecv;
 use crate::cqw::{CqReqMux, CqWriter};
+use crate::desc::TXD_BITS;
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -110,7 +111,7 @@ pub struct RxEngine {
     /// ACK FIFO write.
     pub ack_write: Signal<Out, Bit>,
     /// ACK descriptor.
-    pub ack_data: Signal<Out, Bits<512>>,
+    pub ack_data: Signal<Out, Bits<TXD_BITS>>,
     /// ACK FIFO full.
     pub ack_full: Signal<In, Bit>,
     /// Pulse: header error (bad QPN, opcode, QP not ready).

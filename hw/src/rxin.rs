@@ -146,6 +146,7 @@ impl Logic for RxIn {
         self.pack.ts.next = self.hv.ts.val();
         self.pack.syndrome.next = self.hv.syndrome.val();
         self.pack.msn.next = self.hv.msn.val();
+        self.pack.imm.next = self.hv.imm.val();
         self.pack.src_mac.next = self.hv.src_mac.val();
         self.pack.src_ip.next = self.hv.src_ip.val();
         self.pack.sport.next = self.hv.sport.val();

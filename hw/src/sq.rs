@@ -5,6 +5,7 @@
 //! core connects; the Verilator top `sq` is this block, so the SQ engine's
 //! block test covers both, and `sched` tests the scheduler alone.
 
+use crate::desc::TXD_BITS;
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
 use rnic_spec::params::{MR_BITS, QPN_BITS};
@@ -68,7 +69,7 @@ pub struct SqEngine {
     /// TX descriptor FIFO write.
     pub txd_write: Signal<Out, Bit>,
     /// TX descriptor.
-    pub txd_data: Signal<Out, Bits<512>>,
+    pub txd_data: Signal<Out, Bits<TXD_BITS>>,
     /// TX descriptor FIFO full.
     pub txd_full: Signal<In, Bit>,
     /// Local error (to the completion writer) write.

@@ -17,7 +17,7 @@
 //! turn simply continues (round robin over one QP), so a lone QP keeps its
 //! WQEs.
 
-use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack};
+use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, TXD_BITS};
 use crate::fetch::WqeFetch;
 use crate::num::Num;
 use rnic_spec::desc::{cqe_status, send_op};
@@ -119,7 +119,7 @@ pub struct TurnEngine {
     /// TX descriptor FIFO write.
     pub txd_write: Signal<Out, Bit>,
     /// TX descriptor.
-    pub txd_data: Signal<Out, Bits<512>>,
+    pub txd_data: Signal<Out, Bits<TXD_BITS>>,
     /// TX descriptor FIFO full.
     pub txd_full: Signal<In, Bit>,
     /// Local error (to the completion writer) write.
@@ -166,6 +166,8 @@ pub struct TurnEngine {
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
+    has_imm: Signal<Local, Bit>,
+    op_plain: Signal<Local, Bits<8>>,
     mr_ok: Signal<Local, Bit>,
     addr_off: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
@@ -178,7 +180,6 @@ pub struct TurnEngine {
     op_write_middle: Num<{ opcode::WRITE_MIDDLE as u64 }, 8>,
     op_write_last: Num<{ opcode::WRITE_LAST as u64 }, 8>,
     op_write_only: Num<{ opcode::WRITE_ONLY as u64 }, 8>,
-    wqe_op_write: Num<{ send_op::RDMA_WRITE as u64 }, 8>,
     /// Requests carry no AETH: their descriptor's syndrome is zero.
     no_syndrome: Num<0, 8>,
     st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
@@ -192,6 +193,20 @@ pub struct TurnEngine {
 // The completion router decodes the WQE tag by bit 6 alone; the AckReq mask
 // needs a power of two.
 const _: () = assert!(TAG_WQE == 0x40 && ACK_REQ_EVERY.is_power_of_two());
+// The WQE opcode is decoded by bits 0 (SEND) and 1 (immediate), literal
+// offsets for rust-hdl; each *_IMM wire opcode is the plain Last/Only plus one.
+const _: () = assert!(
+    send_op::SEND_BIT == 1
+        && send_op::IMM_BIT == 2
+        && send_op::RDMA_WRITE == 0
+        && send_op::SEND == send_op::SEND_BIT
+        && send_op::RDMA_WRITE_IMM == send_op::IMM_BIT
+        && send_op::SEND_IMM == send_op::SEND_BIT | send_op::IMM_BIT
+        && opcode::SEND_LAST_IMM == opcode::SEND_LAST + 1
+        && opcode::SEND_ONLY_IMM == opcode::SEND_ONLY + 1
+        && opcode::WRITE_LAST_IMM == opcode::WRITE_LAST + 1
+        && opcode::WRITE_ONLY_IMM == opcode::WRITE_ONLY + 1
+);
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
 // Widths follow QPN_BITS, but the QPN fields of the descriptor words
 // (`desc.rs`, `pack_blocks!` takes literal widths) are 8 bits.
@@ -281,7 +296,8 @@ impl Logic for TurnEngine {
         }
         self.first.next = self.msg_off.q.val() == 0;
         self.last.next = self.pkt_len.val() == self.remaining.val();
-        self.is_write.next = self.wv.opcode.val() == self.wqe_op_write.val();
+        self.is_write.next = !self.wv.opcode.val().get_bit(0);
+        self.has_imm.next = self.wv.opcode.val().get_bit(1);
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
         self.ssn_next16.next = self.ssn.q.val().get_bits::<16>(0) + 1;
         // DMA read request: a WQE batch while the fetch block asks, else a payload read.
@@ -302,24 +318,29 @@ impl Logic for TurnEngine {
         self.txp.dst_mac.next = self.qv.dest_mac.val();
         self.txp.dst_ip.next = self.qv.dest_ip.val();
         self.txp.sport.next = self.qv.udp_sport.val();
-        self.txp.opcode.next = self.op_write_middle.val();
+        self.op_plain.next = self.op_write_middle.val();
         if self.is_write.val() {
             if self.first.val() & self.last.val() {
-                self.txp.opcode.next = self.op_write_only.val();
+                self.op_plain.next = self.op_write_only.val();
             } else if self.first.val() {
-                self.txp.opcode.next = self.op_write_first.val();
+                self.op_plain.next = self.op_write_first.val();
             } else if self.last.val() {
-                self.txp.opcode.next = self.op_write_last.val();
+                self.op_plain.next = self.op_write_last.val();
             }
         } else {
-            self.txp.opcode.next = self.op_send_middle.val();
+            self.op_plain.next = self.op_send_middle.val();
             if self.first.val() & self.last.val() {
-                self.txp.opcode.next = self.op_send_only.val();
+                self.op_plain.next = self.op_send_only.val();
             } else if self.first.val() {
-                self.txp.opcode.next = self.op_send_first.val();
+                self.op_plain.next = self.op_send_first.val();
             } else if self.last.val() {
-                self.txp.opcode.next = self.op_send_last.val();
+                self.op_plain.next = self.op_send_last.val();
             }
+        }
+        // The last packet of a message with immediate: the *_IMM opcode, one above the plain one.
+        self.txp.opcode.next = self.op_plain.val();
+        if self.has_imm.val() & self.last.val() {
+            self.txp.opcode.next = self.op_plain.val() + 1;
         }
         self.txp.dqpn.next = self.qv.remote_qpn.val();
         self.txp.psn.next = self.psn.q.val();
@@ -338,6 +359,8 @@ impl Logic for TurnEngine {
         self.txp.msn.next = 0.into();
         self.txp.epsn.next = 0.into();
         self.txp.ecn_echo.next = 0.into();
+        self.txp.rsn.next = self.wv.rsn.val();
+        self.txp.imm.next = self.wv.imm.val();
         self.txd_data.next = self.txp.pword.val();
         self.errp.qpn.next = self.qpn.q.val();
         self.errp.ssn.next = self.ssn.q.val();

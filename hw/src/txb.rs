@@ -3,7 +3,7 @@
 //! two header beats, the payload beats from the DMA read completions, and
 //! the ICRC, computed one beat per cycle as the frame goes out.
 
-use crate::desc::TxDescUnpack;
+use crate::desc::{TxDescUnpack, TXD_BITS};
 use crate::hdr::TxHeader;
 use crate::icrc::IcrcBeat;
 use rust_hdl::prelude::*;
@@ -29,13 +29,13 @@ pub struct TxBuilder {
     /// Request descriptor FIFO empty.
     pub req_empty: Signal<In, Bit>,
     /// Request descriptor at the FIFO head.
-    pub req_data: Signal<In, Bits<512>>,
+    pub req_data: Signal<In, Bits<TXD_BITS>>,
     /// Pop the request FIFO.
     pub req_pop: Signal<Out, Bit>,
     /// ACK descriptor FIFO empty.
     pub ack_empty: Signal<In, Bit>,
     /// ACK descriptor at the FIFO head.
-    pub ack_data: Signal<In, Bits<512>>,
+    pub ack_data: Signal<In, Bits<TXD_BITS>>,
     /// Pop the ACK FIFO.
     pub ack_pop: Signal<Out, Bit>,
     /// Payload beat valid (DMA read completion for the current request).
@@ -59,7 +59,7 @@ pub struct TxBuilder {
     /// Pulses when an ACK/NAK frame is complete.
     pub sent_ack: Signal<Out, Bit>,
     state: DFF<TxState>,
-    desc: DFF<Bits<512>>,
+    desc: DFF<Bits<TXD_BITS>>,
     crc: DFF<Bits<32>>,
     rem: DFF<Bits<16>>,
     du: TxDescUnpack,
@@ -95,6 +95,8 @@ impl Logic for TxBuilder {
         self.hdr.msn.next = self.du.msn.val();
         self.hdr.epsn.next = self.du.epsn.val();
         self.hdr.ecn_echo.next = self.du.ecn_echo.val();
+        self.hdr.rsn.next = self.du.rsn.val();
+        self.hdr.imm.next = self.du.imm.val();
         // Payload length rounded up to 4 (BTH pad).
         self.padded.next = (bit_cast::<16, 13>(self.du.plen.val()) + 3) & 0xFFFC;
         self.icrc.state.next = self.crc.q.val();

@@ -23,9 +23,14 @@ fn set_tx_header(m: &mut Model, f: &Frame) {
 #[test]
 fn tx_header_matches_spec_encoder() {
     let mut m = Model::new("tx_header").unwrap();
-    for (op, len) in
-        [(opcode::WRITE_FIRST, 4096usize), (opcode::SEND_ONLY, 1), (opcode::WRITE_LAST, 63), (opcode::ACK, 0)]
-    {
+    for (op, len) in [
+        (opcode::WRITE_FIRST, 4096usize),
+        (opcode::SEND_ONLY, 1),
+        (opcode::WRITE_LAST, 63),
+        (opcode::SEND_LAST_IMM, 5),
+        (opcode::WRITE_ONLY_IMM, 0),
+        (opcode::ACK, 0),
+    ] {
         let f = sample_frame(op, len, 7);
         set_tx_header(&mut m, &f);
         m.eval();
@@ -41,7 +46,7 @@ fn tx_header_matches_spec_encoder() {
 #[test]
 fn rx_header_extracts_spec_fields() {
     let mut m = Model::new("rx_header").unwrap();
-    for op in [opcode::WRITE_MIDDLE, opcode::ACK] {
+    for op in [opcode::WRITE_MIDDLE, opcode::SEND_ONLY_IMM, opcode::ACK] {
         let f = sample_frame(op, 100, 1);
         let b = f.encode();
         let (b0, b1) = (p(&m, "beat0"), p(&m, "beat1"));
@@ -63,6 +68,7 @@ fn rx_header_extracts_spec_fields() {
             assert_eq!(m.get(p(&m, "rkey")), f.rkey as u64);
             assert_eq!(m.get(p(&m, "ssn")), f.ssn as u64);
             assert_eq!(m.get(p(&m, "psn_offset")), f.psn_offset as u64);
+            assert_eq!(m.get(p(&m, "imm")), f.imm as u64);
             assert_eq!(m.get(p(&m, "pad")), 0);
         }
         // A non-RoCE frame (UDP port changed) is recognised as such.

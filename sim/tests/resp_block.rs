@@ -13,13 +13,13 @@
 //! taken with random `wr_ready` and applied to a host memory image; the ACK
 //! FIFO is randomly full.
 //!
-//! Stimulus: per QP, WRITE and SEND messages segmented at the PMTU into
-//! descriptors (mostly valid), with faults: PSN ahead / behind (duplicate),
+//! Stimulus: per QP, WRITE and SEND messages, some with immediate data,
+//! segmented at the PMTU into descriptors (mostly valid), with faults: PSN ahead / behind (duplicate),
 //! MIDDLE without FIRST and FIRST inside a message, FIRST/MIDDLE shorter
 //! than the PMTU, payload over the PMTU, wrong PSN_OFFSET, RETH length
 //! mismatch, bad rkey (tag, PD, permission, invalid entry, bits above the
 //! index), WRITE messages running past their MR, SEND with no receive WQE
-//! (RNR), receive buffer too small, receive WQEs whose lkey fails (no
+//! (RNR), WRITE with immediate and no receive WQE (RNR at its LAST), receive buffer too small, receive WQEs whose lkey fails (no
 //! LOCAL_WRITE, tag, PD, bounds), frames from a wrong peer, to a QPN >= 256,
 //! to a QP not in RTR, with a non-request opcode; and ACK/NAK descriptors for
 //! the requester side (stale, covering posted WQEs, beyond what was posted,
@@ -58,9 +58,9 @@ use rnic_hw::desc::{CqePack, ReqStatePack, RxDescPack, RxStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
-use rnic_spec::desc::{cqe_op, cqe_status, off};
+use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, off};
 use rnic_spec::regs::{cq, mr, qpc, Access, NUM_STAGE};
-use rnic_spec::wire::{opcode, syndrome};
+use rnic_spec::wire::{opcode, syndrome, Opcode};
 use std::collections::{HashMap, VecDeque};
 
 const NQPN: usize = 256;
@@ -250,6 +250,8 @@ struct Msg {
     rkey: u64,
     npkts: u64,
     ssn: u64,
+    /// With immediate data: its LAST/ONLY carries the *_IMM opcode.
+    imm: bool,
     /// Made to be refused at its FIRST packet: abandoned after that.
     doomed: bool,
     /// What makes it doomed.
@@ -277,6 +279,7 @@ struct Desc {
     ssn: u64,
     psn_offset: u64,
     ts: u64,
+    imm: u64,
     syn: u64,
     msn: u64,
     src_mac: u64,
@@ -294,7 +297,7 @@ impl Desc {
     fn words(&self) -> Vec<u32> {
         pack_words(
             RxDescPack::FIELDS,
-            512,
+            RxDescPack::WIDTH,
             &[
                 ("opcode", self.op as u64),
                 ("dqpn", self.dqpn),
@@ -315,6 +318,7 @@ impl Desc {
                 ("plen", self.plen),
                 ("rptr", self.rptr),
                 ("nbeats", self.nbeats),
+                ("imm", self.imm),
             ],
         )
     }
@@ -344,6 +348,8 @@ struct Cqe {
     op: u8,
     len: u64,
     qpn: usize,
+    imm: u64,
+    flags: u8,
 }
 
 fn ev_brief(e: &Ev) -> String {
@@ -830,9 +836,13 @@ impl Tb {
     // ---------------------------------------------------------------- model
 
     fn cqe_ev(&mut self, cqn: u64, idx: u64, status: u8, op: u8, len: u64, qpn: usize) -> Ev {
+        self.cqe_ev_imm(Cqe { cqn, idx, status, op, len, qpn, imm: 0, flags: 0 })
+    }
+
+    fn cqe_ev_imm(&mut self, c: Cqe) -> Ev {
         self.cnt_model.cqe += 1;
         self.st.cqes += 1;
-        Ev::Cqe(Cqe { cqn, idx, status, op, len, qpn })
+        Ev::Cqe(c)
     }
 
     /// The DMA write of CQE `c` at its CQ's producer index now:
@@ -850,6 +860,8 @@ impl Tb {
                 ("opcode", c.op as u64),
                 ("qpn", c.qpn as u64),
                 ("byte_len", c.len),
+                ("imm", c.imm),
+                ("flags", c.flags as u64),
                 ("owner", owner),
             ],
         );
@@ -860,7 +872,7 @@ impl Tb {
     fn ack_ev(&self, d: &Desc, q: &QpcInfo, syn: u64, s: &Rxs) -> Ev {
         Ev::Ack(pack_words(
             TxDescPack::FIELDS,
-            512,
+            TxDescPack::WIDTH,
             &[
                 ("is_ack", 1),
                 ("dst_mac", d.src_mac),
@@ -981,11 +993,9 @@ impl Tb {
                 format!("ACK processed, acked up to {:#x}{}", s.req_acked, if s.req_err { ", QP failed" } else { "" }),
             );
         }
-        let op = d.op;
-        let is_send = matches!(op, 0 | 1 | 2 | 4);
-        let is_write = matches!(op, 6 | 7 | 8 | 10);
-        let first = matches!(op, 0 | 4 | 6 | 10);
-        let last = matches!(op, 2 | 4 | 8 | 10);
+        let op = Opcode::from(d.op);
+        let (is_send, is_write, first, last, imm) =
+            (op.is_send(), op.is_write(), op.is_first(), op.is_last(), op.has_imm());
         if !(is_send || is_write) || !q.rtr || s.resp_err {
             self.cnt_model.hdr += 1;
             self.st.drops += 1;
@@ -1026,6 +1036,12 @@ impl Tb {
         }
         let mut t = s;
         let dest;
+        if is_write && imm && s.rq_ci == self.rqpi_tab[qpn] {
+            // A WRITE with immediate consumes a receive WQE: none posted, nothing placed.
+            self.cnt_model.rnr += 1;
+            nak(self, &mut evs, syndrome::RNR_NAK, &s);
+            return (evs, "RNR NAK (WRITE with immediate)".into());
+        }
         if is_write {
             match self.write_ok(&q, d) {
                 Some(a) => dest = a,
@@ -1104,11 +1120,37 @@ impl Tb {
         u.in_msg = !last;
         u.in_write = is_write;
         u.msg_pkts = if first { 1 } else { (t.msg_pkts + 1) & M24 };
+        let (imm_val, flags) = if imm { (d.imm, cqe_flags::WITH_IMM) } else { (0, 0) };
         if is_send && last {
             u.rq_ci = (t.rq_ci + 1) & M16;
             u.rwqe_valid = false;
-            let e =
-                self.cqe_ev(q.recv_cqn, t.rq_ci, cqe_status::SUCCESS, cqe_op::RECV, (off + d.plen) & 0xFFFF_FFFF, qpn);
+            let len = (off + d.plen) & 0xFFFF_FFFF;
+            let c = Cqe {
+                cqn: q.recv_cqn,
+                idx: t.rq_ci,
+                status: cqe_status::SUCCESS,
+                op: cqe_op::RECV,
+                len,
+                qpn,
+                imm: imm_val,
+                flags,
+            };
+            let e = self.cqe_ev_imm(c);
+            evs.push(e);
+        }
+        if is_write && imm {
+            u.rq_ci = (t.rq_ci + 1) & M16;
+            let c = Cqe {
+                cqn: q.recv_cqn,
+                idx: t.rq_ci,
+                status: cqe_status::SUCCESS,
+                op: cqe_op::RECV_RDMA_WITH_IMM,
+                len: d.msg_len,
+                qpn,
+                imm: imm_val,
+                flags,
+            };
+            let e = self.cqe_ev_imm(c);
             evs.push(e);
         }
         if d.ack_req {
@@ -1129,6 +1171,7 @@ impl Tb {
             sport: self.rng.below(1 << 16),
             ecn: self.rng.below(4),
             ts: self.rng.next(),
+            imm: self.rng.below(1 << 32),
             syn: self.rng.below(256),
             msn: self.rng.below(1 << 24),
             ssn: self.rng.below(1 << 24),
@@ -1214,7 +1257,15 @@ impl Tb {
             }
         }
         let npkts = len.div_ceil(pmtu).max(1);
-        Some(Msg { write, len, va, rkey, npkts, ssn, doomed, tag })
+        // A WRITE with immediate also needs a receive WQE (at its LAST): without
+        // one only as a single packet, so a refused LAST does not hold the QP.
+        let posted = self.qps[qi].rq.contains_key(&self.rxs[qpn].rq_ci);
+        let imm = self.rng.pct(30) && (!write || posted || npkts == 1);
+        if write && imm && !posted && !doomed {
+            doomed = true;
+            tag = " [no receive WQE]";
+        }
+        Some(Msg { write, len, va, rkey, npkts, ssn, imm, doomed, tag })
     }
 
     /// The next packet of QP `qi`'s message, maybe with a fault.
@@ -1234,6 +1285,9 @@ impl Tb {
         let last = k + 1 >= msg.npkts;
         let mut d = self.base_desc(qpn);
         d.op = opcode::request(msg.write, first, last);
+        if msg.imm {
+            d.op = Opcode::from(d.op).with_imm().into();
+        }
         d.psn = s.epsn;
         d.psn_offset = k;
         d.plen = if last { msg.len - k * pmtu } else { pmtu };
@@ -1244,8 +1298,15 @@ impl Tb {
             d.va = msg.va.wrapping_add(k * pmtu);
             d.rkey = msg.rkey;
         }
-        d.what =
-            format!("{} {}/{} of len {}{}", if msg.write { "WRITE" } else { "SEND" }, k, msg.npkts, msg.len, msg.tag);
+        d.what = format!(
+            "{}{} {}/{} of len {}{}",
+            if msg.write { "WRITE" } else { "SEND" },
+            if msg.imm { "_IMM" } else { "" },
+            k,
+            msg.npkts,
+            msg.len,
+            msg.tag
+        );
         if self.rng.pct(self.cfg.fault_pct) {
             let f = self.rng.below(9);
             let f = if f == 6 && !msg.write { 7 } else { f };
@@ -1399,7 +1460,7 @@ impl Tb {
                 d.what = "QPN >= 256".into();
             }
             3 => {
-                d.op = *[0x0Cu8, 0x0D, 0x03, 0x05, 0x09, 0x12, 0x64].get(self.rng.below(7) as usize).unwrap();
+                d.op = *[0x0Cu8, 0x0D, 0x0E, 0x10, 0x12, 0x13, 0x64].get(self.rng.below(7) as usize).unwrap();
                 d.what = format!("opcode {:#x}", d.op);
             }
             _ => {
@@ -1440,7 +1501,9 @@ impl Tb {
         let kind = if d.op == opcode::ACK {
             "ACK".to_string()
         } else if tags.is_empty() {
-            if d.what.contains(" of len ") {
+            if d.what.contains("_IMM ") && Opcode::from(d.op).has_imm() {
+                "valid with immediate".to_string()
+            } else if d.what.contains(" of len ") {
                 "valid".to_string()
             } else {
                 d.what.split(' ').next().unwrap_or("").to_string()
@@ -1458,7 +1521,9 @@ impl Tb {
         ));
         for e in evs {
             match e {
-                Ev::Cqe(c) if c.op == cqe_op::RECV => self.expect_cqe.push_back((self.desc_id, e)),
+                Ev::Cqe(c) if c.op == cqe_op::RECV || c.op == cqe_op::RECV_RDMA_WITH_IMM => {
+                    self.expect_cqe.push_back((self.desc_id, e))
+                }
                 Ev::Cqe(_) => self.expect_req_cqe.push_back((self.desc_id, e)),
                 Ev::QpErr(_) => self.expect_qperr.push_back((self.desc_id, e)),
                 _ => self.expect.push_back((self.desc_id, e)),
@@ -1818,7 +1883,7 @@ impl Tb {
                 if ack_full {
                     return Err("ack_write while ack_full".into());
                 }
-                let mut w = [0u32; 16];
+                let mut w = [0u32; TxDescPack::WIDTH / 32];
                 self.m.get_wide(p.ack_data, &mut w);
                 let got = Ev::Ack(w.to_vec());
                 match self.take_expect(&got)? {

@@ -240,6 +240,9 @@ struct Wqe {
     iova: u64,
     /// Why the lkey fails the MR check, if it does.
     bad: Option<&'static str>,
+    /// Immediate data and RSN (low 16 bits) as posted.
+    imm: u32,
+    rsn: u32,
 }
 
 /// One QP: its configuration, the host's ring, and the reference state.
@@ -456,9 +459,13 @@ fn qword_to_u32<const N: usize>(w: &[u64]) -> [u32; N] {
     o
 }
 
+fn is_write_op(op: u8) -> bool {
+    op & send_op::SEND_BIT == 0
+}
+
 fn opcode_of(op: u8, first: bool, last: bool) -> u8 {
-    let write = op == send_op::RDMA_WRITE;
-    match (write, first, last) {
+    let write = is_write_op(op);
+    let plain = match (write, first, last) {
         (true, true, true) => opcode::WRITE_ONLY,
         (true, true, false) => opcode::WRITE_FIRST,
         (true, false, true) => opcode::WRITE_LAST,
@@ -467,6 +474,13 @@ fn opcode_of(op: u8, first: bool, last: bool) -> u8 {
         (false, true, false) => opcode::SEND_FIRST,
         (false, false, true) => opcode::SEND_LAST,
         (false, false, false) => opcode::SEND_MIDDLE,
+    };
+    match (op & send_op::IMM_BIT != 0, plain) {
+        (true, opcode::WRITE_ONLY) => opcode::WRITE_ONLY_IMM,
+        (true, opcode::WRITE_LAST) => opcode::WRITE_LAST_IMM,
+        (true, opcode::SEND_ONLY) => opcode::SEND_ONLY_IMM,
+        (true, opcode::SEND_LAST) => opcode::SEND_LAST_IMM,
+        (_, o) => o,
     }
 }
 
@@ -724,7 +738,7 @@ impl Tb {
         if bad_now && len == 0 {
             len = self.rng.range(1, 5000);
         }
-        let op = if self.rng.pct(50) { send_op::RDMA_WRITE } else { send_op::SEND };
+        let op = self.rng.pick(&[send_op::RDMA_WRITE, send_op::SEND, send_op::RDMA_WRITE_IMM, send_op::SEND_IMM]);
         let pd = self.qps[qi].pd;
         let mine = self.pds.iter().find(|(p, _)| *p == pd).expect("pd").1.clone();
         let mi = mine[self.rng.below(mine.len() as u64) as usize];
@@ -805,7 +819,10 @@ impl Tb {
         let slot = (idx & q.mask()) as usize;
         q.ring[slot] = b;
         q.ring_idx[slot] = idx;
-        q.wqes.push_back(Wqe { idx, op, len, rkey, remote, iova, bad });
+        // The rest of the WQE is random, immediate and RSN included: they go on the wire as they are.
+        let word = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
+        let (imm, rsn) = (word(off::SWQE_IMM), word(off::SWQE_RSN) & 0xFFFF);
+        q.wqes.push_back(Wqe { idx, op, len, rkey, remote, iova, bad, imm, rsn });
         q.posted += 1;
         self.posted_total += 1;
     }
@@ -1035,8 +1052,10 @@ impl Tb {
             ("msn", 0),
             ("epsn", 0),
             ("ecn_echo", 0),
+            ("rsn", wq.rsn as u64),
+            ("imm", wq.imm as u64),
         ];
-        if wq.op == send_op::RDMA_WRITE {
+        if is_write_op(wq.op) {
             want.push(("va", wq.remote.wrapping_add(q.off)));
             want.push(("rkey", wq.rkey as u64));
         }
@@ -1051,7 +1070,7 @@ impl Tb {
                 wq.idx,
                 wq.len,
                 q.off,
-                if wq.op == send_op::RDMA_WRITE { "WRITE" } else { "SEND" },
+                ["WRITE", "SEND", "WRITE_IMM", "SEND_IMM"][wq.op as usize & 3],
                 bad.join(", ")
             ));
         }
@@ -1274,7 +1293,7 @@ impl Tb {
             }
             let payload_rd = rd.filter(|r| r.2 != TAG_WQE);
             if txd {
-                let mut w = [0u32; 16];
+                let mut w = [0u32; TxDescPack::WIDTH / 32];
                 self.m.get_wide(p.txd_data, &mut w);
                 self.on_desc(&w, payload_rd)?;
             } else if let Some(r) = payload_rd {

@@ -83,7 +83,7 @@ fn tx_builder_frames_decode_with_valid_icrc() {
             let op = if len == 0 {
                 opcode::SEND_ONLY
             } else {
-                [opcode::WRITE_FIRST, opcode::SEND_MIDDLE, opcode::WRITE_ONLY][i % 3]
+                [opcode::WRITE_FIRST, opcode::SEND_MIDDLE, opcode::WRITE_ONLY, opcode::WRITE_LAST_IMM][i % 4]
             };
             let f = sample_frame(op, len, i as u8);
             let got = build_frame(&mut m, &f, stall);

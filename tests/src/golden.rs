@@ -39,16 +39,20 @@
 //!   The model requires the pair to carry no traffic in the other direction
 //!   at that moment (its outcome would depend on timing).
 //!
-//! Extension points: RDMA READ (data flows from the remote region into the
-//! local SGE; its footprint writes locally and reads remotely) and
-//! immediate data (a `WRITE_WITH_IMM` consumes a receive like a SEND but
-//! places nothing there; the receive completion carries the immediate) are
-//! further [`Verb`] variants handled in [`Golden::post_send`]'s `match`.
+//! * Immediate data: a SEND with immediate is a SEND whose receive
+//!   completion also carries the immediate; a WRITE with immediate is a
+//!   WRITE that also consumes the peer's oldest posted receive WR, which
+//!   completes as `RecvRdmaWithImm` with `byte_len` = message length and the
+//!   immediate, and whose buffer is not written.
+//!
+//! Extension point: RDMA READ (data flows from the remote region into the
+//! local SGE; its footprint writes locally and reads remotely) is a further
+//! [`Verb`] variant handled in [`Golden::post_send`]'s `match`.
 //!
 //! Bytes the model does not predict (a failed SEND's receive buffer) are
 //! skipped by [`Golden::compare`] until the CPU writes them again.
 
-use rnic::{AccessFlags, WcOpcode, WcStatus, WorkCompletion};
+use rnic::{AccessFlags, WcFlags, WcOpcode, WcStatus, WorkCompletion};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -95,14 +99,28 @@ pub enum Verb {
     },
     /// SEND into the peer QP's next receive WR.
     Send,
+    /// RDMA WRITE with immediate data (consumes the peer's next receive WR).
+    WriteImm {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+        /// Immediate data.
+        imm: u32,
+    },
+    /// SEND with immediate data.
+    SendImm {
+        /// Immediate data.
+        imm: u32,
+    },
 }
 
 impl Verb {
     /// The opcode of its requester completion.
     pub fn wc_opcode(self) -> WcOpcode {
         match self {
-            Verb::Write { .. } => WcOpcode::RdmaWrite,
-            Verb::Send => WcOpcode::Send,
+            Verb::Write { .. } | Verb::WriteImm { .. } => WcOpcode::RdmaWrite,
+            Verb::Send | Verb::SendImm { .. } => WcOpcode::Send,
         }
     }
 }
@@ -154,6 +172,8 @@ pub struct Expected {
     pub byte_len: Option<u32>,
     /// Local QP number.
     pub qp_num: u32,
+    /// Immediate data the completion carries (`WITH_IMM` set), or none.
+    pub imm: Option<u32>,
     /// May never arrive (responder-side completions after an error).
     pub optional: bool,
     /// The tag of the WR.
@@ -169,6 +189,8 @@ impl Expected {
             && wc.opcode == self.opcode
             && self.byte_len.is_none_or(|l| l == wc.byte_len)
             && wc.qp_num == self.qp_num
+            && wc.wc_flags.contains(WcFlags::WITH_IMM) == self.imm.is_some()
+            && self.imm.is_none_or(|i| i == wc.imm_data)
     }
 }
 
@@ -182,6 +204,9 @@ impl fmt::Display for Expected {
         match self.byte_len {
             Some(l) => write!(f, "{l}")?,
             None => write!(f, "any")?,
+        }
+        if let Some(i) = self.imm {
+            write!(f, " imm {i:#010x}")?;
         }
         write!(f, " qp {}{} (tag {:#x})", self.qp_num, if self.optional { " optional" } else { "" }, self.tag)
     }
@@ -503,6 +528,7 @@ impl Golden {
             opcode: WcOpcode::Recv,
             byte_len: Some(0),
             qp_num: q.qpn,
+            imm: None,
             optional: false,
             tag: op.tag,
             uid,
@@ -545,6 +571,7 @@ impl Golden {
             opcode: op.verb.wc_opcode(),
             byte_len: Some(op.len),
             qp_num: qpn,
+            imm: None,
             optional: false,
             tag: op.tag,
             uid,
@@ -558,6 +585,54 @@ impl Golden {
         let peer = me.peer.expect("stimulus error: QP not connected");
         let (s, e) = (op.offset as usize, op.offset as usize + op.len as usize);
         let status = match op.verb {
+            Verb::WriteImm { remote_addr, rkey, imm } => match self.write_target(peer, remote_addr, rkey, op.len) {
+                Target::Denied => WcStatus::RemAccessErr,
+                target => {
+                    let Some(r) = self.qps[peer].rq.pop_front() else {
+                        // No receive posted: RNR at the last packet, after the others were placed.
+                        if let Target::At(mr, off) = target {
+                            add_range(&mut self.mrs[mr].dont_care, off, off + op.len as usize);
+                        }
+                        exp.status = WcStatus::RnrRetryExcErr;
+                        return self.fail(qp, peer, exp, None);
+                    };
+                    if let Target::At(mr, off) = target {
+                        self.add_footprint(Footprint {
+                            mr: op.mr,
+                            start: s,
+                            end: e,
+                            write: false,
+                            owner: (qp, Queue::Send),
+                            uid,
+                            tag: op.tag,
+                        });
+                        self.add_footprint(Footprint {
+                            mr,
+                            start: off,
+                            end: off + op.len as usize,
+                            write: true,
+                            owner: (qp, Queue::Send),
+                            uid,
+                            tag: op.tag,
+                        });
+                        self.place(op.mr, s, mr, off, op.len as usize, op.tag);
+                    }
+                    let rexp = Expected {
+                        wr_id: r.op.wr_id,
+                        status: WcStatus::Success,
+                        alt_status: None,
+                        opcode: WcOpcode::RecvRdmaWithImm,
+                        byte_len: Some(op.len),
+                        qp_num: self.qps[peer].qpn,
+                        imm: Some(imm),
+                        optional: false,
+                        tag: r.op.tag,
+                        uid: r.uid,
+                    };
+                    self.qps[peer].rq_exp.push_back(rexp);
+                    WcStatus::Success
+                }
+            },
             Verb::Write { remote_addr, rkey } => match self.write_target(peer, remote_addr, rkey, op.len) {
                 Target::Nothing => WcStatus::Success,
                 Target::At(mr, off) => {
@@ -585,7 +660,11 @@ impl Golden {
                 }
                 Target::Denied => WcStatus::RemAccessErr,
             },
-            Verb::Send => {
+            Verb::Send | Verb::SendImm { .. } => {
+                let imm = match op.verb {
+                    Verb::SendImm { imm } => Some(imm),
+                    _ => None,
+                };
                 let Some(r) = self.qps[peer].rq.pop_front() else {
                     // No receive posted: RNR, which this NIC does not retry.
                     exp.status = WcStatus::RnrRetryExcErr;
@@ -599,6 +678,7 @@ impl Golden {
                     opcode: WcOpcode::Recv,
                     byte_len: Some(op.len),
                     qp_num: peer_qpn,
+                    imm,
                     optional: false,
                     tag: r.op.tag,
                     uid: r.uid,
@@ -614,6 +694,7 @@ impl Golden {
                         status: WcStatus::LocLenErr,
                         alt_status: Some(WcStatus::WrFlushErr),
                         byte_len: None,
+                        imm: None,
                         optional: true,
                         ..rexp
                     };
@@ -714,6 +795,7 @@ impl Golden {
                 opcode: WcOpcode::Recv,
                 byte_len: Some(0),
                 qp_num: pq.qpn,
+                imm: None,
                 optional: true,
                 tag: r.op.tag,
                 uid: r.uid,
@@ -736,6 +818,7 @@ impl Golden {
                 opcode: WcOpcode::Recv,
                 byte_len: Some(0),
                 qp_num: q.qpn,
+                imm: None,
                 optional: false,
                 tag: r.op.tag,
                 uid: r.uid,
@@ -748,7 +831,8 @@ impl Golden {
 
     /// Checks one completion polled on `nic` against the prediction.
     pub fn on_completion(&mut self, nic: usize, wc: &WorkCompletion) -> Result<Matched, CompletionMismatch> {
-        let queue = if wc.opcode == WcOpcode::Recv { Queue::Recv } else { Queue::Send };
+        let queue =
+            if matches!(wc.opcode, WcOpcode::Recv | WcOpcode::RecvRdmaWithImm) { Queue::Recv } else { Queue::Send };
         let Some(qp) = self.qps.iter().position(|q| q.nic == nic && q.qpn == wc.qp_num) else {
             return Err(CompletionMismatch { nic, got: *wc, expected: None, queue, index: 0 });
         };
@@ -863,7 +947,7 @@ mod tests {
     }
 
     fn wc(wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32, qp_num: u32) -> WorkCompletion {
-        WorkCompletion { wr_id, status, opcode, byte_len, qp_num }
+        WorkCompletion { wr_id, status, opcode, byte_len, qp_num, ..Default::default() }
     }
 
     fn pair(g: &mut Golden) -> (QpId, QpId) {

@@ -67,7 +67,8 @@
 //! fields and a hex dump of the frame, and the command that replays it.
 
 use rnic::{
-    AccessFlags, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode,
+    AccessFlags, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcFlags, WcOpcode, WcStatus,
+    WrOpcode,
 };
 use rnic_sim::{ip_of, mac_of, SimConfig};
 use rnic_spec::regs::{self, counters};
@@ -465,6 +466,8 @@ struct Facts {
     psn_offset: u32,
     syndrome: u8,
     msn: u32,
+    /// Immediate data field.
+    imm: u32,
     /// Payload bytes (frame - header - ICRC - pad); negative if pad is larger than what is there.
     plen: i64,
 }
@@ -513,6 +516,7 @@ fn facts(f: &[u8]) -> Facts {
         psn_offset: g(off::RXT_PSN_OFFSET, 4) as u32,
         syndrome: g(off::AETH_SYNDROME, 1) as u8,
         msn: g(off::AETH_MSN, 3) as u32,
+        imm: g(off::RXT_IMM, 4) as u32,
         plen: len as i64 - (HDR_LEN + ICRC_LEN) as i64 - pad as i64,
     }
 }
@@ -523,17 +527,21 @@ enum Kind {
     Write,
 }
 
-/// (kind, first, last) of a request opcode the NIC implements.
-fn classify(op: u8) -> Option<(Kind, bool, bool)> {
+/// (kind, first, last, with immediate) of a request opcode the NIC implements.
+fn classify(op: u8) -> Option<(Kind, bool, bool, bool)> {
     Some(match op {
-        opcode::SEND_FIRST => (Kind::Send, true, false),
-        opcode::SEND_MIDDLE => (Kind::Send, false, false),
-        opcode::SEND_LAST => (Kind::Send, false, true),
-        opcode::SEND_ONLY => (Kind::Send, true, true),
-        opcode::WRITE_FIRST => (Kind::Write, true, false),
-        opcode::WRITE_MIDDLE => (Kind::Write, false, false),
-        opcode::WRITE_LAST => (Kind::Write, false, true),
-        opcode::WRITE_ONLY => (Kind::Write, true, true),
+        opcode::SEND_FIRST => (Kind::Send, true, false, false),
+        opcode::SEND_MIDDLE => (Kind::Send, false, false, false),
+        opcode::SEND_LAST => (Kind::Send, false, true, false),
+        opcode::SEND_ONLY => (Kind::Send, true, true, false),
+        opcode::SEND_LAST_IMM => (Kind::Send, false, true, true),
+        opcode::SEND_ONLY_IMM => (Kind::Send, true, true, true),
+        opcode::WRITE_FIRST => (Kind::Write, true, false, false),
+        opcode::WRITE_MIDDLE => (Kind::Write, false, false, false),
+        opcode::WRITE_LAST => (Kind::Write, false, true, false),
+        opcode::WRITE_ONLY => (Kind::Write, true, true, false),
+        opcode::WRITE_LAST_IMM => (Kind::Write, false, true, true),
+        opcode::WRITE_ONLY_IMM => (Kind::Write, true, true, true),
         _ => return None,
     })
 }
@@ -548,6 +556,10 @@ fn op_name(op: u8) -> String {
         opcode::WRITE_MIDDLE => "WRITE_MIDDLE".into(),
         opcode::WRITE_LAST => "WRITE_LAST".into(),
         opcode::WRITE_ONLY => "WRITE_ONLY".into(),
+        opcode::SEND_LAST_IMM => "SEND_LAST_IMM".into(),
+        opcode::SEND_ONLY_IMM => "SEND_ONLY_IMM".into(),
+        opcode::WRITE_LAST_IMM => "WRITE_LAST_IMM".into(),
+        opcode::WRITE_ONLY_IMM => "WRITE_ONLY_IMM".into(),
         opcode::ACK => "ACK".into(),
         o => format!("opcode {o:#04x}"),
     }
@@ -578,6 +590,8 @@ struct Accepted {
     msg_len: u32,
     /// Byte length of the receive completion (SEND last), if determined.
     cqe_len: Option<u32>,
+    /// Immediate data of a last packet with immediate.
+    imm: Option<u32>,
 }
 
 /// The model's verdict on a frame.
@@ -830,7 +844,8 @@ struct Fuzzer {
     next_wr_id: u64,
     rq_target: usize,
     v: Victim,
-    expect_cqe: VecDeque<(u64, Option<u32>)>,
+    /// Receive completions of the victim: (wr_id, byte_len if determined, opcode, immediate).
+    expect_cqe: VecDeque<(u64, Option<u32>, WcOpcode, Option<u32>)>,
     plan: Option<Plan>,
     next_ssn: u32,
     next_plan_id: u64,
@@ -1238,7 +1253,7 @@ impl Fuzzer {
             lenient.add(Hdr);
             j.why.push("may be dropped: source MAC is not the peer's".into());
         }
-        let Some((kind, first, last)) = classify(x.opcode) else {
+        let Some((kind, first, last, imm)) = classify(x.opcode) else {
             j.allowed = Set::of(&[Hdr, Inv]);
             j.why.push(format!("{} is not a request this NIC implements", op_name(x.opcode)));
             return j;
@@ -1347,7 +1362,22 @@ impl Fuzzer {
         if inv_l {
             lenient = lenient.with(invset);
         }
-        let acc = |place| Accepted { plen: plen as usize, kind, first, last, place, msg_len: x.msg_len, cqe_len: None };
+        let acc = |place| Accepted {
+            plen: plen as usize,
+            kind,
+            first,
+            last,
+            place,
+            msg_len: x.msg_len,
+            cqe_len: None,
+            imm: imm.then_some(x.imm),
+        };
+        if kind == Kind::Write && imm && v.rq.is_empty() {
+            // A WRITE with immediate consumes a receive WQE; the check comes before the key's.
+            j.why.push("WRITE with immediate and no receive WQE posted".into());
+            j.allowed = Set::of(&[Rnr]).with(lenient);
+            return j;
+        }
         match kind {
             Kind::Write => match self.mr_check(x.rkey, x.va, plen) {
                 Ok((region, o)) => {
@@ -1426,7 +1456,12 @@ impl Fuzzer {
                 let w = self.v.rq.pop_front().expect("an accepted SEND has a receive WQE");
                 self.slot_posted[w.slot] = false;
                 self.just_consumed = Some((w.off, w.len as usize));
-                self.expect_cqe.push_back((w.wr_id, a.cqe_len));
+                self.expect_cqe.push_back((w.wr_id, a.cqe_len, WcOpcode::Recv, a.imm));
+            } else if a.imm.is_some() {
+                // Its receive buffer is not written, so it leaves the window at once.
+                let w = self.v.rq.pop_front().expect("an accepted WRITE with immediate has a receive WQE");
+                self.slot_posted[w.slot] = false;
+                self.expect_cqe.push_back((w.wr_id, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
             }
         }
     }
@@ -1717,10 +1752,10 @@ impl Fuzzer {
                     opcode::WRITE_MIDDLE,
                     opcode::WRITE_LAST,
                     opcode::WRITE_ONLY,
-                    0x03,
-                    0x05,
-                    0x09,
-                    0x0B,
+                    opcode::SEND_LAST_IMM,
+                    opcode::SEND_ONLY_IMM,
+                    opcode::WRITE_LAST_IMM,
+                    opcode::WRITE_ONLY_IMM,
                     0x0C,
                     0x0D,
                     0x0E,
@@ -2205,12 +2240,14 @@ impl Fuzzer {
         };
         for wc in wcs {
             match self.expect_cqe.front() {
-                Some(&(id, len))
+                Some(&(id, len, op, imm))
                     if wc.wr_id == id
                         && wc.status == WcStatus::Success
-                        && wc.opcode == WcOpcode::Recv
+                        && wc.opcode == op
                         && wc.qp_num == self.victim_qpn
-                        && len.is_none_or(|l| l == wc.byte_len) =>
+                        && len.is_none_or(|l| l == wc.byte_len)
+                        && wc.wc_flags.contains(WcFlags::WITH_IMM) == imm.is_some()
+                        && imm.is_none_or(|i| i == wc.imm_data) =>
                 {
                     self.expect_cqe.pop_front();
                 }
@@ -2220,7 +2257,10 @@ impl Fuzzer {
             }
         }
         if let Some(e) = self.expect_cqe.front() {
-            problems.push(format!("missing victim receive completion: wr_id {} byte_len {:?}", e.0, e.1));
+            problems.push(format!(
+                "missing victim receive completion: wr_id {} byte_len {:?} {:?} imm {:?}",
+                e.0, e.1, e.2, e.3
+            ));
             self.expect_cqe.clear();
         }
     }

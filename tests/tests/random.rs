@@ -254,6 +254,16 @@ struct Msg {
     /// WRITE target.
     remote_addr: u64,
     rkey: u32,
+    /// Immediate data (SEND or WRITE with immediate; a WRITE with immediate
+    /// also consumes a receive WR, posted with an empty buffer).
+    imm: Option<u32>,
+}
+
+impl Msg {
+    /// Whether it consumes a receive WR at the responder.
+    fn consumes_recv(&self) -> bool {
+        self.op == Op::Send || self.imm.is_some()
+    }
 }
 
 /// Counters of a run.
@@ -547,7 +557,12 @@ impl World {
             "message #{} ({round}) {:?}{} of {} B (mod 64 = {}, {} packet(s), last carries {} B), NIC{} QP {} -> NIC{} QP {} (pair {}, message {} of that QP); source offset {} (mod 64 = {}); {}",
             m.id,
             m.op,
-            if m.kind == Kind::Legal { String::new() } else { format!(" [{:?}]", m.kind) },
+            match (m.imm, m.kind) {
+                (Some(i), Kind::Legal) => format!(" with immediate {i:#010x}"),
+                (Some(i), k) => format!(" with immediate {i:#010x} [{k:?}]"),
+                (None, Kind::Legal) => String::new(),
+                (None, k) => format!(" [{k:?}]"),
+            },
             m.size,
             m.size % 64,
             m.size.div_ceil(mtu).max(1),
@@ -703,6 +718,8 @@ impl World {
             let node = &self.nodes[req];
             node.src.write(src_off, &data).unwrap();
             self.model.cpu_write(node.src_id, src_off, &data);
+            // Immediate data on a quarter of the SENDs and of the legal WRITEs.
+            let imm = ((op == Op::Send || kind == Kind::Legal) && self.rng.pct(25)).then(|| self.rng.next() as u32);
             self.msgs.push(Msg {
                 id,
                 pair,
@@ -717,6 +734,7 @@ impl World {
                 recv_len,
                 remote_addr,
                 rkey,
+                imm,
             });
             if kind != Kind::Legal {
                 self.stats.errors_injected += 1;
@@ -758,6 +776,7 @@ impl World {
                         recv_len: 0,
                         remote_addr: mr.addr() + dst_off,
                         rkey: mr.rkey(),
+                        imm: None,
                     });
                 }
             }
@@ -848,11 +867,12 @@ impl World {
                 let m = &self.msgs[i];
                 let node = &self.nodes[nic];
                 let (mr, id, _) = &node.dsts[m.dst];
+                let len = if m.op == Op::Send { m.recv_len } else { 0 };
                 self.model.post_recv(
                     self.pairs[pair].id[nic],
-                    RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len: m.recv_len, tag: m.id },
+                    RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len, tag: m.id },
                 );
-                wrs.push(RecvWr { wr_id: m.id, sg: mr.sge(m.dst_off, m.recv_len) });
+                wrs.push(RecvWr { wr_id: m.id, sg: mr.sge(m.dst_off, len) });
             }
             if let Err(e) = self.pairs[pair].qp[nic].post_recv_batch(&wrs) {
                 self.fail(format!(
@@ -886,7 +906,7 @@ impl World {
         // Every SEND of the batch needs its receive posted first.
         let rfree = (peer.max_recv_wr() - peer.recv_outstanding()) as usize;
         let posted_ahead = |q: &VecDeque<usize>, upto: usize, msgs: &[Msg]| {
-            sendq.iter().take(upto).filter(|&&i| msgs[i].op == Op::Send && q.contains(&i)).count()
+            sendq.iter().take(upto).filter(|&&i| msgs[i].consumes_recv() && q.contains(&i)).count()
         };
         while n > 0 && posted_ahead(recvq, n, &self.msgs) > rfree {
             n -= 1;
@@ -906,12 +926,17 @@ impl World {
         for _ in 0..n {
             let i = sendq.pop_front().unwrap();
             let m = &self.msgs[i];
-            let (verb, opcode) = match m.op {
-                Op::Write => (
+            let (verb, opcode) = match (m.op, m.imm) {
+                (Op::Write, None) => (
                     Verb::Write { remote_addr: m.remote_addr, rkey: m.rkey },
                     WrOpcode::RdmaWrite { remote_addr: m.remote_addr, rkey: m.rkey },
                 ),
-                Op::Send => (Verb::Send, WrOpcode::Send),
+                (Op::Write, Some(imm)) => (
+                    Verb::WriteImm { remote_addr: m.remote_addr, rkey: m.rkey, imm },
+                    WrOpcode::RdmaWriteWithImm { remote_addr: m.remote_addr, rkey: m.rkey, imm },
+                ),
+                (Op::Send, None) => (Verb::Send, WrOpcode::Send),
+                (Op::Send, Some(imm)) => (Verb::SendImm { imm }, WrOpcode::SendWithImm { imm }),
             };
             let st = self.model.post_send(
                 self.pairs[pair].id[req],
@@ -992,7 +1017,7 @@ impl World {
         let mut recvq: Vec<VecDeque<usize>> = vec![VecDeque::new(); nl];
         for (i, m) in self.msgs.iter().enumerate() {
             sendq[lane(m.pair, m.req)].push_back(i);
-            if m.op == Op::Send && m.kind != Kind::Doomed {
+            if m.consumes_recv() && m.kind != Kind::Doomed {
                 recvq[lane(m.pair, 1 - m.req)].push_back(i);
             }
         }

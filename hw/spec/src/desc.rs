@@ -4,12 +4,21 @@ use core::mem::{offset_of, size_of};
 use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-/// Send WQE opcodes.
+/// Send WQE opcodes. Bit 0 says SEND (else RDMA WRITE), bit 1 says the
+/// message carries immediate data; the RTL decodes these two bits.
 pub mod send_op {
     /// RDMA WRITE.
     pub const RDMA_WRITE: u8 = 0;
     /// SEND.
     pub const SEND: u8 = 1;
+    /// RDMA WRITE with immediate: consumes a receive WQE at the responder.
+    pub const RDMA_WRITE_IMM: u8 = 2;
+    /// SEND with immediate.
+    pub const SEND_IMM: u8 = 3;
+    /// Bit of the opcode that means SEND.
+    pub const SEND_BIT: u8 = 1;
+    /// Bit of the opcode that means immediate data.
+    pub const IMM_BIT: u8 = 2;
 }
 
 /// A send work queue element: 64 bytes, one datapath beat.
@@ -32,8 +41,15 @@ pub struct SendWqe {
     pub rkey: U32,
     /// Remote virtual address (RDMA WRITE).
     pub remote_addr: U64,
+    /// Immediate data (opcodes with immediate), delivered in the responder's CQE.
+    pub imm: U32,
+    /// RSN: the index of the responder's receive WQE this message consumes
+    /// (SEND and WRITE with immediate; low 16 bits). The host library counts
+    /// it per QP, so the NIC keeps no counter for it; it goes on the wire so a
+    /// packet that arrives out of order can find its receive WQE.
+    pub rsn: U32,
     /// Reserved.
-    pub rsvd1: [u8; 32],
+    pub rsvd1: [u8; 24],
 }
 
 /// A receive work queue element: 32 bytes, one scatter entry.
@@ -58,9 +74,18 @@ pub mod cqe_op {
     pub const RDMA_WRITE: u8 = 1;
     /// A SEND was received into a receive WQE.
     pub const RECV: u8 = 128;
+    /// An RDMA WRITE with immediate consumed a receive WQE (`byte_len` is the
+    /// length written).
+    pub const RECV_RDMA_WITH_IMM: u8 = 129;
     /// What the NIC writes in every requester completion: it does not keep
     /// the WQE's operation, the library reports the one it posted.
     pub const REQUESTER: u8 = SEND;
+}
+
+/// CQE flags (`Cqe::flags`).
+pub mod cqe_flags {
+    /// `imm` holds immediate data (`IBV_WC_WITH_IMM`).
+    pub const WITH_IMM: u8 = 1;
 }
 
 /// CQE status codes (the values of `ibv_wc_status`).
@@ -102,8 +127,12 @@ pub struct Cqe {
     /// and opcode 0: the NIC keeps no per-WQE state (SRNIC's cache-free SQ),
     /// so the library fills opcode and length from the WR it posted at `wqe_index`.
     pub byte_len: U32,
+    /// Immediate data (valid with [`cqe_flags::WITH_IMM`]).
+    pub imm: U32,
+    /// [`cqe_flags`] bits.
+    pub flags: u8,
     /// Reserved.
-    pub rsvd: [u8; 19],
+    pub rsvd: [u8; 14],
     /// Owner (pass) bit, written last.
     pub owner: u8,
 }
@@ -134,6 +163,10 @@ pub mod off {
     pub const SWQE_RKEY: usize = offset_of!(SendWqe, rkey);
     /// [`SendWqe::remote_addr`].
     pub const SWQE_REMOTE_ADDR: usize = offset_of!(SendWqe, remote_addr);
+    /// [`SendWqe::imm`].
+    pub const SWQE_IMM: usize = offset_of!(SendWqe, imm);
+    /// [`SendWqe::rsn`].
+    pub const SWQE_RSN: usize = offset_of!(SendWqe, rsn);
     /// [`RecvWqe::addr`].
     pub const RWQE_ADDR: usize = offset_of!(RecvWqe, addr);
     /// [`RecvWqe::length`].
@@ -150,6 +183,10 @@ pub mod off {
     pub const CQE_QPN: usize = offset_of!(Cqe, qpn);
     /// [`Cqe::byte_len`].
     pub const CQE_BYTE_LEN: usize = offset_of!(Cqe, byte_len);
+    /// [`Cqe::imm`].
+    pub const CQE_IMM: usize = offset_of!(Cqe, imm);
+    /// [`Cqe::flags`].
+    pub const CQE_FLAGS: usize = offset_of!(Cqe, flags);
     /// [`Cqe::owner`].
     pub const CQE_OWNER: usize = offset_of!(Cqe, owner);
 }

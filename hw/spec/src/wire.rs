@@ -6,7 +6,11 @@
 //! bytes across lanes (no barrel shifter on the 512-bit path). Standard
 //! tools decode Ethernet/IPv4/UDP/BTH and check the ICRC; they see the
 //! extension bytes as the start of the payload (or, for WRITE FIRST/ONLY,
-//! the first 16 as a RETH, which is what they are).
+//! the first 16 as a RETH, which is what they are). For the opcodes with
+//! immediate data they read the 4 bytes where the standard puts the ImmDt
+//! header (byte 54 for SEND, 70 for WRITE Only), which is not where rnic
+//! carries the immediate (bytes 90..94): the value they show is not the
+//! immediate.
 //!
 //! | bytes   | request (SEND/WRITE)                      | ACK / NAK                       |
 //! |---------|-------------------------------------------|---------------------------------|
@@ -18,7 +22,9 @@
 //! | 70..74  | SSN (24 bit): message sequence number     | 58..62 echoed SSN               |
 //! | 74..78  | PSN_OFFSET: packet index in the message   | 62..66 echoed PSN_OFFSET        |
 //! | 78..86  | TX timestamp (cycles)                     | 66..74 echoed TX timestamp      |
-//! | 86..128 | zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 zero, 78..82 ePSN, 82..86 SACK base, 86..94 SACK bitmap, 94..102 bytes received, 102..106 OOO count, rest zero |
+//! | 86..90  | RSN (16 bit): receive WQE index a SEND or WRITE-with-immediate consumes | (see the next row) |
+//! | 90..94  | immediate data (opcodes with immediate)   | (see the next row)              |
+//! | 94..128 | zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 zero, 78..82 ePSN, 82..86 SACK base, 86..94 SACK bitmap, 94..102 bytes received, 102..106 OOO count, rest zero |
 //!
 //! All multi-byte wire fields are big-endian. The payload is padded with
 //! zeros to a multiple of 4 (BTH PadCnt), then the 4-byte ICRC follows,
@@ -74,6 +80,8 @@
 //!     ssn: 1,
 //!     psn_offset: 0,
 //!     ts: 0,
+//!     rsn: 0,
+//!     imm: 0,
 //!     payload: b"abc",
 //! };
 //! let mut buf = vec![0u8; repr.buffer_len()];
@@ -258,13 +266,18 @@ pub mod field {
     pub const RETH_LEN: Field = Field::new(66, 4);
 
     /// rnic request extension.
-    pub const RXT: Field = Field::new(70, 16);
+    pub const RXT: Field = Field::new(70, 24);
     /// Request extension: SSN (24 bit, in a 32-bit field).
     pub const RXT_SSN: Field = Field::new(70, 4);
     /// Request extension: PSN_OFFSET, the packet's index in its message.
     pub const RXT_PSN_OFFSET: Field = Field::new(74, 4);
     /// Request extension: TX timestamp (cycles).
     pub const RXT_TS: Field = Field::new(78, 8);
+    /// Request extension: RSN, the receive WQE index the message consumes
+    /// (SEND and WRITE with immediate; 16 bits used).
+    pub const RXT_RSN: Field = Field::new(86, 4);
+    /// Request extension: immediate data (opcodes with immediate).
+    pub const RXT_IMM: Field = Field::new(90, 4);
 
     /// ACK extended transport header.
     pub const AETH: Field = Field::new(54, 4);
@@ -387,6 +400,10 @@ pub mod off {
     pub const RXT_PSN_OFFSET: usize = field::RXT_PSN_OFFSET.start;
     /// Request extension: TX timestamp.
     pub const RXT_TS: usize = field::RXT_TS.start;
+    /// Request extension: RSN.
+    pub const RXT_RSN: usize = field::RXT_RSN.start;
+    /// Request extension: immediate data.
+    pub const RXT_IMM: usize = field::RXT_IMM.start;
     /// AETH syndrome.
     pub const AETH_SYNDROME: usize = field::AETH_SYNDROME.start;
     /// AETH MSN (24 bit).
@@ -421,16 +438,24 @@ pub mod opcode {
     pub const SEND_MIDDLE: u8 = 0x01;
     /// SEND Last.
     pub const SEND_LAST: u8 = 0x02;
+    /// SEND Last with Immediate.
+    pub const SEND_LAST_IMM: u8 = 0x03;
     /// SEND Only.
     pub const SEND_ONLY: u8 = 0x04;
+    /// SEND Only with Immediate.
+    pub const SEND_ONLY_IMM: u8 = 0x05;
     /// RDMA WRITE First.
     pub const WRITE_FIRST: u8 = 0x06;
     /// RDMA WRITE Middle.
     pub const WRITE_MIDDLE: u8 = 0x07;
     /// RDMA WRITE Last.
     pub const WRITE_LAST: u8 = 0x08;
+    /// RDMA WRITE Last with Immediate.
+    pub const WRITE_LAST_IMM: u8 = 0x09;
     /// RDMA WRITE Only.
     pub const WRITE_ONLY: u8 = 0x0A;
+    /// RDMA WRITE Only with Immediate.
+    pub const WRITE_ONLY_IMM: u8 = 0x0B;
     /// Acknowledge (ACK or NAK, by AETH syndrome).
     pub const ACK: u8 = 0x11;
 
@@ -465,6 +490,10 @@ pub enum Opcode {
     SendLast,
     /// SEND Only.
     SendOnly,
+    /// SEND Last with Immediate.
+    SendLastImm,
+    /// SEND Only with Immediate.
+    SendOnlyImm,
     /// RDMA WRITE First.
     WriteFirst,
     /// RDMA WRITE Middle.
@@ -473,6 +502,10 @@ pub enum Opcode {
     WriteLast,
     /// RDMA WRITE Only.
     WriteOnly,
+    /// RDMA WRITE Last with Immediate.
+    WriteLastImm,
+    /// RDMA WRITE Only with Immediate.
+    WriteOnlyImm,
     /// Acknowledge (ACK or NAK, by AETH syndrome).
     Ack,
     /// An opcode rnic does not use (the responder NAKs such requests as
@@ -496,14 +529,48 @@ impl Opcode {
         }
     }
 
-    /// A packet of a SEND.
-    pub const fn is_send(self) -> bool {
-        matches!(self, Opcode::SendFirst | Opcode::SendMiddle | Opcode::SendLast | Opcode::SendOnly)
+    /// The Last/Only opcode with immediate data for a Last/Only opcode; any
+    /// other opcode is returned unchanged (only the last packet of a message
+    /// carries the immediate).
+    pub const fn with_imm(self) -> Opcode {
+        match self {
+            Opcode::SendLast => Opcode::SendLastImm,
+            Opcode::SendOnly => Opcode::SendOnlyImm,
+            Opcode::WriteLast => Opcode::WriteLastImm,
+            Opcode::WriteOnly => Opcode::WriteOnlyImm,
+            other => other,
+        }
     }
 
-    /// A packet of an RDMA WRITE.
+    /// A packet of a SEND (with or without immediate).
+    pub const fn is_send(self) -> bool {
+        matches!(
+            self,
+            Opcode::SendFirst
+                | Opcode::SendMiddle
+                | Opcode::SendLast
+                | Opcode::SendOnly
+                | Opcode::SendLastImm
+                | Opcode::SendOnlyImm
+        )
+    }
+
+    /// A packet of an RDMA WRITE (with or without immediate).
     pub const fn is_write(self) -> bool {
-        matches!(self, Opcode::WriteFirst | Opcode::WriteMiddle | Opcode::WriteLast | Opcode::WriteOnly)
+        matches!(
+            self,
+            Opcode::WriteFirst
+                | Opcode::WriteMiddle
+                | Opcode::WriteLast
+                | Opcode::WriteOnly
+                | Opcode::WriteLastImm
+                | Opcode::WriteOnlyImm
+        )
+    }
+
+    /// The last packet of a message with immediate data.
+    pub const fn has_imm(self) -> bool {
+        matches!(self, Opcode::SendLastImm | Opcode::SendOnlyImm | Opcode::WriteLastImm | Opcode::WriteOnlyImm)
     }
 
     /// An ACK or NAK.
@@ -513,12 +580,30 @@ impl Opcode {
 
     /// The first packet of its message (First or Only).
     pub const fn is_first(self) -> bool {
-        matches!(self, Opcode::SendFirst | Opcode::SendOnly | Opcode::WriteFirst | Opcode::WriteOnly)
+        matches!(
+            self,
+            Opcode::SendFirst
+                | Opcode::SendOnly
+                | Opcode::SendOnlyImm
+                | Opcode::WriteFirst
+                | Opcode::WriteOnly
+                | Opcode::WriteOnlyImm
+        )
     }
 
     /// The last packet of its message (Last or Only).
     pub const fn is_last(self) -> bool {
-        matches!(self, Opcode::SendLast | Opcode::SendOnly | Opcode::WriteLast | Opcode::WriteOnly)
+        matches!(
+            self,
+            Opcode::SendLast
+                | Opcode::SendOnly
+                | Opcode::SendLastImm
+                | Opcode::SendOnlyImm
+                | Opcode::WriteLast
+                | Opcode::WriteOnly
+                | Opcode::WriteLastImm
+                | Opcode::WriteOnlyImm
+        )
     }
 
     /// Whether standard RoCEv2 decoders read bytes 54..70 as a RETH:
@@ -526,7 +611,7 @@ impl Opcode {
     /// request (see [`RequestRepr`]); for the other opcodes, standard tools
     /// see them as the start of the payload.
     pub const fn has_reth(self) -> bool {
-        matches!(self, Opcode::WriteFirst | Opcode::WriteOnly)
+        matches!(self, Opcode::WriteFirst | Opcode::WriteOnly | Opcode::WriteOnlyImm)
     }
 }
 
@@ -537,10 +622,14 @@ impl From<u8> for Opcode {
             opcode::SEND_MIDDLE => Opcode::SendMiddle,
             opcode::SEND_LAST => Opcode::SendLast,
             opcode::SEND_ONLY => Opcode::SendOnly,
+            opcode::SEND_LAST_IMM => Opcode::SendLastImm,
+            opcode::SEND_ONLY_IMM => Opcode::SendOnlyImm,
             opcode::WRITE_FIRST => Opcode::WriteFirst,
             opcode::WRITE_MIDDLE => Opcode::WriteMiddle,
             opcode::WRITE_LAST => Opcode::WriteLast,
             opcode::WRITE_ONLY => Opcode::WriteOnly,
+            opcode::WRITE_LAST_IMM => Opcode::WriteLastImm,
+            opcode::WRITE_ONLY_IMM => Opcode::WriteOnlyImm,
             opcode::ACK => Opcode::Ack,
             other => Opcode::Unknown(other),
         }
@@ -554,10 +643,14 @@ impl From<Opcode> for u8 {
             Opcode::SendMiddle => opcode::SEND_MIDDLE,
             Opcode::SendLast => opcode::SEND_LAST,
             Opcode::SendOnly => opcode::SEND_ONLY,
+            Opcode::SendLastImm => opcode::SEND_LAST_IMM,
+            Opcode::SendOnlyImm => opcode::SEND_ONLY_IMM,
             Opcode::WriteFirst => opcode::WRITE_FIRST,
             Opcode::WriteMiddle => opcode::WRITE_MIDDLE,
             Opcode::WriteLast => opcode::WRITE_LAST,
             Opcode::WriteOnly => opcode::WRITE_ONLY,
+            Opcode::WriteLastImm => opcode::WRITE_LAST_IMM,
+            Opcode::WriteOnlyImm => opcode::WRITE_ONLY_IMM,
             Opcode::Ack => opcode::ACK,
             Opcode::Unknown(other) => other,
         }
@@ -1033,6 +1126,10 @@ int_fields! {
     psn_offset, set_psn_offset: u32 = field::RXT_PSN_OFFSET;
     /// Requests: TX timestamp from the request extension.
     timestamp, set_timestamp: u64 = field::RXT_TS;
+    /// Requests: RSN from the request extension.
+    rsn, set_rsn: u32 = field::RXT_RSN;
+    /// Requests: immediate data from the request extension.
+    imm, set_imm: u32 = field::RXT_IMM;
     /// ACKs: AETH MSN (24 bit; the setter keeps the low 24 bits).
     msn, set_msn: u32 = field::AETH_MSN;
     /// ACKs: echoed SSN.
@@ -1174,6 +1271,10 @@ pub struct RequestRepr<'a> {
     pub psn_offset: u32,
     /// Extension: TX timestamp (cycles).
     pub ts: u64,
+    /// Extension: RSN, the receive WQE index a SEND or WRITE with immediate consumes.
+    pub rsn: u32,
+    /// Extension: immediate data (meaningful with [`Opcode::has_imm`]).
+    pub imm: u32,
     /// Payload, without pad.
     pub payload: &'a [u8],
 }
@@ -1203,6 +1304,8 @@ impl<'a> RequestRepr<'a> {
             ssn: packet.ssn(),
             psn_offset: packet.psn_offset(),
             ts: packet.timestamp(),
+            rsn: packet.rsn(),
+            imm: packet.imm(),
             payload: &bytes[packet.payload_range()],
         })
     }
@@ -1227,6 +1330,8 @@ impl<'a> RequestRepr<'a> {
         packet.set_ssn(self.ssn);
         packet.set_psn_offset(self.psn_offset);
         packet.set_timestamp(self.ts);
+        packet.set_rsn(self.rsn);
+        packet.set_imm(self.imm);
         packet.payload_mut().copy_from_slice(self.payload);
         packet.fill_checksums();
     }
@@ -1414,6 +1519,10 @@ pub struct Frame {
     pub psn_offset: u32,
     /// Requests: TX timestamp; ACKs: echoed.
     pub ts: u64,
+    /// Requests: RSN.
+    pub rsn: u32,
+    /// Requests: immediate data.
+    pub imm: u32,
     /// ACKs: AETH syndrome.
     pub syndrome: u8,
     /// ACKs: AETH MSN.
@@ -1464,6 +1573,8 @@ impl Frame {
             ssn: self.ssn,
             psn_offset: self.psn_offset,
             ts: self.ts,
+            rsn: self.rsn,
+            imm: self.imm,
             payload: &self.payload,
         }
     }
@@ -1541,6 +1652,8 @@ impl From<RequestRepr<'_>> for Frame {
             ssn: r.ssn,
             psn_offset: r.psn_offset,
             ts: r.ts,
+            rsn: r.rsn,
+            imm: r.imm,
             payload: r.payload.to_vec(),
             ..Frame::default()
         }
@@ -1702,7 +1815,7 @@ mod tests {
             IP_SRC, IP_DST, UDP_SPORT, UDP_DPORT, UDP_LEN, UDP_CSUM, BTH_OPCODE, BTH_FLAGS, BTH_PKEY, BTH_RESV8A,
             BTH_DQPN, BTH_ACKREQ, BTH_PSN,
         ];
-        let request = [RETH_VA, RETH_RKEY, RETH_LEN, RXT_SSN, RXT_PSN_OFFSET, RXT_TS];
+        let request = [RETH_VA, RETH_RKEY, RETH_LEN, RXT_SSN, RXT_PSN_OFFSET, RXT_TS, RXT_RSN, RXT_IMM];
         let ack = [
             AETH_SYNDROME,
             AETH_MSN,
@@ -1718,9 +1831,9 @@ mod tests {
             AXT_BYTES_RX,
             AXT_OOO,
         ];
-        assert_tiles(&[common.as_slice(), &request].concat(), 86);
+        assert_tiles(&[common.as_slice(), &request].concat(), 94);
         assert_tiles(&[common.as_slice(), &ack].concat(), 106);
-        assert_tiles(&[ETH, IPV4, UDP, BTH, RETH, RXT], 86);
+        assert_tiles(&[ETH, IPV4, UDP, BTH, RETH, RXT], 94);
         assert_tiles(&[ETH, IPV4, UDP, BTH, AETH, AXT], 106);
         let request_groups = [ETH, IPV4, UDP, BTH, RETH, RXT];
         let ack_groups = [ETH, IPV4, UDP, BTH, AETH, AXT];

@@ -57,6 +57,8 @@ fn write_first_repr() -> RequestRepr<'static> {
         ssn: 7,
         psn_offset: 0,
         ts: 0x1_0203_0405,
+        rsn: 0,
+        imm: 0,
         payload: &[0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02],
     }
 }
@@ -104,6 +106,8 @@ fn send_only_repr() -> RequestRepr<'static> {
         ssn: 0x1234,
         psn_offset: 0,
         ts: 0x1122_3344_5566_7788,
+        rsn: 0,
+        imm: 0,
         payload: b"abc",
     }
 }
@@ -324,6 +328,8 @@ fn random_request<'a>(r: &mut Rng, payload: &'a [u8]) -> RequestRepr<'a> {
         ssn: r.next() as u32,
         psn_offset: r.next() as u32,
         ts: r.next(),
+        rsn: r.next() as u32,
+        imm: r.next() as u32,
         payload,
     }
 }

@@ -39,6 +39,8 @@ pub fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
         ssn: 9,
         psn_offset: 2,
         ts: 0x1122_3344_5566,
+        rsn: if op == opcode::ACK { 0 } else { 0xBCDE },
+        imm: if op == opcode::ACK { 0 } else { 0x8765_4321 ^ seed as u32 },
         syndrome: if op == opcode::ACK { 0x1F } else { 0 },
         msn: if op == opcode::ACK { 10 } else { 0 },
         epsn: if op == opcode::ACK { 0x12_3457 } else { 0 },
@@ -73,6 +75,8 @@ pub fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
         ("msn", f.msn as u64),
         ("epsn", f.epsn as u64),
         ("ecn_echo", f.echo_ecn as u64),
+        ("rsn", f.rsn as u64),
+        ("imm", f.imm as u64),
     ]
 }
 
