@@ -236,6 +236,7 @@ impl Cq {
         let cqn = self.life.cqn;
         let mut n = 0;
         let mut st = ctx.state();
+        crate::ctx::drain_ctrlq(ctx.dev(), &mut st)?;
         while n < wc.len() {
             let cq = st.cqs[cqn as usize].as_mut().expect("live CQ handle has a table entry");
             if let Some(c) = cq.pending.pop_front() {

@@ -3,13 +3,15 @@
 use crate::cq::CqInner;
 use crate::qp::QpInner;
 use crate::{Cq, DestroyError, Error, Resource, Result};
-use rnic_driver::Device;
+use rnic_driver::{Device, DmaAccess, DmaBuf};
+use rnic_spec::desc::{ctrlq_kind, CtrlqEntry, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params;
 use rnic_spec::regs::{self, NUM_STAGE};
 use std::cell::{RefCell, RefMut};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::rc::Rc;
+use zerocopy::FromBytes;
 
 /// Largest PD number: the QPC and MR `PD` fields are 16 bits wide (0 is never used).
 const PD_MAX: u32 = 0xFFFF;
@@ -63,7 +65,23 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "cqes",
     "rx_inv_req",
     "reg_err",
+    "ctrlq_drop",
+    "ctrlq_entries",
 ];
+
+/// log2 of the CtrlQ's entries (4096 entries, 128 KiB).
+pub(crate) const CTRLQ_LOG2: u32 = 12;
+
+/// The context's control queue: the NIC's reports to the slow path.
+pub(crate) struct CtrlQ {
+    /// The ring (None once released).
+    pub buf: Option<DmaBuf>,
+    pub log2: u32,
+    /// Free-running consumer index.
+    pub ci: u32,
+    /// Entries of a kind this library does not know.
+    pub unknown: u64,
+}
 
 /// One entry of the library's MR table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +105,7 @@ pub(crate) struct CtxState {
     pub mrs: Vec<MrSlot>,
     pub cqs: Vec<Option<CqInner>>,
     pub qps: Vec<Option<QpInner>>,
+    pub ctrlq: CtrlQ,
 }
 
 impl CtxState {
@@ -116,6 +135,49 @@ pub(crate) struct CtxInner {
     pub st: RefCell<CtxState>,
 }
 
+impl Drop for CtxInner {
+    /// Stops the NIC's CtrlQ reports and frees the ring (best effort: nothing can report a failure here).
+    fn drop(&mut self) {
+        if let Some(buf) = self.st.get_mut().ctrlq.buf.take() {
+            let _ = self.dev.write_reg(regs::REG_CTRLQ_LOG2, 0);
+            let _ = self.dev.free_dma(buf);
+        }
+    }
+}
+
+/// Reads the CtrlQ entries the NIC has written and applies them to the
+/// library's state (the slow path runs in the thread that polls
+/// completions), then tells the NIC how far it has read.
+pub(crate) fn drain_ctrlq(dev: &dyn Device, st: &mut CtxState) -> Result<()> {
+    let Some(buf) = st.ctrlq.buf else { return Ok(()) };
+    let log2 = st.ctrlq.log2;
+    let mut consumed = false;
+    loop {
+        let ci = st.ctrlq.ci;
+        let slot = (ci & ((1 << log2) - 1)) as u64;
+        let mut raw = [0u8; CTRLQ_ENTRY_BYTES];
+        dev.read_mem(buf.bus_addr + slot * CTRLQ_ENTRY_BYTES as u64, &mut raw)?;
+        let e = CtrlqEntry::read_from_bytes(&raw).expect("CTRLQ_ENTRY_BYTES bytes");
+        if e.owner != crate::ring::cqe_owner_valid(ci, log2) {
+            break;
+        }
+        st.ctrlq.ci = ci.wrapping_add(1);
+        consumed = true;
+        match e.kind {
+            ctrlq_kind::REQ_NAK_PSN => {
+                if let Some(q) = st.qps.get_mut(e.qpn.get() as usize).and_then(Option::as_mut) {
+                    q.note_psn_nak(e.psn.get(), e.epsn.get());
+                }
+            }
+            _ => st.ctrlq.unknown += 1,
+        }
+    }
+    if consumed {
+        dev.write_reg(regs::REG_CTRLQ_CI, st.ctrlq.ci as u64)?;
+    }
+    Ok(())
+}
+
 /// An open NIC (`ibv_context`). Cheap to clone; all clones share the tables.
 /// Every object created from the context holds it, so the context lives
 /// until the last handle and the last object are gone.
@@ -133,6 +195,11 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
     let caps = dev.read_reg(regs::REG_CAPS)?;
     dev.write_reg(regs::REG_SRC_MAC, addr.mac_u64())?;
     dev.write_reg(regs::REG_SRC_IP, u32::from(addr.ip) as u64)?;
+    // The CtrlQ: its size is written last, which restarts the NIC's producer index.
+    let ctrlq = dev.alloc_dma(CTRLQ_ENTRY_BYTES << CTRLQ_LOG2, DmaAccess { device_read: false, device_write: true })?;
+    dev.write_reg(regs::REG_CTRLQ_BASE, ctrlq.bus_addr)?;
+    dev.write_reg(regs::REG_CTRLQ_CI, 0)?;
+    dev.write_reg(regs::REG_CTRLQ_LOG2, CTRLQ_LOG2 as u64)?;
     // Tags start at a per-index value and skip 0, so no key is ever 0.
     let mr_tag = (0..params::NUM_MRS).map(|i| (i as u8).wrapping_mul(37) | 1).collect();
     Ok(Context {
@@ -148,6 +215,7 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
                 mrs: vec![MrSlot::Free; params::NUM_MRS],
                 cqs: (0..params::NUM_CQS).map(|_| None).collect(),
                 qps: (0..params::NUM_QPS).map(|_| None).collect(),
+                ctrlq: CtrlQ { buf: Some(ctrlq), log2: CTRLQ_LOG2, ci: 0, unknown: 0 },
             }),
         }),
     })

@@ -312,9 +312,19 @@ pub(crate) struct QpInner {
     dest_qpn: Option<u32>,
     /// RSN of the next message that consumes a remote receive WR (reset with the requester).
     rsn: u32,
+    /// PSN sequence NAKs the peer sent (reported through the CtrlQ).
+    psn_naks: u64,
+    /// The last one: (PSN the peer received, PSN it expected).
+    last_psn_nak: Option<(u32, u32)>,
 }
 
 impl QpInner {
+    /// The peer NAKed a request with a PSN sequence error.
+    pub fn note_psn_nak(&mut self, psn: u32, epsn: u32) {
+        self.psn_naks += 1;
+        self.last_psn_nak = Some((psn, epsn));
+    }
+
     pub fn wq_mut(&mut self, q: Queue) -> &mut WorkQueue {
         match q {
             Queue::Sq => &mut self.sq,
@@ -336,7 +346,13 @@ impl QpInner {
             self.rq.pi,
             self.rq.ci,
             self.rq.cap,
-        )
+        ) + &match self.last_psn_nak {
+            Some((psn, epsn)) => format!(
+                ", {} PSN sequence NAK(s) from the peer (last: it got PSN {psn:#x}, expected {epsn:#x}): a request packet was lost or overtaken, and this NIC does not retransmit yet",
+                self.psn_naks
+            ),
+            None => String::new(),
+        }
     }
 }
 
@@ -434,6 +450,8 @@ impl Pd {
             words,
             dest_qpn: None,
             rsn: 0,
+            psn_naks: 0,
+            last_psn_nak: None,
         });
         Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn })
     }
@@ -513,6 +531,13 @@ impl Qp {
     /// Receive WRs posted and not yet completed.
     pub fn recv_outstanding(&self) -> u32 {
         self.with(|q| q.rq.outstanding())
+    }
+
+    /// PSN sequence NAKs the peer sent this QP (a request packet was lost or
+    /// overtaken), as reported by the NIC's control queue up to the last
+    /// [`crate::Cq::poll_cq`] on this context.
+    pub fn peer_psn_naks(&self) -> u64 {
+        self.with(|q| q.psn_naks)
     }
 
     /// `max_send_wr` from creation.

@@ -14,15 +14,19 @@
 //! failed) complete here too, so every requester completion of a QP comes
 //! from one block, in order.
 //!
-//! Partial: a PSN sequence NAK is counted but nothing is retransmitted
-//! (selective repeat comes with the loss-recovery work); an RNR NAK fails the
-//! WQE instead of retrying.
+//! A PSN sequence NAK (a request packet was lost or overtaken) is reported
+//! to the host's slow path as a CtrlQ entry through the completion writer.
+//!
+//! Partial: nothing is retransmitted yet (selective repeat comes with the
+//! loss-recovery work); an RNR NAK fails the WQE instead of retrying.
 //!
 //! [`AckInPack`]: crate::desc::AckInPack
 
-use crate::desc::{AckInUnpack, CqReqPack, ErrUnpack, ReqStatePack, ReqStateUnpack, CQR_BITS};
+use crate::desc::{
+    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, ReqStatePack, ReqStateUnpack, ACKIN_BITS, CQR_BITS, CTLR_BITS,
+};
 use crate::num::Num;
-use rnic_spec::desc::{cqe_op, cqe_status};
+use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
 use rnic_spec::params::QPN_BITS;
 use rnic_spec::wire::syndrome;
 use rust_hdl::prelude::*;
@@ -38,6 +42,7 @@ enum AckState {
     CqeNakd,
     Save,
     CqeLocalErr,
+    CtlNak,
 }
 
 /// The ACK receiver.
@@ -48,7 +53,7 @@ pub struct AckRecv {
     /// An ACK from the responder (`AckInPack`).
     pub ack_valid: Signal<In, Bit>,
     /// The ACK word.
-    pub ack_data: Signal<In, Bits<72>>,
+    pub ack_data: Signal<In, Bits<ACKIN_BITS>>,
     /// The ACK is taken.
     pub ack_ready: Signal<Out, Bit>,
     /// Local error FIFO empty.
@@ -81,19 +86,27 @@ pub struct AckRecv {
     pub qperr_we: Signal<Out, Bit>,
     /// QP error flag write address.
     pub qperr_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// A CtrlQ entry request (PSN sequence NAKs) to the completion writer.
+    pub ctl_valid: Signal<Out, Bit>,
+    /// The completion writer took it.
+    pub ctl_ready: Signal<In, Bit>,
+    /// The request (`CtlReqPack`).
+    pub ctl_data: Signal<Out, Bits<CTLR_BITS>>,
     /// Pulse: NAK received.
     pub cnt_nak: Signal<Out, Bit>,
     /// Pulse: an ACK or NAK for a WQE never posted (ignored).
     pub cnt_bad: Signal<Out, Bit>,
     /// Nothing in progress or queued (a queued word shows two cycles after it is taken).
     pub idle: Signal<Out, Bit>,
-    ackq: SynchronousFIFO<Bits<72>, 2, 3, 1>,
+    ackq: SynchronousFIFO<Bits<ACKIN_BITS>, 2, 3, 1>,
     rstq: SynchronousFIFO<Bits<QPN_BITS>, 3, 4, 1>,
     state: DFF<AckState>,
-    word: DFF<Bits<72>>,
+    word: DFF<Bits<ACKIN_BITS>>,
     rst_q: DFF<Bits<QPN_BITS>>,
     rs: DFF<Bits<32>>,
     cqr: CqReqPack,
+    ctl: CtlReqPack,
+    kind_req_nak_psn: Num<{ ctrlq_kind::REQ_NAK_PSN as u64 }, 8>,
     cq_num: DFF<Bits<16>>,
     c_idx: DFF<Bits<16>>,
     c_status: DFF<Bits<8>>,
@@ -164,6 +177,20 @@ impl Logic for AckRecv {
         self.cqr.flags.next = 0.into();
         self.cqr_data.next = self.cqr.pword.val();
         self.cqr_valid.next = false;
+        // A PSN sequence NAK's report for the host's slow path (CtrlQ).
+        self.ctl.kind.next = self.kind_req_nak_psn.val();
+        self.ctl.flags.next = 0.into();
+        self.ctl.qpn.next = self.au.qpn.val();
+        self.ctl.psn.next = self.au.psn.val();
+        self.ctl.epsn.next = self.au.epsn.val();
+        self.ctl.ssn.next = self.au.ssn.val();
+        self.ctl.psn_offset.next = self.au.psn_offset.val();
+        self.ctl.rsn.next = 0.into();
+        self.ctl.plen.next = 0.into();
+        self.ctl.imm.next = 0.into();
+        self.ctl.episode.next = 0.into();
+        self.ctl_data.next = self.ctl.pword.val();
+        self.ctl_valid.next = false;
         self.idle.next = (self.state.q.val() == AckState::Idle) & self.ackq.empty.val() & self.rstq.empty.val();
         match self.state.q.val() {
             AckState::Idle => {
@@ -241,10 +268,11 @@ impl Logic for AckRecv {
                     self.qperr_we.next = true;
                     self.state.d.next = AckState::CqeNakd;
                 } else {
+                    self.state.d.next = AckState::Save;
                     if self.syn_class.val() == self.class_nak.val() {
                         self.cnt_nak.next = true;
+                        self.state.d.next = AckState::CtlNak;
                     }
-                    self.state.d.next = AckState::Save;
                 }
             }
             // Each completion waits until the completion writer takes it.
@@ -263,6 +291,12 @@ impl Logic for AckRecv {
             AckState::Save => {
                 self.rqs_we.next = true;
                 self.state.d.next = AckState::Idle;
+            }
+            AckState::CtlNak => {
+                self.ctl_valid.next = true;
+                if self.ctl_ready.val() {
+                    self.state.d.next = AckState::Save;
+                }
             }
             AckState::CqeLocalErr => {
                 self.cqr_valid.next = true;

@@ -107,7 +107,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<15>>,
+    cnt: Signal<Local, Bits<17>>,
 }
 
 impl Logic for RnicCore {
@@ -375,7 +375,17 @@ impl Logic for RnicCore {
         if self.resp.cnt_inv.val() {
             self.cnt.next = self.cnt.val() | 0x2000;
         }
+        if self.resp.cnt_ctl_drop.val() {
+            self.cnt.next = self.cnt.val() | 0x8000;
+        }
+        if self.resp.cnt_ctl.val() {
+            self.cnt.next = self.cnt.val() | 0x1_0000;
+        }
         self.regs.cnt_inc.next = self.cnt.val();
+        self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();
+        self.resp.ctrlq_log2.next = self.regs.ctrlq_log2.val();
+        self.resp.ctrlq_ci.next = self.regs.ctrlq_ci.val();
+        self.resp.ctrlq_reset.next = self.regs.ctrlq_reset.val();
         // MR fence (dereg_mr).
         self.fence.start.next = self.regs.fence_start.val();
         self.fence.resp_idle.next = self.resp.idle.val();

@@ -9,13 +9,20 @@
 //! write; the next request is taken in the cycle the write goes out, so its
 //! table read sees the producer index that write bumps.
 //!
+//! It also writes the control queue (CtrlQ), the ring where the NIC reports
+//! events to the host's slow path: a [`CtlReqPack`](crate::desc::CtlReqPack)
+//! request becomes a 32-byte entry at the CtrlQ producer index (kept here),
+//! with the owner bit of the pass, if the ring has a free slot by the host's
+//! consumer index; otherwise (or with no CtrlQ set up) it is dropped and
+//! counted. CtrlQ requests go before CQE requests.
+//!
 //! Ordering: a requester pushes a completion only after the DMA port has
 //! accepted every write of the message it completes, and the write mux
 //! passes beats through without buffering, so the CQE lands after the data.
 
-use crate::desc::{CqReqUnpack, CqView, CqePack, CQR_BITS};
+use crate::desc::{CqReqUnpack, CqView, CqePack, CtlReqUnpack, CtrlqPack, CQR_BITS, CTLR_BITS};
 use crate::num::Num;
-use rnic_spec::desc::CQE_BYTES;
+use rnic_spec::desc::{CQE_BYTES, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params::CQ_BITS;
 use rust_hdl::prelude::*;
 
@@ -25,6 +32,7 @@ enum CqwState {
     Look,
     Wait,
     Write,
+    CtlWrite,
 }
 
 /// Writes CQEs for completion requests.
@@ -60,6 +68,24 @@ pub struct CqWriter {
     pub wr_len: Signal<Out, Bits<7>>,
     /// Pulse: CQE written.
     pub cnt_cqe: Signal<Out, Bit>,
+    /// A CtrlQ entry request is offered.
+    pub ctl_valid: Signal<In, Bit>,
+    /// The CtrlQ request is taken.
+    pub ctl_ready: Signal<Out, Bit>,
+    /// The CtrlQ request.
+    pub ctl_data: Signal<In, Bits<CTLR_BITS>>,
+    /// CtrlQ ring bus address (`REG_CTRLQ_BASE`).
+    pub ctrlq_base: Signal<In, Bits<64>>,
+    /// log2 of the CtrlQ's entries, 0 = none (`REG_CTRLQ_LOG2`).
+    pub ctrlq_log2: Signal<In, Bits<8>>,
+    /// The host's CtrlQ consumer index (`REG_CTRLQ_CI`).
+    pub ctrlq_ci: Signal<In, Bits<32>>,
+    /// Pulse: the CtrlQ was set up again; the producer index restarts at 0.
+    pub ctrlq_reset: Signal<In, Bit>,
+    /// Pulse: CtrlQ entry written.
+    pub cnt_ctl: Signal<Out, Bit>,
+    /// Pulse: CtrlQ request dropped (ring full or not set up).
+    pub cnt_ctl_drop: Signal<Out, Bit>,
     /// No request in progress.
     pub idle: Signal<Out, Bit>,
     state: DFF<CqwState>,
@@ -67,18 +93,25 @@ pub struct CqWriter {
     ru: CqReqUnpack,
     cv: CqView,
     cqe: CqePack,
+    ctl_pi: DFF<Bits<32>>,
+    ctl_req: DFF<Bits<CTLR_BITS>>,
+    cu: CtlReqUnpack,
+    ent: CtrlqPack,
+    ctl_size: Signal<Local, Bits<32>>,
+    ctl_pass: Signal<Local, Bits<32>>,
+    ctl_room: Signal<Local, Bit>,
     cq_mask: Signal<Local, Bits<32>>,
     cq_pass: Signal<Local, Bits<32>>,
     cqe_bytes: Num<{ CQE_BYTES as u64 }, 7>,
 }
 
-// CQE slots are addressed as index << 5.
-const _: () = assert!(CQE_BYTES == 32);
+// CQE and CtrlQ slots are addressed as index << 5.
+const _: () = assert!(CQE_BYTES == 32 && CTRLQ_ENTRY_BYTES == 32);
 
 impl Logic for CqWriter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, req);
+        dff_setup!(self, clock, state, req, ctl_pi, ctl_req);
         self.ru.pword.next = self.req.q.val();
         self.cv.word.next = self.cq_data.val();
         self.cq_addr.next = self.ru.cqn.val().get_bits::<CQ_BITS>(0);
@@ -106,10 +139,45 @@ impl Logic for CqWriter {
         self.wr_len.next = self.cqe_bytes.val();
         self.cnt_cqe.next = false;
         self.idle.next = self.state.q.val() == CqwState::Idle;
+        // CtrlQ entry at the CtrlQ producer index; the owner bit flips on every pass.
+        self.cu.pword.next = self.ctl_req.q.val();
+        self.ent.kind.next = self.cu.kind.val();
+        self.ent.flags.next = self.cu.flags.val();
+        self.ent.qpn.next = bit_cast::<16, 8>(self.cu.qpn.val());
+        self.ent.psn.next = bit_cast::<32, 24>(self.cu.psn.val());
+        self.ent.epsn.next = bit_cast::<32, 24>(self.cu.epsn.val());
+        self.ent.ssn.next = bit_cast::<32, 24>(self.cu.ssn.val());
+        self.ent.psn_offset.next = bit_cast::<32, 24>(self.cu.psn_offset.val());
+        self.ent.rsn.next = self.cu.rsn.val();
+        self.ent.plen.next = bit_cast::<16, 13>(self.cu.plen.val());
+        self.ent.imm.next = self.cu.imm.val();
+        self.ent.episode.next = bit_cast::<8, 4>(self.cu.episode.val());
+        self.ent.rsvd.next = 0.into();
+        self.ent.owner.next = 1.into();
+        self.ctl_pass.next = self.ctl_pi.q.val() >> bit_cast::<32, 8>(self.ctrlq_log2.val());
+        if self.ctl_pass.val().get_bit(0) {
+            self.ent.owner.next = 0.into();
+        }
+        self.ctl_size.next = bits::<32>(1) << bit_cast::<32, 8>(self.ctrlq_log2.val());
+        self.ctl_room.next = (self.ctrlq_log2.val() != 0)
+            & (self.ctrlq_log2.val() <= 16)
+            & ((self.ctl_pi.q.val() - self.ctrlq_ci.val()) < self.ctl_size.val());
+        self.ctl_ready.next = false;
+        self.cnt_ctl.next = false;
+        self.cnt_ctl_drop.next = false;
+        if self.ctrlq_reset.val() {
+            self.ctl_pi.d.next = 0.into();
+        }
         match self.state.q.val() {
             CqwState::Idle => {
-                self.req_ready.next = true;
-                if self.req_valid.val() {
+                if self.ctl_valid.val() {
+                    self.ctl_ready.next = true;
+                    self.ctl_req.d.next = self.ctl_data.val();
+                    self.state.d.next = CqwState::CtlWrite;
+                } else {
+                    self.req_ready.next = true;
+                }
+                if self.req_valid.val() & !self.ctl_valid.val() {
                     self.req.d.next = self.req_data.val();
                     self.state.d.next = CqwState::Look;
                 }
@@ -127,10 +195,26 @@ impl Logic for CqWriter {
                     self.cnt_cqe.next = true;
                     self.state.d.next = CqwState::Idle;
                     // The next request may start now: its table read comes after this PI write.
-                    self.req_ready.next = true;
-                    if self.req_valid.val() {
+                    self.req_ready.next = !self.ctl_valid.val();
+                    if self.req_valid.val() & !self.ctl_valid.val() {
                         self.req.d.next = self.req_data.val();
                         self.state.d.next = CqwState::Look;
+                    }
+                }
+            }
+            CqwState::CtlWrite => {
+                if !self.ctl_room.val() {
+                    self.cnt_ctl_drop.next = true;
+                    self.state.d.next = CqwState::Idle;
+                } else {
+                    self.wr_valid.next = true;
+                    self.wr_addr.next = self.ctrlq_base.val()
+                        + (bit_cast::<64, 32>(self.ctl_pi.q.val() & (self.ctl_size.val() - 1)) << 5);
+                    self.wr_data.next = bit_cast::<512, 256>(self.ent.pword.val());
+                    if self.wr_ready.val() {
+                        self.ctl_pi.d.next = self.ctl_pi.q.val() + 1;
+                        self.cnt_ctl.next = true;
+                        self.state.d.next = CqwState::Idle;
                     }
                 }
             }

@@ -29,8 +29,25 @@ crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
 ]);
 const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
-// An ACK handed from the responder to the ACK receiver (`crate::ack`).
-crate::pack_blocks!(AckInPack, AckInUnpack, 72, [qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16]);
+/// Width of an ACK word handed to the ACK receiver ([`AckInPack`]).
+pub const ACKIN_BITS: usize = 168;
+
+// An ACK handed from the responder to the ACK receiver (`crate::ack`), with
+// what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes and the responder's ePSN.
+crate::pack_blocks!(AckInPack, AckInUnpack, 168, [
+    qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24,
+]);
+const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
+
+/// Width of a CtrlQ request word ([`CtlReqPack`]).
+pub const CTLR_BITS: usize = 192;
+
+// A CtrlQ entry request to the completion writer (`crate::cqw`).
+crate::pack_blocks!(CtlReqPack, CtlReqUnpack, 192, [
+    kind: 8, flags: 8, qpn: 8, psn: 24, epsn: 24, ssn: 24, psn_offset: 24, rsn: 16, plen: 13, imm: 32,
+    episode: 4,
+]);
+const _: () = assert!(CtlReqPack::WIDTH == CTLR_BITS);
 
 // The ACK receiver's per-QP state: lACK (WQEs completed up to this SSN) and the failed flag.
 crate::pack_blocks!(ReqStatePack, ReqStateUnpack, 32, [acked: 24, err: 1, rsvd: 7]);
@@ -76,6 +93,14 @@ crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [
     wqe_index: 16, status: 8, opcode: 8, qpn: 32, byte_len: 32, imm: 32, flags: 8, rsvd: 112, owner: 8,
 ]);
+
+crate::pack_blocks!(CtrlqPack, CtrlqUnpack, 256, [
+    kind: 8, flags: 8, qpn: 16, psn: 32, epsn: 32, ssn: 32, psn_offset: 32, rsn: 16, plen: 16, imm: 32,
+    episode: 8, rsvd: 16, owner: 8,
+]);
+
+// The CtrlQ entry packing above must match the host's view of an entry.
+const _: () = assert!(d::CTRLQ_PSN == 4 && d::CTRLQ_IMM == 24 && d::CTRLQ_OWNER == 31);
 
 // The CQE packing above must match the host's view of a CQE.
 const _: () = assert!(

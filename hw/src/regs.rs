@@ -23,7 +23,12 @@ const _: () = assert!(
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
-        && r::counters::COUNT == 15
+        && r::counters::COUNT == 17
+        && r::counters::CTRLQ_DROP == 0x278
+        && r::counters::CTRLQ_ENTRIES == 0x280
+        && r::REG_CTRLQ_BASE == 0x160
+        && r::REG_CTRLQ_LOG2 == 0x168
+        && r::REG_CTRLQ_CI == 0x170
         && r::REG_MR_FENCE == 0x158
         && r::counters::RX_INV_REQ == 0x268
         && r::counters::REG_ERR == 0x270
@@ -51,7 +56,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<15>>,
+    pub cnt_inc: Signal<In, Bits<17>>,
     /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
     /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
     /// headers, and may do so in the same cycle.
@@ -84,6 +89,14 @@ pub struct Regs {
     pub src_ip: Signal<Out, Bits<32>>,
     /// Cycle counter.
     pub now: Signal<Out, Bits<64>>,
+    /// CtrlQ ring bus address.
+    pub ctrlq_base: Signal<Out, Bits<64>>,
+    /// log2 of the CtrlQ's entries (0: none).
+    pub ctrlq_log2: Signal<Out, Bits<8>>,
+    /// The host's CtrlQ consumer index.
+    pub ctrlq_ci: Signal<Out, Bits<32>>,
+    /// Pulse: `REG_CTRLQ_LOG2` written (the producer index restarts).
+    pub ctrlq_reset: Signal<Out, Bit>,
     st0: DFF<Bits<64>>,
     st1: DFF<Bits<64>>,
     st2: DFF<Bits<64>>,
@@ -112,6 +125,11 @@ pub struct Regs {
     c12: DFF<Bits<64>>,
     c13: DFF<Bits<64>>,
     c14: DFF<Bits<64>>,
+    c15: DFF<Bits<64>>,
+    c16: DFF<Bits<64>>,
+    ctl_base: DFF<Bits<64>>,
+    ctl_log2: DFF<Bits<8>>,
+    ctl_ci: DFF<Bits<32>>,
     bad_index: Signal<Local, Bit>,
     sel: Signal<Local, Bits<32>>,
 }
@@ -121,8 +139,12 @@ impl Logic for Regs {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
-            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, ctl_base, ctl_log2, ctl_ci
         );
+        self.ctrlq_base.next = self.ctl_base.q.val();
+        self.ctrlq_log2.next = self.ctl_log2.q.val();
+        self.ctrlq_ci.next = self.ctl_ci.q.val();
+        self.ctrlq_reset.next = false;
         self.cycles.d.next = self.cycles.q.val() + 1;
         self.now.next = self.cycles.q.val();
         self.src_mac.next = self.mac.q.val();
@@ -171,6 +193,12 @@ impl Logic for Regs {
                     self.bad_index.next = self.wr_data.val().get_bits::<26>(6) != 0;
                 }
                 344 => self.fence_start.next = true,
+                352 => self.ctl_base.d.next = self.wr_data.val(),
+                360 => {
+                    self.ctl_log2.d.next = self.wr_data.val().get_bits::<8>(0);
+                    self.ctrlq_reset.next = true;
+                }
+                368 => self.ctl_ci.d.next = self.wr_data.val().get_bits::<32>(0),
                 _ => {}
             }
             // Doorbell pages: 0x10_0000 + 8*qpn (SQ), 0x20_0000 + 8*qpn (RQ).
@@ -228,6 +256,12 @@ impl Logic for Regs {
         if self.cnt_inc.val().get_bit(14) | self.bad_index.val() {
             self.c14.d.next = self.c14.q.val() + 1;
         }
+        if self.cnt_inc.val().get_bit(15) {
+            self.c15.d.next = self.c15.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(16) {
+            self.c16.d.next = self.c16.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
@@ -252,6 +286,11 @@ impl Logic for Regs {
             608 => self.resp_d.d.next = self.c12.q.val(),
             616 => self.resp_d.d.next = self.c13.q.val(),
             624 => self.resp_d.d.next = self.c14.q.val(),
+            632 => self.resp_d.d.next = self.c15.q.val(),
+            640 => self.resp_d.d.next = self.c16.q.val(),
+            352 => self.resp_d.d.next = self.ctl_base.q.val(),
+            360 => self.resp_d.d.next = bit_cast::<64, 8>(self.ctl_log2.q.val()),
+            368 => self.resp_d.d.next = bit_cast::<64, 32>(self.ctl_ci.q.val()),
             344 => self.resp_d.d.next = bit_cast::<64, 1>(self.fence_busy.val().into()),
             _ => {}
         }

@@ -11,8 +11,8 @@
 //! (`crate::cqw`), so each CQ has one producer; `crate::rxe` joins them.
 
 use crate::desc::{
-    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack, CQR_BITS,
-    TXD_BITS,
+    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
+    ACKIN_BITS, CQR_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
@@ -101,7 +101,7 @@ pub struct Responder {
     /// An ACK to the ACK receiver (`AckInPack`).
     pub ackr_valid: Signal<Out, Bit>,
     /// The ACK word.
-    pub ackr_data: Signal<Out, Bits<72>>,
+    pub ackr_data: Signal<Out, Bits<ACKIN_BITS>>,
     /// The ACK receiver took it.
     pub ackr_ready: Signal<In, Bit>,
     /// DMA read request valid (receive WQE).
@@ -239,6 +239,13 @@ pub struct Responder {
 const _: () = assert!(QPN_BITS == 8);
 /// Bits of the 24-bit BTH destination QPN above the QPNs the NIC holds.
 const QPN_HIGH_BITS: usize = 24 - QPN_BITS;
+// The ACK fields taken from the request fields they overlap (see `aw` above).
+const _: () = {
+    use rnic_spec::wire::field as f;
+    assert!(f::AXT_EPSN.start == f::RXT_TS.start && f::AXT_EPSN.len == 4 && f::RXT_TS.len == 8);
+    assert!(f::AXT_SSN.start == f::RETH_VA.start + 4 && f::AXT_SSN.len == 4 && f::RETH_VA.len == 8);
+    assert!(f::AXT_PSN_OFFSET.start == f::RETH_RKEY.start && f::AXT_PSN_OFFSET.len == f::RETH_RKEY.len);
+};
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
 
@@ -392,6 +399,12 @@ impl Logic for Responder {
         self.aw.syndrome.next = self.du.syndrome.val();
         self.aw.cqn.next = self.qv.send_cqn.val();
         self.aw.sq_pi.next = self.sq_pi.q.val();
+        // An ACK's echoed SSN/PSN_OFFSET and ePSN sit where a request has the
+        // RETH VA's low half, the rkey and the timestamp's high half.
+        self.aw.psn.next = self.du.psn.val();
+        self.aw.epsn.next = self.du.ts.val().get_bits::<24>(32);
+        self.aw.ssn.next = self.du.va.val().get_bits::<24>(0);
+        self.aw.psn_offset.next = self.du.rkey.val().get_bits::<24>(0);
         self.ackr_data.next = self.aw.pword.val();
         self.ackr_valid.next = false;
         self.rd_valid.next = false;

@@ -132,6 +132,18 @@ pub struct RxEngine {
     pub cnt_ack_bad: Signal<Out, Bit>,
     /// Pulse: CQE written.
     pub cnt_cqe: Signal<Out, Bit>,
+    /// CtrlQ ring bus address.
+    pub ctrlq_base: Signal<In, Bits<64>>,
+    /// log2 of the CtrlQ's entries (0: none).
+    pub ctrlq_log2: Signal<In, Bits<8>>,
+    /// The host's CtrlQ consumer index.
+    pub ctrlq_ci: Signal<In, Bits<32>>,
+    /// Pulse: the CtrlQ was set up again.
+    pub ctrlq_reset: Signal<In, Bit>,
+    /// Pulse: CtrlQ entry written.
+    pub cnt_ctl: Signal<Out, Bit>,
+    /// Pulse: CtrlQ event dropped (ring full or not set up).
+    pub cnt_ctl_drop: Signal<Out, Bit>,
     /// Between packets, no ACK or completion in progress (the MR fence waits for it).
     pub idle: Signal<Out, Bit>,
     /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
@@ -221,6 +233,16 @@ impl Logic for RxEngine {
         self.cqpi_we.next = self.cqw.cqpi_we.val();
         self.cqpi_wdata.next = self.cqw.cqpi_wdata.val();
         self.cnt_cqe.next = self.cqw.cnt_cqe.val();
+        // CtrlQ: the ACK receiver's reports.
+        self.cqw.ctl_valid.next = self.ack.ctl_valid.val();
+        self.cqw.ctl_data.next = self.ack.ctl_data.val();
+        self.ack.ctl_ready.next = self.cqw.ctl_ready.val();
+        self.cqw.ctrlq_base.next = self.ctrlq_base.val();
+        self.cqw.ctrlq_log2.next = self.ctrlq_log2.val();
+        self.cqw.ctrlq_ci.next = self.ctrlq_ci.val();
+        self.cqw.ctrlq_reset.next = self.ctrlq_reset.val();
+        self.cnt_ctl.next = self.cqw.cnt_ctl.val();
+        self.cnt_ctl_drop.next = self.cqw.cnt_ctl_drop.val();
         // DMA writes: CQEs and placement.
         self.wrmux.cq_valid.next = self.cqw.wr_valid.val();
         self.wrmux.cq_addr.next = self.cqw.wr_addr.val();

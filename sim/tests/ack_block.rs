@@ -13,10 +13,12 @@
 //! The model processes each ACK in order as the block must: WQEs from lACK
 //! up to the MSN complete with Success; a NAK (but PSN sequence) or RNR NAK
 //! completes the next WQE with its error, fails the requester and raises
-//! the QP's error flag; an ACK for a WQE never posted is ignored and counted;
-//! nothing happens on a failed requester. Checked: the completion requests
-//! (two streams, each in order: ACK completions and local errors), the QP
-//! error-flag writes, the NAK and bad-ACK counters, and every QP's
+//! the QP's error flag; a PSN sequence NAK is reported as a CtrlQ request
+//! (its PSN, ePSN, SSN and PSN_OFFSET; the writer's `ctl_ready` random); an
+//! ACK for a WQE never posted is ignored and counted; nothing happens on a
+//! failed requester. Checked: the completion requests (two streams, each in
+//! order: ACK completions and local errors), the CtrlQ requests in order,
+//! the QP error-flag writes, the NAK and bad-ACK counters, and every QP's
 //! requester-state word at each quiescent point.
 //!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
@@ -25,11 +27,11 @@
 mod common;
 
 use common::{block_seeds, near_wrap, p};
-use rnic_hw::desc::{AckInPack, CqReqPack, ErrPack, ReqStatePack};
+use rnic_hw::desc::{AckInPack, CqReqPack, CtlReqPack, ErrPack, ReqStatePack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
-use rnic_spec::desc::{cqe_op, cqe_status};
+use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
 use rnic_spec::params::NUM_QPS;
 use rnic_spec::wire::syndrome;
 use std::collections::VecDeque;
@@ -71,6 +73,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let (cqr_valid, cqr_ready, cqr_data) = (pt("cqr_valid"), pt("cqr_ready"), pt("cqr_data"));
     let (qperr_we, qperr_waddr, cnt_nak, cnt_bad, idle) =
         (pt("qperr_we"), pt("qperr_waddr"), pt("cnt_nak"), pt("cnt_bad"), pt("idle"));
+    let (ctl_valid, ctl_ready, ctl_data) = (pt("ctl_valid"), pt("ctl_ready"), pt("ctl_data"));
+    // CtrlQ reports owed: (qpn, psn, epsn, ssn, psn_offset).
+    let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64)> = VecDeque::new();
     let mut r = Rng::new(seed);
     let mut qpns = vec![0usize, NUM_QPS - 1];
     while qpns.len() < set.qps {
@@ -130,10 +135,21 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 0x45,
             ]) as u64;
             let cls = syn >> 5;
+            let (psn, epsn, ssn, off) = (near_wrap(&mut r, 24), near_wrap(&mut r, 24), r.next() & M24, r.next() & M24);
             words.push_back(pack_words(
                 AckInPack::FIELDS,
-                72,
-                &[("qpn", q as u64), ("msn", msn), ("syndrome", syn), ("cqn", cqn_of(q)), ("sq_pi", s.pi)],
+                AckInPack::WIDTH,
+                &[
+                    ("qpn", q as u64),
+                    ("msn", msn),
+                    ("syndrome", syn),
+                    ("cqn", cqn_of(q)),
+                    ("sq_pi", s.pi),
+                    ("psn", psn),
+                    ("epsn", epsn),
+                    ("ssn", ssn),
+                    ("psn_offset", off),
+                ],
             ));
             acks += 1;
             // The model, in order.
@@ -168,6 +184,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             if cls == 3 || cls == 1 {
                 want_nak += 1;
             }
+            if syn as u8 == syndrome::NAK_PSN_SEQ {
+                want_ctl.push_back((q as u64, psn, epsn, ssn, off));
+            }
             if let Some(st) = status {
                 want_qperr.push_back(q as u64);
                 want_ack.push_back((cqn_of(q), s.acked & M16, st as u64, cqe_op::REQUESTER as u64, 0, q as u64));
@@ -201,13 +220,15 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             m.set(rst_qpn, rq.unwrap_or(0) as u64);
             let offer = words.front().filter(|_| rst.is_empty() && t >= hold_until && r.pct(70)).cloned();
             m.set(ack_valid, offer.is_some() as u64);
-            m.set_wide(ack_data, &offer.clone().unwrap_or(vec![0; 3]));
+            m.set_wide(ack_data, &offer.clone().unwrap_or(vec![0; AckInPack::WIDTH / 32]));
             let le = lerrs.front().cloned();
             m.set(lerr_empty, le.is_none() as u64);
             m.set_wide(lerr_data, &le.unwrap_or(vec![0; 2]));
             m.set(rqs_data, tab_q as u64);
             let ready = r.below(100) < set.ready_pct;
             m.set(cqr_ready, ready as u64);
+            let cready = r.below(100) < set.ready_pct;
+            m.set(ctl_ready, cready as u64);
             m.eval();
             let mut busy = rq.is_some() || offer.is_some() || m.get(idle) == 0;
             if offer.is_some() && m.get(ack_ready) == 1 {
@@ -220,7 +241,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 busy = true;
             }
             if m.get(cqr_valid) == 1 && ready {
-                let mut w = [0u32; 3];
+                let mut w = [0u32; CqReqPack::WIDTH / 32];
                 m.get_wide(cqr_data, &mut w);
                 let g = |n: &str| unpack_field(CqReqPack::FIELDS, &w, n);
                 let got = (g("cqn"), g("idx"), g("status"), g("op"), g("len"), g("qpn"));
@@ -236,6 +257,22 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     )));
                 }
                 cqrs += 1;
+                busy = true;
+            }
+            if m.get(ctl_valid) == 1 && cready {
+                let mut w = [0u32; CtlReqPack::WIDTH / 32];
+                m.get_wide(ctl_data, &mut w);
+                let g = |n: &str| unpack_field(CtlReqPack::FIELDS, &w, n);
+                let got = (g("qpn"), g("psn"), g("epsn"), g("ssn"), g("psn_offset"));
+                let rest = [g("flags"), g("rsn"), g("plen"), g("imm"), g("episode")];
+                if g("kind") != ctrlq_kind::REQ_NAK_PSN as u64 || rest != [0; 5] || want_ctl.front() != Some(&got) {
+                    return Err(ctx(format!(
+                        "CtrlQ request kind {} {got:x?} rest {rest:x?}, expected a PSN NAK report {:x?}",
+                        g("kind"),
+                        want_ctl.front()
+                    )));
+                }
+                want_ctl.pop_front();
                 busy = true;
             }
             if m.get(qperr_we) == 1 {
@@ -258,12 +295,13 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             t += 1;
         }
         let ctx = |w: String| format!("{} seed {seed:#x} batch {batch} cycle {t}: {w}", set.name);
-        if !want_ack.is_empty() || !want_lerr.is_empty() || !want_qperr.is_empty() {
+        if !want_ack.is_empty() || !want_lerr.is_empty() || !want_qperr.is_empty() || !want_ctl.is_empty() {
             return Err(ctx(format!(
-                "quiet with completions owed: ACK {:x?}, local error {:x?}, error flags {:?}",
+                "quiet with completions owed: ACK {:x?}, local error {:x?}, error flags {:?}, CtrlQ {:x?}",
                 want_ack.front(),
                 want_lerr.front(),
-                want_qperr
+                want_qperr,
+                want_ctl.front()
             )));
         }
         if (got_nak, got_bad) != (want_nak, want_bad) {

@@ -13,6 +13,15 @@
 //! and at no other time; `cnt_cqe` pulses once per CQE. When the stimulus
 //! stops, everything is written within a bounded number of cycles.
 //!
+//! CtrlQ entry requests come in between, on their own valid/ready stream:
+//! each is written as the 32-byte `rnic_spec::desc::CtrlqEntry` at `CtrlQ
+//! base + (CtrlQ PI mod size) x 32` with the owner bit of its pass while the
+//! ring has a free slot by the host's consumer index (which the harness
+//! advances at random), and dropped (`cnt_ctl_drop`) when it has none or no
+//! CtrlQ is set up (log2 0); the harness sets the CtrlQ up again at random
+//! (new base and size, `ctrlq_reset`), which restarts the producer index.
+//! Requests are written in the order they were taken.
+//!
 //! Two parameter sets: tiny CQs (1 to 4 entries, the owner bit flips every
 //! few CQEs) with a mostly busy DMA port, and large CQs at random bases
 //! (including bases near the top of the 64-bit space) with a mostly ready
@@ -20,11 +29,11 @@
 
 mod common;
 
-use rnic_hw::desc::CqReqPack;
+use rnic_hw::desc::{CqReqPack, CtlReqPack};
 use rnic_hw::pack::pack_words;
 use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
-use rnic_spec::desc::{Cqe, CQE_BYTES};
+use rnic_spec::desc::{Cqe, CtrlqEntry, CQE_BYTES, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params::NUM_CQS;
 use std::collections::VecDeque;
 use zerocopy::FromBytes;
@@ -38,6 +47,31 @@ struct Req {
     op: u8,
     len: u32,
     qpn: u8,
+    imm: u32,
+    flags: u8,
+}
+
+/// One CtrlQ entry request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ctl {
+    kind: u8,
+    flags: u8,
+    qpn: u8,
+    psn: u32,
+    epsn: u32,
+    ssn: u32,
+    psn_offset: u32,
+    rsn: u16,
+    plen: u16,
+    imm: u32,
+    episode: u8,
+}
+
+/// A request taken by the writer.
+#[derive(Clone, Copy, Debug)]
+enum Taken {
+    Cq(Req),
+    Ctl(Ctl),
 }
 
 /// What a test fixes.
@@ -51,6 +85,10 @@ struct Spec {
     /// Probability (percent) that a new request is offered in a cycle.
     req_pct: u64,
     requests: usize,
+    /// Probability (percent) that a new CtrlQ request is offered in a cycle.
+    ctl_pct: u64,
+    /// log2 of the CtrlQ size: drawn from this range (0: no CtrlQ).
+    ctl_log2: std::ops::RangeInclusive<u32>,
 }
 
 struct Ports {
@@ -69,6 +107,15 @@ struct Ports {
     wr_len: PortId,
     cnt_cqe: PortId,
     idle: PortId,
+    ctl_valid: PortId,
+    ctl_ready: PortId,
+    ctl_data: PortId,
+    ctrlq_base: PortId,
+    ctrlq_log2: PortId,
+    ctrlq_ci: PortId,
+    ctrlq_reset: PortId,
+    cnt_ctl: PortId,
+    cnt_ctl_drop: PortId,
 }
 
 fn ports(m: &Model) -> Ports {
@@ -89,6 +136,15 @@ fn ports(m: &Model) -> Ports {
         wr_len: p("wr_len"),
         cnt_cqe: p("cnt_cqe"),
         idle: p("idle"),
+        ctl_valid: p("ctl_valid"),
+        ctl_ready: p("ctl_ready"),
+        ctl_data: p("ctl_data"),
+        ctrlq_base: p("ctrlq_base"),
+        ctrlq_log2: p("ctrlq_log2"),
+        ctrlq_ci: p("ctrlq_ci"),
+        ctrlq_reset: p("ctrlq_reset"),
+        cnt_ctl: p("cnt_ctl"),
+        cnt_ctl_drop: p("cnt_ctl_drop"),
     }
 }
 
@@ -103,8 +159,45 @@ fn req_words(r: &Req) -> Vec<u32> {
             ("op", r.op as u64),
             ("len", r.len as u64),
             ("qpn", r.qpn as u64),
+            ("imm", r.imm as u64),
+            ("flags", r.flags as u64),
         ],
     )
+}
+
+fn ctl_words(c: &Ctl) -> Vec<u32> {
+    pack_words(
+        CtlReqPack::FIELDS,
+        CtlReqPack::WIDTH,
+        &[
+            ("kind", c.kind as u64),
+            ("flags", c.flags as u64),
+            ("qpn", c.qpn as u64),
+            ("psn", c.psn as u64),
+            ("epsn", c.epsn as u64),
+            ("ssn", c.ssn as u64),
+            ("psn_offset", c.psn_offset as u64),
+            ("rsn", c.rsn as u64),
+            ("plen", c.plen as u64),
+            ("imm", c.imm as u64),
+            ("episode", c.episode as u64),
+        ],
+    )
+}
+
+/// The CtrlQ as the harness sets it up: base, log2, the host's consumer
+/// index, and the model's producer index.
+struct CtrlQ {
+    base: u64,
+    log2: u32,
+    ci: u32,
+    pi: u32,
+}
+
+impl CtrlQ {
+    fn room(&self) -> bool {
+        (1..=16).contains(&self.log2) && self.pi.wrapping_sub(self.ci) < (1u32 << self.log2)
+    }
 }
 
 fn run(spec: &Spec, seed: u64) -> Result<(), String> {
@@ -127,8 +220,11 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
     let mut model_pi = pi_ram.clone();
     let (mut cq_rd, mut pi_rd) = (0usize, 0u32);
     let mut pending: VecDeque<Req> = VecDeque::new();
-    let mut taken: VecDeque<Req> = VecDeque::new();
+    let mut taken: VecDeque<Taken> = VecDeque::new();
     let mut offered: Option<Req> = None;
+    let mut ctl_offered: Option<Ctl> = None;
+    let mut cq_ctl = CtrlQ { base: 0, log2: 0, ci: 0, pi: 0 };
+    let (mut ctl_made, mut ctl_written, mut ctl_dropped) = (0usize, 0usize, 0usize);
     let (mut made, mut written) = (0usize, 0usize);
     let mut quiet = 0u64;
     for cycle in 0u64.. {
@@ -142,6 +238,8 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
                 op: r.next() as u8,
                 len: r.next() as u32,
                 qpn: r.next() as u8,
+                imm: r.next() as u32,
+                flags: r.next() as u8,
             });
             made += 1;
         }
@@ -149,7 +247,43 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
             offered = pending.pop_front();
         }
         m.set(p.req_valid, offered.is_some() as u64);
-        m.set_wide(p.req_data, &offered.map(|o| req_words(&o)).unwrap_or_else(|| vec![0; 3]));
+        m.set_wide(p.req_data, &offered.map(|o| req_words(&o)).unwrap_or_else(|| vec![0; 4]));
+        // CtrlQ: set up again now and then (nothing of it in flight), the host consumes, requests arrive.
+        let reset = ctl_offered.is_none() && !taken.iter().any(|t| matches!(t, Taken::Ctl(_))) && r.below(500) == 0;
+        if reset {
+            let log2 = spec.ctl_log2.start() + r.below((spec.ctl_log2.end() - spec.ctl_log2.start() + 1) as u64) as u32;
+            cq_ctl = CtrlQ {
+                base: (r.below(1 << 40) << 5) | if r.below(2) == 0 { 0xFFFF_0000_0000_0000 } else { 0 },
+                log2,
+                ci: 0,
+                pi: 0,
+            };
+        }
+        if cq_ctl.ci != cq_ctl.pi && r.below(100) < 20 {
+            cq_ctl.ci = cq_ctl.ci.wrapping_add(1);
+        }
+        if ctl_offered.is_none() && ctl_made < spec.requests / 4 && r.below(100) < spec.ctl_pct {
+            ctl_offered = Some(Ctl {
+                kind: r.next() as u8,
+                flags: r.next() as u8,
+                qpn: r.next() as u8,
+                psn: r.next() as u32 & 0xFF_FFFF,
+                epsn: r.next() as u32 & 0xFF_FFFF,
+                ssn: r.next() as u32 & 0xFF_FFFF,
+                psn_offset: r.next() as u32 & 0xFF_FFFF,
+                rsn: r.next() as u16,
+                plen: r.below(1 << 13) as u16,
+                imm: r.next() as u32,
+                episode: r.below(16) as u8,
+            });
+            ctl_made += 1;
+        }
+        m.set(p.ctl_valid, ctl_offered.is_some() as u64);
+        m.set_wide(p.ctl_data, &ctl_offered.map(|c| ctl_words(&c)).unwrap_or_else(|| vec![0; 6]));
+        m.set_wide(p.ctrlq_base, &[cq_ctl.base as u32, (cq_ctl.base >> 32) as u32]);
+        m.set(p.ctrlq_log2, cq_ctl.log2 as u64);
+        m.set(p.ctrlq_ci, cq_ctl.ci as u64);
+        m.set(p.ctrlq_reset, reset as u64);
         let wr_ready = r.below(100) < spec.wr_ready_pct;
         m.set(p.wr_ready, wr_ready as u64);
         let (base, log2) = cqs[cq_rd];
@@ -157,11 +291,82 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
         m.set(p.cqpi_data, pi_rd as u64);
         m.clock_low();
         if offered.is_some() && m.get(p.req_ready) != 0 {
-            taken.push_back(offered.take().expect("offered"));
+            taken.push_back(Taken::Cq(offered.take().expect("offered")));
+        }
+        if ctl_offered.is_some() && m.get(p.ctl_ready) != 0 {
+            if m.get(p.req_ready) != 0 {
+                return Err(ctx("took a CtrlQ request and a CQE request in one cycle".into()));
+            }
+            taken.push_back(Taken::Ctl(ctl_offered.take().expect("offered")));
         }
         let wrote = m.get(p.wr_valid) != 0 && wr_ready;
-        if wrote {
-            let want = taken.pop_front().ok_or_else(|| ctx("a DMA write with no completion request taken".into()))?;
+        let dropped = m.get(p.cnt_ctl_drop) != 0;
+        if let Some(&Taken::Ctl(want)) = taken.front() {
+            if dropped && wrote {
+                return Err(ctx("a CtrlQ request both dropped and written".into()));
+            }
+            if dropped {
+                if cq_ctl.room() {
+                    return Err(ctx(format!(
+                        "CtrlQ request {want:?} dropped with room (PI {:#x} CI {:#x} log2 {})",
+                        cq_ctl.pi, cq_ctl.ci, cq_ctl.log2
+                    )));
+                }
+                taken.pop_front();
+                ctl_dropped += 1;
+            } else if wrote {
+                if !cq_ctl.room() {
+                    return Err(ctx(format!(
+                        "CtrlQ entry written with the ring full or not set up (PI {:#x} CI {:#x} log2 {})",
+                        cq_ctl.pi, cq_ctl.ci, cq_ctl.log2
+                    )));
+                }
+                let pi = cq_ctl.pi;
+                let addr = cq_ctl.base.wrapping_add(((pi & ((1u32 << cq_ctl.log2) - 1)) as u64) << 5);
+                if m.get(p.wr_addr) != addr || m.get(p.wr_len) != CTRLQ_ENTRY_BYTES as u64 {
+                    return Err(ctx(format!(
+                        "CtrlQ entry written at {:#x} len {}, want {addr:#x} len 32 (PI {pi:#x})",
+                        m.get(p.wr_addr),
+                        m.get(p.wr_len)
+                    )));
+                }
+                let mut beat = vec![0u8; 64];
+                m.get_bytes(p.wr_data, &mut beat);
+                let e =
+                    CtrlqEntry::read_from_bytes(&beat[..CTRLQ_ENTRY_BYTES]).map_err(|_| ctx("entry bytes".into()))?;
+                let owner = (((pi >> cq_ctl.log2) & 1) ^ 1) as u8;
+                let ok = e.kind == want.kind
+                    && e.flags == want.flags
+                    && e.qpn.get() == want.qpn as u16
+                    && e.psn.get() == want.psn
+                    && e.epsn.get() == want.epsn
+                    && e.ssn.get() == want.ssn
+                    && e.psn_offset.get() == want.psn_offset
+                    && e.rsn.get() == want.rsn
+                    && e.plen.get() == want.plen
+                    && e.imm.get() == want.imm
+                    && e.episode == want.episode
+                    && e.rsvd == [0; 2]
+                    && e.owner == owner;
+                if !ok {
+                    return Err(ctx(format!("CtrlQ entry {e:?} for request {want:?}, owner want {owner}")));
+                }
+                if m.get(p.cqpi_we) != 0 {
+                    return Err(ctx("a CQ producer index written with a CtrlQ entry".into()));
+                }
+                cq_ctl.pi = pi.wrapping_add(1);
+                taken.pop_front();
+                ctl_written += 1;
+            }
+            if (m.get(p.cnt_ctl) != 0) != (wrote && !dropped) {
+                return Err(ctx(format!("cnt_ctl={} but CtrlQ entry written={wrote}", m.get(p.cnt_ctl))));
+            }
+        } else if dropped || m.get(p.cnt_ctl) != 0 {
+            return Err(ctx("CtrlQ counter pulse with no CtrlQ request taken".into()));
+        } else if wrote {
+            let Some(Taken::Cq(want)) = taken.pop_front() else {
+                return Err(ctx("a DMA write with no completion request taken".into()));
+            };
             let cqn = want.cqn as usize;
             let (base, log2) = cqs[cqn];
             let pi = model_pi[cqn];
@@ -182,6 +387,8 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
                 && cqe.opcode == want.op
                 && cqe.qpn.get() == want.qpn as u32
                 && cqe.byte_len.get() == want.len
+                && cqe.imm.get() == want.imm
+                && cqe.flags == want.flags
                 && cqe.rsvd.iter().all(|&b| b == 0)
                 && cqe.owner == owner;
             if !ok {
@@ -203,7 +410,8 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
         } else if m.get(p.cqpi_we) != 0 {
             return Err(ctx("PI written without a CQE".into()));
         }
-        if (m.get(p.cnt_cqe) != 0) != wrote {
+        let cqe_written = wrote && m.get(p.cqpi_we) != 0;
+        if (m.get(p.cnt_cqe) != 0) != cqe_written {
             return Err(ctx(format!("cnt_cqe={} but CQE taken={wrote}", m.get(p.cnt_cqe))));
         }
         // Block RAMs: read data is the content before this edge's write.
@@ -214,7 +422,12 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
             pi_ram[addr] = m.get(p.cqpi_wdata) as u32;
         }
         m.clock_high();
-        let idle = made == spec.requests && pending.is_empty() && offered.is_none() && taken.is_empty();
+        let idle = made == spec.requests
+            && pending.is_empty()
+            && offered.is_none()
+            && taken.is_empty()
+            && ctl_offered.is_none()
+            && ctl_made == spec.requests / 4;
         if idle {
             quiet += 1;
             if quiet > 8 {
@@ -234,6 +447,12 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
         return Err(format!(
             "{} seed {seed:#x}: {written} of {} CQEs written, PI tables differ",
             spec.name, spec.requests
+        ));
+    }
+    if ctl_written + ctl_dropped != ctl_made || ctl_written == 0 || ctl_dropped == 0 {
+        return Err(format!(
+            "{} seed {seed:#x}: of {ctl_made} CtrlQ requests {ctl_written} written, {ctl_dropped} dropped (both must occur)",
+            spec.name
         ));
     }
     Ok(())
@@ -263,6 +482,8 @@ fn tiny_cqs_busy_port() {
         wr_ready_pct: 25,
         req_pct: 40,
         requests: 3000,
+        ctl_pct: 20,
+        ctl_log2: 0..=2,
     });
 }
 
@@ -275,5 +496,7 @@ fn large_cqs_ready_port() {
         wr_ready_pct: 90,
         req_pct: 70,
         requests: 3000,
+        ctl_pct: 10,
+        ctl_log2: 0..=6,
     });
 }

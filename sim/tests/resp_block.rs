@@ -380,6 +380,8 @@ struct Cnt {
     ack: u64,
     cqe: u64,
     inv: u64,
+    /// CtrlQ reports dropped: the harness sets no CtrlQ up (log2 0).
+    ctl_drop: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -435,7 +437,7 @@ struct Ports {
     idle: PortId,
     rst_valid: PortId,
     rst_data: PortId,
-    cnt: [PortId; 9],
+    cnt: [PortId; 11],
 }
 
 impl Ports {
@@ -503,6 +505,8 @@ impl Ports {
                 p("cnt_ack"),
                 p("cnt_cqe"),
                 p("cnt_inv"),
+                p("cnt_ctl_drop"),
+                p("cnt_ctl"),
             ],
         }
     }
@@ -979,6 +983,9 @@ impl Tb {
             };
             if cls == 3 || cls == 1 {
                 self.cnt_model.nak += 1;
+            }
+            if d.syn as u8 == syndrome::NAK_PSN_SEQ {
+                self.cnt_model.ctl_drop += 1;
             }
             if let Some(st) = status {
                 evs.push(Ev::QpErr(qpn));
@@ -1916,6 +1923,9 @@ impl Tb {
             Ok(())
         })();
         r.map_err(|e| self.fail(e))?;
+        if cnts[10] {
+            return Err(self.fail("a CtrlQ entry written with no CtrlQ set up".into()));
+        }
         let c = &mut self.cnt_rtl;
         // A bogus ACK is a header error, like a bad QPN (the core adds both into RX_HDR_ERR).
         if ack_bad {
@@ -1932,7 +1942,9 @@ impl Tb {
                     5 => c.nak += 1,
                     6 => c.ack += 1,
                     7 => c.cqe += 1,
-                    _ => c.inv += 1,
+                    8 => c.inv += 1,
+                    9 => c.ctl_drop += 1,
+                    _ => {}
                 }
             }
         }

@@ -137,6 +137,47 @@ pub struct Cqe {
     pub owner: u8,
 }
 
+/// CtrlQ entry kinds ([`CtrlqEntry::kind`]).
+pub mod ctrlq_kind {
+    /// Requester: the peer NAKed a request with a PSN sequence error (it
+    /// expected `epsn`; `psn`, `ssn` and `psn_offset` echo the packet it
+    /// received instead): a packet before it was lost.
+    pub const REQ_NAK_PSN: u8 = 1;
+}
+
+/// A control queue entry: 32 bytes, written by the NIC at its producer
+/// index with the owner bit of the pass (as a [`Cqe`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
+pub struct CtrlqEntry {
+    /// [`ctrlq_kind`] value.
+    pub kind: u8,
+    /// Kind-specific flags (0 for [`ctrlq_kind::REQ_NAK_PSN`]).
+    pub flags: u8,
+    /// Local QPN.
+    pub qpn: U16,
+    /// PSN of the packet the entry is about.
+    pub psn: U32,
+    /// Expected PSN at the responder (from the NAK).
+    pub epsn: U32,
+    /// SSN (message sequence number) of that packet.
+    pub ssn: U32,
+    /// PSN_OFFSET of that packet in its message.
+    pub psn_offset: U32,
+    /// RSN of that packet.
+    pub rsn: U16,
+    /// Payload bytes of that packet.
+    pub plen: U16,
+    /// Immediate data of that packet.
+    pub imm: U32,
+    /// Recovery episode.
+    pub episode: u8,
+    /// Reserved.
+    pub rsvd: [u8; 2],
+    /// Owner (pass) bit, written last.
+    pub owner: u8,
+}
+
 const _: () = assert!(size_of::<SendWqe>() == 64);
 const _: () = assert!(size_of::<RecvWqe>() == 32);
 const _: () = assert!(size_of::<Cqe>() == 32);
@@ -147,6 +188,9 @@ pub const SEND_WQE_BYTES: usize = size_of::<SendWqe>();
 pub const RECV_WQE_BYTES: usize = size_of::<RecvWqe>();
 /// Size of a CQE in bytes.
 pub const CQE_BYTES: usize = size_of::<Cqe>();
+/// Size of a CtrlQ entry in bytes.
+pub const CTRLQ_ENTRY_BYTES: usize = size_of::<CtrlqEntry>();
+const _: () = assert!(CTRLQ_ENTRY_BYTES == 32);
 
 /// Byte offsets the RTL uses to pick fields out of a fetched descriptor beat.
 pub mod off {
@@ -189,4 +233,10 @@ pub mod off {
     pub const CQE_FLAGS: usize = offset_of!(Cqe, flags);
     /// [`Cqe::owner`].
     pub const CQE_OWNER: usize = offset_of!(Cqe, owner);
+    /// [`CtrlqEntry::psn`].
+    pub const CTRLQ_PSN: usize = offset_of!(CtrlqEntry, psn);
+    /// [`CtrlqEntry::imm`].
+    pub const CTRLQ_IMM: usize = offset_of!(CtrlqEntry, imm);
+    /// [`CtrlqEntry::owner`].
+    pub const CTRLQ_OWNER: usize = offset_of!(CtrlqEntry, owner);
 }

@@ -73,8 +73,12 @@ pub mod counters {
     /// Register writes ignored: a commit or doorbell naming a QP, MR or CQ
     /// index the NIC does not have.
     pub const REG_ERR: u32 = 0x270;
+    /// Events not reported because the CtrlQ was full or not set up.
+    pub const CTRLQ_DROP: u32 = 0x278;
+    /// CtrlQ entries written.
+    pub const CTRLQ_ENTRIES: u32 = 0x280;
     /// Number of counters.
-    pub const COUNT: usize = 15;
+    pub const COUNT: usize = 17;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
@@ -83,6 +87,19 @@ pub mod counters {
 /// completed, and, PCIe ordering, the reply is not visible before earlier
 /// posted writes). `dereg_mr` invalidates the key, fences, then frees.
 pub const REG_MR_FENCE: u32 = 0x158;
+
+/// Control queue (CtrlQ): the ring in host memory where the NIC reports
+/// what the slow path in host software handles (SRNIC's onloaded loss
+/// recovery). Bus address of the ring; entries are
+/// [`crate::desc::CtrlqEntry`] (32 bytes, owner bit as in a CQ).
+pub const REG_CTRLQ_BASE: u32 = 0x160;
+/// log2 of the CtrlQ's entry count (1..=16; 0: no CtrlQ, nothing is
+/// reported). Writing it resets the NIC's producer index to 0.
+pub const REG_CTRLQ_LOG2: u32 = 0x168;
+/// The host's CtrlQ consumer index (free-running, 32 bits). The NIC writes
+/// an entry only while the ring has a free slot; otherwise the event is
+/// dropped and counted in [`counters::CTRLQ_DROP`].
+pub const REG_CTRLQ_CI: u32 = 0x170;
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
