@@ -597,25 +597,7 @@ impl Golden {
                         return self.fail(qp, peer, exp, None);
                     };
                     if let Target::At(mr, off) = target {
-                        self.add_footprint(Footprint {
-                            mr: op.mr,
-                            start: s,
-                            end: e,
-                            write: false,
-                            owner: (qp, Queue::Send),
-                            uid,
-                            tag: op.tag,
-                        });
-                        self.add_footprint(Footprint {
-                            mr,
-                            start: off,
-                            end: off + op.len as usize,
-                            write: true,
-                            owner: (qp, Queue::Send),
-                            uid,
-                            tag: op.tag,
-                        });
-                        self.place(op.mr, s, mr, off, op.len as usize, op.tag);
+                        self.write_into(qp, uid, &op, mr, off);
                     }
                     let rexp = Expected {
                         wr_id: r.op.wr_id,
@@ -636,26 +618,7 @@ impl Golden {
             Verb::Write { remote_addr, rkey } => match self.write_target(peer, remote_addr, rkey, op.len) {
                 Target::Nothing => WcStatus::Success,
                 Target::At(mr, off) => {
-                    self.add_footprint(Footprint {
-                        mr: op.mr,
-                        start: s,
-                        end: e,
-                        write: false,
-                        owner: (qp, Queue::Send),
-                        uid,
-                        tag: op.tag,
-                    });
-                    let f = Footprint {
-                        mr,
-                        start: off,
-                        end: off + op.len as usize,
-                        write: true,
-                        owner: (qp, Queue::Send),
-                        uid,
-                        tag: op.tag,
-                    };
-                    self.add_footprint(f);
-                    self.place(op.mr, s, mr, off, op.len as usize, op.tag);
+                    self.write_into(qp, uid, &op, mr, off);
                     WcStatus::Success
                 }
                 Target::Denied => WcStatus::RemAccessErr,
@@ -721,6 +684,15 @@ impl Golden {
         } else {
             self.fail(qp, peer, exp, None)
         }
+    }
+
+    /// A WRITE of `op` on `qp` lands at `dst`+`off`: its footprints (source read, target written) and the bytes.
+    fn write_into(&mut self, qp: QpId, uid: u64, op: &SendOp, dst: MrId, off: usize) {
+        let (s, len) = (op.offset as usize, op.len as usize);
+        let owner = (qp, Queue::Send);
+        self.add_footprint(Footprint { mr: op.mr, start: s, end: s + len, write: false, owner, uid, tag: op.tag });
+        self.add_footprint(Footprint { mr: dst, start: off, end: off + len, write: true, owner, uid, tag: op.tag });
+        self.place(op.mr, s, dst, off, len, op.tag);
     }
 
     /// Where a WRITE lands.
