@@ -3,7 +3,7 @@
 
 use clap::{Parser, ValueEnum};
 use rnic::Mtu;
-use rnic_sim::SimConfig;
+use rnic_sim::{RandomFaults, SimConfig};
 use rnic_tools::bench::{self, BenchConfig, Mode, Report};
 use rnic_tools::cosim::Nics;
 use std::io::IsTerminal;
@@ -53,6 +53,33 @@ struct Args {
     /// Fail when nothing completes for this many cycles.
     #[arg(long, default_value_t = 2_000_000)]
     stall_cycles: u64,
+    /// Lose this percentage of the frames on each link (both directions).
+    /// Lost frames are not retransmitted yet: the run stalls and says so.
+    #[arg(long, default_value_t = 0.0, value_parser = percent)]
+    loss: f64,
+    /// Mean length of a loss burst in frames (1: independent losses).
+    #[arg(long, default_value_t = 1.0)]
+    burst: f64,
+    /// Delay each frame by up to this many ns (uniform), which reorders
+    /// frames closer together than that.
+    #[arg(long, default_value_t = 0)]
+    reorder_ns: u64,
+    /// Deliver this percentage of the frames twice.
+    #[arg(long, default_value_t = 0.0, value_parser = percent)]
+    dup: f64,
+    /// Flip one bit in this percentage of the frames (the receiver's ICRC check drops them).
+    #[arg(long, default_value_t = 0.0, value_parser = percent)]
+    corrupt: f64,
+}
+
+/// A percentage in [0, 100].
+fn percent(v: &str) -> Result<f64, String> {
+    let p: f64 = v.parse().map_err(|_| format!("{v} is not a number"))?;
+    if (0.0..=100.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{v} is not a percentage between 0 and 100"))
+    }
 }
 
 fn main() -> ExitCode {
@@ -71,6 +98,23 @@ fn run(a: &Args) -> Result<(), String> {
     let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
     let cfg = SimConfig { pcap: a.pcap.clone(), pcie_rtt_ns: a.pcie_rtt_ns, ..Default::default() };
     let nics = Nics::new(2, cfg)?;
+    if a.burst < 1.0 {
+        return Err(format!("--burst {} must be at least 1 (frames)", a.burst));
+    }
+    let faults = RandomFaults {
+        loss: a.loss / 100.0,
+        burst: a.burst,
+        dup: a.dup / 100.0,
+        corrupt: a.corrupt / 100.0,
+        jitter_ns: a.reorder_ns,
+        seed: a.seed,
+    };
+    if !faults.is_perfect() {
+        for nic in 0..2 {
+            // Each direction gets its own pattern, reproducible from --seed.
+            nics.cluster.borrow_mut().faults(nic).set_random(RandomFaults { seed: a.seed ^ (nic as u64 + 1) << 32, ..faults });
+        }
+    }
     let mut c = BenchConfig::new(match a.test {
         Test::WriteBw => Mode::WriteBw,
         Test::SendBw => Mode::SendBw,
@@ -96,6 +140,12 @@ fn run(a: &Args) -> Result<(), String> {
         format!("{} ns", a.pcie_rtt_ns),
         rnic_spec::params::CLOCK_HZ / 1_000_000
     );
+    if !faults.is_perfect() {
+        println!(
+            " Link faults     : loss {}% (bursts of {} frames), reorder up to {} ns, dup {}%, corrupt {}%, both directions",
+            a.loss, a.burst, a.reorder_ns, a.dup, a.corrupt
+        );
+    }
     println!("---------------------------------------------------------------------------------------");
     let result = bench::run(&nics.ctxs[0], &nics.ctxs[1], &c);
     let violations = nics.violations();
@@ -115,6 +165,14 @@ fn run(a: &Args) -> Result<(), String> {
     };
     print_report(a, &r);
     let st = nics.stats();
+    if !faults.is_perfect() {
+        for (i, l) in st.links.iter().enumerate() {
+            println!(
+                " link of NIC{i}: {} frames, {} dropped, {} delayed, {} duplicated, {} corrupted, {} retransmitted",
+                l.frames, l.dropped, l.delayed, l.duplicated, l.corrupted, l.retransmissions
+            );
+        }
+    }
     println!(
         " simulator: {} cycles in {:.2} s of stepping, {:.0} cycles/s (whole run incl. setup)",
         st.cycles,
