@@ -112,7 +112,10 @@ fn run(a: &Args) -> Result<(), String> {
     if !faults.is_perfect() {
         for nic in 0..2 {
             // Each direction gets its own pattern, reproducible from --seed.
-            nics.cluster.borrow_mut().faults(nic).set_random(RandomFaults { seed: a.seed ^ (nic as u64 + 1) << 32, ..faults });
+            nics.cluster
+                .borrow_mut()
+                .faults(nic)
+                .set_random(RandomFaults { seed: a.seed ^ ((nic as u64 + 1) << 32), ..faults });
         }
     }
     let mut c = BenchConfig::new(match a.test {
