@@ -117,7 +117,8 @@ pub struct LinkStats {
     pub delayed: u64,
     /// Frames duplicated by faults.
     pub duplicated: u64,
-    /// Requests this link carried again (see [`FrameClass::retransmission`]).
+    /// Requests this link carried again (see [`FrameClass::retransmission`]),
+    /// counted while random faults or drop rules are set on it.
     pub retransmissions: u64,
 }
 
@@ -238,7 +239,8 @@ impl LinkFaults {
 
     /// Applies the faults; true if the frame goes on.
     pub(crate) fn apply(&mut self, frame: &mut Vec<u8>, stats: &mut LinkStats) -> bool {
-        let class = self.classify(frame, stats);
+        // Frames are parsed only on a link with faults set: a perfect link costs nothing per frame.
+        let class = if self.rules.is_empty() && self.random.is_perfect() { None } else { self.classify(frame, stats) };
         if self.drop_next > 0 {
             self.drop_next -= 1;
             stats.dropped += 1;
