@@ -31,7 +31,9 @@ pub enum WcStatus {
     RemAccessErr,
     /// Remote operation error.
     RemOpErr,
-    /// The responder had no receive WQE (RNR NAK); the NIC does not retry RNR yet.
+    /// No ACK progress after `retry_cnt` retransmission timeouts.
+    RetryExcErr,
+    /// The responder had no receive WQE (RNR NAK) more than `rnr_retry` times.
     RnrRetryExcErr,
     /// A status value the library does not know.
     Other(u8),
@@ -48,6 +50,7 @@ impl WcStatus {
             cqe_status::REM_INV_REQ_ERR => WcStatus::RemInvReqErr,
             cqe_status::REM_ACCESS_ERR => WcStatus::RemAccessErr,
             cqe_status::REM_OP_ERR => WcStatus::RemOpErr,
+            cqe_status::RETRY_EXC_ERR => WcStatus::RetryExcErr,
             cqe_status::RNR_RETRY_EXC_ERR => WcStatus::RnrRetryExcErr,
             o => WcStatus::Other(o),
         }
@@ -63,6 +66,7 @@ impl WcStatus {
             WcStatus::RemInvReqErr => cqe_status::REM_INV_REQ_ERR,
             WcStatus::RemAccessErr => cqe_status::REM_ACCESS_ERR,
             WcStatus::RemOpErr => cqe_status::REM_OP_ERR,
+            WcStatus::RetryExcErr => cqe_status::RETRY_EXC_ERR,
             WcStatus::RnrRetryExcErr => cqe_status::RNR_RETRY_EXC_ERR,
             WcStatus::Other(o) => o,
         }
@@ -236,7 +240,7 @@ impl Cq {
         let cqn = self.life.cqn;
         let mut n = 0;
         let mut st = ctx.state();
-        crate::ctx::drain_ctrlq(ctx.dev(), &mut st)?;
+        crate::ctx::drain_ctrlq(ctx, &mut st)?;
         while n < wc.len() {
             let cq = st.cqs[cqn as usize].as_mut().expect("live CQ handle has a table entry");
             if let Some(c) = cq.pending.pop_front() {

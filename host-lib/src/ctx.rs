@@ -2,6 +2,8 @@
 
 use crate::cq::CqInner;
 use crate::qp::QpInner;
+use crate::recovery::{write_rewind, Action};
+use crate::QpState;
 use crate::{Cq, DestroyError, Error, Resource, Result};
 use rnic_driver::{Device, DmaAccess, DmaBuf};
 use rnic_spec::desc::{ctrlq_kind, CtrlqEntry, CTRLQ_ENTRY_BYTES};
@@ -67,7 +69,16 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "reg_err",
     "ctrlq_drop",
     "ctrlq_entries",
+    "sq_rewinds",
+    "sq_rewind_drop",
+    "rto_expired",
 ];
+
+/// Retransmission timeout set at [`open_device`], in device cycles (100 µs at
+/// 250 MHz: a few fabric round trips of the cosimulated cluster; a real
+/// fabric with deep buffers wants milliseconds, see
+/// [`Context::set_retransmit_timeout`]).
+pub const DEFAULT_RTO_CYCLES: u64 = 25_000;
 
 /// log2 of the CtrlQ's entries (4096 entries, 128 KiB).
 pub(crate) const CTRLQ_LOG2: u32 = 12;
@@ -148,7 +159,8 @@ impl Drop for CtxInner {
 /// Reads the CtrlQ entries the NIC has written and applies them to the
 /// library's state (the slow path runs in the thread that polls
 /// completions), then tells the NIC how far it has read.
-pub(crate) fn drain_ctrlq(dev: &dyn Device, st: &mut CtxState) -> Result<()> {
+pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
+    let dev = ctx.dev();
     let Some(buf) = st.ctrlq.buf else { return Ok(()) };
     let log2 = st.ctrlq.log2;
     let mut consumed = false;
@@ -163,19 +175,60 @@ pub(crate) fn drain_ctrlq(dev: &dyn Device, st: &mut CtxState) -> Result<()> {
         }
         st.ctrlq.ci = ci.wrapping_add(1);
         consumed = true;
-        match e.kind {
+        let qpn = e.qpn.get() as u32;
+        let Some(q) = st.qps.get_mut(qpn as usize).and_then(Option::as_mut) else {
+            st.ctrlq.unknown += 1;
+            continue;
+        };
+        let live = q.state == QpState::Rts;
+        let action = match e.kind {
             ctrlq_kind::REQ_NAK_PSN => {
-                if let Some(q) = st.qps.get_mut(e.qpn.get() as usize).and_then(Option::as_mut) {
-                    q.note_psn_nak(e.psn.get(), e.epsn.get());
-                }
+                q.note_psn_nak(e.psn.get(), e.epsn.get());
+                q.rec.on_psn_nak(&q.sq, e.epsn.get())
             }
-            _ => st.ctrlq.unknown += 1,
+            ctrlq_kind::REQ_TIMEOUT => q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags),
+            ctrlq_kind::REQ_RNR => {
+                let now = dev.read_reg(regs::REG_CYCLES)?;
+                q.rec.on_rnr(&q.sq, e.epsn.get(), now)
+            }
+            _ => {
+                st.ctrlq.unknown += 1;
+                Action::None
+            }
+        };
+        if live {
+            apply(ctx, st, qpn, action)?;
         }
     }
     if consumed {
         dev.write_reg(regs::REG_CTRLQ_CI, st.ctrlq.ci as u64)?;
     }
+    // Resends waiting for their RNR timer.
+    if st.qps.iter().flatten().any(|q| q.rec.rnr_due.is_some()) {
+        let now = dev.read_reg(regs::REG_CYCLES)?;
+        let due: Vec<u32> =
+            st.qps.iter().flatten().filter(|q| q.rec.rnr_due.is_some_and(|(at, _)| at <= now)).map(|q| q.qpn).collect();
+        for qpn in due {
+            let q = st.qps[qpn as usize].as_mut().expect("listed above");
+            let action = q.rec.rnr_expired(&q.sq);
+            if q.state == QpState::Rts {
+                apply(ctx, st, qpn, action)?;
+            }
+        }
+    }
     Ok(())
+}
+
+/// Carries out the slow path's decision for QP `qpn`.
+fn apply(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> Result<()> {
+    match action {
+        Action::None | Action::RewindAt { .. } => Ok(()),
+        Action::Rewind { idx, psn, msg_off } => {
+            st.qps[qpn as usize].as_mut().expect("QP").rec.stats.rewinds += 1;
+            write_rewind(ctx.dev(), qpn, idx, psn, msg_off)
+        }
+        Action::Fail { idx, status } => crate::qp::fail_requester(ctx, st, qpn, idx, status),
+    }
 }
 
 /// An open NIC (`ibv_context`). Cheap to clone; all clones share the tables.
@@ -200,6 +253,7 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
     dev.write_reg(regs::REG_CTRLQ_BASE, ctrlq.bus_addr)?;
     dev.write_reg(regs::REG_CTRLQ_CI, 0)?;
     dev.write_reg(regs::REG_CTRLQ_LOG2, CTRLQ_LOG2 as u64)?;
+    dev.write_reg(regs::REG_RTO, DEFAULT_RTO_CYCLES)?;
     // Tags start at a per-index value and skip 0, so no key is ever 0.
     let mr_tag = (0..params::NUM_MRS).map(|i| (i as u8).wrapping_mul(37) | 1).collect();
     Ok(Context {
@@ -227,6 +281,21 @@ pub fn open_devices(devs: impl IntoIterator<Item = (Rc<dyn Device>, NetAddr)>) -
 }
 
 impl Context {
+    /// Sets the NIC's retransmission timeout (`REG_RTO`) in device cycles,
+    /// for every QP of the device (0 turns timeouts off: a lost tail packet
+    /// then stalls its QP). At most `u32::MAX`.
+    pub fn set_retransmit_timeout(&self, cycles: u64) -> Result<()> {
+        if cycles > u32::MAX as u64 {
+            return Err(Error::BadSize {
+                what: "retransmit timeout cycles",
+                value: cycles,
+                min: 0,
+                max: u32::MAX as u64,
+            });
+        }
+        Ok(self.dev().write_reg(regs::REG_RTO, cycles)?)
+    }
+
     /// The device backend.
     pub fn device(&self) -> &Rc<dyn Device> {
         &self.inner.dev

@@ -9,6 +9,7 @@
 //! Qp::modify(QpAttr)  RESET -> INIT -> RTR -> RTS (ERROR on an error completion)
 //! Qp::post_send / post_recv (single or batched, one doorbell per batch)
 //! Cq::poll_cq(&mut [WorkCompletion]) -> count    Cq::poll_cq_vec(max) / Cq::wait_cq(n, timeout_cycles)
+//! Context::set_retransmit_timeout(cycles)    Qp::recovery_stats()
 //! Qp::destroy_qp  Mr::dereg_mr  Cq::destroy_cq  Pd::dealloc_pd  Context::close_device
 //! ```
 //!
@@ -16,6 +17,16 @@
 //! contract in [`rnic_spec`] (register map, staging word layouts, descriptor
 //! structs). Objects are single-threaded handles (`Rc`), like one verbs
 //! context used from one thread.
+//!
+//! # Loss recovery
+//!
+//! The NIC sends in order and reports PSN sequence NAKs, RNR NAKs and
+//! retransmission timeouts through its control queue; [`Cq::poll_cq`] runs
+//! the slow path that answers them (no extra thread): it asks the NIC to
+//! resend from the lost packet (go-back-N for now), counts `retry_cnt` and
+//! `rnr_retry` ([`QpAttr`]), and fails a WR with `RetryExcErr` or
+//! `RnrRetryExcErr` when they run out. So an application that waits for
+//! completions keeps recovering; one that never polls does not.
 //!
 //! # Lifecycle
 //!
@@ -53,13 +64,15 @@ mod ctx;
 mod error;
 mod mr;
 mod qp;
+mod recovery;
 pub mod ring;
 
 pub use cq::{Cq, WcFlags, WcOpcode, WcStatus, WorkCompletion};
-pub use ctx::{open_device, open_devices, Context, DeviceAttr, NetAddr, Pd};
+pub use ctx::{open_device, open_devices, Context, DeviceAttr, NetAddr, Pd, DEFAULT_RTO_CYCLES};
 pub use error::{DestroyError, Error, Queue, Resource, Result};
 pub use mr::{AccessFlags, Mr, Sge};
 pub use qp::{Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WrOpcode};
+pub use recovery::{rnr_timer_us, RecoveryStats, RNR_RETRY_INFINITE};
 pub use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};
 
 /// Offset added to an MR's bus address to form the virtual address the

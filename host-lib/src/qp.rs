@@ -4,6 +4,7 @@ use crate::cq::{WcOpcode, WcStatus, WorkCompletion};
 use crate::ctx::{Context, CtxState, NetAddr, Pd};
 use crate::error::Queue;
 use crate::mr::Sge;
+use crate::recovery::{rnr_timer_us, RecoveryStats, ReqRecovery};
 use crate::ring::{self, used};
 use crate::{Cq, DestroyError, Error, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
@@ -21,6 +22,17 @@ const QPN_MAX: u32 = (1 << 24) - 1;
 const PSN_MAX: u32 = (1 << 24) - 1;
 /// UDP source port base: RoCEv2 recommends 0xC000..0xFFFF for the entropy.
 const UDP_SPORT_BASE: u64 = 0xC000;
+/// Default `retry_cnt` (ibverbs' largest).
+const DEFAULT_RETRY_CNT: u8 = 7;
+/// Default `rnr_retry`: forever.
+const DEFAULT_RNR_RETRY: u8 = crate::recovery::RNR_RETRY_INFINITE;
+/// Default `min_rnr_timer` code: 10 µs.
+const DEFAULT_MIN_RNR_TIMER: u8 = 1;
+
+/// Device cycles of a `min_rnr_timer` code.
+fn rnr_timer_cycles(code: u8) -> u64 {
+    (rnr_timer_us(code) * params::CLOCK_HZ as f64 / 1e6).round() as u64
+}
 
 /// QP states (`ibv_qp_state`, the subset an RC QP of this NIC uses).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -107,6 +119,17 @@ pub struct QpAttr {
     pub sq_psn: Option<u32>,
     /// Remote NIC's MAC and IP (the address vector).
     pub dest: Option<NetAddr>,
+    /// Retransmission timeouts in a row without progress before a send WR
+    /// fails with `RetryExcErr` (0..=7; default 7). Any transition may set it.
+    pub retry_cnt: Option<u8>,
+    /// RNR NAKs in a row before a send WR fails with `RnrRetryExcErr`
+    /// (0..=7, 7: retry forever; default 7). Any transition may set it.
+    pub rnr_retry: Option<u8>,
+    /// How long the requester waits after an RNR NAK before resending, as
+    /// ibverbs' 5-bit `min_rnr_timer` code ([`crate::rnr_timer_us`]; default
+    /// 1 = 10 µs). Here it is the requester's own setting, not the
+    /// responder's: the RNR NAK carries no timer.
+    pub min_rnr_timer: Option<u8>,
 }
 
 impl QpAttr {
@@ -185,6 +208,13 @@ pub fn check_modify(qpn: u32, from: QpState, attr: &QpAttr) -> Result<()> {
     if let Some(missing) = want.iter().find(|a| !given.contains(a)) {
         return Err(Error::MissingAttr { qpn, from, to, attr: missing });
     }
+    for (name, v, max) in
+        [("retry_cnt", attr.retry_cnt, 7), ("rnr_retry", attr.rnr_retry, 7), ("min_rnr_timer", attr.min_rnr_timer, 31)]
+    {
+        if let Some(v) = v.filter(|&v| v > max) {
+            return Err(Error::BadAttr { qpn, attr: name, why: format!("{v} is above {max}") });
+        }
+    }
     if let Some(d) = attr.dest_qp_num.filter(|&d| d > QPN_MAX) {
         return Err(Error::BadAttr { qpn, attr: "dest_qp_num", why: format!("{d:#x} does not fit 24 bits") });
     }
@@ -259,6 +289,8 @@ pub(crate) struct Slot {
     pub opcode: WcOpcode,
     /// Posted length (reported as a send completion's `byte_len`).
     pub len: u32,
+    /// PSN of the message's first packet (send WRs; the slow path's map from PSN to WQE).
+    pub psn: u32,
 }
 
 /// One work queue ring (SQ or RQ) and the library's indices.
@@ -312,16 +344,15 @@ pub(crate) struct QpInner {
     dest_qpn: Option<u32>,
     /// RSN of the next message that consumes a remote receive WR (reset with the requester).
     rsn: u32,
-    /// PSN sequence NAKs the peer sent (reported through the CtrlQ).
-    psn_naks: u64,
-    /// The last one: (PSN the peer received, PSN it expected).
+    /// The last PSN sequence NAK: (PSN the peer received, PSN it expected).
     last_psn_nak: Option<(u32, u32)>,
+    /// The requester's loss-recovery slow path.
+    pub rec: ReqRecovery,
 }
 
 impl QpInner {
     /// The peer NAKed a request with a PSN sequence error.
     pub fn note_psn_nak(&mut self, psn: u32, epsn: u32) {
-        self.psn_naks += 1;
         self.last_psn_nak = Some((psn, epsn));
     }
 
@@ -348,10 +379,20 @@ impl QpInner {
             self.rq.cap,
         ) + &match self.last_psn_nak {
             Some((psn, epsn)) => format!(
-                ", {} PSN sequence NAK(s) from the peer (last: it got PSN {psn:#x}, expected {epsn:#x}): a request packet was lost or overtaken, and this NIC does not retransmit yet",
-                self.psn_naks
+                ", {} PSN sequence NAK(s) from the peer (last: it got PSN {psn:#x}, expected {epsn:#x}): a request packet was lost or overtaken",
+                self.rec.stats.psn_naks
             ),
             None => String::new(),
+        } + &{
+            let r = &self.rec.stats;
+            if r.timeouts + r.rnr_naks + r.rewinds > 0 {
+                format!(
+                    ", recovery: {} retransmission timeout(s), {} RNR NAK(s), {} rewind(s)",
+                    r.timeouts, r.rnr_naks, r.rewinds
+                )
+            } else {
+                String::new()
+            }
         }
     }
 }
@@ -379,6 +420,35 @@ pub(crate) fn enter_error(ctx: &Context, st: &mut CtxState, qpn: u32) -> Result<
     st.cqs[rcq as usize].as_mut().expect("recv CQ exists").pending.extend(rq);
     // No reset flags: the NIC keeps its dynamic state, the QP only stops.
     commit_qpc(ctx, qpn, &words, 0)
+}
+
+/// The requester gave up on the WR at free-running SQ index `idx` (retries
+/// exhausted): the WRs before it were acknowledged and complete with
+/// success, it completes with `status`, and the QP enters ERROR (the rest
+/// flushed). The NIC's own CQEs for the acknowledged WRs are then ignored,
+/// as every CQE of a QP in ERROR is.
+pub(crate) fn fail_requester(ctx: &Context, st: &mut CtxState, qpn: u32, idx: u32, status: u8) -> Result<()> {
+    let qp = st.qps[qpn as usize].as_mut().expect("QP exists");
+    let mut done = Vec::new();
+    while qp.sq.ci != qp.sq.pi {
+        let s = qp.sq.slots[ring::slot(qp.sq.ci, qp.sq.log2)];
+        let failed = qp.sq.ci == idx;
+        done.push(WorkCompletion {
+            wr_id: s.wr_id,
+            status: if failed { WcStatus::from_raw(status) } else { WcStatus::Success },
+            opcode: s.opcode,
+            byte_len: if failed { 0 } else { s.len },
+            qp_num: qpn,
+            ..Default::default()
+        });
+        qp.sq.ci = qp.sq.ci.wrapping_add(1);
+        if failed {
+            break;
+        }
+    }
+    let scq = qp.send_cqn;
+    st.cqs[scq as usize].as_mut().expect("send CQ exists").pending.extend(done);
+    enter_error(ctx, st, qpn)
 }
 
 /// An RC queue pair (`ibv_qp`). It holds its PD and its CQs, so they live
@@ -450,8 +520,8 @@ impl Pd {
             words,
             dest_qpn: None,
             rsn: 0,
-            psn_naks: 0,
             last_psn_nak: None,
+            rec: ReqRecovery::new(DEFAULT_RETRY_CNT, DEFAULT_RNR_RETRY, rnr_timer_cycles(DEFAULT_MIN_RNR_TIMER)),
         });
         Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn })
     }
@@ -483,7 +553,7 @@ fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
         cap,
         pi: 0,
         ci: 0,
-        slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0 }; 1 << log2],
+        slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0, psn: 0 }; 1 << log2],
     })
 }
 
@@ -537,7 +607,13 @@ impl Qp {
     /// overtaken), as reported by the NIC's control queue up to the last
     /// [`crate::Cq::poll_cq`] on this context.
     pub fn peer_psn_naks(&self) -> u64 {
-        self.with(|q| q.psn_naks)
+        self.with(|q| q.rec.stats.psn_naks)
+    }
+
+    /// The loss-recovery slow path's counters for this QP (NAKs, RNR NAKs,
+    /// timeouts, rewinds), as of the last [`crate::Cq::poll_cq`] on this context.
+    pub fn recovery_stats(&self) -> RecoveryStats {
+        self.with(|q| q.rec.stats)
     }
 
     /// `max_send_wr` from creation.
@@ -589,6 +665,15 @@ impl Qp {
         let to = attr.qp_state;
         let mut st = ctx.state();
         let qp = st.qps[qpn as usize].as_mut().expect("QP");
+        if let Some(v) = attr.retry_cnt {
+            qp.rec.retry_cnt = v;
+        }
+        if let Some(v) = attr.rnr_retry {
+            qp.rec.rnr_retry = v;
+        }
+        if let Some(v) = attr.min_rnr_timer {
+            qp.rec.rnr_timer_cycles = rnr_timer_cycles(v);
+        }
         match (from, to) {
             (_, QpState::Error) => return enter_error(ctx, &mut st, qpn),
             (_, QpState::Reset) => {
@@ -630,6 +715,8 @@ impl Qp {
                 qpc::RTS.put(&mut qp.words, 1);
                 qpc::SQ_PSN.put(&mut qp.words, attr.sq_psn.expect("checked") as u64);
                 qp.rsn = 0;
+                let mtu_log2 = qpc::PMTU_LOG2.get(&qp.words) as u32;
+                qp.rec.start(attr.sq_psn.expect("checked"), mtu_log2);
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_REQ)?;
             }
             // INIT→INIT and RTS→RTS carry no attributes this NIC has.
@@ -712,7 +799,8 @@ impl Qp {
         qp.rsn = rsn;
         for wr in wrs {
             let s = ring::slot(qp.sq.pi, qp.sq.log2);
-            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len };
+            let psn = qp.rec.post(wr.sg.len);
+            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len, psn };
             qp.sq.pi = qp.sq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_sq(qpn), (qp.sq.pi & 0xFFFF) as u64)?;
@@ -772,7 +860,7 @@ impl Qp {
         write_ring(ctx, &qp.rq, RECV_WQE_BYTES, &bytes)?;
         for wr in wrs {
             let s = ring::slot(qp.rq.pi, qp.rq.log2);
-            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.sg.len };
+            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.sg.len, psn: 0 };
             qp.rq.pi = qp.rq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;

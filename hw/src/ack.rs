@@ -14,16 +14,25 @@
 //! failed) complete here too, so every requester completion of a QP comes
 //! from one block, in order.
 //!
-//! A PSN sequence NAK (a request packet was lost or overtaken) is reported
-//! to the host's slow path as a CtrlQ entry through the completion writer.
-//!
-//! Partial: nothing is retransmitted yet (selective repeat comes with the
-//! loss-recovery work); an RNR NAK fails the WQE instead of retrying.
+//! Loss recovery is the host's slow path; this block reports to it, as
+//! CtrlQ entries through the completion writer:
+//! - a PSN sequence NAK (a request packet was lost or overtaken);
+//! - an RNR NAK (the peer had no receive WQE posted): the WQE does not fail,
+//!   the host resends after its RNR timer and counts rnr_retry;
+//! - a retransmission timeout. Between ACKs the block scans the QPs' state
+//!   words round robin (a scanned timestamp, no per-QP counter ticking): a
+//!   QP with WQEs sent (at least in part) and not acknowledged and no ACK
+//!   for `rto` cycles is reported with its count of timeouts in a row, and
+//!   its timestamp restarts; any ACK (also one inside a message) restarts
+//!   it and clears the count; a QP with nothing in flight has its timestamp
+//!   refreshed, so its timer starts when it next sends. The host resends
+//!   (an SQ rewind) and gives up after `retry_cnt` timeouts in a row.
 //!
 //! [`AckInPack`]: crate::desc::AckInPack
 
 use crate::desc::{
     AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, ReqStatePack, ReqStateUnpack, ACKIN_BITS, CQR_BITS, CTLR_BITS,
+    RQS_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
@@ -43,6 +52,11 @@ enum AckState {
     Save,
     CqeLocalErr,
     CtlNak,
+    ScanLook,
+    ScanLoad,
+    ScanChk,
+    CtlTmo,
+    ScanSave,
 }
 
 /// The ACK receiver.
@@ -69,13 +83,13 @@ pub struct AckRecv {
     /// Requester state table read address.
     pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state read data (`ReqStatePack`, one cycle after the address).
-    pub rqs_data: Signal<In, Bits<32>>,
+    pub rqs_data: Signal<In, Bits<RQS_BITS>>,
     /// Requester state write enable.
     pub rqs_we: Signal<Out, Bit>,
     /// Requester state write address.
     pub rqs_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state write data.
-    pub rqs_wdata: Signal<Out, Bits<32>>,
+    pub rqs_wdata: Signal<Out, Bits<RQS_BITS>>,
     /// Completion request to the completion writer.
     pub cqr_valid: Signal<Out, Bit>,
     /// The completion writer took the request.
@@ -92,21 +106,46 @@ pub struct AckRecv {
     pub ctl_ready: Signal<In, Bit>,
     /// The request (`CtlReqPack`).
     pub ctl_data: Signal<Out, Bits<CTLR_BITS>>,
+    /// Cycle counter.
+    pub now: Signal<In, Bits<64>>,
+    /// Retransmission timeout in cycles (0: no timeouts, no scan).
+    pub rto: Signal<In, Bits<32>>,
+    /// Sent-mark table read address (the timeout scan): per QP, the WQEs
+    /// sent at least in part (SSN, plus one while a message is half sent).
+    pub sent_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// Sent mark read data (one cycle after the address).
+    pub sent_data: Signal<In, Bits<16>>,
+    /// Pulse: a retransmission timeout was reported.
+    pub cnt_rto: Signal<Out, Bit>,
     /// Pulse: NAK received.
     pub cnt_nak: Signal<Out, Bit>,
     /// Pulse: an ACK or NAK for a WQE never posted (ignored).
     pub cnt_bad: Signal<Out, Bit>,
-    /// Nothing in progress or queued (a queued word shows two cycles after it is taken).
+    /// No ACK, reset or local error in progress or queued; the timeout scan
+    /// may run (a queued word shows two cycles after it is taken).
     pub idle: Signal<Out, Bit>,
     ackq: SynchronousFIFO<Bits<ACKIN_BITS>, 2, 3, 1>,
     rstq: SynchronousFIFO<Bits<QPN_BITS>, 3, 4, 1>,
     state: DFF<AckState>,
     word: DFF<Bits<ACKIN_BITS>>,
     rst_q: DFF<Bits<QPN_BITS>>,
-    rs: DFF<Bits<32>>,
+    rs: DFF<Bits<RQS_BITS>>,
+    scan_q: DFF<Bits<QPN_BITS>>,
+    scan_sent: DFF<Bits<16>>,
+    ctl_kind: DFF<Bits<8>>,
+    /// The scanned QP has WQEs sent (at least in part) and not acknowledged, and has not failed.
+    outstanding: Signal<Local, Bit>,
+    since: Signal<Local, Bits<32>>,
+    now32: Signal<Local, Bits<32>>,
+    tsp: ReqStatePack,
+    rstp: ReqStatePack,
+    tmop: ReqStatePack,
+    tmo_retries: Signal<Local, Bits<4>>,
     cqr: CqReqPack,
     ctl: CtlReqPack,
     kind_req_nak_psn: Num<{ ctrlq_kind::REQ_NAK_PSN as u64 }, 8>,
+    kind_req_timeout: Num<{ ctrlq_kind::REQ_TIMEOUT as u64 }, 8>,
+    kind_req_rnr: Num<{ ctrlq_kind::REQ_RNR as u64 }, 8>,
     cq_num: DFF<Bits<16>>,
     c_idx: DFF<Bits<16>>,
     c_status: DFF<Bits<8>>,
@@ -131,14 +170,13 @@ pub struct AckRecv {
     st_rem_inv_req_err: Num<{ cqe_status::REM_INV_REQ_ERR as u64 }, 8>,
     st_rem_access_err: Num<{ cqe_status::REM_ACCESS_ERR as u64 }, 8>,
     st_rem_op_err: Num<{ cqe_status::REM_OP_ERR as u64 }, 8>,
-    st_rnr_retry_exc_err: Num<{ cqe_status::RNR_RETRY_EXC_ERR as u64 }, 8>,
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
 }
 
 impl Logic for AckRecv {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn);
+        dff_setup!(self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind);
         clock!(self, clock, ackq, rstq);
         self.ackq.write.next = self.ack_valid.val() & !self.ackq.full.val();
         self.ackq.data_in.next = self.ack_data.val();
@@ -153,6 +191,36 @@ impl Logic for AckRecv {
         self.reqp.acked.next = self.ru.acked.val() + 1;
         self.reqp.err.next = self.ru.err.val();
         self.reqp.rsvd.next = 0.into();
+        self.reqp.retries.next = 0.into();
+        self.now32.next = self.now.val().get_bits::<32>(0);
+        self.reqp.ts.next = self.now32.val();
+        // The scanned QP's word with its timestamp restarted.
+        self.tsp.acked.next = self.ru.acked.val();
+        self.tsp.err.next = self.ru.err.val();
+        self.tsp.rsvd.next = 0.into();
+        self.tsp.retries.next = 0.into();
+        // A reported timeout: one more retry, the timer restarted.
+        self.tmo_retries.next = self.ru.retries.val() + 1;
+        if self.ru.retries.val() == 15 {
+            self.tmo_retries.next = 15.into();
+        }
+        self.tmop.acked.next = self.ru.acked.val();
+        self.tmop.err.next = self.ru.err.val();
+        self.tmop.rsvd.next = 0.into();
+        self.tmop.retries.next = self.tmo_retries.val();
+        self.tmop.ts.next = self.now32.val();
+        self.tsp.ts.next = self.now32.val();
+        // A requester reset: lACK 0, not failed, the timer started now.
+        self.rstp.acked.next = 0.into();
+        self.rstp.err.next = false.into();
+        self.rstp.rsvd.next = 0.into();
+        self.rstp.retries.next = 0.into();
+        self.rstp.ts.next = self.now32.val();
+        self.outstanding.next =
+            !self.ru.err.val().any() & (self.scan_sent.q.val() != self.ru.acked.val().get_bits::<16>(0));
+        self.since.next = self.now32.val() - self.ru.ts.val();
+        self.sent_addr.next = self.scan_q.q.val();
+        self.cnt_rto.next = false;
         self.ack_dist.next = self.au.msn.val() - self.ru.acked.val();
         // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
         self.posted16.next = self.au.sq_pi.val() - self.ru.acked.val().get_bits::<16>(0);
@@ -178,7 +246,7 @@ impl Logic for AckRecv {
         self.cqr_data.next = self.cqr.pword.val();
         self.cqr_valid.next = false;
         // A PSN sequence NAK's report for the host's slow path (CtrlQ).
-        self.ctl.kind.next = self.kind_req_nak_psn.val();
+        self.ctl.kind.next = self.ctl_kind.q.val();
         self.ctl.flags.next = 0.into();
         self.ctl.qpn.next = self.au.qpn.val();
         self.ctl.psn.next = self.au.psn.val();
@@ -191,7 +259,15 @@ impl Logic for AckRecv {
         self.ctl.episode.next = 0.into();
         self.ctl_data.next = self.ctl.pword.val();
         self.ctl_valid.next = false;
-        self.idle.next = (self.state.q.val() == AckState::Idle) & self.ackq.empty.val() & self.rstq.empty.val();
+        // The timeout scan (and a report it sends) is not ACK work.
+        self.idle.next = ((self.state.q.val() == AckState::Idle)
+            | (self.state.q.val() == AckState::ScanLook)
+            | (self.state.q.val() == AckState::ScanLoad)
+            | (self.state.q.val() == AckState::ScanChk)
+            | (self.state.q.val() == AckState::CtlTmo)
+            | (self.state.q.val() == AckState::ScanSave))
+            & self.ackq.empty.val()
+            & self.rstq.empty.val();
         match self.state.q.val() {
             AckState::Idle => {
                 if !self.rstq.empty.val() {
@@ -209,13 +285,64 @@ impl Logic for AckRecv {
                     self.word.d.next = self.ackq.data_out.val();
                     self.ackq.read.next = true;
                     self.state.d.next = AckState::Look;
+                } else if self.rto.val() != 0 {
+                    self.state.d.next = AckState::ScanLook;
                 }
             }
+            AckState::ScanLook => {
+                // The scanned QP's state word and sent mark: addresses now.
+                self.rqs_addr.next = self.scan_q.q.val();
+                self.state.d.next = AckState::ScanLoad;
+            }
+            AckState::ScanLoad => {
+                self.rs.d.next = self.rqs_data.val();
+                self.scan_sent.d.next = self.sent_data.val();
+                self.state.d.next = AckState::ScanChk;
+            }
+            AckState::ScanChk => {
+                self.ctl.qpn.next = self.scan_q.q.val();
+                self.ctl.ssn.next = self.ru.acked.val();
+                self.ctl.psn.next = 0.into();
+                self.ctl.epsn.next = 0.into();
+                self.ctl.psn_offset.next = 0.into();
+                self.ctl_kind.d.next = self.kind_req_timeout.val();
+                self.state.d.next = AckState::Idle;
+                self.scan_q.d.next = self.scan_q.q.val() + 1;
+                if !self.outstanding.val() {
+                    // Nothing in flight: the timer starts afresh when the QP next posts.
+                    self.rqs_we.next = true;
+                    self.rqs_waddr.next = self.scan_q.q.val();
+                    self.rqs_wdata.next = self.tsp.pword.val();
+                } else if self.since.val() > self.rto.val() {
+                    self.cnt_rto.next = true;
+                    self.scan_q.d.next = self.scan_q.q.val();
+                    self.state.d.next = AckState::CtlTmo;
+                }
+            }
+            AckState::CtlTmo => {
+                self.ctl.flags.next = bit_cast::<8, 4>(self.tmo_retries.val());
+                self.ctl.qpn.next = self.scan_q.q.val();
+                self.ctl.ssn.next = self.ru.acked.val();
+                self.ctl.psn.next = 0.into();
+                self.ctl.epsn.next = 0.into();
+                self.ctl.psn_offset.next = 0.into();
+                self.ctl_valid.next = true;
+                if self.ctl_ready.val() {
+                    self.state.d.next = AckState::ScanSave;
+                }
+            }
+            AckState::ScanSave => {
+                // Reported: the next report comes one more timeout later.
+                self.rqs_we.next = true;
+                self.rqs_waddr.next = self.scan_q.q.val();
+                self.rqs_wdata.next = self.tmop.pword.val();
+                self.scan_q.d.next = self.scan_q.q.val() + 1;
+                self.state.d.next = AckState::Idle;
+            }
             AckState::Reset => {
-                // A requester reset: lACK 0, not failed.
                 self.rqs_we.next = true;
                 self.rqs_waddr.next = self.rst_q.q.val();
-                self.rqs_wdata.next = 0.into();
+                self.rqs_wdata.next = self.rstp.pword.val();
                 self.state.d.next = AckState::Idle;
             }
             AckState::Look => {
@@ -260,17 +387,19 @@ impl Logic for AckRecv {
                     self.qperr_we.next = true;
                     self.state.d.next = AckState::CqeNakd;
                 } else if self.syn_class.val() == self.class_rnr.val() {
-                    // RNR: retry is not implemented; fail the WQE.
+                    // RNR: the host's slow path resends after its RNR timer.
                     self.cnt_nak.next = true;
-                    self.c_status.d.next = self.st_rnr_retry_exc_err.val();
-                    self.reqp.err.next = 1.into();
-                    self.rs.d.next = self.reqp.pword.val();
-                    self.qperr_we.next = true;
-                    self.state.d.next = AckState::CqeNakd;
+                    self.ctl_kind.d.next = self.kind_req_rnr.val();
+                    self.state.d.next = AckState::CtlNak;
                 } else {
                     self.state.d.next = AckState::Save;
+                    if self.syn_class.val() == self.class_ack.val() {
+                        // Packets acknowledged inside a message are progress too: the timer restarts.
+                        self.rs.d.next = self.tsp.pword.val();
+                    }
                     if self.syn_class.val() == self.class_nak.val() {
                         self.cnt_nak.next = true;
+                        self.ctl_kind.d.next = self.kind_req_nak_psn.val();
                         self.state.d.next = AckState::CtlNak;
                     }
                 }

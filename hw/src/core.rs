@@ -1,6 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
-use crate::desc::TXD_BITS;
+use crate::desc::{RewindPack, SqStateUnpack, RQS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
@@ -10,6 +10,14 @@ use crate::sq::SqEngine;
 use crate::txb::TxBuilder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
 use rust_hdl::prelude::*;
+
+// The rewind's staging-word layout is read with literal offsets above.
+const _: () = assert!(
+    rnic_spec::regs::rewind::SSN.bit() == 0
+        && rnic_spec::regs::rewind::PSN.bit() == 32
+        && rnic_spec::regs::rewind::MSG_OFF.bit() == 64
+        && rnic_spec::regs::rewind::MSG_OFF.width == 32
+);
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
 /// a beat moves on a cycle where both are high.
@@ -99,7 +107,13 @@ pub struct RnicCore {
     sq_state: RAM<Bits<128>, QPN_BITS>,
     rx_state: RAM<Bits<256>, QPN_BITS>,
     qp_err: RAM<Bit, QPN_BITS>,
-    req_state: RAM<Bits<32>, QPN_BITS>,
+    req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
+    /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
+    sq_sent: RAM<Bits<16>, QPN_BITS>,
+    sqst_wdata: Signal<Local, Bits<128>>,
+    sent_mark: Signal<Local, Bits<16>>,
+    stu: SqStateUnpack,
+    rewp: RewindPack,
     cq_cfg: RAM<Bits<128>, CQ_BITS>,
     cq_pi: RAM<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
@@ -107,7 +121,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<17>>,
+    cnt: Signal<Local, Bits<20>>,
 }
 
 impl Logic for RnicCore {
@@ -127,6 +141,8 @@ impl Logic for RnicCore {
         self.rq_pi.read_clock.next = self.clock.val();
         self.sq_pi_rx.read_clock.next = self.clock.val();
         self.sq_pi_rx.write_clock.next = self.clock.val();
+        self.sq_sent.read_clock.next = self.clock.val();
+        self.sq_sent.write_clock.next = self.clock.val();
         self.rq_pi.write_clock.next = self.clock.val();
         self.sq_state.read_clock.next = self.clock.val();
         self.sq_state.write_clock.next = self.clock.val();
@@ -179,6 +195,10 @@ impl Logic for RnicCore {
         self.sq_pi_rx.write_enable.next = self.sq_pi.write_enable.val();
         self.sq_pi_rx.write_address.next = self.sq_pi.write_address.val();
         self.sq_pi_rx.write_data.next = self.sq_pi.write_data.val();
+        self.sq_sent.read_address.next = self.resp.tmo_sent_addr.val();
+        self.resp.tmo_sent_data.next = self.sq_sent.read_data.val();
+        self.resp.now.next = self.regs.now.val();
+        self.resp.rto.next = self.regs.rto.val();
         self.rq_pi.write_enable.next =
             self.regs.rq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(32));
         self.rq_pi.write_address.next = self.regs.db_qpn.val();
@@ -191,6 +211,13 @@ impl Logic for RnicCore {
         self.sq.db_valid.next = self.regs.sq_db.val();
         self.sq.db_qpn.next = self.regs.db_qpn.val();
         self.sq.now.next = self.regs.now.val();
+        // SQ rewinds: QPN from the commit value, the position from the staging words (`regs::rewind`).
+        self.rewp.qpn.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
+        self.rewp.ssn.next = self.regs.stage.val().get_bits::<24>(0);
+        self.rewp.psn.next = self.regs.stage.val().get_bits::<24>(32);
+        self.rewp.msg_off.next = self.regs.stage.val().get_bits::<32>(64);
+        self.sq.rew_write.next = self.regs.sq_rewind.val();
+        self.sq.rew_data.next = self.rewp.pword.val();
         self.qpc_tx.read_address.next = self.sq.qpc_addr.val();
         self.sq.qpc_data.next = self.qpc_tx.read_data.val();
         self.sq_pi.read_address.next = self.sq.sqpi_addr.val();
@@ -199,12 +226,26 @@ impl Logic for RnicCore {
         self.sq.st_data.next = self.sq_state.read_data.val();
         self.sq_state.write_enable.next = self.sq.st_we.val();
         self.sq_state.write_address.next = self.sq.st_waddr.val();
-        self.sq_state.write_data.next = self.sq.st_wdata.val();
+        self.sqst_wdata.next = self.sq.st_wdata.val();
         if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
             self.sq_state.write_enable.next = true;
             self.sq_state.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
-            self.sq_state.write_data.next = bit_cast::<128, 24>(self.regs.stage.val().get_bits::<24>(384)) << 24;
+            self.sqst_wdata.next = bit_cast::<128, 24>(self.regs.stage.val().get_bits::<24>(384)) << 24;
         }
+        self.sq_state.write_data.next = self.sqst_wdata.val();
+        // The sent mark follows every SQ state write: the SSN, one more while a message is half sent.
+        self.stu.pword.next = self.sqst_wdata.val();
+        self.sent_mark.next = self.stu.ssn.val().get_bits::<16>(0);
+        if self.stu.msg_off.val() != 0 {
+            self.sent_mark.next = self.stu.ssn.val().get_bits::<16>(0) + 1;
+        }
+        self.sq_sent.write_enable.next =
+            self.sq.st_we.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33));
+        self.sq_sent.write_address.next = self.sq.st_waddr.val();
+        if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
+            self.sq_sent.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
+        }
+        self.sq_sent.write_data.next = self.sent_mark.val();
         self.qp_err.read_address.next = self.sq.err_addr.val();
         self.sq.err_data.next = self.qp_err.read_data.val();
         self.qp_err.write_enable.next = self.resp.qperr_we.val();
@@ -380,6 +421,15 @@ impl Logic for RnicCore {
         }
         if self.resp.cnt_ctl.val() {
             self.cnt.next = self.cnt.val() | 0x1_0000;
+        }
+        if self.sq.cnt_rewind.val() {
+            self.cnt.next = self.cnt.val() | 0x2_0000;
+        }
+        if self.sq.cnt_rewind_drop.val() {
+            self.cnt.next = self.cnt.val() | 0x4_0000;
+        }
+        if self.resp.cnt_rto.val() {
+            self.cnt.next = self.cnt.val() | 0x8_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

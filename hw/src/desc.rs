@@ -49,8 +49,14 @@ crate::pack_blocks!(CtlReqPack, CtlReqUnpack, 192, [
 ]);
 const _: () = assert!(CtlReqPack::WIDTH == CTLR_BITS);
 
-// The ACK receiver's per-QP state: lACK (WQEs completed up to this SSN) and the failed flag.
-crate::pack_blocks!(ReqStatePack, ReqStateUnpack, 32, [acked: 24, err: 1, rsvd: 7]);
+/// Width of the ACK receiver's per-QP state word ([`ReqStatePack`]).
+pub const RQS_BITS: usize = 64;
+
+// The ACK receiver's per-QP state: lACK (WQEs completed up to this SSN), the
+// failed flag, the timeouts reported since the last ACK (saturating) and the
+// cycle of the last ACK or report (low 32 bits, for the RTO).
+crate::pack_blocks!(ReqStatePack, ReqStateUnpack, 64, [acked: 24, err: 1, retries: 4, rsvd: 3, ts: 32]);
+const _: () = assert!(ReqStatePack::WIDTH == RQS_BITS);
 
 use rnic_spec::regs::{cq, mr, qpc};
 
@@ -84,6 +90,13 @@ crate::bit_view!(RecvWqeView, 512, [
 ]);
 
 crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
+
+/// Width of an SQ rewind word ([`RewindPack`]).
+pub const REW_BITS: usize = 88;
+
+// An SQ rewind from the host's slow path (`REG_SQ_REWIND`): the requester resends from here.
+crate::pack_blocks!(RewindPack, RewindUnpack, 88, [qpn: 8, ssn: 24, psn: 24, msg_off: 32]);
+const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,

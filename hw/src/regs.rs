@@ -23,7 +23,12 @@ const _: () = assert!(
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
-        && r::counters::COUNT == 17
+        && r::counters::COUNT == 20
+        && r::counters::SQ_REWINDS == 0x288
+        && r::counters::SQ_REWIND_DROP == 0x290
+        && r::counters::RTO_EXPIRED == 0x298
+        && r::REG_SQ_REWIND == 0x178
+        && r::REG_RTO == 0x180
         && r::counters::CTRLQ_DROP == 0x278
         && r::counters::CTRLQ_ENTRIES == 0x280
         && r::REG_CTRLQ_BASE == 0x160
@@ -56,7 +61,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<17>>,
+    pub cnt_inc: Signal<In, Bits<20>>,
     /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
     /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
     /// headers, and may do so in the same cycle.
@@ -73,6 +78,10 @@ pub struct Regs {
     pub fence_start: Signal<Out, Bit>,
     /// A fence is in progress (read back at `REG_MR_FENCE`).
     pub fence_busy: Signal<In, Bit>,
+    /// SQ rewind strobe (`REG_SQ_REWIND`; QPN in `commit_val`, position in the staging words).
+    pub sq_rewind: Signal<Out, Bit>,
+    /// Retransmission timeout in cycles (`REG_RTO`; 0: off).
+    pub rto: Signal<Out, Bits<32>>,
     /// Commit value (QPN/MR index/CQN and flags).
     pub commit_val: Signal<Out, Bits<64>>,
     /// SQ doorbell strobe.
@@ -127,6 +136,10 @@ pub struct Regs {
     c14: DFF<Bits<64>>,
     c15: DFF<Bits<64>>,
     c16: DFF<Bits<64>>,
+    c17: DFF<Bits<64>>,
+    c18: DFF<Bits<64>>,
+    c19: DFF<Bits<64>>,
+    rto_q: DFF<Bits<32>>,
     ctl_base: DFF<Bits<64>>,
     ctl_log2: DFF<Bits<8>>,
     ctl_ci: DFF<Bits<32>>,
@@ -139,8 +152,10 @@ impl Logic for Regs {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
-            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, ctl_base, ctl_log2, ctl_ci
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, rto_q, ctl_base, ctl_log2, ctl_ci
         );
+        self.rto.next = self.rto_q.q.val();
+        self.sq_rewind.next = false;
         self.ctrlq_base.next = self.ctl_base.q.val();
         self.ctrlq_log2.next = self.ctl_log2.q.val();
         self.ctrlq_ci.next = self.ctl_ci.q.val();
@@ -199,6 +214,11 @@ impl Logic for Regs {
                     self.ctrlq_reset.next = true;
                 }
                 368 => self.ctl_ci.d.next = self.wr_data.val().get_bits::<32>(0),
+                376 => {
+                    self.sq_rewind.next = self.wr_data.val().get_bits::<24>(8) == 0;
+                    self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;
+                }
+                384 => self.rto_q.d.next = self.wr_data.val().get_bits::<32>(0),
                 _ => {}
             }
             // Doorbell pages: 0x10_0000 + 8*qpn (SQ), 0x20_0000 + 8*qpn (RQ).
@@ -262,6 +282,15 @@ impl Logic for Regs {
         if self.cnt_inc.val().get_bit(16) {
             self.c16.d.next = self.c16.q.val() + 1;
         }
+        if self.cnt_inc.val().get_bit(17) {
+            self.c17.d.next = self.c17.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(18) {
+            self.c18.d.next = self.c18.q.val() + 1;
+        }
+        if self.cnt_inc.val().get_bit(19) {
+            self.c19.d.next = self.c19.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
@@ -288,6 +317,10 @@ impl Logic for Regs {
             624 => self.resp_d.d.next = self.c14.q.val(),
             632 => self.resp_d.d.next = self.c15.q.val(),
             640 => self.resp_d.d.next = self.c16.q.val(),
+            648 => self.resp_d.d.next = self.c17.q.val(),
+            656 => self.resp_d.d.next = self.c18.q.val(),
+            664 => self.resp_d.d.next = self.c19.q.val(),
+            384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
             352 => self.resp_d.d.next = self.ctl_base.q.val(),
             360 => self.resp_d.d.next = bit_cast::<64, 8>(self.ctl_log2.q.val()),
             368 => self.resp_d.d.next = bit_cast::<64, 32>(self.ctl_ci.q.val()),

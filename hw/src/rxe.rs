@@ -9,7 +9,7 @@
 
 use crate::ack::AckRecv;
 use crate::cqw::{CqReqMux, CqWriter};
-use crate::desc::TXD_BITS;
+use crate::desc::{RQS_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -79,13 +79,23 @@ pub struct RxEngine {
     /// Requester state table read address (the ACK receiver's lACK table).
     pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state read data.
-    pub rqs_data: Signal<In, Bits<32>>,
+    pub rqs_data: Signal<In, Bits<RQS_BITS>>,
     /// Requester state write enable.
     pub rqs_we: Signal<Out, Bit>,
     /// Requester state write address.
     pub rqs_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state write data.
-    pub rqs_wdata: Signal<Out, Bits<32>>,
+    pub rqs_wdata: Signal<Out, Bits<RQS_BITS>>,
+    /// Cycle counter.
+    pub now: Signal<In, Bits<64>>,
+    /// Retransmission timeout in cycles (`REG_RTO`).
+    pub rto: Signal<In, Bits<32>>,
+    /// Sent-mark read address of the ACK receiver's timeout scan.
+    pub tmo_sent_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// Sent-mark read data of the timeout scan.
+    pub tmo_sent_data: Signal<In, Bits<16>>,
+    /// Pulse: a retransmission timeout was reported.
+    pub cnt_rto: Signal<Out, Bit>,
     /// DMA read request valid (receive WQE).
     pub rd_valid: Signal<Out, Bit>,
     /// DMA read request ready.
@@ -216,6 +226,11 @@ impl Logic for RxEngine {
         self.qperr_we.next = self.ack.qperr_we.val();
         self.qperr_waddr.next = self.ack.qperr_waddr.val();
         self.cnt_nak.next = self.ack.cnt_nak.val();
+        self.ack.now.next = self.now.val();
+        self.ack.rto.next = self.rto.val();
+        self.tmo_sent_addr.next = self.ack.sent_addr.val();
+        self.ack.sent_data.next = self.tmo_sent_data.val();
+        self.cnt_rto.next = self.ack.cnt_rto.val();
         self.cnt_ack_bad.next = self.ack.cnt_bad.val();
         // Completion requests: receive completions and requester completions.
         self.cqmux.a_valid.next = self.resp.cqr_valid.val();

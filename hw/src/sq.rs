@@ -5,10 +5,10 @@
 //! core connects; the Verilator top `sq` is this block, so the SQ engine's
 //! block test covers both, and `sched` tests the scheduler alone.
 
-use crate::desc::TXD_BITS;
+use crate::desc::{REW_BITS, TXD_BITS};
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
-use rnic_spec::params::{MR_BITS, QPN_BITS};
+use rnic_spec::params::{MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
 use rust_hdl::prelude::*;
 
 pub use crate::turn::TAG_WQE;
@@ -78,16 +78,37 @@ pub struct SqEngine {
     pub lerr_data: Signal<Out, Bits<64>>,
     /// Local error FIFO full.
     pub lerr_full: Signal<In, Bit>,
+    /// An SQ rewind from the host (`REG_SQ_REWIND`).
+    pub rew_write: Signal<In, Bit>,
+    /// The rewind (`RewindPack`).
+    pub rew_data: Signal<In, Bits<REW_BITS>>,
+    /// Pulse: a rewind was applied.
+    pub cnt_rewind: Signal<Out, Bit>,
+    /// Pulse: a rewind was dropped (queue full).
+    pub cnt_rewind_drop: Signal<Out, Bit>,
     sched: Scheduler,
     turn: TurnEngine,
+    rewq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
 }
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, sched, turn);
-        self.sched.db_valid.next = self.db_valid.val();
-        self.sched.db_qpn.next = self.db_qpn.val();
+        clock!(self, clock, sched, turn, rewq);
+        // A rewound QP is kicked into the scheduler in a cycle without a host doorbell.
+        self.sched.db_valid.next = self.db_valid.val() | self.turn.kick_valid.val();
+        self.sched.db_qpn.next = self.turn.kick_qpn.val();
+        if self.db_valid.val() {
+            self.sched.db_qpn.next = self.db_qpn.val();
+        }
+        self.turn.kick_ready.next = !self.db_valid.val();
+        self.rewq.write.next = self.rew_write.val() & !self.rewq.full.val();
+        self.rewq.data_in.next = self.rew_data.val();
+        self.cnt_rewind_drop.next = self.rew_write.val() & self.rewq.full.val();
+        self.turn.rew_valid.next = !self.rewq.empty.val();
+        self.turn.rew_data.next = self.rewq.data_out.val();
+        self.rewq.read.next = self.turn.rew_pop.val();
+        self.cnt_rewind.next = self.turn.cnt_rewind.val();
         self.turn.sched_valid.next = self.sched.sched_valid.val();
         self.turn.sched_qpn.next = self.sched.sched_qpn.val();
         self.sched.sched_pop.next = self.turn.sched_pop.val();

@@ -16,8 +16,17 @@
 //! QP's producer index, QPC and error flag; when no other QP is scheduled the
 //! turn simply continues (round robin over one QP), so a lone QP keeps its
 //! WQEs.
+//!
+//! Rewinds (go-back-N retransmissions asked for by the host's slow path)
+//! are applied between turns, when the engine holds no QP's state: the QP's
+//! SSN, PSN and message offset are overwritten (its error flag kept) and the
+//! QP is kicked into the scheduler like a doorbell. A pending rewind ends
+//! the current turn at its next boundary and holds off lookahead, so a busy
+//! QP cannot starve it.
 
-use crate::desc::{ErrPack, QpcView, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, TXD_BITS};
+use crate::desc::{
+    ErrPack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, REW_BITS, TXD_BITS,
+};
 use crate::fetch::WqeFetch;
 use crate::num::Num;
 use rnic_spec::desc::{cqe_status, send_op};
@@ -51,6 +60,9 @@ enum SqState {
     Seg,
     LocalErr,
     Save,
+    RwLook,
+    RwSave,
+    RwKick,
 }
 
 /// The turn engine (context, lookahead, segmentation; WQE fetch inside).
@@ -128,7 +140,24 @@ pub struct TurnEngine {
     pub lerr_data: Signal<Out, Bits<64>>,
     /// Local error FIFO full.
     pub lerr_full: Signal<In, Bit>,
+    /// A rewind waits (`RewindPack`).
+    pub rew_valid: Signal<In, Bit>,
+    /// The rewind at the queue head.
+    pub rew_data: Signal<In, Bits<REW_BITS>>,
+    /// Pop the rewind queue.
+    pub rew_pop: Signal<Out, Bit>,
+    /// Schedule a rewound QP (a doorbell into the scheduler).
+    pub kick_valid: Signal<Out, Bit>,
+    /// QPN of the kick.
+    pub kick_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// The scheduler takes the kick this cycle.
+    pub kick_ready: Signal<In, Bit>,
+    /// Pulse: a rewind was applied.
+    pub cnt_rewind: Signal<Out, Bit>,
     fetch: WqeFetch,
+    rew: DFF<Bits<REW_BITS>>,
+    rwu: RewindUnpack,
+    rwp: SqStatePack,
     state: DFF<SqState>,
     qpn: DFF<Bits<QPN_BITS>>,
     held: DFF<Bit>,
@@ -240,7 +269,8 @@ impl Logic for TurnEngine {
             local_err,
             keep_active,
             budget,
-            iova
+            iova,
+            rew
         );
         clock!(self, clock, fetch);
         self.qv2.word.next = self.qpc2.q.val();
@@ -287,6 +317,17 @@ impl Logic for TurnEngine {
         self.stp.rsvd.next = 0.into();
         self.stp.msg_off.next = self.msg_off.q.val();
         self.st_wdata.next = self.stp.pword.val();
+        // A rewind's state word: the host's position, the QP's error flag kept.
+        self.rwu.pword.next = self.rew.q.val();
+        self.rwp.ssn.next = self.rwu.ssn.val();
+        self.rwp.psn.next = self.rwu.psn.val();
+        self.rwp.err.next = self.stu.err.val();
+        self.rwp.rsvd.next = 0.into();
+        self.rwp.msg_off.next = self.rwu.msg_off.val();
+        self.rew_pop.next = false;
+        self.kick_valid.next = false;
+        self.kick_qpn.next = self.qpn.q.val();
+        self.cnt_rewind.next = false;
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
@@ -369,7 +410,12 @@ impl Logic for TurnEngine {
         self.lerr_data.next = self.errp.pword.val();
         match self.state.q.val() {
             SqState::Idle => {
-                if self.sched_valid.val() {
+                if self.rew_valid.val() {
+                    self.rew.d.next = self.rew_data.val();
+                    self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
+                    self.rew_pop.next = true;
+                    self.state.d.next = SqState::RwLook;
+                } else if self.sched_valid.val() {
                     self.qpn.d.next = self.sched_qpn.val();
                     self.sched_pop.next = true;
                     self.state.d.next = SqState::Load;
@@ -396,6 +442,7 @@ impl Logic for TurnEngine {
                     self.state.d.next = SqState::Drain;
                 } else if ((self.budget.q.val() == 0) & ((self.sched_valid.val()) | self.la_active.q.val()))
                     | (self.la_active.q.val() & (self.msg_off.q.val() == 0) & !self.fetch.cur_owed.val())
+                    | self.rew_valid.val()
                 {
                     self.state.d.next = SqState::Drain;
                 } else {
@@ -459,6 +506,7 @@ impl Logic for TurnEngine {
                 // its turn does not start with a PCIe round trip.
                 if (!self.la_active.q.val())
                     & (self.sched_valid.val())
+                    & !self.rew_valid.val()
                     & self.fetch.cur_inflight.val()
                     & self.fetch.room.val()
                 {
@@ -490,7 +538,11 @@ impl Logic for TurnEngine {
                     self.state.d.next = SqState::Seg;
                     if self.fetch.room.val() & self.fetch.can_fetch.val() & !self.la_active.q.val() {
                         self.state.d.next = SqState::Prefetch;
-                    } else if (!self.la_active.q.val()) & (self.sched_valid.val()) & self.fetch.room.val() {
+                    } else if (!self.la_active.q.val())
+                        & (self.sched_valid.val())
+                        & !self.rew_valid.val()
+                        & self.fetch.room.val()
+                    {
                         self.la_to_seg.d.next = true;
                         self.state.d.next = SqState::LaPop;
                     }
@@ -621,6 +673,22 @@ impl Logic for TurnEngine {
                     if self.la_to_seg.q.val() {
                         self.state.d.next = SqState::Seg;
                     }
+                }
+            }
+            SqState::RwLook => {
+                // The QP's state word is read (address now, data next cycle).
+                self.state.d.next = SqState::RwSave;
+            }
+            SqState::RwSave => {
+                self.st_we.next = true;
+                self.st_wdata.next = self.rwp.pword.val();
+                self.cnt_rewind.next = true;
+                self.state.d.next = SqState::RwKick;
+            }
+            SqState::RwKick => {
+                self.kick_valid.next = true;
+                if self.kick_ready.val() {
+                    self.state.d.next = SqState::Idle;
                 }
             }
             _ => {

@@ -11,12 +11,26 @@
 //! syndrome class (ACK, RNR NAK, reserved, each NAK code).
 //!
 //! The model processes each ACK in order as the block must: WQEs from lACK
-//! up to the MSN complete with Success; a NAK (but PSN sequence) or RNR NAK
-//! completes the next WQE with its error, fails the requester and raises
-//! the QP's error flag; a PSN sequence NAK is reported as a CtrlQ request
-//! (its PSN, ePSN, SSN and PSN_OFFSET; the writer's `ctl_ready` random); an
-//! ACK for a WQE never posted is ignored and counted; nothing happens on a
-//! failed requester. Checked: the completion requests (two streams, each in
+//! up to the MSN complete with Success; a NAK (but PSN sequence) completes
+//! the next WQE with its error, fails the requester and raises the QP's
+//! error flag; a PSN sequence NAK and an RNR NAK are reported as CtrlQ
+//! requests (their PSN, ePSN, SSN and PSN_OFFSET; the writer's `ctl_ready`
+//! random) and fail nothing; an ACK for a WQE never posted is ignored and
+//! counted; nothing happens on a failed requester.
+//!
+//! With a retransmission timeout set (the `rto` sets, long quiet gaps
+//! between batches; the sent-mark table is the posted index, as if every
+//! posted WQE were sent), every timeout report is checked against the
+//! block's own state word (the model runs a batch ahead): the QP has WQEs
+//! outstanding and has not failed, the report's SSN is its lACK and its
+//! count one more than the timeouts in a row the word holds (saturating at
+//! 15), and more than `rto` cycles passed since the timer start the word
+//! holds. The timer start is checked where it is written: a write is never
+//! from the future or long past, an ACK that moves lACK clears the count,
+//! and an idle QP's timer was refreshed within a scan period when it gets
+//! WQEs. A QP outstanding and not acknowledged is reported within `rto`
+//! plus two scan periods of its timer start. Checked for every set: the
+//! completion requests (two streams, each in
 //! order: ACK completions and local errors), the CtrlQ requests in order,
 //! the QP error-flag writes, the NAK and bad-ACK counters, and every QP's
 //! requester-state word at each quiescent point.
@@ -48,7 +62,14 @@ struct Set {
     /// Percent of cycles a local error is offered.
     lerr_pct: u64,
     batches: u64,
+    /// Retransmission timeout (0: off) and the quiet cycles after each batch.
+    rto: u64,
+    gap: u64,
 }
+
+/// Cycles for the timeout scan to visit every QP once (4 per QP), with slack
+/// for ACK processing between its steps.
+const SCAN_PERIOD: u64 = 4 * NUM_QPS as u64 + 400;
 
 /// The model's requester state of a QP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +95,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let (qperr_we, qperr_waddr, cnt_nak, cnt_bad, idle) =
         (pt("qperr_we"), pt("qperr_waddr"), pt("cnt_nak"), pt("cnt_bad"), pt("idle"));
     let (ctl_valid, ctl_ready, ctl_data) = (pt("ctl_valid"), pt("ctl_ready"), pt("ctl_data"));
-    // CtrlQ reports owed: (qpn, psn, epsn, ssn, psn_offset).
-    let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64)> = VecDeque::new();
+    let (now_p, rto_p, sqpi_addr, sqpi_data, cnt_rto) =
+        (pt("now"), pt("rto"), pt("sent_addr"), pt("sent_data"), pt("cnt_rto"));
+    m.set(rto_p, set.rto);
+    // NAK reports owed: (kind, qpn, psn, epsn, ssn, psn_offset).
+    let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64, u64)> = VecDeque::new();
+    // The cycle a state word's timer started (its low 32 bits are in the word).
+    let started = |w: u64, t: u64| t - ((t as u32).wrapping_sub((w >> 32) as u32) as u64);
+    let (mut reports, mut got_rto) = (0u64, 0u64);
     let mut r = Rng::new(seed);
     let mut qpns = vec![0usize, NUM_QPS - 1];
     while qpns.len() < set.qps {
@@ -90,9 +117,15 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
         let acked = near_wrap(&mut r, 24);
         req[q] = Req { acked, err: false, pi: (acked + r.below(6)) & M16 };
     }
-    let pack_req = |s: &Req| pack_words(ReqStatePack::FIELDS, 32, &[("acked", s.acked), ("err", s.err as u64)])[0];
-    let mut tab: Vec<u32> = req.iter().map(pack_req).collect();
-    let mut tab_q = 0u32;
+    let pack_req = |s: &Req| {
+        let w = pack_words(ReqStatePack::FIELDS, 64, &[("acked", s.acked), ("err", s.err as u64)]);
+        w[0] as u64 | (w[1] as u64) << 32
+    };
+    let mut tab: Vec<u64> = req.iter().map(pack_req).collect();
+    let mut tab_q = 0u64;
+    // The sent-mark table the scan reads (here: every posted WQE counts as sent).
+    let mut pi_tab: Vec<u64> = req.iter().map(|s| s.pi).collect();
+    let mut pi_q = 0u64;
     let (mut want_ack, mut want_lerr, mut want_qperr): (VecDeque<Cqr>, VecDeque<Cqr>, VecDeque<u64>) =
         Default::default();
     let (mut want_nak, mut want_bad, mut got_nak, mut got_bad) = (0u64, 0u64, 0u64, 0u64);
@@ -107,6 +140,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 if req[q].err || r.pct(20) {
                     rst.push_back(q);
                     req[q] = Req { acked: 0, err: false, pi: r.below(4) };
+                    pi_tab[q] = req[q].pi;
                 }
             }
         }
@@ -178,14 +212,16 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 (3, syndrome::NAK_REM_ACCESS) => Some(cqe_status::REM_ACCESS_ERR),
                 (3, syndrome::NAK_REM_OP) => Some(cqe_status::REM_OP_ERR),
                 (3, _) => Some(cqe_status::REM_INV_REQ_ERR),
-                (1, _) => Some(cqe_status::RNR_RETRY_EXC_ERR),
                 _ => None,
             };
             if cls == 3 || cls == 1 {
                 want_nak += 1;
             }
             if syn as u8 == syndrome::NAK_PSN_SEQ {
-                want_ctl.push_back((q as u64, psn, epsn, ssn, off));
+                want_ctl.push_back((ctrlq_kind::REQ_NAK_PSN as u64, q as u64, psn, epsn, ssn, off));
+            }
+            if cls == 1 {
+                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off));
             }
             if let Some(st) = status {
                 want_qperr.push_back(q as u64);
@@ -198,7 +234,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
         // The cycles.
         let mut quiet = 0u64;
         let start = t;
-        while !words.is_empty() || !rst.is_empty() || !lerrs.is_empty() || quiet < 20 {
+        while !words.is_empty() || !rst.is_empty() || !lerrs.is_empty() || quiet < 20 + set.gap {
             let now = t;
             let ctx = move |w: String| format!("{} seed {seed:#x} batch {batch} cycle {now}: {w}", set.name);
             if t - start > 200_000 {
@@ -224,7 +260,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             let le = lerrs.front().cloned();
             m.set(lerr_empty, le.is_none() as u64);
             m.set_wide(lerr_data, &le.unwrap_or(vec![0; 2]));
-            m.set(rqs_data, tab_q as u64);
+            m.set(rqs_data, tab_q);
+            m.set(sqpi_data, pi_q);
+            m.set(now_p, t);
             let ready = r.below(100) < set.ready_pct;
             m.set(cqr_ready, ready as u64);
             let cready = r.below(100) < set.ready_pct;
@@ -263,17 +301,40 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 let mut w = [0u32; CtlReqPack::WIDTH / 32];
                 m.get_wide(ctl_data, &mut w);
                 let g = |n: &str| unpack_field(CtlReqPack::FIELDS, &w, n);
-                let got = (g("qpn"), g("psn"), g("epsn"), g("ssn"), g("psn_offset"));
-                let rest = [g("flags"), g("rsn"), g("plen"), g("imm"), g("episode")];
-                if g("kind") != ctrlq_kind::REQ_NAK_PSN as u64 || rest != [0; 5] || want_ctl.front() != Some(&got) {
-                    return Err(ctx(format!(
-                        "CtrlQ request kind {} {got:x?} rest {rest:x?}, expected a PSN NAK report {:x?}",
-                        g("kind"),
-                        want_ctl.front()
-                    )));
+                let got = (g("kind"), g("qpn"), g("psn"), g("epsn"), g("ssn"), g("psn_offset"));
+                let timeout = got.0 == ctrlq_kind::REQ_TIMEOUT as u64;
+                let flags = if timeout { 0 } else { g("flags") };
+                let rest = [flags, g("rsn"), g("plen"), g("imm"), g("episode")];
+                if rest != [0; 5] {
+                    return Err(ctx(format!("CtrlQ request {got:x?} with rest {rest:x?}")));
                 }
-                want_ctl.pop_front();
-                busy = true;
+                if got.0 == ctrlq_kind::REQ_TIMEOUT as u64 {
+                    let q = got.1 as usize;
+                    // The block's own state word: the model runs ahead by a batch.
+                    let s = Req { acked: tab[q] & M24, err: tab[q] >> 24 & 1 != 0, pi: pi_tab[q] };
+                    let outstanding = !s.err && pi_tab[q] != s.acked & M16;
+                    let from = started(tab[q], t);
+                    // Timeouts in a row since the last ACK: one more than the word holds, saturating.
+                    let in_row = ((tab[q] >> 25 & 0xF) + 1).min(15);
+                    if g("flags") != in_row {
+                        return Err(ctx(format!(
+                            "timeout report {got:x?} counts {} in a row, expected {in_row}",
+                            g("flags")
+                        )));
+                    }
+                    if set.rto == 0 || !outstanding || got.4 != s.acked || t - from <= set.rto {
+                        return Err(ctx(format!(
+                            "timeout report {got:x?} for qpn {q} ({s:x?}, posted {:#x}, timer from cycle {from}, rto {})",
+                            pi_tab[q], set.rto
+                        )));
+                    }
+                    reports += 1;
+                } else if want_ctl.front() != Some(&got) {
+                    return Err(ctx(format!("CtrlQ request {got:x?}, expected a NAK report {:x?}", want_ctl.front())));
+                } else {
+                    want_ctl.pop_front();
+                    busy = true;
+                }
             }
             if m.get(qperr_we) == 1 {
                 let q = m.get(qperr_waddr);
@@ -284,12 +345,37 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             }
             got_nak += m.get(cnt_nak);
             got_bad += m.get(cnt_bad);
+            got_rto += m.get(cnt_rto);
+            // Liveness: an outstanding QP without progress is reported in time.
+            if set.rto != 0 {
+                for &q in &qpns {
+                    let s = Req { acked: tab[q] & M24, err: tab[q] >> 24 & 1 != 0, pi: pi_tab[q] };
+                    let from = started(tab[q], t);
+                    if !s.err && pi_tab[q] != s.acked & M16 && t > from + set.rto + 2 * SCAN_PERIOD {
+                        return Err(ctx(format!("qpn {q} ({s:x?}) timer started at cycle {from} and not reported")));
+                    }
+                }
+            }
             let (ra, we, wa, wd) = (m.get(rqs_addr) as usize, m.get(rqs_we) == 1, m.get(rqs_waddr), m.get(rqs_wdata));
+            let pa = m.get(sqpi_addr) as usize;
             m.tick();
             tab_q = tab[ra];
+            pi_q = pi_tab[pa];
             if we {
-                tab[wa as usize] = wd as u32;
-                busy = true;
+                let moved = (wd ^ tab[wa as usize]) & 0x1FF_FFFF != 0;
+                // The timer restarts at a cycle of this ACK's processing (or the scan's look).
+                let from = started(wd, t);
+                if t - from > 20_000 {
+                    return Err(ctx(format!(
+                        "qpn {wa}: state word {wd:#x} written with a timer started at cycle {from}"
+                    )));
+                }
+                if moved && wd >> 25 & 0xF != 0 {
+                    return Err(ctx(format!("qpn {wa}: lACK moved, timeouts in a row not cleared: {wd:#x}")));
+                }
+                tab[wa as usize] = wd;
+                // The scan's timestamp refreshes are not work.
+                busy |= moved;
             }
             quiet = if busy { 0 } else { quiet + 1 };
             t += 1;
@@ -304,11 +390,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 want_ctl.front()
             )));
         }
-        if (got_nak, got_bad) != (want_nak, want_bad) {
-            return Err(ctx(format!("counters NAK {got_nak} bad {got_bad}, expected {want_nak} {want_bad}")));
+        // A timeout report may be on its way to the writer: counted, not yet taken.
+        if (got_nak, got_bad) != (want_nak, want_bad) || got_rto < reports || got_rto > reports + 1 {
+            return Err(ctx(format!(
+                "counters NAK {got_nak} bad {got_bad} RTO {got_rto}, expected {want_nak} {want_bad} {reports}"
+            )));
         }
         for &q in &qpns {
-            let g = |n: &str| unpack_field(ReqStatePack::FIELDS, &[tab[q]], n);
+            let g = |n: &str| unpack_field(ReqStatePack::FIELDS, &[tab[q] as u32, (tab[q] >> 32) as u32], n);
             if (g("acked"), g("err") != 0) != (req[q].acked, req[q].err) {
                 return Err(ctx(format!(
                     "qpn {q}: requester state lACK {:#x} err {}, expected {:#x} {}",
@@ -322,18 +411,24 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
         // The responder reports a new producer index between batches (WQEs posted).
         for &q in &qpns {
             if r.pct(50) {
+                let was_idle = req[q].err || pi_tab[q] == req[q].acked & M16;
                 req[q].pi = (req[q].pi + r.below(8)) & M16;
+                pi_tab[q] = req[q].pi;
+                // The timer of a QP with nothing outstanding is refreshed by the scan.
+                if set.rto != 0 && was_idle && t - started(tab[q], t) > SCAN_PERIOD {
+                    return Err(ctx(format!("qpn {q}: idle, but its timer started at cycle {}", started(tab[q], t))));
+                }
             }
         }
     }
-    Ok((acks, cqrs, want_nak, want_bad))
+    Ok((acks, cqrs, want_nak, reports))
 }
 
 fn check(set: Set) {
     for seed in block_seeds("RNIC_ACK_BLOCK", set.base_seed) {
         match run(&set, seed) {
             Ok((a, c, n, b)) => eprintln!(
-                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} ACKs beyond posted",
+                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports",
                 set.name
             ),
             Err(e) => {
@@ -345,7 +440,16 @@ fn check(set: Set) {
 
 #[test]
 fn ack_block_3qp_ready_writer() {
-    check(Set { name: "3qp_ready_writer", base_seed: 0xAC0_0000, qps: 3, ready_pct: 90, lerr_pct: 5, batches: 400 });
+    check(Set {
+        name: "3qp_ready_writer",
+        base_seed: 0xAC0_0000,
+        qps: 3,
+        ready_pct: 90,
+        lerr_pct: 5,
+        batches: 400,
+        rto: 0,
+        gap: 0,
+    });
 }
 
 #[test]
@@ -357,5 +461,35 @@ fn ack_block_12qp_slow_writer_many_local_errors() {
         ready_pct: 20,
         lerr_pct: 30,
         batches: 400,
+        rto: 0,
+        gap: 0,
+    });
+}
+
+#[test]
+fn ack_block_rto_5qp() {
+    check(Set {
+        name: "rto_5qp",
+        base_seed: 0xAC0_2000,
+        qps: 5,
+        ready_pct: 60,
+        lerr_pct: 5,
+        batches: 60,
+        rto: 1500,
+        gap: 4000,
+    });
+}
+
+#[test]
+fn ack_block_rto_short_timeout_slow_writer() {
+    check(Set {
+        name: "rto_short_timeout_slow_writer",
+        base_seed: 0xAC0_3000,
+        qps: 12,
+        ready_pct: 15,
+        lerr_pct: 10,
+        batches: 60,
+        rto: 300,
+        gap: 3000,
     });
 }

@@ -114,7 +114,33 @@ fn regs_decode_commits_doorbells_and_counters() {
     assert_eq!((base, m.get(cl), m.get(cc)), ([0x5678_9A00, 0xFFFF_1234], 0x0C, 0x8000_0007));
     assert_eq!(read(&mut m, r::REG_CTRLQ_BASE), 0xFFFF_1234_5678_9A00);
     assert_eq!((read(&mut m, r::REG_CTRLQ_LOG2), read(&mut m, r::REG_CTRLQ_CI)), (0x0C, 0x8000_0007));
-    for (bit, reg) in [(15, r::counters::CTRLQ_DROP), (16, r::counters::CTRLQ_ENTRIES)] {
+    // An SQ rewind strobes with its QPN; one past the table is ignored and counted.
+    let (rew, cv, rto) = (p(&m, "sq_rewind"), p(&m, "commit_val"), p(&m, "rto"));
+    let strobe = |m: &mut Model, d: u64| -> (u64, u64) {
+        m.set(wv, 1);
+        m.set(wa, r::REG_SQ_REWIND as u64);
+        m.set(wd, d);
+        m.eval();
+        let o = (m.get(rew), m.get(cv));
+        m.tick();
+        m.set(wv, 0);
+        o
+    };
+    let top = rnic_spec::params::NUM_QPS as u64 - 1;
+    assert_eq!(strobe(&mut m, top), (1, top));
+    let e0 = read(&mut m, r::counters::REG_ERR);
+    assert_eq!(strobe(&mut m, top + 1).0, 0);
+    assert_eq!(read(&mut m, r::counters::REG_ERR) - e0, 1);
+    write(&mut m, r::REG_RTO, 0x1_2345_6789);
+    m.eval();
+    assert_eq!((m.get(rto), read(&mut m, r::REG_RTO)), (0x2345_6789, 0x2345_6789), "REG_RTO keeps 32 bits");
+    for (bit, reg) in [
+        (15, r::counters::CTRLQ_DROP),
+        (16, r::counters::CTRLQ_ENTRIES),
+        (17, r::counters::SQ_REWINDS),
+        (18, r::counters::SQ_REWIND_DROP),
+        (19, r::counters::RTO_EXPIRED),
+    ] {
         let c0 = read(&mut m, reg);
         m.set(inc, 1 << bit);
         m.eval();

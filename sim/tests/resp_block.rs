@@ -976,15 +976,14 @@ impl Tb {
                     syndrome::NAK_REM_OP => cqe_status::REM_OP_ERR,
                     _ => cqe_status::REM_INV_REQ_ERR,
                 })
-            } else if cls == 1 {
-                Some(cqe_status::RNR_RETRY_EXC_ERR)
             } else {
                 None
             };
             if cls == 3 || cls == 1 {
                 self.cnt_model.nak += 1;
             }
-            if d.syn as u8 == syndrome::NAK_PSN_SEQ {
+            // PSN sequence and RNR NAKs go to the CtrlQ, which this harness never sets up.
+            if d.syn as u8 == syndrome::NAK_PSN_SEQ || cls == 1 {
                 self.cnt_model.ctl_drop += 1;
             }
             if let Some(st) = status {

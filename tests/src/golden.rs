@@ -26,7 +26,8 @@
 //! * SEND: consumes the oldest posted receive WR of the peer QP and places
 //!   the message at the start of its buffer; the receive completes with
 //!   `byte_len` = message length. With no receive posted the requester
-//!   completes with `RnrRetryExcErr` (this NIC does not retry RNR). A SEND
+//!   completes with `RnrRetryExcErr` (the harness sets `rnr_retry` 0, so
+//!   the first RNR NAK fails the WR; retries are tested on their own). A SEND
 //!   longer than the receive buffer completes with `RemInvReqErr`; the
 //!   receive buffer's content becomes unpredictable, every byte outside it
 //!   stays; the responder may complete that receive with `LocLenErr` or a
@@ -629,7 +630,7 @@ impl Golden {
                     _ => None,
                 };
                 let Some(r) = self.qps[peer].rq.pop_front() else {
-                    // No receive posted: RNR, which this NIC does not retry.
+                    // No receive posted: RNR, not retried (`rnr_retry` 0).
                     exp.status = WcStatus::RnrRetryExcErr;
                     return self.fail(qp, peer, exp, None);
                 };

@@ -79,6 +79,8 @@ pub struct Report {
     pub verified_bytes: u64,
     /// Whether every WRITE had its own destination slot (else slots were reused after verification).
     pub own_slots: bool,
+    /// The requester QPs' loss-recovery counters, summed.
+    pub recovery: rnic::RecoveryStats,
 }
 
 impl Report {
@@ -404,6 +406,15 @@ impl<'a> Runner<'a> {
             wall,
             verified_bytes: self.verified,
             own_slots: self.s.own_slots,
+            recovery: self.s.lanes.iter().map(|l| l.req.recovery_stats()).fold(
+                rnic::RecoveryStats::default(),
+                |a, b| rnic::RecoveryStats {
+                    psn_naks: a.psn_naks + b.psn_naks,
+                    rnr_naks: a.rnr_naks + b.rnr_naks,
+                    timeouts: a.timeouts + b.timeouts,
+                    rewinds: a.rewinds + b.rewinds,
+                },
+            ),
         })
     }
 

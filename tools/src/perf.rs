@@ -54,7 +54,8 @@ struct Args {
     #[arg(long, default_value_t = 2_000_000)]
     stall_cycles: u64,
     /// Lose this percentage of the frames on each link (both directions).
-    /// Lost frames are not retransmitted yet: the run stalls and says so.
+    /// The host library's slow path recovers (go-back-N resends; the
+    /// report counts NAKs, timeouts and rewinds).
     #[arg(long, default_value_t = 0.0, value_parser = percent)]
     loss: f64,
     /// Mean length of a loss burst in frames (1: independent losses).
@@ -169,6 +170,21 @@ fn run(a: &Args) -> Result<(), String> {
     print_report(a, &r);
     let st = nics.stats();
     if !faults.is_perfect() {
+        let rec = &r.recovery;
+        let reg = |nic: usize, off: u32| nics.cluster.borrow_mut().read_reg(nic, off).unwrap_or(0);
+        let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES);
+        // CtrlQ entries the NIC wrote plus the rewinds' three register writes each.
+        let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.rewinds * 3 * 8;
+        let payload = r.size as u64 * r.iters;
+        println!(
+            " loss recovery : {} PSN NAKs, {} timeouts, {} RNR NAKs, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
+            rec.psn_naks,
+            rec.timeouts,
+            rec.rnr_naks,
+            rec.rewinds,
+            slow_bytes,
+            100.0 * slow_bytes as f64 / payload.max(1) as f64
+        );
         for (i, l) in st.links.iter().enumerate() {
             println!(
                 " link of NIC{i}: {} frames, {} dropped, {} delayed, {} duplicated, {} corrupted, {} retransmitted",

@@ -104,8 +104,12 @@ pub mod cqe_status {
     pub const REM_ACCESS_ERR: u8 = 10;
     /// Remote operation error (e.g. the responder's receive buffer was invalid).
     pub const REM_OP_ERR: u8 = 11;
-    /// RNR retry exceeded: the responder had no receive WQE (RNR NAK). The
-    /// RTL does not retry RNR yet, so the first RNR NAK fails the WQE.
+    /// Transport retry counter exceeded: no ACK progress after `retry_cnt`
+    /// retransmission timeouts (the peer is gone or the path is broken).
+    /// Reported by the host's slow path, not written by the NIC.
+    pub const RETRY_EXC_ERR: u8 = 12;
+    /// RNR retry exceeded: the responder had no receive WQE (RNR NAK) more
+    /// than `rnr_retry` times. Reported by the host's slow path.
     pub const RNR_RETRY_EXC_ERR: u8 = 13;
 }
 
@@ -143,6 +147,16 @@ pub mod ctrlq_kind {
     /// expected `epsn`; `psn`, `ssn` and `psn_offset` echo the packet it
     /// received instead): a packet before it was lost.
     pub const REQ_NAK_PSN: u8 = 1;
+    /// Requester: no ACK for the retransmission timeout
+    /// ([`crate::regs::REG_RTO`]) while packets are sent and not
+    /// acknowledged; `ssn` is the oldest unacknowledged WQE (lACK), `flags`
+    /// the timeouts in a row without an ACK (1..=15, saturating).
+    pub const REQ_TIMEOUT: u8 = 2;
+    /// Requester: the peer answered with an RNR NAK (no receive WQE posted);
+    /// `epsn` is the PSN it expects, `psn`, `ssn` and `psn_offset` name the
+    /// packet it refused.
+    /// The requester does not fail: the slow path resends after the RNR timer.
+    pub const REQ_RNR: u8 = 3;
 }
 
 /// A control queue entry: 32 bytes, written by the NIC at its producer

@@ -45,6 +45,10 @@ pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
 /// and always on the last packet of a message.
 pub const ACK_REQ_EVERY: u32 = 16;
+/// Depth of the send engine's SQ rewind queue (`regs::REG_SQ_REWIND`), log2.
+pub const REWIND_QUEUE_LOG2: usize = 4;
+/// Depth of the send engine's SQ rewind queue.
+pub const REWIND_QUEUE: usize = 1 << REWIND_QUEUE_LOG2;
 
 /// Tags of the core's DMA read requests: bits 7:6 route the completion back
 /// to the engine that asked.

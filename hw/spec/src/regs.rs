@@ -77,8 +77,15 @@ pub mod counters {
     pub const CTRLQ_DROP: u32 = 0x278;
     /// CtrlQ entries written.
     pub const CTRLQ_ENTRIES: u32 = 0x280;
+    /// SQ rewinds applied (retransmissions the host's slow path asked for
+    /// through [`super::REG_SQ_REWIND`]).
+    pub const SQ_REWINDS: u32 = 0x288;
+    /// SQ rewinds dropped because the NIC's rewind queue was full.
+    pub const SQ_REWIND_DROP: u32 = 0x290;
+    /// Retransmission timeouts reported (CtrlQ `REQ_TIMEOUT` entries asked for).
+    pub const RTO_EXPIRED: u32 = 0x298;
     /// Number of counters.
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 20;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
@@ -100,6 +107,24 @@ pub const REG_CTRLQ_LOG2: u32 = 0x168;
 /// an entry only while the ring has a free slot; otherwise the event is
 /// dropped and counted in [`counters::CTRLQ_DROP`].
 pub const REG_CTRLQ_CI: u32 = 0x170;
+
+/// SQ rewind (go-back-N retransmission, asked for by the host's slow path):
+/// write `qpn` to make the QP's requester resend from the position in the
+/// staging words ([`rewind`]): SSN, PSN and byte offset in that message.
+/// The send engine applies it between turns and schedules the QP. A rewind
+/// names a WQE the host has not completed; the NIC does not check that the
+/// position agrees with what it sent. The queue holds
+/// [`crate::params::REWIND_QUEUE`] rewinds; more are dropped and counted in
+/// [`counters::SQ_REWIND_DROP`], a QPN past the table in
+/// [`counters::REG_ERR`].
+pub const REG_SQ_REWIND: u32 = 0x178;
+/// Retransmission timeout in core clock cycles (0: off, the reset value).
+/// The ACK receiver scans every QP's requester state between ACKs; a QP
+/// with WQEs sent (at least in part) and not acknowledged, and no ACK for
+/// longer than this, gets a CtrlQ `REQ_TIMEOUT` entry (again after each
+/// further timeout). Each QP is looked at once per scan of about
+/// `4 * 2^QPN_BITS` cycles, the timeout's resolution.
+pub const REG_RTO: u32 = 0x180;
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
@@ -193,6 +218,17 @@ pub mod qpc {
     pub const RQ_PSN: Field = Field::new(6, 32, 24);
     /// Staging words the RTL stores in its QPC block RAM (words 0..QPC_WORDS).
     pub const QPC_WORDS: usize = 7;
+}
+
+/// Staging words of an SQ rewind ([`REG_SQ_REWIND`]).
+pub mod rewind {
+    use super::Field;
+    /// SSN of the WQE to resend from (low 24 bits of the host's SQ index).
+    pub const SSN: Field = Field::new(0, 0, 24);
+    /// PSN of the first packet to resend.
+    pub const PSN: Field = Field::new(0, 32, 24);
+    /// Byte offset of that packet in its message (a multiple of the PMTU).
+    pub const MSG_OFF: Field = Field::new(1, 0, 32);
 }
 
 /// MR table entry written by [`REG_MR_COMMIT`].

@@ -1,0 +1,257 @@
+//! The requester's slow path: loss recovery onloaded to the host (SRNIC's
+//! split, with the NIC's fast path sending in order and reporting anomalies
+//! through the CtrlQ).
+//!
+//! This stage is go-back-N: the responder drops what arrives out of order
+//! and NAKs it with the PSN it expects (ePSN); the slow path finds the WQE
+//! and packet that PSN belongs to and asks the NIC to resend from there
+//! (`REG_SQ_REWIND`). The NIC keeps no per-WQE state, so the library
+//! records each posted WQE's first PSN. Three reports lead to a rewind:
+//! - a PSN sequence NAK: rewind to its ePSN, once per ePSN (the NAKs of the
+//!   packets still in flight behind the loss name the same ePSN);
+//! - a retransmission timeout (no ACK for the NIC's RTO while packets are in
+//!   flight: a lost tail, a lost ACK or a lost retransmission): rewind to
+//!   the oldest unacknowledged WQE; the NIC counts the timeouts in a row
+//!   without an ACK, and past `retry_cnt` the WQE fails with
+//!   `RETRY_EXC_ERR`;
+//! - an RNR NAK: rewind to its ePSN after the RNR timer, at most
+//!   `rnr_retry` times in a row (7: forever), then `RNR_RETRY_EXC_ERR`.
+//!
+//! Partial: selective repeat (the responder placing out-of-order packets
+//! and the requester resending only the lost ones) is the next stage.
+
+use crate::qp::{Slot, WorkQueue};
+use crate::ring;
+use rnic_driver::Device;
+use rnic_spec::regs::{self, rewind};
+
+/// PSNs are 24 bits.
+const PSN_MASK: u32 = 0xFF_FFFF;
+
+/// ibverbs' `rnr_retry` value that retries forever.
+pub const RNR_RETRY_INFINITE: u8 = 7;
+
+/// The slow path's counters for one QP ([`crate::Qp::recovery_stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryStats {
+    /// PSN sequence NAKs from the peer (a request packet was lost or overtaken).
+    pub psn_naks: u64,
+    /// RNR NAKs from the peer (no receive WQE was posted).
+    pub rnr_naks: u64,
+    /// Retransmission timeouts the NIC reported.
+    pub timeouts: u64,
+    /// Rewinds the slow path asked the NIC for (each a go-back-N retransmission).
+    pub rewinds: u64,
+}
+
+/// Per-QP requester recovery state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReqRecovery {
+    /// PSN of the next WQE's first packet.
+    pub next_psn: u32,
+    /// log2 of the path MTU (packets per message).
+    pub mtu_log2: u32,
+    /// Retransmission timeouts without progress before a WQE fails.
+    pub retry_cnt: u8,
+    /// RNR NAKs without progress before a WQE fails ([`RNR_RETRY_INFINITE`]: never).
+    pub rnr_retry: u8,
+    /// RNR timer in device cycles.
+    pub rnr_timer_cycles: u64,
+    /// ePSN of the last rewind (a NAK naming it again is from packets already in flight).
+    last_rewind_psn: Option<u32>,
+    /// ePSN of the last RNR NAK, and RNR NAKs in a row at that ePSN.
+    rnr_at: Option<u32>,
+    rnr_in_row: u32,
+    /// A resend waiting for the RNR timer: (device cycle, PSN).
+    pub rnr_due: Option<(u64, u32)>,
+    pub stats: RecoveryStats,
+}
+
+/// What the slow path does about one report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Nothing (a report about packets already resent, or stale).
+    None,
+    /// Resend from WQE `idx` (free-running SQ index), packet `psn`, byte `msg_off`.
+    Rewind { idx: u32, psn: u32, msg_off: u32 },
+    /// Resend from `psn` once the device clock reaches `at`.
+    RewindAt { at: u64, psn: u32 },
+    /// The WQE at `idx` fails with `status`; the QP enters ERROR.
+    Fail { idx: u32, status: u8 },
+}
+
+/// Packets of a message of `len` bytes at a path MTU of `2^mtu_log2`.
+pub(crate) fn packets(len: u32, mtu_log2: u32) -> u32 {
+    len.div_ceil(1 << mtu_log2).max(1)
+}
+
+impl ReqRecovery {
+    /// State with these limits (see [`crate::QpAttr`]).
+    pub fn new(retry_cnt: u8, rnr_retry: u8, rnr_timer_cycles: u64) -> Self {
+        ReqRecovery { retry_cnt, rnr_retry, rnr_timer_cycles, ..Default::default() }
+    }
+
+    /// Fresh state for a requester that starts at `sq_psn`.
+    pub fn start(&mut self, sq_psn: u32, mtu_log2: u32) {
+        let (retry_cnt, rnr_retry, rnr_timer_cycles) = (self.retry_cnt, self.rnr_retry, self.rnr_timer_cycles);
+        *self = ReqRecovery {
+            next_psn: sq_psn & PSN_MASK,
+            mtu_log2,
+            retry_cnt,
+            rnr_retry,
+            rnr_timer_cycles,
+            stats: self.stats,
+            ..Default::default()
+        };
+    }
+
+    /// Records a WQE of `len` bytes being posted: returns its first PSN.
+    pub fn post(&mut self, len: u32) -> u32 {
+        let psn = self.next_psn;
+        self.next_psn = (psn + packets(len, self.mtu_log2)) & PSN_MASK;
+        psn
+    }
+
+    /// The outstanding WQE and byte offset that `psn` belongs to.
+    fn locate(&self, sq: &WorkQueue, psn: u32) -> Option<(u32, u32)> {
+        let mut idx = sq.ci;
+        while idx != sq.pi {
+            let s: Slot = sq.slots[ring::slot(idx, sq.log2)];
+            let d = psn.wrapping_sub(s.psn) & PSN_MASK;
+            if d < packets(s.len, self.mtu_log2) {
+                return Some((idx, d << self.mtu_log2));
+            }
+            idx = idx.wrapping_add(1);
+        }
+        None
+    }
+
+    /// The outstanding WQE whose SSN (low 24 bits of its index) is `ssn`.
+    fn by_ssn(sq: &WorkQueue, ssn: u32) -> Option<u32> {
+        let mut idx = sq.ci;
+        while idx != sq.pi {
+            if idx & PSN_MASK == ssn & PSN_MASK {
+                return Some(idx);
+            }
+            idx = idx.wrapping_add(1);
+        }
+        None
+    }
+
+    fn rewind_to(&mut self, sq: &WorkQueue, psn: u32) -> Action {
+        match self.locate(sq, psn) {
+            Some((idx, msg_off)) => {
+                self.last_rewind_psn = Some(psn);
+                Action::Rewind { idx, psn, msg_off }
+            }
+            None => Action::None,
+        }
+    }
+
+    /// The peer NAKed a packet with a PSN sequence error; it expects `epsn`.
+    pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32) -> Action {
+        self.stats.psn_naks += 1;
+        if self.rnr_due.is_some() || self.last_rewind_psn == Some(epsn) {
+            return Action::None;
+        }
+        self.rewind_to(sq, epsn)
+    }
+
+    /// No ACK for the RTO, the `in_row`-th time since the last ACK; `lack`
+    /// is the SSN of the oldest unacknowledged WQE.
+    pub fn on_timeout(&mut self, sq: &WorkQueue, lack: u32, in_row: u8) -> Action {
+        self.stats.timeouts += 1;
+        if self.rnr_due.is_some() {
+            return Action::None;
+        }
+        let Some(idx) = Self::by_ssn(sq, lack) else { return Action::None };
+        if in_row > self.retry_cnt {
+            return Action::Fail { idx, status: rnic_spec::desc::cqe_status::RETRY_EXC_ERR };
+        }
+        let psn = sq.slots[ring::slot(idx, sq.log2)].psn;
+        self.last_rewind_psn = Some(psn);
+        Action::Rewind { idx, psn, msg_off: 0 }
+    }
+
+    /// The peer answered `epsn` with an RNR NAK; the device clock reads `now`.
+    pub fn on_rnr(&mut self, sq: &WorkQueue, epsn: u32, now: u64) -> Action {
+        self.stats.rnr_naks += 1;
+        if self.rnr_due.is_some() {
+            return Action::None;
+        }
+        let Some((idx, _)) = self.locate(sq, epsn) else { return Action::None };
+        if self.rnr_at == Some(epsn) {
+            self.rnr_in_row += 1;
+        } else {
+            self.rnr_at = Some(epsn);
+            self.rnr_in_row = 1;
+        }
+        if self.rnr_retry != RNR_RETRY_INFINITE && self.rnr_in_row > self.rnr_retry as u32 {
+            return Action::Fail { idx, status: rnic_spec::desc::cqe_status::RNR_RETRY_EXC_ERR };
+        }
+        let at = now + self.rnr_timer_cycles;
+        self.rnr_due = Some((at, epsn));
+        Action::RewindAt { at, psn: epsn }
+    }
+
+    /// The RNR timer expired: resend from the refused packet.
+    pub fn rnr_expired(&mut self, sq: &WorkQueue) -> Action {
+        match self.rnr_due.take() {
+            Some((_, psn)) => self.rewind_to(sq, psn),
+            None => Action::None,
+        }
+    }
+}
+
+/// Asks the NIC to resend QP `qpn`'s requests from WQE `idx`, packet `psn`, byte `msg_off`.
+pub(crate) fn write_rewind(dev: &dyn Device, qpn: u32, idx: u32, psn: u32, msg_off: u32) -> crate::Result<()> {
+    let mut words = [0u64; regs::NUM_STAGE];
+    rewind::SSN.put(&mut words, (idx & PSN_MASK) as u64);
+    rewind::PSN.put(&mut words, (psn & PSN_MASK) as u64);
+    rewind::MSG_OFF.put(&mut words, msg_off as u64);
+    dev.write_reg(regs::stage(0), words[0])?;
+    dev.write_reg(regs::stage(1), words[1])?;
+    dev.write_reg(regs::REG_SQ_REWIND, qpn as u64)?;
+    Ok(())
+}
+
+/// The RNR timer of ibverbs' `min_rnr_timer` code (0..=31), in microseconds
+/// (IBA table 45: code 0 is 655.36 ms, codes 1.. run from 0.01 ms up).
+pub fn rnr_timer_us(code: u8) -> f64 {
+    const MS: [f64; 32] = [
+        655.36, 0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.12, 0.16, 0.24, 0.32, 0.48, 0.64, 0.96, 1.28, 1.92, 2.56, 3.84,
+        5.12, 7.68, 10.24, 15.36, 20.48, 30.72, 40.96, 61.44, 81.92, 122.88, 163.84, 245.76, 327.68, 491.52,
+    ];
+    MS[(code & 31) as usize] * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_counts() {
+        assert_eq!(packets(0, 12), 1);
+        assert_eq!(packets(1, 12), 1);
+        assert_eq!(packets(4096, 12), 1);
+        assert_eq!(packets(4097, 12), 2);
+        assert_eq!(packets(1 << 20, 8), 4096);
+    }
+
+    #[test]
+    fn posting_advances_the_psn_across_the_wrap() {
+        let mut r = ReqRecovery::default();
+        r.start(PSN_MASK - 1, 12);
+        assert_eq!(r.post(8192), PSN_MASK - 1);
+        assert_eq!(r.post(0), 0);
+        assert_eq!(r.next_psn, 1);
+    }
+
+    #[test]
+    fn rnr_timer_table() {
+        assert_eq!(rnr_timer_us(0), 655_360.0);
+        assert_eq!(rnr_timer_us(1), 10.0);
+        assert_eq!(rnr_timer_us(12), 640.0);
+        assert_eq!(rnr_timer_us(31), 491_520.0);
+    }
+}

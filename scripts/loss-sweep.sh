@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Goodput against random loss on both links (rnic-perf write_bw, MTU 4096,
+# congestion control off): 4 KiB and 64 KiB messages on 1 and 16 QPs at
+# 0, 0.01, 0.1, 1 and 5 % loss. Prints a markdown table (the README's) with
+# the recovery counters and the slow path's PCIe bytes; each row's command
+# is `scripts/perf.sh write_bw -s <size> -n <n> -q <qps> --loss <pct>`.
+#   scripts/loss-sweep.sh            # the README's table
+#   scripts/loss-sweep.sh 2          # twice the iterations (steady-state check)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+ensure_verilator
+scale=${1:-1}
+cargo build --release -p rnic-tools --bin rnic-perf >&2
+echo "| size | QPs | loss % | iterations | Gb/s | PSN NAKs | timeouts | rewinds | slow path PCIe % of payload |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for size in 4096 65536; do
+    for qps in 1 16; do
+        if [ "$size" = 4096 ]; then n=$((4000 * scale)); else n=$((400 * scale)); fi
+        for loss in 0 0.01 0.1 1 5; do
+            echo "loss-sweep: write_bw -s $size -n $n -q $qps --loss $loss" >&2
+            out=$(target/release/rnic-perf write_bw -s "$size" -n "$n" -q "$qps" --loss "$loss")
+            gbps=$(echo "$out" | awk -v s="$size" '$1 == s && NF == 4 { print $3 }')
+            rec=$(echo "$out" | sed -n 's/^ loss recovery : \([0-9]*\) PSN NAKs, \([0-9]*\) timeouts, [0-9]* RNR NAKs, \([0-9]*\) rewinds; slow path PCIe [0-9]* B (\([0-9.]*\)% of payload)/\1 | \2 | \3 | \4/p')
+            echo "| $size | $qps | $loss | $n | $gbps | ${rec:-0 | 0 | 0 | 0} |"
+        done
+    done
+done

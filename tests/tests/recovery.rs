@@ -1,0 +1,239 @@
+//! Loss recovery end to end over two cosimulated NICs: the NIC reports NAKs,
+//! RNR NAKs and timeouts through its control queue, the library's slow path
+//! (run by `poll_cq`) rewinds the send queue, and every byte arrives.
+//!
+//! - Each single fault: the first, a middle or the last packet of a WRITE,
+//!   a WRITE with immediate and a SEND; an ACK; a NAK; the last ACK of the
+//!   run. Every byte of every message is checked, completions come in order
+//!   with success, nothing outside the buffers is written.
+//! - A QP whose peer is gone fails with `RetryExcErr` after `retry_cnt`
+//!   timeouts, its other WRs are flushed, and another QP keeps running.
+//! - A SEND without a posted receive is retried on RNR NAKs until the
+//!   receive is posted, then completes.
+
+use rnic::{AccessFlags, Mtu, QpAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
+use rnic_sim::FrameClass;
+use rnic_spec::regs::counters;
+use rnic_spec::wire::Syndrome;
+use rnic_tests::{assert_no_violations, assert_same, fill_sentinel, pair, read_all, stream, wait, World, SEED};
+use rnic_tools::pattern;
+
+/// Messages per run, and their size (3 packets at the 1 KiB MTU).
+const MSGS: u32 = 4;
+const SIZE: usize = 3 * 1024;
+/// Each message's slot in the destination (guard bytes after the payload).
+const SLOT: usize = SIZE + 256;
+
+/// Which message kind a run sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Write,
+    WriteImm,
+    Send,
+}
+
+/// Which frame a run loses: (link, predicate), the `skip`-th match (0-based) lost once.
+#[derive(Clone, Copy, Debug)]
+enum Lose {
+    /// A request packet of message 1 (the second) at this packet index (0, 1 or 2).
+    Packet(u32),
+    /// The `n`-th ACK the responder sends.
+    Ack(u64),
+    /// The first NAK (with a request packet lost first, so there is one).
+    Nak,
+}
+
+impl Lose {
+    /// Whether recovery needs a retransmission (a lost ACK is covered by the next one, but the last).
+    fn needs_resend(self) -> bool {
+        !matches!(self, Lose::Ack(n) if n + 1 < MSGS as u64)
+    }
+}
+
+fn run(kind: Kind, lose: Lose) {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 1, 2 * MSGS, Mtu::Mtu1024);
+        let (qa, qb) = &w.conns[0];
+        let total = SLOT * MSGS as usize;
+        let src = w.pd_a.reg_mr(total, AccessFlags::empty()).unwrap();
+        for m in 0..MSGS {
+            src.write((m as usize * SLOT) as u64, &pattern::make(SEED, stream(0, m), SIZE)).unwrap();
+        }
+        let dst = w.pd_b.reg_mr(total, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        {
+            let mut c = nics.cluster.borrow_mut();
+            // Request packets carry message 1's packets at PSNs sq_psn + 3 .. + 5.
+            match lose {
+                Lose::Packet(i) => {
+                    c.faults(0).drop_matching(3 + i as u64, 1, Box::new(|f: &FrameClass| !f.opcode.is_ack()))
+                }
+                Lose::Ack(n) => {
+                    c.faults(1).drop_matching(n, 1, Box::new(|f: &FrameClass| f.syndrome == Some(Syndrome::Ack)))
+                }
+                Lose::Nak => {
+                    c.faults(0).drop_matching(3, 1, Box::new(|f: &FrameClass| !f.opcode.is_ack()));
+                    c.faults(1).drop_matching(0, 1, Box::new(|f: &FrameClass| f.syndrome == Some(Syndrome::NakPsnSeq)));
+                }
+            }
+        }
+        for m in 0..MSGS {
+            if kind != Kind::Write {
+                qb.post_recv(&RecvWr { wr_id: 100 + m as u64, sg: dst.sge((m as usize * SLOT) as u64, SIZE as u32) })
+                    .unwrap();
+            }
+        }
+        for m in 0..MSGS {
+            let remote_addr = dst.addr() + (m as usize * SLOT) as u64;
+            let opcode = match kind {
+                Kind::Write => WrOpcode::RdmaWrite { remote_addr, rkey: dst.rkey() },
+                Kind::WriteImm => WrOpcode::RdmaWriteWithImm { remote_addr, rkey: dst.rkey(), imm: 0xA000 + m },
+                Kind::Send => WrOpcode::Send,
+            };
+            qa.post_send(&SendWr { wr_id: m as u64, opcode, sg: src.sge((m as usize * SLOT) as u64, SIZE as u32) })
+                .unwrap();
+        }
+        let wcs = wait(&w.cq_a, MSGS as usize, 40 * total as u64);
+        let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
+        let op = if kind == Kind::Send { WcOpcode::Send } else { WcOpcode::RdmaWrite };
+        let want: Vec<_> = (0..MSGS as u64).map(|m| (m, WcStatus::Success, op)).collect();
+        assert_eq!(got, want, "{kind:?} losing {lose:?}: requester completions");
+        if kind != Kind::Write {
+            let r = wait(&w.cq_b, MSGS as usize, total as u64);
+            for (m, c) in r.iter().enumerate() {
+                assert_eq!((c.wr_id, c.status, c.byte_len), (100 + m as u64, WcStatus::Success, SIZE as u32), "{r:?}");
+                if kind == Kind::WriteImm {
+                    assert_eq!((c.opcode, c.imm_data), (WcOpcode::RecvRdmaWithImm, 0xA000 + m as u32), "{r:?}");
+                }
+            }
+        }
+        let mut want = snapshot.clone();
+        for m in 0..MSGS as usize {
+            want[m * SLOT..m * SLOT + SIZE].copy_from_slice(&pattern::make(SEED, stream(0, m as u32), SIZE));
+        }
+        assert_same(&format!("{kind:?} losing {lose:?}"), &read_all(&dst), &want, SLOT, MSGS, SIZE);
+        let stats = qa.recovery_stats();
+        eprintln!("{kind:?} losing {lose:?}: {stats:?}, {} cycles", nics.cluster.borrow().now());
+        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
+        assert!(dropped >= 1, "{kind:?} losing {lose:?}: the fault never matched");
+        if lose.needs_resend() {
+            assert!(stats.rewinds >= 1, "{kind:?} losing {lose:?}: recovered without a rewind? {stats:?}");
+        }
+        assert_eq!(reg(0, counters::SQ_REWINDS), stats.rewinds, "{stats:?}");
+        assert_eq!(reg(0, counters::CTRLQ_DROP), 0);
+        assert_eq!(qa.state(), QpState::Rts);
+    }
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn single_losses_of_write_packets_recover() {
+    for i in 0..3 {
+        run(Kind::Write, Lose::Packet(i));
+    }
+}
+
+#[test]
+fn single_losses_of_write_with_immediate_packets_recover() {
+    for i in 0..3 {
+        run(Kind::WriteImm, Lose::Packet(i));
+    }
+}
+
+#[test]
+fn single_losses_of_send_packets_recover() {
+    for i in 0..3 {
+        run(Kind::Send, Lose::Packet(i));
+    }
+}
+
+#[test]
+fn lost_acks_and_naks_recover() {
+    for kind in [Kind::Write, Kind::Send] {
+        run(kind, Lose::Ack(0));
+        run(kind, Lose::Ack(1));
+        // The last ACK: only the retransmission timeout notices.
+        run(kind, Lose::Ack(MSGS as u64 - 1));
+        run(kind, Lose::Nak);
+    }
+}
+
+/// A QP whose peer is gone (every frame to it lost) fails its oldest WR with
+/// `RetryExcErr` after `retry_cnt` retransmission timeouts and flushes the
+/// rest; a QP beside it keeps running, every byte checked.
+#[test]
+fn peer_gone_fails_with_retry_exceeded_and_spares_other_qps() {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
+        let (dead_a, dead_b) = &w.conns[0];
+        let (good_a, _) = &w.conns[1];
+        const RETRY_CNT: u8 = 2;
+        dead_a.modify(&QpAttr { qp_state: QpState::Rts, retry_cnt: Some(RETRY_CNT), ..Default::default() }).unwrap();
+        w.ctx_a.set_retransmit_timeout(5_000).unwrap();
+        let gone = dead_b.qp_num();
+        nics.cluster.borrow_mut().faults(0).drop_matching(0, u64::MAX, Box::new(move |f: &FrameClass| f.dqpn == gone));
+        let src = w.pd_a.reg_mr(SIZE, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(1, 0), SIZE)).unwrap();
+        let dst = w.pd_b.reg_mr(2 * SLOT, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        for m in 0..3u64 {
+            let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() };
+            dead_a.post_send(&SendWr { wr_id: m, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
+        }
+        let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + SLOT as u64, rkey: dst.rkey() };
+        good_a.post_send(&SendWr { wr_id: 10, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
+        let wcs = w.cq_a.wait_cq(4, 200_000).unwrap_or_else(|e| panic!("{e}"));
+        let dead: Vec<_> = wcs.iter().filter(|c| c.qp_num == dead_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(dead, vec![(0, WcStatus::RetryExcErr), (1, WcStatus::WrFlushErr), (2, WcStatus::WrFlushErr)]);
+        let good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
+        assert_eq!(good, vec![(10, WcStatus::Success)]);
+        assert_eq!(dead_a.state(), QpState::Error);
+        let stats = dead_a.recovery_stats();
+        assert_eq!((stats.timeouts, stats.rewinds), (RETRY_CNT as u64 + 1, RETRY_CNT as u64), "{stats:?}");
+        let mut want = snapshot.clone();
+        want[SLOT..SLOT + SIZE].copy_from_slice(&pattern::make(SEED, stream(1, 0), SIZE));
+        assert_same("the dead QP writes nothing, the good one its message", &read_all(&dst), &want, SLOT, 2, SIZE);
+    }
+    assert_no_violations(&nics);
+}
+
+/// A SEND to a peer without a posted receive is retried on RNR NAKs (the
+/// default `rnr_retry` 7 retries forever) and completes once the receive is
+/// posted; with `rnr_retry` 2 it fails with `RnrRetryExcErr` after three.
+#[test]
+fn rnr_naks_are_retried_until_a_receive_is_posted() {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
+        let (qa, qb) = &w.conns[0];
+        let (limited_a, _) = &w.conns[1];
+        limited_a.modify(&QpAttr { qp_state: QpState::Rts, rnr_retry: Some(2), ..Default::default() }).unwrap();
+        let src = w.pd_a.reg_mr(SIZE, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(2, 0), SIZE)).unwrap();
+        let dst = w.pd_b.reg_mr(SLOT, AccessFlags::LOCAL_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        qa.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: src.sge(0, SIZE as u32) }).unwrap();
+        limited_a.post_send(&SendWr { wr_id: 2, opcode: WrOpcode::Send, sg: src.sge(0, 100) }).unwrap();
+        // 10 us RNR timer: about ten retries in 30,000 cycles; only the limited QP completes.
+        let wcs = w.cq_a.wait_cq(1, 30_000).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((wcs[0].wr_id, wcs[0].status), (2, WcStatus::RnrRetryExcErr), "{wcs:?}");
+        assert_eq!(limited_a.recovery_stats().rnr_naks, 3);
+        let err = w.cq_a.wait_cq(1, 30_000).expect_err("no receive is posted yet");
+        assert!(err.to_string().contains("RNR NAK(s)"), "{err}");
+        let naks = qa.recovery_stats().rnr_naks;
+        assert!(naks >= 3, "{naks} RNR NAKs in 60,000 cycles with a 2,500-cycle RNR timer");
+        qb.post_recv(&RecvWr { wr_id: 7, sg: dst.sge(0, SIZE as u32) }).unwrap();
+        let wcs = wait(&w.cq_a, 1, SIZE as u64);
+        assert_eq!((wcs[0].wr_id, wcs[0].status), (1, WcStatus::Success));
+        let r = wait(&w.cq_b, 1, SIZE as u64);
+        assert_eq!((r[0].wr_id, r[0].status, r[0].byte_len), (7, WcStatus::Success, SIZE as u32));
+        let mut want = snapshot.clone();
+        want[..SIZE].copy_from_slice(&pattern::make(SEED, stream(2, 0), SIZE));
+        assert_same("the retried SEND", &read_all(&dst), &want, SLOT, 1, SIZE);
+        assert_eq!(qa.state(), QpState::Rts);
+    }
+    assert_no_violations(&nics);
+}
