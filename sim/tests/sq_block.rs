@@ -41,7 +41,13 @@
 //!     the index, start or end out of bounds) gives one local error (QPN,
 //!     SSN, send CQN, LOC_PROT_ERR) for that WQE, and the QP sends nothing
 //!     more; other QPs are unaffected (they are checked by (a)-(c));
-//! (f) a QP whose error flag (ACK path) is raised stops within one turn.
+//! (f) a QP whose error flag (ACK path) is raised stops within one turn;
+//! (g) rewinds (the `*_rewinds` sets): the host asks, at random times, for a
+//!     QP to resend from a random packet it sent and has not had
+//!     acknowledged (the harness acknowledges sent WQEs at random and keeps
+//!     their ring slots until then), or from where it stands; when the
+//!     engine applies one (its counter pulse, in the order asked) the QP
+//!     sends again from that SSN, PSN and offset, and (a)-(f) hold on.
 //!
 //! Regression: the engine used to hang when an SQ emptied at producer index
 //! 0 mod 2^16 (`sq_block_pi_wrap_to_zero_*`); every set now lets the host
@@ -53,11 +59,11 @@
 mod common;
 
 use common::block_seeds;
-use rnic_hw::desc::{ErrPack, SqStatePack, TxDescPack};
+use rnic_hw::desc::{ErrPack, RewindPack, SqStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_spec::desc::{cqe_status, off, send_op};
-use rnic_spec::params::{ACK_REQ_EVERY, SCHED_BURST_BYTES};
+use rnic_spec::params::{ACK_REQ_EVERY, REWIND_QUEUE, SCHED_BURST_BYTES};
 use rnic_spec::regs::{mr, qpc, NUM_STAGE};
 use rnic_spec::wire::opcode;
 use std::collections::{BTreeSet, VecDeque};
@@ -123,6 +129,9 @@ struct Cfg {
     pi_zero: bool,
     /// The host posts only to an empty SQ (so SQs empty after every batch).
     sparse: bool,
+    /// Per mille of cycles the host asks for an SQ rewind (0: none; then
+    /// every WQE counts as acknowledged once sent).
+    rewind_permille: u64,
 }
 
 const SETS: [Cfg; 3] = [
@@ -145,6 +154,7 @@ const SETS: [Cfg; 3] = [
         near_wrap: false,
         pi_zero: true,
         sparse: false,
+        rewind_permille: 0,
     },
     Cfg {
         name: "256qp_pmtu4096",
@@ -165,6 +175,7 @@ const SETS: [Cfg; 3] = [
         near_wrap: false,
         pi_zero: true,
         sparse: false,
+        rewind_permille: 0,
     },
     Cfg {
         name: "16qp_mixed_pmtu_small_rings",
@@ -185,6 +196,7 @@ const SETS: [Cfg; 3] = [
         near_wrap: false,
         pi_zero: true,
         sparse: false,
+        rewind_permille: 0,
     },
 ];
 
@@ -209,6 +221,7 @@ const PI_WRAP_ONE_QP: Cfg = Cfg {
     near_wrap: true,
     pi_zero: true,
     sparse: true,
+    rewind_permille: 0,
 };
 
 /// The third set with producer index 0 allowed: its seed 0x530b hits the
@@ -283,6 +296,14 @@ struct Qp {
     wait_since: Option<u64>,
     /// Cycle of its latest packet or local error.
     last_act: Option<u64>,
+    /// WQEs sent in full and not yet acknowledged, with their first PSN
+    /// (their ring slots are kept for rewinds); `acked` is the oldest.
+    sent: VecDeque<(Wqe, u64)>,
+    acked: u64,
+    /// First PSN of every WQE sent at least in part (the same on every resend).
+    psn0: std::collections::HashMap<u64, u64>,
+    /// First PSN of the WQE being sent (valid while `off` > 0).
+    cur_psn0: u64,
 }
 
 impl Qp {
@@ -334,6 +355,10 @@ struct Ports {
     lerr_write: PortId,
     lerr_data: PortId,
     lerr_full: PortId,
+    rew_write: PortId,
+    rew_data: PortId,
+    cnt_rewind: PortId,
+    cnt_rewind_drop: PortId,
 }
 
 impl Ports {
@@ -370,6 +395,10 @@ impl Ports {
             lerr_write: p("lerr_write"),
             lerr_data: p("lerr_data"),
             lerr_full: p("lerr_full"),
+            rew_write: p("rew_write"),
+            rew_data: p("rew_data"),
+            cnt_rewind: p("cnt_rewind"),
+            cnt_rewind_drop: p("cnt_rewind_drop"),
         }
     }
 }
@@ -390,6 +419,8 @@ struct Stats {
     /// Longest run of back-to-back doorbell cycles.
     max_db_burst: u64,
     residues: u64,
+    /// SQ rewinds applied.
+    rewinds: u64,
 }
 
 /// The test bench: the verilated engine, its environment and the reference model.
@@ -449,6 +480,8 @@ struct Tb {
     last_progress: u64,
     hist: VecDeque<String>,
     st: Stats,
+    /// Rewinds asked for and not yet applied, in order: (QP, SSN, PSN, message offset).
+    rew_pending: VecDeque<(usize, u64, u64, u64)>,
 }
 
 fn qword_to_u32<const N: usize>(w: &[u64]) -> [u32; N] {
@@ -607,6 +640,10 @@ impl Tb {
                 bad_at: if rng.pct(cfg.bad_qp_pct) { Some(ssn0 + rng.below(per_qp)) } else { None },
                 wait_since: None,
                 last_act: None,
+                sent: VecDeque::new(),
+                acked: ssn0,
+                psn0: Default::default(),
+                cur_psn0: psn0,
             };
             let mut w = [0u64; NUM_STAGE];
             qpc::RTS.put(&mut w, 1);
@@ -676,6 +713,7 @@ impl Tb {
             last_progress: 0,
             hist: VecDeque::new(),
             st: Stats::default(),
+            rew_pending: VecDeque::new(),
         }
     }
 
@@ -834,7 +872,7 @@ impl Tb {
         if self.cfg.sparse && q.ssn != q.posted {
             return;
         }
-        let room = q.ssn + (1 << q.sq_log2) - q.posted;
+        let room = q.acked + (1 << q.sq_log2) - q.posted;
         let mut n = k.min(room).min(self.cfg.wqes.saturating_sub(self.posted_total) as u64);
         if !self.cfg.pi_zero && n > 0 && (q.posted + n).is_multiple_of(0x1_0000) {
             // Never publish producer index 0 mod 2^16 (the engine hangs when
@@ -947,6 +985,93 @@ impl Tb {
         }
         self.st.doorbells += 1;
         self.note(format!("doorbell qpn {qpn} pi {pi:#x}"));
+    }
+
+    /// The host's rewind traffic this cycle: acknowledges sent WQEs (never
+    /// past a pending rewind's target, whose ring slots must stay) and now
+    /// and then asks for a rewind of a random QP to a random packet it has
+    /// sent and not had acknowledged (or to where it stands). Returns the
+    /// rewind word to write this cycle.
+    fn rewind_step(&mut self) -> Option<Vec<u32>> {
+        if self.cfg.rewind_permille == 0 {
+            return None;
+        }
+        if self.rng.pct(10) {
+            let qi = self.rng.below(self.cfg.nq as u64) as usize;
+            let limit = self.rew_pending.iter().filter(|r| r.0 == qi).map(|r| r.1).min().unwrap_or(u64::MAX);
+            let q = &mut self.qps[qi];
+            for _ in 0..4 {
+                match q.sent.front() {
+                    Some((w, _)) if w.idx < limit => {
+                        q.acked = w.idx + 1;
+                        q.psn0.remove(&w.idx);
+                        q.sent.pop_front();
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if self.rew_pending.len() >= REWIND_QUEUE || self.rng.below(1000) >= self.cfg.rewind_permille {
+            return None;
+        }
+        let qi = self.rng.below(self.cfg.nq as u64) as usize;
+        let q = &self.qps[qi];
+        if q.stopped() {
+            return None;
+        }
+        let pmtu_log2 = q.pmtu_log2;
+        let j = self.rng.below(q.sent.len() as u64 + 1) as usize;
+        let (idx, psn, off) = if j < q.sent.len() {
+            let (w, psn0) = q.sent[j];
+            let k = self.rng.below(w.len.div_ceil(1 << pmtu_log2).max(1));
+            (w.idx, (psn0 + k) & 0xFF_FFFF, k << pmtu_log2)
+        } else if q.off > 0 {
+            let k = self.rng.below((q.off >> pmtu_log2) + 1);
+            (q.ssn, (q.cur_psn0 + k) & 0xFF_FFFF, k << pmtu_log2)
+        } else {
+            (q.ssn, q.psn, 0)
+        };
+        let qpn = q.qpn as u64;
+        self.note(format!("rewind asked: qpn {qpn} to ssn {idx:#x} psn {psn:#x} off {off}"));
+        self.rew_pending.push_back((qi, idx, psn, off));
+        Some(pack_words(
+            RewindPack::FIELDS,
+            RewindPack::WIDTH,
+            &[("qpn", qpn), ("ssn", idx & 0xFF_FFFF), ("psn", psn), ("msg_off", off)],
+        ))
+    }
+
+    /// The engine applied the oldest rewind: the QP sends from there (WQEs
+    /// before it stay sent, WQEs from it on are sent again, in order).
+    fn on_rewind(&mut self) -> Result<(), String> {
+        let Some((qi, idx, psn, off)) = self.rew_pending.pop_front() else {
+            return Err("a rewind was applied, but none was asked for".into());
+        };
+        let t = self.cycle;
+        let q = &mut self.qps[qi];
+        let mut ws: VecDeque<Wqe> = q.sent.iter().filter(|(w, _)| w.idx >= idx).map(|(w, _)| *w).collect();
+        ws.extend(q.wqes.iter().filter(|w| w.idx >= idx));
+        q.sent.retain(|(w, _)| w.idx < idx);
+        // A rewind forward (past an earlier one that went back) skips WQEs: they count as sent.
+        let skipped: Vec<(Wqe, u64)> = q.wqes.iter().filter(|w| w.idx < idx).map(|w| (*w, q.psn0[&w.idx])).collect();
+        q.sent.extend(skipped);
+        q.wqes = ws;
+        q.ssn = idx;
+        q.off = off;
+        q.psn = psn;
+        q.cur_psn0 = psn.wrapping_sub(off >> q.pmtu_log2) & 0xFF_FFFF;
+        let qpn = q.qpn;
+        let start = !q.stopped() && q.ssn < q.rung && q.wait_since.is_none();
+        let idle = q.ssn >= q.rung;
+        if start {
+            self.set_wait(qi, Some(t));
+        } else if idle {
+            // A rewind forward to where nothing is left to send (an earlier one had gone back).
+            self.set_wait(qi, None);
+        }
+        self.st.rewinds += 1;
+        self.note(format!("rewind applied: qpn {qpn} ssn {idx:#x} psn {psn:#x} off {off}"));
+        Ok(())
     }
 
     // --------------------------------------------------------------- checks
@@ -1094,12 +1219,23 @@ impl Tb {
             self.unflagged_events += 1;
         }
         let q = &mut self.qps[qi];
+        if first {
+            q.cur_psn0 = q.psn;
+            if self.cfg.rewind_permille > 0 {
+                q.psn0.insert(wq.idx, q.psn);
+            }
+        }
         q.psn = (q.psn + 1) & 0xFF_FFFF;
         q.off += plen;
         self.st.packets += 1;
         self.st.bytes += plen;
         if last {
-            q.wqes.pop_front();
+            let w = q.wqes.pop_front().expect("the WQE just sent");
+            if self.cfg.rewind_permille > 0 {
+                q.sent.push_back((w, q.cur_psn0));
+            } else {
+                q.acked = q.ssn + 1;
+            }
             q.ssn += 1;
             q.off = 0;
             self.st.wqes_sent += 1;
@@ -1224,6 +1360,9 @@ impl Tb {
             self.host_step();
         }
         let db = self.pick_doorbell();
+        let rew = if stimulus { self.rewind_step() } else { None };
+        self.m.set(p.rew_write, rew.is_some() as u64);
+        self.m.set_wide(p.rew_data, &rew.unwrap_or_else(|| vec![0; RewindPack::WIDTH.div_ceil(32)]));
         // Inputs: block-RAM outputs, doorbell, handshakes, completion head.
         self.m.set_wide(p.qpc_data, &self.qpc_q);
         self.m.set(p.sqpi_data, self.sqpi_q as u64);
@@ -1283,6 +1422,8 @@ impl Tb {
         let txd = self.m.get(p.txd_write) == 1;
         let lerr = self.m.get(p.lerr_write) == 1;
         let wqe_take = beat.is_some() && self.m.get(p.wqe_ready) == 1;
+        let rewound = self.m.get(p.cnt_rewind) == 1;
+        let rew_dropped = self.m.get(p.cnt_rewind_drop) == 1;
 
         let r = (|| -> Result<(), String> {
             if txd && txd_full {
@@ -1305,6 +1446,12 @@ impl Tb {
             if lerr {
                 let v = self.m.get(p.lerr_data);
                 self.on_lerr(v)?;
+            }
+            if rew_dropped {
+                return Err(format!("a rewind was dropped with {} queued", self.rew_pending.len()));
+            }
+            if rewound {
+                self.on_rewind()?;
             }
             Ok(())
         })();
@@ -1397,7 +1544,7 @@ impl Tb {
     }
 
     fn all_sent(&self) -> bool {
-        self.qps.iter().all(|q| q.stopped() || q.ssn == q.posted) && self.dma.is_empty()
+        self.qps.iter().all(|q| q.stopped() || q.ssn == q.posted) && self.dma.is_empty() && self.rew_pending.is_empty()
     }
 
     fn run(mut self) -> Result<Stats, String> {
@@ -1481,7 +1628,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
             Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}",
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -1493,11 +1640,28 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.runs,
                 s.lerrs,
                 s.wqe_fetch_beats,
-                s.max_contended_bytes
+                s.max_contended_bytes,
+                s.rewinds
             ),
             Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }
     }
+}
+
+/// Rewinds from the host on top of the 4-QP and the 16-QP sets: each puts
+/// a QP back to a random packet it sent (or leaves it where it is), and the
+/// QP resends from there, in order, every field checked as before.
+const REWIND_4_QPS: Cfg = Cfg { name: "4qp_pmtu1024_rewinds", rewind_permille: 4, wqes: 200, ..SETS[0] };
+const REWIND_16_QPS: Cfg = Cfg { name: "16qp_mixed_pmtu_small_rings_rewinds", rewind_permille: 6, ..SETS[2] };
+
+#[test]
+fn sq_block_rewinds_4qp() {
+    run_set(REWIND_4_QPS, 0x5500);
+}
+
+#[test]
+fn sq_block_rewinds_16qp_small_rings_errors() {
+    run_set(REWIND_16_QPS, 0x5600);
 }
 
 #[test]
