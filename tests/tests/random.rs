@@ -30,7 +30,8 @@
 //! fixed since and covered by `regressions.rs` (messages of 58..60 bytes mod
 //! 64; more than 16 QPs; multi-packet WRITEs past the end of their region in
 //! `random_errors`), to check the harness itself on an RTL that has them.
-//! Soak: `RNIC_SOAK_MSGS=1000000 cargo test --release -p rnic-tests --test random -- soak --nocapture`.
+//! Soak: `RNIC_SOAK_MSGS=1000000 cargo test --release -p rnic-tests --test random -- soak --nocapture`
+//! (four worlds in ten with loss, duplication and some reordering on the links).
 
 use rnic::{
     AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcStatus, WrOpcode,
@@ -182,11 +183,20 @@ impl Params {
             _ => Qpns::Low,
         };
         let pairs = if r.pct(20) { r.range(9, 48) as usize } else { r.range(1, 8) as usize };
+        // Four worlds in ten run over faulty links (reordering only at the
+        // 4 KiB MTU: go-back-N pays a rewind per overtaken packet).
+        let faults = r.pct(40).then(|| Faults {
+            loss: r.pick(&[0.001, 0.01, 0.03]),
+            dup: r.pick(&[0.0, 0.01]),
+            jitter_ns: r.pick(&[0, 0, 300]),
+        });
         let spec = Spec {
             pairs: Some(pairs),
             qpns: Some(qpns),
             large_permille: Some(r.pick(&[0, 5, 15, 50])),
             msgs,
+            faults,
+            mtu: faults.filter(|f| f.jitter_ns > 0).map(|_| Mtu::Mtu4096),
             ..Default::default()
         };
         Params::new("soak", seed, spec)
@@ -1424,6 +1434,24 @@ fn random_loss_1pct() {
 #[test]
 fn random_loss_5pct() {
     lossy("random_loss_5pct", &[0x1055_5001, 0x1055_5002], 0.05, 150);
+}
+
+/// Failing operations (bad keys, bounds, oversized SENDs) under 1 % loss:
+/// a lost NAK or RNR NAK is found by the timeout, the request resent and
+/// refused again, and the error completes as without loss.
+#[test]
+fn random_errors_lossy() {
+    random_test(
+        "random_errors_lossy",
+        &[0xE220_1001],
+        Spec {
+            pairs: Some(8),
+            msgs: 200,
+            errors: true,
+            faults: Some(Faults { loss: 0.01, ..Default::default() }),
+            ..Default::default()
+        },
+    );
 }
 
 /// Reordering, duplication and 1 % loss on both links, many QPs, both
