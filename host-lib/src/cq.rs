@@ -349,6 +349,32 @@ impl Cq {
     }
 }
 
+/// Takes every CQE the NIC has written, on every CQ, into the CQs' pending
+/// lists (in order), so the library's view of completed WRs is as fresh as
+/// the NIC's before the slow path picks WRs to resend: a WR whose
+/// completion is already written must not be resent, as the application may
+/// reuse its SQ slot once it has seen that completion.
+pub(crate) fn absorb_cqes(ctx: &Context, st: &mut CtxState) -> Result<()> {
+    for cqn in 0..st.cqs.len() as u32 {
+        while let Some(cq) = st.cqs[cqn as usize].as_mut() {
+            let mut raw = [0u8; CQE_BYTES];
+            let addr = cq.buf.bus_addr + (ring::slot(cq.ci, cq.log2) * CQE_BYTES) as u64;
+            ctx.dev().read_mem(addr, &mut raw)?;
+            let cqe = Cqe::read_from_bytes(&raw).expect("CQE_BYTES bytes");
+            if cqe.owner != cqe_owner_valid(cq.ci, cq.log2) {
+                break;
+            }
+            cq.ci = cq.ci.wrapping_add(1);
+            let at = cq.pending.len();
+            if let Some(c) = complete(ctx, st, cqn, &cqe)? {
+                // Before the flushes an error completion may have queued behind it.
+                st.cqs[cqn as usize].as_mut().expect("CQ").pending.insert(at, c);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Matches a hardware CQE to the oldest outstanding WR of its queue.
 fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Option<WorkCompletion>> {
     let qpn = cqe.qpn.get();

@@ -117,6 +117,10 @@ pub(crate) struct CtxState {
     pub cqs: Vec<Option<CqInner>>,
     pub qps: Vec<Option<QpInner>>,
     pub ctrlq: CtrlQ,
+    /// SQ rewinds written since the context opened, and the NIC's count of
+    /// rewinds applied or dropped at that moment.
+    pub rewinds_issued: u64,
+    pub rewind_base: u64,
 }
 
 impl CtxState {
@@ -164,6 +168,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
     let Some(buf) = st.ctrlq.buf else { return Ok(()) };
     let log2 = st.ctrlq.log2;
     let mut consumed = false;
+    let mut absorbed = false;
     loop {
         let ci = st.ctrlq.ci;
         let slot = (ci & ((1 << log2) - 1)) as u64;
@@ -172,6 +177,11 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
         let e = CtrlqEntry::read_from_bytes(&raw).expect("CTRLQ_ENTRY_BYTES bytes");
         if e.owner != crate::ring::cqe_owner_valid(ci, log2) {
             break;
+        }
+        if !absorbed {
+            // Completions first: the reports may name WRs that are already complete.
+            crate::cq::absorb_cqes(ctx, st)?;
+            absorbed = true;
         }
         st.ctrlq.ci = ci.wrapping_add(1);
         consumed = true;
@@ -219,12 +229,42 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
     Ok(())
 }
 
+/// Cycles [`quiesce_rewinds`] waits for the NIC.
+const REWIND_QUIESCE_CYCLES: u64 = 1_000_000;
+
+/// Rewinds applied or dropped by the NIC so far.
+fn rewinds_taken(dev: &dyn Device) -> Result<u64> {
+    Ok(dev.read_reg(regs::counters::SQ_REWINDS)? + dev.read_reg(regs::counters::SQ_REWIND_DROP)?)
+}
+
+/// Waits until the NIC has taken every SQ rewind the slow path wrote, so
+/// none can land on QP `qpn` after its requester state is reset for a new
+/// life (the rewind queue is not flushed by a reset).
+pub(crate) fn quiesce_rewinds(dev: &dyn Device, st: &CtxState, qpn: u32) -> Result<()> {
+    if st.rewinds_issued == 0 {
+        return Ok(());
+    }
+    let start = dev.now_cycles();
+    loop {
+        let taken = rewinds_taken(dev)?.wrapping_sub(st.rewind_base);
+        if taken >= st.rewinds_issued {
+            return Ok(());
+        }
+        let waited = dev.now_cycles().saturating_sub(start);
+        if waited > REWIND_QUIESCE_CYCLES {
+            return Err(Error::RewindsPending { qpn, pending: st.rewinds_issued - taken, cycles: waited });
+        }
+        dev.wait()?;
+    }
+}
+
 /// Carries out the slow path's decision for QP `qpn`.
 fn apply(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> Result<()> {
     match action {
         Action::None | Action::RewindAt { .. } => Ok(()),
         Action::Rewind { idx, psn, msg_off } => {
             st.qps[qpn as usize].as_mut().expect("QP").rec.stats.rewinds += 1;
+            st.rewinds_issued += 1;
             write_rewind(ctx.dev(), qpn, idx, psn, msg_off)
         }
         Action::Fail { idx, status } => crate::qp::fail_requester(ctx, st, qpn, idx, status),
@@ -254,6 +294,7 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
     dev.write_reg(regs::REG_CTRLQ_CI, 0)?;
     dev.write_reg(regs::REG_CTRLQ_LOG2, CTRLQ_LOG2 as u64)?;
     dev.write_reg(regs::REG_RTO, DEFAULT_RTO_CYCLES)?;
+    let rewind_base = rewinds_taken(dev.as_ref())?;
     // Tags start at a per-index value and skip 0, so no key is ever 0.
     let mr_tag = (0..params::NUM_MRS).map(|i| (i as u8).wrapping_mul(37) | 1).collect();
     Ok(Context {
@@ -270,6 +311,8 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
                 cqs: (0..params::NUM_CQS).map(|_| None).collect(),
                 qps: (0..params::NUM_QPS).map(|_| None).collect(),
                 ctrlq: CtrlQ { buf: Some(ctrlq), log2: CTRLQ_LOG2, ci: 0, unknown: 0 },
+                rewinds_issued: 0,
+                rewind_base,
             }),
         }),
     })

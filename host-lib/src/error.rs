@@ -90,6 +90,17 @@ pub enum Error {
         /// Cycles waited.
         cycles: u64,
     },
+    /// Resetting or destroying a QP: the NIC did not take the SQ rewinds the
+    /// slow path had asked for, so one could still land on the QP's next life.
+    #[error("QP {qpn}: {pending} SQ rewind(s) asked for were not taken by the NIC in {cycles} cycles")]
+    RewindsPending {
+        /// The QP being reset.
+        qpn: u32,
+        /// Rewinds neither applied nor dropped.
+        pending: u64,
+        /// Cycles waited.
+        cycles: u64,
+    },
     /// An explicit destroy found the object still in use (ibverbs' `EBUSY`):
     /// nothing was destroyed, and the handle comes back in the [`DestroyError`].
     #[error("cannot destroy {object}: still in use by {}; destroy or drop those first", busy_users(.users, *.other_handles))]

@@ -664,6 +664,10 @@ impl Qp {
         check_modify(qpn, from, attr)?;
         let to = attr.qp_state;
         let mut st = ctx.state();
+        if to == QpState::Reset {
+            // No rewind asked for in this life may land after the reset.
+            crate::ctx::quiesce_rewinds(ctx.dev(), &st, qpn)?;
+        }
         let qp = st.qps[qpn as usize].as_mut().expect("QP");
         if let Some(v) = attr.retry_cnt {
             qp.rec.retry_cnt = v;
@@ -891,6 +895,11 @@ impl Qp {
     /// Tears the QP down once (later calls do nothing); reports the first error.
     fn release(&mut self) -> Result<()> {
         let ctx = self.pd.context();
+        if ctx.state().qps[self.qpn as usize].is_none() {
+            return Ok(());
+        }
+        // No rewind may land on the QPN's next life; the teardown goes on regardless.
+        let quiesced = crate::ctx::quiesce_rewinds(ctx.dev(), &ctx.state(), self.qpn);
         let Some(mut q) = ctx.state().qps[self.qpn as usize].take() else { return Ok(()) };
         qpc::RTS.put(&mut q.words, 0);
         qpc::RTR.put(&mut q.words, 0);
@@ -902,6 +911,7 @@ impl Qp {
         }
         let sq = ctx.dev().free_dma(q.sq.buf);
         let rq = ctx.dev().free_dma(q.rq.buf);
+        quiesced?;
         disabled?;
         sq?;
         Ok(rq?)

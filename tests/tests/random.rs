@@ -25,7 +25,8 @@
 //! message); at the end of a round, after a quiet period, every byte of
 //! every MR of both NICs is compared and no extra completion may have come.
 //!
-//! Replay a failure: `RNIC_RANDOM_SEED=<seed> cargo test --release -p rnic-tests --test random -- <test> --nocapture`.
+//! Replay a failure: `RNIC_RANDOM_SEED=<seed> cargo test --release -p rnic-tests --test random -- <test> --nocapture`
+//! (`RNIC_RANDOM_PCAP=FILE` also writes every frame the NICs send to a pcap).
 //! `RNIC_RANDOM_AVOID_KNOWN=1` leaves out what used to hit RTL defects, all
 //! fixed since and covered by `regressions.rs` (messages of 58..60 bytes mod
 //! 64; more than 16 QPs; multi-packet WRITEs past the end of their region in
@@ -349,7 +350,10 @@ fn lane(pair: usize, nic: usize) -> usize {
 impl World {
     fn new(p: Params) -> World {
         let mut rng = Rng::new(p.seed);
-        let cfg = SimConfig { pcie_rtt_ns: p.pcie_rtt_ns, mmio_latency_ns: p.mmio_latency_ns, ..SimConfig::default() };
+        // `RNIC_RANDOM_PCAP=FILE` writes every frame the NICs send (a debugging aid for replays).
+        let pcap = std::env::var_os("RNIC_RANDOM_PCAP").map(std::path::PathBuf::from);
+        let cfg =
+            SimConfig { pcie_rtt_ns: p.pcie_rtt_ns, mmio_latency_ns: p.mmio_latency_ns, pcap, ..SimConfig::default() };
         let nics = Nics::new(2, cfg).unwrap_or_else(|e| panic!("{e}"));
         if let Some(f) = p.faults {
             for link in 0..2 {
