@@ -248,14 +248,7 @@ impl Cq {
                 n += 1;
                 continue;
             }
-            let mut raw = [0u8; CQE_BYTES];
-            let addr = cq.buf.bus_addr + (ring::slot(cq.ci, cq.log2) * CQE_BYTES) as u64;
-            ctx.dev().read_mem(addr, &mut raw)?;
-            let cqe = Cqe::read_from_bytes(&raw).expect("CQE_BYTES bytes");
-            if cqe.owner != cqe_owner_valid(cq.ci, cq.log2) {
-                break;
-            }
-            cq.ci = cq.ci.wrapping_add(1);
+            let Some(cqe) = take_cqe(ctx, cq)? else { break };
             if let Some(c) = complete(ctx, &mut st, cqn, &cqe)? {
                 wc[n] = c;
                 n += 1;
@@ -349,6 +342,20 @@ impl Cq {
     }
 }
 
+/// The CQE at the CQ's consumer index if the NIC has written it (the
+/// owner bit of this pass), consumed.
+fn take_cqe(ctx: &Context, cq: &mut CqInner) -> Result<Option<Cqe>> {
+    let mut raw = [0u8; CQE_BYTES];
+    let addr = cq.buf.bus_addr + (ring::slot(cq.ci, cq.log2) * CQE_BYTES) as u64;
+    ctx.dev().read_mem(addr, &mut raw)?;
+    let cqe = Cqe::read_from_bytes(&raw).expect("CQE_BYTES bytes");
+    if cqe.owner != cqe_owner_valid(cq.ci, cq.log2) {
+        return Ok(None);
+    }
+    cq.ci = cq.ci.wrapping_add(1);
+    Ok(Some(cqe))
+}
+
 /// Takes every CQE the NIC has written, on every CQ, into the CQs' pending
 /// lists (in order), so the library's view of completed WRs is as fresh as
 /// the NIC's before the slow path picks WRs to resend: a WR whose
@@ -357,15 +364,8 @@ impl Cq {
 pub(crate) fn absorb_cqes(ctx: &Context, st: &mut CtxState) -> Result<()> {
     for cqn in 0..st.cqs.len() as u32 {
         while let Some(cq) = st.cqs[cqn as usize].as_mut() {
-            let mut raw = [0u8; CQE_BYTES];
-            let addr = cq.buf.bus_addr + (ring::slot(cq.ci, cq.log2) * CQE_BYTES) as u64;
-            ctx.dev().read_mem(addr, &mut raw)?;
-            let cqe = Cqe::read_from_bytes(&raw).expect("CQE_BYTES bytes");
-            if cqe.owner != cqe_owner_valid(cq.ci, cq.log2) {
-                break;
-            }
-            cq.ci = cq.ci.wrapping_add(1);
             let at = cq.pending.len();
+            let Some(cqe) = take_cqe(ctx, cq)? else { break };
             if let Some(c) = complete(ctx, st, cqn, &cqe)? {
                 // Before the flushes an error completion may have queued behind it.
                 st.cqs[cqn as usize].as_mut().expect("CQ").pending.insert(at, c);

@@ -44,6 +44,18 @@ pub struct RecoveryStats {
     pub rewinds: u64,
 }
 
+impl std::iter::Sum for RecoveryStats {
+    /// Counters of several QPs added up.
+    fn sum<I: Iterator<Item = RecoveryStats>>(it: I) -> Self {
+        it.fold(RecoveryStats::default(), |a, b| RecoveryStats {
+            psn_naks: a.psn_naks + b.psn_naks,
+            rnr_naks: a.rnr_naks + b.rnr_naks,
+            timeouts: a.timeouts + b.timeouts,
+            rewinds: a.rewinds + b.rewinds,
+        })
+    }
+}
+
 /// Per-QP requester recovery state.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ReqRecovery {

@@ -406,15 +406,7 @@ impl<'a> Runner<'a> {
             wall,
             verified_bytes: self.verified,
             own_slots: self.s.own_slots,
-            recovery: self.s.lanes.iter().map(|l| l.req.recovery_stats()).fold(
-                rnic::RecoveryStats::default(),
-                |a, b| rnic::RecoveryStats {
-                    psn_naks: a.psn_naks + b.psn_naks,
-                    rnr_naks: a.rnr_naks + b.rnr_naks,
-                    timeouts: a.timeouts + b.timeouts,
-                    rewinds: a.rewinds + b.rewinds,
-                },
-            ),
+            recovery: self.s.lanes.iter().map(|l| l.req.recovery_stats()).sum(),
         })
     }
 
