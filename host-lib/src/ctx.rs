@@ -9,6 +9,7 @@ use rnic_driver::{Device, DmaAccess, DmaBuf};
 use rnic_spec::desc::{ctrlq_kind, CtrlqEntry, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params;
 use rnic_spec::regs::{self, NUM_STAGE};
+use rnic_spec::wire::ack_flags;
 use std::cell::{RefCell, RefMut};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
@@ -72,6 +73,8 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "sq_rewinds",
     "sq_rewind_drop",
     "rto_expired",
+    "rx_ooo_placed",
+    "sq_resends",
 ];
 
 /// Retransmission timeout set at [`open_device`], in device cycles (100 µs at
@@ -191,23 +194,26 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             continue;
         };
         let live = q.state == QpState::Rts;
-        let action = match e.kind {
+        let actions = match e.kind {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
-                q.rec.on_psn_nak(&q.sq, e.epsn.get())
+                let placed = e.flags & ack_flags::PLACED != 0;
+                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed)
             }
-            ctrlq_kind::REQ_TIMEOUT => q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags),
+            ctrlq_kind::REQ_TIMEOUT => vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)],
             ctrlq_kind::REQ_RNR => {
                 let now = dev.read_reg(regs::REG_CYCLES)?;
-                q.rec.on_rnr(&q.sq, e.epsn.get(), now)
+                vec![q.rec.on_rnr(&q.sq, e.epsn.get(), now)]
             }
             _ => {
                 st.ctrlq.unknown += 1;
-                Action::None
+                Vec::new()
             }
         };
         if live {
-            apply(ctx, st, qpn, action)?;
+            for action in actions {
+                apply(ctx, st, qpn, action)?;
+            }
         }
     }
     if consumed {
@@ -234,7 +240,9 @@ const REWIND_QUIESCE_CYCLES: u64 = 1_000_000;
 
 /// Rewinds applied or dropped by the NIC so far.
 fn rewinds_taken(dev: &dyn Device) -> Result<u64> {
-    Ok(dev.read_reg(regs::counters::SQ_REWINDS)? + dev.read_reg(regs::counters::SQ_REWIND_DROP)?)
+    Ok(dev.read_reg(regs::counters::SQ_REWINDS)?
+        + dev.read_reg(regs::counters::SQ_REWIND_DROP)?
+        + dev.read_reg(regs::counters::SQ_RESENDS)?)
 }
 
 /// Waits until the NIC has taken every SQ rewind the slow path wrote, so
@@ -265,7 +273,12 @@ fn apply(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> Result<(
         Action::Rewind { idx, psn, msg_off } => {
             st.qps[qpn as usize].as_mut().expect("QP").rec.stats.rewinds += 1;
             st.rewinds_issued += 1;
-            write_rewind(ctx.dev(), qpn, idx, psn, msg_off)
+            write_rewind(ctx.dev(), qpn, idx, psn, msg_off, false)
+        }
+        Action::Resend { idx, psn, msg_off } => {
+            st.qps[qpn as usize].as_mut().expect("QP").rec.stats.resends += 1;
+            st.rewinds_issued += 1;
+            write_rewind(ctx.dev(), qpn, idx, psn, msg_off, true)
         }
         Action::Fail { idx, status } => crate::qp::fail_requester(ctx, st, qpn, idx, status),
     }

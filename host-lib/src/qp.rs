@@ -130,6 +130,12 @@ pub struct QpAttr {
     /// 1 = 10 µs). Here it is the requester's own setting, not the
     /// responder's: the RNR NAK carries no timer.
     pub min_rnr_timer: Option<u8>,
+    /// Selective repeat at this QP's responder: WRITE packets that arrive
+    /// ahead of the expected PSN (within `params::SR_WINDOW`) are placed
+    /// instead of dropped, so the peer resends only what was lost (default
+    /// on). Off, the responder accepts packets in order only (go-back-N).
+    /// Takes effect at the next INIT→RTR. Not an ibverbs attribute.
+    pub selective_repeat: Option<bool>,
 }
 
 impl QpAttr {
@@ -509,6 +515,7 @@ impl Pd {
         qpc::RQ_LOG2.put(&mut words, rq.log2 as u64);
         qpc::PD.put(&mut words, self.pdn() as u64);
         qpc::UDP_SPORT.put(&mut words, UDP_SPORT_BASE | qpn as u64);
+        qpc::SR_EN.put(&mut words, 1);
         ctx.state().qps[qpn as usize] = Some(QpInner {
             qpn,
             pdn: self.pdn(),
@@ -677,6 +684,9 @@ impl Qp {
         }
         if let Some(v) = attr.min_rnr_timer {
             qp.rec.rnr_timer_cycles = rnr_timer_cycles(v);
+        }
+        if let Some(v) = attr.selective_repeat {
+            qpc::SR_EN.put(&mut qp.words, v as u64);
         }
         match (from, to) {
             (_, QpState::Error) => return enter_error(ctx, &mut st, qpn),

@@ -17,13 +17,27 @@
 //! - an RNR NAK: rewind to its ePSN after the RNR timer, at most
 //!   `rnr_retry` times in a row (7: forever), then `RNR_RETRY_EXC_ERR`.
 //!
-//! Partial: selective repeat (the responder placing out-of-order packets
-//! and the requester resending only the lost ones) is the next stage.
+//! Selective repeat (QPs with [`crate::QpAttr::selective_repeat`]): the
+//! responder places a plain WRITE packet that arrives ahead of ePSN (within
+//! its on-chip window) and says so in its NAK (`ack_flags::PLACED`). Such a
+//! NAK tells the slow path that everything between ePSN and that packet
+//! which it has not seen placed is missing; it resends those packets one by
+//! one (`rewind::ONE`), each once, and keeps the PSNs reported placed in a
+//! set pruned as ePSN moves: the requester bitmap of SRNIC, held only while
+//! the QP has packets out of order. A NAK without the flag (a SEND, a WRITE
+//! with immediate, a packet beyond the window) still rewinds.
+//!
+//! Partial: SENDs and WRITEs with immediate are not placed out of order
+//! (they need the receive WQE at their RSN), the window is per QP rather
+//! than a shared pool, and a lost single resend is recovered by the
+//! retransmission timeout (a go-back-N rewind to the oldest unacknowledged
+//! WQE).
 
 use crate::qp::{Slot, WorkQueue};
 use crate::ring;
 use rnic_driver::Device;
 use rnic_spec::regs::{self, rewind};
+use std::collections::BTreeSet;
 
 /// PSNs are 24 bits.
 const PSN_MASK: u32 = 0xFF_FFFF;
@@ -42,6 +56,10 @@ pub struct RecoveryStats {
     pub timeouts: u64,
     /// Rewinds the slow path asked the NIC for (each a go-back-N retransmission).
     pub rewinds: u64,
+    /// NAKs saying the peer placed the packet out of order (selective repeat).
+    pub ooo_placed: u64,
+    /// Single packets the slow path asked the NIC to resend (selective repeat).
+    pub resends: u64,
 }
 
 impl std::iter::Sum for RecoveryStats {
@@ -52,6 +70,8 @@ impl std::iter::Sum for RecoveryStats {
             rnr_naks: a.rnr_naks + b.rnr_naks,
             timeouts: a.timeouts + b.timeouts,
             rewinds: a.rewinds + b.rewinds,
+            ooo_placed: a.ooo_placed + b.ooo_placed,
+            resends: a.resends + b.resends,
         })
     }
 }
@@ -76,7 +96,21 @@ pub(crate) struct ReqRecovery {
     rnr_in_row: u32,
     /// A resend waiting for the RNR timer: (device cycle, PSN).
     pub rnr_due: Option<(u64, u32)>,
+    /// PSNs the peer reported placed out of order, ahead of its ePSN.
+    sacked: BTreeSet<u32>,
+    /// Packets up to this PSN (from the ePSN of the same episode) have been
+    /// resent or reported placed: holes past it are new.
+    resent_upto: Option<u32>,
     pub stats: RecoveryStats,
+}
+
+/// Most single-packet resends one NAK may ask for; more holes than this
+/// rewind instead (the NIC's rewind queue holds `params::REWIND_QUEUE`).
+const MAX_RESENDS_PER_NAK: u32 = 8;
+
+/// `a - b` in PSN space, as a signed distance (PSNs wrap at 24 bits).
+fn psn_dist(a: u32, b: u32) -> i32 {
+    (((a.wrapping_sub(b)) << 8) as i32) >> 8
 }
 
 /// What the slow path does about one report.
@@ -86,6 +120,8 @@ pub(crate) enum Action {
     None,
     /// Resend from WQE `idx` (free-running SQ index), packet `psn`, byte `msg_off`.
     Rewind { idx: u32, psn: u32, msg_off: u32 },
+    /// Resend only packet `psn` of WQE `idx`, at byte `msg_off`.
+    Resend { idx: u32, psn: u32, msg_off: u32 },
     /// Resend from `psn` once the device clock reaches `at`.
     RewindAt { at: u64, psn: u32 },
     /// The WQE at `idx` fails with `status`; the QP enters ERROR.
@@ -154,19 +190,57 @@ impl ReqRecovery {
         match self.locate(sq, psn) {
             Some((idx, msg_off)) => {
                 self.last_rewind_psn = Some(psn);
+                // Everything from `psn` on is sent again: no hole is pending.
+                self.resent_upto = None;
+                self.sacked.clear();
                 Action::Rewind { idx, psn, msg_off }
             }
             None => Action::None,
         }
     }
 
-    /// The peer NAKed a packet with a PSN sequence error; it expects `epsn`.
-    pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32) -> Action {
+    /// The peer NAKed packet `psn` with a PSN sequence error; it expects
+    /// `epsn`. `placed`: it placed `psn` out of order (selective repeat).
+    pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool) -> Vec<Action> {
         self.stats.psn_naks += 1;
-        if self.rnr_due.is_some() || self.last_rewind_psn == Some(epsn) {
-            return Action::None;
+        if self.rnr_due.is_some() {
+            return Vec::new();
         }
-        self.rewind_to(sq, epsn)
+        if !placed {
+            if self.last_rewind_psn == Some(epsn) {
+                return Vec::new();
+            }
+            return vec![self.rewind_to(sq, epsn)];
+        }
+        self.stats.ooo_placed += 1;
+        // Forget what ePSN has passed.
+        self.sacked.retain(|&p| psn_dist(p, epsn) > 0);
+        if psn_dist(psn, epsn) <= 0 {
+            return Vec::new();
+        }
+        self.sacked.insert(psn & PSN_MASK);
+        let from = match self.resent_upto {
+            Some(u) if psn_dist(u, epsn) >= 0 => (u + 1) & PSN_MASK,
+            _ => epsn,
+        };
+        let mut holes = Vec::new();
+        let mut p = from;
+        while psn_dist(p, psn) < 0 {
+            if !self.sacked.contains(&p) {
+                holes.push(p);
+            }
+            p = (p + 1) & PSN_MASK;
+        }
+        if psn_dist(psn, from) >= 0 {
+            self.resent_upto = Some(psn & PSN_MASK);
+        }
+        if holes.len() as u32 > MAX_RESENDS_PER_NAK {
+            return vec![self.rewind_to(sq, holes[0])];
+        }
+        holes
+            .into_iter()
+            .filter_map(|h| self.locate(sq, h).map(|(idx, msg_off)| Action::Resend { idx, psn: h, msg_off }))
+            .collect()
     }
 
     /// No ACK for the RTO, the `in_row`-th time since the last ACK; `lack`
@@ -182,6 +256,8 @@ impl ReqRecovery {
         }
         let psn = sq.slots[ring::slot(idx, sq.log2)].psn;
         self.last_rewind_psn = Some(psn);
+        self.resent_upto = None;
+        self.sacked.clear();
         Action::Rewind { idx, psn, msg_off: 0 }
     }
 
@@ -215,12 +291,21 @@ impl ReqRecovery {
     }
 }
 
-/// Asks the NIC to resend QP `qpn`'s requests from WQE `idx`, packet `psn`, byte `msg_off`.
-pub(crate) fn write_rewind(dev: &dyn Device, qpn: u32, idx: u32, psn: u32, msg_off: u32) -> crate::Result<()> {
+/// Asks the NIC to resend QP `qpn`'s requests from WQE `idx`, packet `psn`,
+/// byte `msg_off` on, or (`one`) that packet only.
+pub(crate) fn write_rewind(
+    dev: &dyn Device,
+    qpn: u32,
+    idx: u32,
+    psn: u32,
+    msg_off: u32,
+    one: bool,
+) -> crate::Result<()> {
     let mut words = [0u64; regs::NUM_STAGE];
     rewind::SSN.put(&mut words, (idx & PSN_MASK) as u64);
     rewind::PSN.put(&mut words, (psn & PSN_MASK) as u64);
     rewind::MSG_OFF.put(&mut words, msg_off as u64);
+    rewind::ONE.put(&mut words, one as u64);
     dev.write_reg(regs::stage(0), words[0])?;
     dev.write_reg(regs::stage(1), words[1])?;
     dev.write_reg(regs::REG_SQ_REWIND, qpn as u64)?;

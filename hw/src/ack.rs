@@ -247,7 +247,7 @@ impl Logic for AckRecv {
         self.cqr_valid.next = false;
         // A PSN sequence NAK's report for the host's slow path (CtrlQ).
         self.ctl.kind.next = self.ctl_kind.q.val();
-        self.ctl.flags.next = 0.into();
+        self.ctl.flags.next = self.au.flags.val();
         self.ctl.qpn.next = self.au.qpn.val();
         self.ctl.psn.next = self.au.psn.val();
         self.ctl.epsn.next = self.au.epsn.val();

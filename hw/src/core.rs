@@ -1,6 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
-use crate::desc::{RewindPack, SqStateUnpack, RQS_BITS, TXD_BITS};
+use crate::desc::{RewindPack, SqStateUnpack, RQS_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
@@ -17,6 +17,7 @@ const _: () = assert!(
         && rnic_spec::regs::rewind::PSN.bit() == 32
         && rnic_spec::regs::rewind::MSG_OFF.bit() == 64
         && rnic_spec::regs::rewind::MSG_OFF.width == 32
+        && rnic_spec::regs::rewind::ONE.bit() == 63
 );
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
@@ -105,7 +106,7 @@ pub struct RnicCore {
     rq_pi: RAM<Bits<16>, QPN_BITS>,
     sq_pi_rx: RAM<Bits<16>, QPN_BITS>,
     sq_state: RAM<Bits<128>, QPN_BITS>,
-    rx_state: RAM<Bits<256>, QPN_BITS>,
+    rx_state: RAM<Bits<RXS_BITS>, QPN_BITS>,
     qp_err: RAM<Bit, QPN_BITS>,
     req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
     /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
@@ -121,7 +122,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<20>>,
+    cnt: Signal<Local, Bits<22>>,
 }
 
 impl Logic for RnicCore {
@@ -216,6 +217,7 @@ impl Logic for RnicCore {
         self.rewp.ssn.next = self.regs.stage.val().get_bits::<24>(0);
         self.rewp.psn.next = self.regs.stage.val().get_bits::<24>(32);
         self.rewp.msg_off.next = self.regs.stage.val().get_bits::<32>(64);
+        self.rewp.one.next = self.regs.stage.val().get_bits::<1>(63);
         self.sq.rew_write.next = self.regs.sq_rewind.val();
         self.sq.rew_data.next = self.rewp.pword.val();
         self.qpc_tx.read_address.next = self.sq.qpc_addr.val();
@@ -430,6 +432,12 @@ impl Logic for RnicCore {
         }
         if self.resp.cnt_rto.val() {
             self.cnt.next = self.cnt.val() | 0x8_0000;
+        }
+        if self.resp.cnt_ooo.val() {
+            self.cnt.next = self.cnt.val() | 0x10_0000;
+        }
+        if self.sq.cnt_resend.val() {
+            self.cnt.next = self.cnt.val() | 0x20_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

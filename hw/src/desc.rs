@@ -8,7 +8,7 @@ pub const TXD_BITS: usize = 576;
 crate::pack_blocks!(TxDescPack, TxDescUnpack, 576, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
-    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32,
+    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 1,
 ]);
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 
@@ -30,12 +30,13 @@ crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
 const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
 /// Width of an ACK word handed to the ACK receiver ([`AckInPack`]).
-pub const ACKIN_BITS: usize = 168;
+pub const ACKIN_BITS: usize = 176;
 
 // An ACK handed from the responder to the ACK receiver (`crate::ack`), with
-// what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes and the responder's ePSN.
-crate::pack_blocks!(AckInPack, AckInUnpack, 168, [
-    qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24,
+// what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes, the responder's
+// ePSN and the ACK extension's flags (`ack_flags`).
+crate::pack_blocks!(AckInPack, AckInUnpack, 176, [
+    qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24, flags: 8,
 ]);
 const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
 
@@ -66,7 +67,7 @@ crate::field_view!(QpcView, 448, [
     sq_base: 64 = qpc::SQ_BASE, rq_base: 64 = qpc::RQ_BASE, sq_log2: 8 = qpc::SQ_LOG2,
     rq_log2: 8 = qpc::RQ_LOG2, pd: 16 = qpc::PD, dest_ip: 32 = qpc::DEST_IP,
     udp_sport: 16 = qpc::UDP_SPORT, dest_mac: 48 = qpc::DEST_MAC, sq_psn: 24 = qpc::SQ_PSN,
-    rq_psn: 24 = qpc::RQ_PSN,
+    rq_psn: 24 = qpc::RQ_PSN, sr_en: 1 = qpc::SR_EN,
 ]);
 
 crate::field_view!(MrView, 256, [
@@ -92,16 +93,27 @@ crate::bit_view!(RecvWqeView, 512, [
 crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
 
 /// Width of an SQ rewind word ([`RewindPack`]).
-pub const REW_BITS: usize = 88;
+pub const REW_BITS: usize = 89;
 
-// An SQ rewind from the host's slow path (`REG_SQ_REWIND`): the requester resends from here.
-crate::pack_blocks!(RewindPack, RewindUnpack, 88, [qpn: 8, ssn: 24, psn: 24, msg_off: 32]);
+// An SQ rewind from the host's slow path (`REG_SQ_REWIND`): the requester
+// resends from here, or (`one`) resends this one packet only.
+crate::pack_blocks!(RewindPack, RewindUnpack, 89, [qpn: 8, ssn: 24, psn: 24, msg_off: 32, one: 1]);
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
-crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
+/// Width of the responder's per-QP state word ([`RxStatePack`]).
+pub const RXS_BITS: usize = 384;
+
+// The responder's per-QP state. Selective repeat's window: bit i of
+// `sr_rcv` is PSN ePSN + i placed out of order (bit 0 is always clear at
+// rest), the same bit of `sr_last` says that packet ended its message.
+// `sr_hold`: the packet at ePSN was NAKed with an error, so nothing after
+// it is placed until ePSN moves (IBA: nothing executes past a NAK error).
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 384, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
-    rsvd: 4, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32, rsvd2: 32,
+    sr_hold: 1, rsvd: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32, rsvd2: 32,
+    sr_rcv: 64, sr_last: 64,
 ]);
+const _: () = assert!(RxStatePack::WIDTH == RXS_BITS);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [
     wqe_index: 16, status: 8, opcode: 8, qpn: 32, byte_len: 32, imm: 32, flags: 8, rsvd: 112, owner: 8,

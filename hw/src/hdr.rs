@@ -90,6 +90,8 @@ pub struct TxHeader {
     pub rsn: Signal<In, Bits<16>>,
     /// Request immediate data.
     pub imm: Signal<In, Bits<32>>,
+    /// ACK extension flags (`ack_flags`).
+    pub ack_flags: Signal<In, Bits<8>>,
     /// Header beat 0 (bytes 0..64).
     pub beat0: Signal<Out, Bits<512>>,
     /// Header beat 1 (bytes 64..128).
@@ -123,6 +125,7 @@ impl Logic for TxHeader {
             epsn: self.epsn.val().to_u64() as u32,
             echo_entropy: self.sport.val().to_u64() as u16,
             echo_ecn: self.ecn_echo.val().to_u64() as u8,
+            ack_flags: if ack { self.ack_flags.val().to_u64() as u8 } else { 0 },
             rsn: if ack { 0 } else { self.rsn.val().to_u64() as u32 },
             imm: if ack { 0 } else { self.imm.val().to_u64() as u32 },
             payload: vec![0; self.plen.val().to_u64() as usize],
@@ -182,6 +185,7 @@ impl Logic for TxHeader {
         put(&mut v, "ts", off::AXT_TS, 8);
         put(&mut v, "sport", off::AXT_ENTROPY, 2);
         put(&mut v, "ecn_echo", off::AXT_ECN, 1);
+        put(&mut v, "ack_flags", off::AXT_FLAGS, 1);
         put(&mut v, "w24c", off::AXT_EPSN, 4);
         writeln!(v, "  end else begin").unwrap();
         put(&mut v, "va", off::RETH_VA, 8);

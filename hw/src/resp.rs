@@ -12,13 +12,14 @@
 
 use crate::desc::{
     AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
-    ACKIN_BITS, CQR_BITS, TXD_BITS,
+    ACKIN_BITS, CQR_BITS, RXS_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
 use rnic_spec::params::dma_tag;
+use rnic_spec::params::SR_WINDOW;
 use rnic_spec::params::{MR_BITS, QPN_BITS};
-use rnic_spec::wire::{opcode, syndrome};
+use rnic_spec::wire::{ack_flags, opcode, syndrome};
 use rust_hdl::prelude::*;
 
 /// DMA read tag of receive WQE fetches (bit 7).
@@ -44,6 +45,7 @@ enum RState {
     SendPlace,
     Data,
     Finish,
+    Slide,
     Save,
     AckChk,
     Nak,
@@ -75,13 +77,13 @@ pub struct Responder {
     /// RX state read address.
     pub rxs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state read data.
-    pub rxs_data: Signal<In, Bits<256>>,
+    pub rxs_data: Signal<In, Bits<RXS_BITS>>,
     /// RX state write enable.
     pub rxs_we: Signal<Out, Bit>,
     /// RX state write address.
     pub rxs_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state write data.
-    pub rxs_wdata: Signal<Out, Bits<256>>,
+    pub rxs_wdata: Signal<Out, Bits<RXS_BITS>>,
     /// RQ producer index read address.
     pub rqpi_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RQ producer index.
@@ -148,6 +150,8 @@ pub struct Responder {
     pub idle: Signal<Out, Bit>,
     /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
     pub cnt_inv: Signal<Out, Bit>,
+    /// Pulse: a request placed out of order (selective repeat).
+    pub cnt_ooo: Signal<Out, Bit>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
@@ -157,7 +161,7 @@ pub struct Responder {
     state: DFF<RState>,
     rx_desc: DFF<Bits<512>>,
     qpc: DFF<Bits<448>>,
-    rs: DFF<Bits<256>>,
+    rs: DFF<Bits<RXS_BITS>>,
     rq_pi: DFF<Bits<16>>,
     sq_pi: DFF<Bits<16>>,
     rp: DFF<Bits<10>>,
@@ -168,6 +172,9 @@ pub struct Responder {
     rwqe: DFF<Bits<512>>,
     send_off: DFF<Bits<32>>,
     need_cqe: DFF<Bit>,
+    ooo: DFF<Bit>,
+    placed: DFF<Bit>,
+    slid: DFF<Bit>,
     nak_after_cqe: DFF<Bit>,
     cq_num: DFF<Bits<16>>,
     c_idx: DFF<Bits<16>>,
@@ -206,6 +213,10 @@ pub struct Responder {
     off64: Signal<Local, Bits<64>>,
     msg_len64: Signal<Local, Bits<64>>,
     inv_req: Signal<Local, Bit>,
+    len_inv: Signal<Local, Bit>,
+    in_window: Signal<Local, Bit>,
+    sr_bit: Signal<Local, Bits<64>>,
+    sr_ok: Signal<Local, Bit>,
     msg_va: Signal<Local, Bits<64>>,
     msg_off: Signal<Local, Bits<64>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
@@ -232,6 +243,8 @@ pub struct Responder {
     cqe_op_recv: Num<{ cqe_op::RECV as u64 }, 8>,
     cqe_op_recv_imm: Num<{ cqe_op::RECV_RDMA_WITH_IMM as u64 }, 8>,
     flag_with_imm: Num<{ cqe_flags::WITH_IMM as u64 }, 8>,
+    /// The last PSN ahead of ePSN the window holds.
+    sr_window: Num<{ SR_WINDOW as u64 }, 24>,
 }
 
 // rust-hdl needs literal slice offsets: the QPN's upper bits start at 8, and
@@ -246,6 +259,8 @@ const _: () = {
     assert!(f::AXT_SSN.start == f::RETH_VA.start + 4 && f::AXT_SSN.len == 4 && f::RETH_VA.len == 8);
     assert!(f::AXT_PSN_OFFSET.start == f::RETH_RKEY.start && f::AXT_PSN_OFFSET.len == f::RETH_RKEY.len);
 };
+// The descriptor's one `ack_flags` bit is bit 0 of the ACK extension's flags byte (`txb.rs`).
+const _: () = assert!(ack_flags::PLACED == 1);
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
 
@@ -274,6 +289,9 @@ impl Logic for Responder {
             rwqe,
             send_off,
             need_cqe,
+            ooo,
+            placed,
+            slid,
             nak_after_cqe,
             cq_num,
             c_idx,
@@ -300,9 +318,12 @@ impl Logic for Responder {
         self.rsp.msg_pkts.next = self.rsu.msg_pkts.val();
         self.rsp.rwqe_lkey.next = self.rsu.rwqe_lkey.val();
         self.rsp.rsvd.next = 0.into();
+        self.rsp.sr_hold.next = self.rsu.sr_hold.val();
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
         self.rsp.rsvd2.next = 0.into();
+        self.rsp.sr_rcv.next = self.rsu.sr_rcv.val();
+        self.rsp.sr_last.next = self.rsu.sr_last.val();
         // Request classification.
         self.op.next = self.du.opcode.val();
         self.is_imm.next = (self.op.val() == self.op_send_last_imm.val())
@@ -356,9 +377,13 @@ impl Logic for Responder {
         self.msg_va.next = self.du.va.val() - self.off64.val();
         self.msg_off.next = self.msg_va.val() - self.mv.va_base.val();
         self.inv_req.next = false;
+        self.len_inv.next = false;
         if self.is_first.val() {
-            if self.rsu.in_msg.val().any() | (self.du.psn_offset.val() != 0) {
+            if self.rsu.in_msg.val().any() {
                 self.inv_req.next = true;
+            }
+            if self.du.psn_offset.val() != 0 {
+                self.len_inv.next = true;
             }
         } else if (!self.rsu.in_msg.val().any())
             | (self.rsu.in_write.val().any() != self.is_write.val())
@@ -366,16 +391,31 @@ impl Logic for Responder {
         {
             self.inv_req.next = true;
         }
+        // The checks a packet passes on its own (those above need its
+        // predecessors): an out-of-order packet is placed only if it passes them.
         if (self.plen64.val() > self.pmtu64.val()) | ((!self.is_last.val()) & (self.plen64.val() != self.pmtu64.val()))
         {
-            self.inv_req.next = true;
+            self.len_inv.next = true;
         }
         if (self.off64.val() + self.plen64.val()) > self.msg_len64.val() {
-            self.inv_req.next = true;
+            self.len_inv.next = true;
         }
         if self.is_last.val() & ((self.off64.val() + self.plen64.val()) != self.msg_len64.val()) {
+            self.len_inv.next = true;
+        }
+        if self.len_inv.val() {
             self.inv_req.next = true;
         }
+        // Selective repeat: a plain WRITE packet inside the window ahead of
+        // ePSN may be placed out of order; `sr_bit` is its window bit.
+        self.in_window.next = self.psn_diff.val() <= self.sr_window.val();
+        self.sr_bit.next = bits::<64>(1) << bit_cast::<64, 24>(self.psn_diff.val());
+        self.sr_ok.next = self.qv.sr_en.val().any()
+            & !self.rsu.sr_hold.val().any()
+            & self.in_window.val()
+            & self.is_write.val()
+            & !self.is_imm.val()
+            & !self.len_inv.val();
         self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
         self.chunk.next = 64.into();
         if self.left.q.val() < 64 {
@@ -405,6 +445,8 @@ impl Logic for Responder {
         self.aw.epsn.next = self.du.ts.val().get_bits::<24>(32);
         self.aw.ssn.next = self.du.va.val().get_bits::<24>(0);
         self.aw.psn_offset.next = self.du.rkey.val().get_bits::<24>(0);
+        // The ACK extension's flags byte sits where a request has PSN_OFFSET's low byte.
+        self.aw.flags.next = self.du.psn_offset.val().get_bits::<8>(0);
         self.ackr_data.next = self.aw.pword.val();
         self.ackr_valid.next = false;
         self.rd_valid.next = false;
@@ -423,6 +465,7 @@ impl Logic for Responder {
         self.cnt_rnr.next = false;
         self.cnt_ack.next = false;
         self.cnt_inv.next = false;
+        self.cnt_ooo.next = false;
         self.idle.next = self.state.q.val() == RState::Idle;
         // Completion request (written by the completion writer).
         self.cqr.cqn.next = self.cq_num.q.val();
@@ -457,6 +500,7 @@ impl Logic for Responder {
         self.ackp.ecn_echo.next = self.du.ecn.val();
         self.ackp.rsn.next = 0.into();
         self.ackp.imm.next = 0.into();
+        self.ackp.ack_flags.next = self.placed.q.val().into();
         self.ack_data.next = self.ackp.pword.val();
         match self.state.q.val() {
             RState::Idle => {
@@ -489,6 +533,9 @@ impl Logic for Responder {
                     self.rsp.in_write.next = 0.into();
                     self.rsp.resp_err.next = 0.into();
                     self.rsp.msg_pkts.next = 0.into();
+                    self.rsp.sr_rcv.next = 0.into();
+                    self.rsp.sr_last.next = 0.into();
+                    self.rsp.sr_hold.next = 0.into();
                 }
                 self.rxs_we.next = true;
                 self.rxs_waddr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
@@ -509,6 +556,9 @@ impl Logic for Responder {
             RState::Dispatch => {
                 self.need_cqe.d.next = false;
                 self.nak_after_cqe.d.next = false;
+                self.ooo.d.next = false;
+                self.placed.d.next = false;
+                self.slid.d.next = false;
                 // A SEND's receive-buffer MR is read now and checked again in
                 // SendChk on every packet (dereg_mr may have invalidated it).
                 if self.is_send.val() {
@@ -541,6 +591,18 @@ impl Logic for Responder {
                     self.cnt_psn.next = true;
                     self.syn.d.next = self.syn_nak_psn_seq.val();
                     self.state.d.next = RState::Nak;
+                    if self.sr_ok.val() {
+                        if (self.rsu.sr_rcv.val() & self.sr_bit.val()).any() {
+                            // Placed before: a duplicate, NAKed again as placed.
+                            self.cnt_psn.next = false;
+                            self.cnt_dup.next = true;
+                            self.placed.d.next = true;
+                        } else {
+                            self.ooo.d.next = true;
+                            self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
+                            self.state.d.next = RState::WrMr;
+                        }
+                    }
                 } else if self.inv_req.val() {
                     self.cnt_inv.next = true;
                     self.syn.d.next = self.syn_nak_inv_req.val();
@@ -572,6 +634,9 @@ impl Logic for Responder {
                     self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                     self.state.d.next = RState::Data;
+                } else if self.ooo.q.val() {
+                    // Not placed: the access error is reported when ePSN reaches it.
+                    self.state.d.next = RState::Nak;
                 } else {
                     self.cnt_access.next = true;
                     self.syn.d.next = self.syn_nak_rem_access.val();
@@ -687,57 +752,102 @@ impl Logic for Responder {
                 }
             }
             RState::Finish => {
-                self.rp_next.next = self.end_ptr.q.val();
-                self.rsp.epsn.next = self.rsu.epsn.val() + 1;
-                self.syn.d.next = self.syn_ack.val();
-                if self.is_last.val() {
-                    self.rsp.msn.next = self.rsu.msn.val() + 1;
+                if self.ooo.q.val() {
+                    // Placed out of order: recorded in the window, ePSN unchanged, NAKed as placed.
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.rsp.sr_rcv.next = self.rsu.sr_rcv.val() | self.sr_bit.val();
+                    if self.is_last.val() {
+                        self.rsp.sr_last.next = self.rsu.sr_last.val() | self.sr_bit.val();
+                    }
+                    self.cnt_ooo.next = true;
+                    self.placed.d.next = true;
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.state.d.next = RState::Save;
+                } else {
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.rsp.epsn.next = self.rsu.epsn.val() + 1;
+                    self.rsp.sr_hold.next = 0.into();
+                    // The window moves with ePSN; packets placed before slide in next.
+                    self.rsp.sr_rcv.next = self.rsu.sr_rcv.val() >> 1;
+                    self.rsp.sr_last.next = self.rsu.sr_last.val() >> 1;
+                    self.syn.d.next = self.syn_ack.val();
+                    if self.is_last.val() {
+                        self.rsp.msn.next = self.rsu.msn.val() + 1;
+                    }
+                    self.rsp.in_msg.next = (!self.is_last.val()).into();
+                    self.rsp.in_write.next = self.is_write.val().into();
+                    self.rsp.msg_pkts.next = self.rsu.msg_pkts.val() + 1;
+                    if self.is_first.val() {
+                        self.rsp.msg_pkts.next = 1.into();
+                    }
+                    if self.is_send.val() & self.is_last.val() {
+                        self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                        self.rsp.rwqe_valid.next = 0.into();
+                        self.need_cqe.d.next = true;
+                        self.cq_num.d.next = self.qv.recv_cqn.val();
+                        self.c_idx.d.next = self.rsu.rq_ci.val();
+                        self.c_status.d.next = self.st_success.val();
+                        self.c_op.d.next = self.cqe_op_recv.val();
+                        self.c_len.d.next = self.send_off.q.val() + bit_cast::<32, 13>(self.du.plen.val());
+                    }
+                    if self.is_write.val() & self.is_imm.val() {
+                        self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                        self.need_cqe.d.next = true;
+                        self.cq_num.d.next = self.qv.recv_cqn.val();
+                        self.c_idx.d.next = self.rsu.rq_ci.val();
+                        self.c_status.d.next = self.st_success.val();
+                        self.c_op.d.next = self.cqe_op_recv_imm.val();
+                        self.c_len.d.next = self.du.msg_len.val();
+                    }
+                    self.c_imm.d.next = 0.into();
+                    self.c_flags.d.next = 0.into();
+                    if self.is_imm.val() {
+                        self.c_imm.d.next = self.du.imm.val();
+                        self.c_flags.d.next = self.flag_with_imm.val();
+                    }
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.state.d.next = RState::Save;
+                    if self.rsu.sr_rcv.val().get_bit(1) {
+                        self.state.d.next = RState::Slide;
+                    }
                 }
-                self.rsp.in_msg.next = (!self.is_last.val()).into();
-                self.rsp.in_write.next = self.is_write.val().into();
-                self.rsp.msg_pkts.next = self.rsu.msg_pkts.val() + 1;
-                if self.is_first.val() {
+            }
+            RState::Slide => {
+                // One placed packet per cycle: ePSN passes it, MSN counts the
+                // messages it ends (plain WRITEs: no completion to write).
+                if self.rsu.sr_rcv.val().get_bit(0) {
+                    self.slid.d.next = true;
+                    self.rsp.epsn.next = self.rsu.epsn.val() + 1;
+                    self.rsp.sr_rcv.next = self.rsu.sr_rcv.val() >> 1;
+                    self.rsp.sr_last.next = self.rsu.sr_last.val() >> 1;
+                    self.rsp.in_write.next = 1.into();
+                    self.rsp.in_msg.next = (!self.rsu.sr_last.val().get_bit(0)).into();
                     self.rsp.msg_pkts.next = 1.into();
+                    if self.rsu.in_msg.val().any() {
+                        self.rsp.msg_pkts.next = self.rsu.msg_pkts.val() + 1;
+                    }
+                    if self.rsu.sr_last.val().get_bit(0) {
+                        self.rsp.msn.next = self.rsu.msn.val() + 1;
+                    }
+                    self.rs.d.next = self.rsp.pword.val();
+                } else {
+                    self.state.d.next = RState::Save;
                 }
-                if self.is_send.val() & self.is_last.val() {
-                    self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
-                    self.rsp.rwqe_valid.next = 0.into();
-                    self.need_cqe.d.next = true;
-                    self.cq_num.d.next = self.qv.recv_cqn.val();
-                    self.c_idx.d.next = self.rsu.rq_ci.val();
-                    self.c_status.d.next = self.st_success.val();
-                    self.c_op.d.next = self.cqe_op_recv.val();
-                    self.c_len.d.next = self.send_off.q.val() + bit_cast::<32, 13>(self.du.plen.val());
-                }
-                if self.is_write.val() & self.is_imm.val() {
-                    self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
-                    self.need_cqe.d.next = true;
-                    self.cq_num.d.next = self.qv.recv_cqn.val();
-                    self.c_idx.d.next = self.rsu.rq_ci.val();
-                    self.c_status.d.next = self.st_success.val();
-                    self.c_op.d.next = self.cqe_op_recv_imm.val();
-                    self.c_len.d.next = self.du.msg_len.val();
-                }
-                self.c_imm.d.next = 0.into();
-                self.c_flags.d.next = 0.into();
-                if self.is_imm.val() {
-                    self.c_imm.d.next = self.du.imm.val();
-                    self.c_flags.d.next = self.flag_with_imm.val();
-                }
-                self.rs.d.next = self.rsp.pword.val();
-                self.state.d.next = RState::Save;
             }
             RState::Save => {
                 self.rxs_we.next = true;
                 if self.need_cqe.q.val() {
                     self.need_cqe.d.next = false;
                     self.state.d.next = RState::CqeRecv;
+                } else if self.ooo.q.val() {
+                    self.state.d.next = RState::Nak;
                 } else {
                     self.state.d.next = RState::AckChk;
                 }
             }
             RState::AckChk => {
-                if !self.du.ack_req.val().any() {
+                // Packets that slid in are acknowledged at once, asked for or not.
+                if !(self.du.ack_req.val().any() | self.slid.q.val()) {
                     self.state.d.next = RState::Idle;
                 } else if !self.ack_full.val() {
                     self.ack_write.next = true;
@@ -746,6 +856,15 @@ impl Logic for Responder {
             }
             RState::Nak => {
                 self.rp_next.next = self.end_ptr.q.val();
+                if (self.syn.q.val() == self.syn_nak_inv_req.val())
+                    | (self.syn.q.val() == self.syn_nak_rem_access.val())
+                    | (self.syn.q.val() == self.syn_nak_rem_op.val())
+                {
+                    // An error at ePSN: hold off out-of-order placement until ePSN moves.
+                    self.rsp.sr_hold.next = 1.into();
+                    self.rxs_we.next = true;
+                    self.rxs_wdata.next = self.rsp.pword.val();
+                }
                 if !self.ack_full.val() {
                     self.ack_write.next = true;
                     self.state.d.next = RState::Idle;

@@ -9,7 +9,7 @@
 
 use crate::ack::AckRecv;
 use crate::cqw::{CqReqMux, CqWriter};
-use crate::desc::{RQS_BITS, TXD_BITS};
+use crate::desc::{RQS_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -45,13 +45,13 @@ pub struct RxEngine {
     /// RX state read address.
     pub rxs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state read data.
-    pub rxs_data: Signal<In, Bits<256>>,
+    pub rxs_data: Signal<In, Bits<RXS_BITS>>,
     /// RX state write enable.
     pub rxs_we: Signal<Out, Bit>,
     /// RX state write address.
     pub rxs_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// RX state write data.
-    pub rxs_wdata: Signal<Out, Bits<256>>,
+    pub rxs_wdata: Signal<Out, Bits<RXS_BITS>>,
     /// RQ producer index read address.
     pub rqpi_addr: Signal<Out, Bits<QPN_BITS>>,
     /// RQ producer index.
@@ -158,6 +158,8 @@ pub struct RxEngine {
     pub idle: Signal<Out, Bit>,
     /// Pulse: invalid request NAKed (opcode sequence, lengths, PSN_OFFSET).
     pub cnt_inv: Signal<Out, Bit>,
+    /// Pulse: a request placed out of order (selective repeat).
+    pub cnt_ooo: Signal<Out, Bit>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
@@ -207,6 +209,7 @@ impl Logic for RxEngine {
         self.cnt_rnr.next = self.resp.cnt_rnr.val();
         self.cnt_ack.next = self.resp.cnt_ack.val();
         self.cnt_inv.next = self.resp.cnt_inv.val();
+        self.cnt_ooo.next = self.resp.cnt_ooo.val();
         self.resp.rst_valid.next = self.rst_valid.val();
         self.resp.rst_data.next = self.rst_data.val();
         // ACK receiver: ACKs from the responder, the send path's local errors, requester resets.

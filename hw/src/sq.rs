@@ -86,6 +86,8 @@ pub struct SqEngine {
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: a rewind was dropped (queue full).
     pub cnt_rewind_drop: Signal<Out, Bit>,
+    /// Pulse: a single-packet resend was taken from the queue.
+    pub cnt_resend: Signal<Out, Bit>,
     sched: Scheduler,
     turn: TurnEngine,
     rewq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
@@ -109,6 +111,7 @@ impl Logic for SqEngine {
         self.turn.rew_data.next = self.rewq.data_out.val();
         self.rewq.read.next = self.turn.rew_pop.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
+        self.cnt_resend.next = self.turn.cnt_resend.val();
         self.turn.sched_valid.next = self.sched.sched_valid.val();
         self.turn.sched_qpn.next = self.sched.sched_qpn.val();
         self.sched.sched_pop.next = self.turn.sched_pop.val();

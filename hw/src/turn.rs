@@ -63,6 +63,7 @@ enum SqState {
     RwLook,
     RwSave,
     RwKick,
+    RsCheck,
 }
 
 /// The turn engine (context, lookahead, segmentation; WQE fetch inside).
@@ -154,7 +155,11 @@ pub struct TurnEngine {
     pub kick_ready: Signal<In, Bit>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
+    /// Pulse: a single-packet resend was taken from the queue (sent, or
+    /// dropped if the QP failed or the WQE no longer holds that packet).
+    pub cnt_resend: Signal<Out, Bit>,
     fetch: WqeFetch,
+    resend: DFF<Bit>,
     rew: DFF<Bits<REW_BITS>>,
     rwu: RewindUnpack,
     rwp: SqStatePack,
@@ -270,7 +275,8 @@ impl Logic for TurnEngine {
             keep_active,
             budget,
             iova,
-            rew
+            rew,
+            resend
         );
         clock!(self, clock, fetch);
         self.qv2.word.next = self.qpc2.q.val();
@@ -328,6 +334,7 @@ impl Logic for TurnEngine {
         self.kick_valid.next = false;
         self.kick_qpn.next = self.qpn.q.val();
         self.cnt_rewind.next = false;
+        self.cnt_resend.next = false;
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
@@ -402,6 +409,7 @@ impl Logic for TurnEngine {
         self.txp.ecn_echo.next = 0.into();
         self.txp.rsn.next = self.wv.rsn.val();
         self.txp.imm.next = self.wv.imm.val();
+        self.txp.ack_flags.next = 0.into();
         self.txd_data.next = self.txp.pword.val();
         self.errp.qpn.next = self.qpn.q.val();
         self.errp.ssn.next = self.ssn.q.val();
@@ -507,6 +515,7 @@ impl Logic for TurnEngine {
                 if (!self.la_active.q.val())
                     & (self.sched_valid.val())
                     & !self.rew_valid.val()
+                    & !self.resend.q.val()
                     & self.fetch.cur_inflight.val()
                     & self.fetch.room.val()
                 {
@@ -525,6 +534,11 @@ impl Logic for TurnEngine {
                 self.held.d.next = false;
                 if !self.fetch.cur_owed.val() {
                     self.state.d.next = SqState::Save;
+                    if self.resend.q.val() {
+                        // A resend leaves the QP's state and schedule as they were.
+                        self.resend.d.next = false;
+                        self.state.d.next = SqState::Idle;
+                    }
                 } else if self.fetch.head_valid.val() {
                     self.fetch.pop.next = true;
                 }
@@ -533,7 +547,17 @@ impl Logic for TurnEngine {
                 self.state.d.next = SqState::MrCheck;
             }
             SqState::MrCheck => {
-                if self.mr_ok.val() | (self.wv.length.val() == 0) {
+                if self.resend.q.val() {
+                    // One packet inside the WQE, or nothing (the host named a
+                    // WQE that is not there any more: the timeout recovers).
+                    self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
+                    self.state.d.next = SqState::Drain;
+                    if (self.mr_ok.val() & (self.msg_off.q.val() < self.wv.length.val()))
+                        | ((self.wv.length.val() == 0) & (self.msg_off.q.val() == 0))
+                    {
+                        self.state.d.next = SqState::Seg;
+                    }
+                } else if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
                     if self.fetch.room.val() & self.fetch.can_fetch.val() & !self.la_active.q.val() {
@@ -562,6 +586,9 @@ impl Logic for TurnEngine {
                 if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     self.state.d.next = SqState::LocalErr;
+                    if self.resend.q.val() {
+                        self.state.d.next = SqState::Drain;
+                    }
                 } else if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
                     self.rd_valid.next = self.pkt_len.val() != 0;
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
@@ -591,6 +618,9 @@ impl Logic for TurnEngine {
                         }
                     } else if self.budget.q.val() <= self.pkt_len.val() {
                         self.state.d.next = SqState::TurnEnd;
+                    }
+                    if self.resend.q.val() {
+                        self.state.d.next = SqState::Drain;
                     }
                 }
             }
@@ -676,8 +706,14 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::RwLook => {
-                // The QP's state word is read (address now, data next cycle).
+                // The QP's state word (and for a resend its context and error
+                // flag) is read: address now, data next cycle.
                 self.state.d.next = SqState::RwSave;
+                if self.rwu.one.val().any() {
+                    self.cnt_resend.next = true;
+                    self.resend.d.next = true;
+                    self.state.d.next = SqState::RsCheck;
+                }
             }
             SqState::RwSave => {
                 self.st_we.next = true;
@@ -688,6 +724,21 @@ impl Logic for TurnEngine {
             SqState::RwKick => {
                 self.kick_valid.next = true;
                 if self.kick_ready.val() {
+                    self.state.d.next = SqState::Idle;
+                }
+            }
+            SqState::RsCheck => {
+                // The packet's position comes from the host; the batch is the one WQE at its SSN.
+                self.qpc.d.next = self.qpc_data.val();
+                self.ssn.d.next = self.rwu.ssn.val();
+                self.psn.d.next = self.rwu.psn.val();
+                self.msg_off.d.next = self.rwu.msg_off.val();
+                self.sq_pi.d.next = self.rwu.ssn.val().get_bits::<16>(0) + 1;
+                self.local_err.d.next = self.stu.err.val().any();
+                self.budget.d.next = self.burst_bytes.val();
+                self.state.d.next = SqState::WqeReq;
+                if self.err_data.val() | self.stu.err.val().any() | !self.qpc_data.val().get_bit(0) {
+                    self.resend.d.next = false;
                     self.state.d.next = SqState::Idle;
                 }
             }

@@ -5,7 +5,8 @@
 #![deny(missing_docs)]
 
 use rnic::{
-    AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion, WrOpcode,
+    AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion,
+    WrOpcode,
 };
 use rnic_sim::SimConfig;
 use rnic_tools::bench::{connect, initial_psn};
@@ -71,6 +72,12 @@ pub struct World {
 impl World {
     /// `n` QP pairs, each side allowing `depth` send and `depth` receive WRs.
     pub fn new(nics: &Nics, n: u32, depth: u32, mtu: Mtu) -> World {
+        World::with_selective_repeat(nics, n, depth, mtu, true)
+    }
+
+    /// As [`World::new`], with the responders' selective repeat on or off
+    /// (off: go-back-N, the responder accepts packets in order only).
+    pub fn with_selective_repeat(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool) -> World {
         let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
         let pd_a = ctx_a.alloc_pd().unwrap();
         let pd_b = ctx_b.alloc_pd().unwrap();
@@ -86,6 +93,9 @@ impl World {
             };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();
+            for q in [&a, &b] {
+                q.modify(&QpAttr { selective_repeat: Some(sr), ..QpAttr::init() }).unwrap();
+            }
             connect(&ctx_a, &a, initial_psn(SEED, 0, i), &ctx_b, &b, initial_psn(SEED, 1, i), mtu).unwrap();
             conns.push((a, b));
         }

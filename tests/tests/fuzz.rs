@@ -944,6 +944,8 @@ impl Fuzzer {
         let qv = pd_v.create_qp(attr(&cq_v, 1, 16)).unwrap();
         connect(&ctx0, &qa, rng.below(1 << 24) as u32, &ctx1, &qb, rng.below(1 << 24) as u32, GOOD_MTU).unwrap();
         let epsn = Self::pick_psn(&mut rng);
+        // The model judges the in-order responder: the victim runs go-back-N.
+        qv.modify(&QpAttr { selective_repeat: Some(false), ..QpAttr::init() }).unwrap();
         connect(&ctx0, &qp_peer, epsn, &ctx1, &qv, rng.below(1 << 24) as u32, cfg.victim_mtu).unwrap();
 
         // A deregistered MR of the victim's PD: its key must never work again.
@@ -1974,7 +1976,7 @@ impl Fuzzer {
         let sq_psn = self.rng.below(1 << 24) as u32;
         let r = (|| -> rnic::Result<()> {
             self.qv.modify(&QpAttr::to(QpState::Reset))?;
-            self.qv.modify(&QpAttr::init())?;
+            self.qv.modify(&QpAttr { selective_repeat: Some(false), ..QpAttr::init() })?;
             self.qv.modify(&QpAttr::rtr(nic_addr(PEER), self.peer_qpn, epsn, self.cfg.victim_mtu))?;
             self.qv.modify(&QpAttr::rts(sq_psn))
         })();

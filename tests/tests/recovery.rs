@@ -4,8 +4,10 @@
 //!
 //! - Each single fault: the first, a middle or the last packet of a WRITE,
 //!   a WRITE with immediate and a SEND; an ACK; a NAK; the last ACK of the
-//!   run. Every byte of every message is checked, completions come in order
-//!   with success, nothing outside the buffers is written.
+//!   run; with the responder's selective repeat on (a lost WRITE packet is
+//!   the one packet resent) and off (go-back-N). Every byte of every
+//!   message is checked, completions come in order with success, nothing
+//!   outside the buffers is written.
 //! - A QP whose peer is gone fails with `RetryExcErr` after `retry_cnt`
 //!   timeouts, its other WRs are flushed, and another QP keeps running.
 //! - A SEND without a posted receive is retried on RNR NAKs until the
@@ -50,10 +52,10 @@ impl Lose {
     }
 }
 
-fn run(kind: Kind, lose: Lose) {
+fn run(kind: Kind, lose: Lose, sr: bool) {
     let nics = pair();
     {
-        let w = World::new(&nics, 1, 2 * MSGS, Mtu::Mtu1024);
+        let w = World::with_selective_repeat(&nics, 1, 2 * MSGS, Mtu::Mtu1024, sr);
         let (qa, qb) = &w.conns[0];
         let total = SLOT * MSGS as usize;
         let src = w.pd_a.reg_mr(total, AccessFlags::empty()).unwrap();
@@ -98,7 +100,7 @@ fn run(kind: Kind, lose: Lose) {
         let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
         let op = if kind == Kind::Send { WcOpcode::Send } else { WcOpcode::RdmaWrite };
         let want: Vec<_> = (0..MSGS as u64).map(|m| (m, WcStatus::Success, op)).collect();
-        assert_eq!(got, want, "{kind:?} losing {lose:?}: requester completions");
+        assert_eq!(got, want, "{kind:?} losing {lose:?} (sr {sr}): requester completions");
         if kind != Kind::Write {
             let r = wait(&w.cq_b, MSGS as usize, total as u64);
             for (m, c) in r.iter().enumerate() {
@@ -114,14 +116,27 @@ fn run(kind: Kind, lose: Lose) {
         }
         assert_same(&format!("{kind:?} losing {lose:?}"), &read_all(&dst), &want, SLOT, MSGS, SIZE);
         let stats = qa.recovery_stats();
-        eprintln!("{kind:?} losing {lose:?}: {stats:?}, {} cycles", nics.cluster.borrow().now());
+        eprintln!("{kind:?} losing {lose:?} (sr {sr}): {stats:?}, {} cycles", nics.cluster.borrow().now());
         let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
         let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
         assert!(dropped >= 1, "{kind:?} losing {lose:?}: the fault never matched");
         if lose.needs_resend() {
-            assert!(stats.rewinds >= 1, "{kind:?} losing {lose:?}: recovered without a rewind? {stats:?}");
+            assert!(
+                stats.rewinds + stats.resends >= 1,
+                "{kind:?} losing {lose:?}: recovered without a retransmission? {stats:?}"
+            );
+        }
+        if sr && kind == Kind::Write && matches!(lose, Lose::Packet(_)) {
+            // Selective repeat: the packets after the loss were placed, only the lost one is resent.
+            assert_eq!((stats.rewinds, stats.resends), (0, 1), "{kind:?} losing {lose:?}: {stats:?}");
+            assert_eq!(reg(1, counters::RX_OOO_PLACED), stats.ooo_placed, "{stats:?}");
+            assert!(stats.ooo_placed >= 1, "{stats:?}");
+        }
+        if !sr {
+            assert_eq!((stats.resends, stats.ooo_placed), (0, 0), "go-back-N: {stats:?}");
         }
         assert_eq!(reg(0, counters::SQ_REWINDS), stats.rewinds, "{stats:?}");
+        assert_eq!(reg(0, counters::SQ_RESENDS), stats.resends, "{stats:?}");
         assert_eq!(reg(0, counters::CTRLQ_DROP), 0);
         assert_eq!(qa.state(), QpState::Rts);
     }
@@ -130,33 +145,41 @@ fn run(kind: Kind, lose: Lose) {
 
 #[test]
 fn single_losses_of_write_packets_recover() {
-    for i in 0..3 {
-        run(Kind::Write, Lose::Packet(i));
+    for sr in [true, false] {
+        for i in 0..3 {
+            run(Kind::Write, Lose::Packet(i), sr);
+        }
     }
 }
 
 #[test]
 fn single_losses_of_write_with_immediate_packets_recover() {
-    for i in 0..3 {
-        run(Kind::WriteImm, Lose::Packet(i));
+    for sr in [true, false] {
+        for i in 0..3 {
+            run(Kind::WriteImm, Lose::Packet(i), sr);
+        }
     }
 }
 
 #[test]
 fn single_losses_of_send_packets_recover() {
-    for i in 0..3 {
-        run(Kind::Send, Lose::Packet(i));
+    for sr in [true, false] {
+        for i in 0..3 {
+            run(Kind::Send, Lose::Packet(i), sr);
+        }
     }
 }
 
 #[test]
 fn lost_acks_and_naks_recover() {
-    for kind in [Kind::Write, Kind::Send] {
-        run(kind, Lose::Ack(0));
-        run(kind, Lose::Ack(1));
-        // The last ACK: only the retransmission timeout notices.
-        run(kind, Lose::Ack(MSGS as u64 - 1));
-        run(kind, Lose::Nak);
+    for sr in [true, false] {
+        for kind in [Kind::Write, Kind::Send] {
+            run(kind, Lose::Ack(0), sr);
+            run(kind, Lose::Ack(1), sr);
+            // The last ACK: only the retransmission timeout notices.
+            run(kind, Lose::Ack(MSGS as u64 - 1), sr);
+            run(kind, Lose::Nak, sr);
+        }
     }
 }
 

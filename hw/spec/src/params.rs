@@ -45,6 +45,13 @@ pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
 /// and always on the last packet of a message.
 pub const ACK_REQ_EVERY: u32 = 16;
+/// Selective repeat: how far ahead of ePSN (in PSNs) the responder places a
+/// plain WRITE packet out of order and records it in the QP's on-chip
+/// window (a 64-bit bitmap whose bit 0 is ePSN itself). Beyond it a packet
+/// is dropped and NAKed as under go-back-N. At 100 Gb/s with a 4 KiB MTU,
+/// 63 packets are 21 us of line rate, several recovery round trips.
+pub const SR_WINDOW: u32 = 63;
+
 /// Depth of the send engine's SQ rewind queue (`regs::REG_SQ_REWIND`), log2.
 pub const REWIND_QUEUE_LOG2: usize = 4;
 /// Depth of the send engine's SQ rewind queue.

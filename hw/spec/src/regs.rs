@@ -84,8 +84,15 @@ pub mod counters {
     pub const SQ_REWIND_DROP: u32 = 0x290;
     /// Retransmission timeouts reported (CtrlQ `REQ_TIMEOUT` entries asked for).
     pub const RTO_EXPIRED: u32 = 0x298;
+    /// Requests placed out of order by the responder's selective repeat
+    /// (ahead of ePSN, inside the QP's window; [`super::qpc::SR_EN`]).
+    pub const RX_OOO_PLACED: u32 = 0x2A0;
+    /// Single-packet resends taken from the rewind queue
+    /// ([`super::rewind::ONE`]): sent, or dropped because the QP has failed
+    /// or the WQE at that SSN does not hold that packet.
+    pub const SQ_RESENDS: u32 = 0x2A8;
     /// Number of counters.
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 22;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
@@ -206,6 +213,12 @@ pub mod qpc {
     pub const RQ_LOG2: Field = Field::new(3, 8, 8);
     /// Protection domain (MR keys used by this QP must carry the same PD).
     pub const PD: Field = Field::new(3, 16, 16);
+    /// 1: selective repeat at the responder: a plain WRITE packet up to
+    /// [`crate::params::SR_WINDOW`] PSNs ahead of ePSN is placed and
+    /// recorded in the QP's on-chip window, and its NAK says so
+    /// ([`crate::wire::ack_flags::PLACED`]); 0: only the packet at ePSN is
+    /// accepted (go-back-N).
+    pub const SR_EN: Field = Field::new(3, 32, 1);
     /// Destination IPv4 address.
     pub const DEST_IP: Field = Field::new(4, 0, 32);
     /// UDP source port (the entropy) used by this QP.
@@ -229,6 +242,10 @@ pub mod rewind {
     pub const PSN: Field = Field::new(0, 32, 24);
     /// Byte offset of that packet in its message (a multiple of the PMTU).
     pub const MSG_OFF: Field = Field::new(1, 0, 32);
+    /// 1: resend only the packet at SSN/PSN/MSG_OFF and leave the QP's
+    /// send position where it is (selective repeat's single-packet
+    /// retransmission); 0: resend from there on (go-back-N).
+    pub const ONE: Field = Field::new(0, 63, 1);
 }
 
 /// MR table entry written by [`REG_MR_COMMIT`].

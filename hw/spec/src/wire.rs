@@ -298,8 +298,8 @@ pub mod field {
     pub const AXT_ENTROPY: Field = Field::new(74, 2);
     /// ACK extension: ECN echo (the request's IP ECN bits).
     pub const AXT_ECN: Field = Field::new(76, 1);
-    /// ACK extension: reserved, zero.
-    pub const AXT_RESV: Field = Field::new(77, 1);
+    /// ACK extension: flags ([`ack_flags`]).
+    pub const AXT_FLAGS: Field = Field::new(77, 1);
     /// ACK extension: expected PSN (ePSN) at the responder.
     pub const AXT_EPSN: Field = Field::new(78, 4);
     /// ACK extension: SACK base PSN.
@@ -418,6 +418,8 @@ pub mod off {
     pub const AXT_ENTROPY: usize = field::AXT_ENTROPY.start;
     /// ACK extension: ECN echo (the request's IP ECN bits).
     pub const AXT_ECN: usize = field::AXT_ECN.start;
+    /// ACK extension: flags ([`super::ack_flags`]).
+    pub const AXT_FLAGS: usize = field::AXT_FLAGS.start;
     /// ACK extension: expected PSN (ePSN) at the responder.
     pub const AXT_EPSN: usize = field::AXT_EPSN.start;
     /// ACK extension: SACK base PSN.
@@ -655,6 +657,14 @@ impl From<Opcode> for u8 {
             Opcode::Unknown(other) => other,
         }
     }
+}
+
+/// Bits of the ACK extension's flags byte ([`field::AXT_FLAGS`]).
+pub mod ack_flags {
+    /// A PSN sequence NAK whose request the responder placed out of order
+    /// (selective repeat): only the packets before it that it has not
+    /// placed need resending, not this one.
+    pub const PLACED: u8 = 0x01;
 }
 
 /// AETH syndromes, as raw bytes. [`Syndrome`] is the typed form.
@@ -1142,6 +1152,8 @@ int_fields! {
     echo_entropy, set_echo_entropy: u16 = field::AXT_ENTROPY;
     /// ACKs: ECN echo (the request's IP ECN bits).
     echo_ecn, set_echo_ecn: u8 = field::AXT_ECN;
+    /// ACKs: flags ([`ack_flags`]).
+    ack_flags, set_ack_flags: u8 = field::AXT_FLAGS;
     /// ACKs: expected PSN at the responder.
     epsn, set_epsn: u32 = field::AXT_EPSN;
     /// ACKs: SACK base PSN.
@@ -1390,6 +1402,8 @@ pub struct AckRepr {
     pub echo_entropy: u16,
     /// Extension: ECN echo (the request's IP ECN bits).
     pub echo_ecn: u8,
+    /// Extension: flags ([`ack_flags`]).
+    pub ack_flags: u8,
     /// Extension: expected PSN at the responder.
     pub epsn: u32,
     /// Extension: SACK base PSN (reserved for STrack; 0 from the current RTL).
@@ -1425,6 +1439,7 @@ impl AckRepr {
             ts: packet.ack_timestamp(),
             echo_entropy: packet.echo_entropy(),
             echo_ecn: packet.echo_ecn(),
+            ack_flags: packet.ack_flags(),
             epsn: packet.epsn(),
             sack_base: packet.sack_base(),
             sack_bitmap: packet.sack_bitmap(),
@@ -1471,6 +1486,7 @@ impl AckRepr {
         packet.set_ack_timestamp(self.ts);
         packet.set_echo_entropy(self.echo_entropy);
         packet.set_echo_ecn(self.echo_ecn);
+        packet.set_ack_flags(self.ack_flags);
         packet.set_epsn(self.epsn);
         packet.set_sack_base(self.sack_base);
         packet.set_sack_bitmap(self.sack_bitmap);
@@ -1533,6 +1549,8 @@ pub struct Frame {
     pub echo_entropy: u16,
     /// ACKs: ECN echo.
     pub echo_ecn: u8,
+    /// ACKs: flags ([`ack_flags`]).
+    pub ack_flags: u8,
     /// Payload (without pad).
     pub payload: Vec<u8>,
 }
@@ -1597,6 +1615,7 @@ impl Frame {
             ts: self.ts,
             echo_entropy: self.echo_entropy,
             echo_ecn: self.echo_ecn,
+            ack_flags: self.ack_flags,
             epsn: self.epsn,
             sack_base: 0,
             sack_bitmap: 0,
@@ -1682,6 +1701,7 @@ impl From<AckRepr> for Frame {
             epsn: a.epsn,
             echo_entropy: a.echo_entropy,
             echo_ecn: a.echo_ecn,
+            ack_flags: a.ack_flags,
             ..Frame::default()
         }
     }
@@ -1824,7 +1844,7 @@ mod tests {
             AXT_TS,
             AXT_ENTROPY,
             AXT_ECN,
-            AXT_RESV,
+            AXT_FLAGS,
             AXT_EPSN,
             AXT_SACK_BASE,
             AXT_SACK_BITMAP,

@@ -46,6 +46,7 @@ pub fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
         epsn: if op == opcode::ACK { 0x12_3457 } else { 0 },
         echo_entropy: if op == opcode::ACK { 0xC001 } else { 0 },
         echo_ecn: 0,
+        ack_flags: if op == opcode::ACK { seed & 1 } else { 0 },
         payload: (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect(),
     }
 }
@@ -77,6 +78,7 @@ pub fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
         ("ecn_echo", f.echo_ecn as u64),
         ("rsn", f.rsn as u64),
         ("imm", f.imm as u64),
+        ("ack_flags", f.ack_flags as u64),
     ]
 }
 
