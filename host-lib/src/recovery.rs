@@ -344,6 +344,69 @@ mod tests {
         assert_eq!(r.next_psn, 1);
     }
 
+    /// A send queue of `n` one-packet WQEs from PSN `psn0` (MTU 4096).
+    fn queue(n: u32, psn0: u32) -> (ReqRecovery, WorkQueue) {
+        let mut r = ReqRecovery::default();
+        r.start(psn0, 12);
+        let blank = Slot { wr_id: 0, opcode: crate::WcOpcode::RdmaWrite, len: 0, psn: 0 };
+        let mut sq = WorkQueue {
+            buf: rnic_driver::DmaBuf { bus_addr: 0, len: 0 },
+            log2: 6,
+            cap: 64,
+            pi: 0,
+            ci: 0,
+            slots: vec![blank; 64],
+        };
+        for i in 0..n {
+            let psn = r.post(4096);
+            sq.slots[i as usize] = Slot { psn, len: 4096, ..blank };
+            sq.pi += 1;
+        }
+        (r, sq)
+    }
+
+    fn resent(a: &[Action]) -> Vec<u32> {
+        a.iter()
+            .map(|a| match a {
+                Action::Resend { psn, .. } => *psn,
+                other => panic!("not a resend: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn placed_naks_resend_each_hole_once_across_the_psn_wrap() {
+        let e = PSN_MASK - 1;
+        let (mut r, sq) = queue(20, e);
+        // e lost; e+1 placed: resend e.
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true)), vec![e]);
+        // e+2 placed: nothing new.
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true).is_empty());
+        // e+3 lost, e+4 placed: resend e+3 only.
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true)), vec![(e + 3) & PSN_MASK]);
+        // A stale report of e+2 again: nothing.
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true).is_empty());
+        // ePSN moved to e+3; e+6 placed, e+5 missing.
+        assert_eq!(resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true)), vec![(e + 5) & PSN_MASK]);
+        assert_eq!(r.stats.ooo_placed, 5);
+    }
+
+    #[test]
+    fn many_holes_or_an_unplaced_packet_rewind() {
+        let (mut r, sq) = queue(30, 100);
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true).as_slice() {
+            [Action::Rewind { psn: 100, .. }] => {}
+            other => panic!("{other:?}"),
+        }
+        let (mut r, sq) = queue(30, 100);
+        match r.on_psn_nak(&sq, 100, 103, false).as_slice() {
+            [Action::Rewind { psn: 100, .. }] => {}
+            other => panic!("{other:?}"),
+        }
+        // The same ePSN again: already rewound.
+        assert!(r.on_psn_nak(&sq, 100, 104, false).is_empty());
+    }
+
     #[test]
     fn rnr_timer_table() {
         assert_eq!(rnr_timer_us(0), 655_360.0);

@@ -23,6 +23,11 @@
 //! QP is kicked into the scheduler like a doorbell. A pending rewind ends
 //! the current turn at its next boundary and holds off lookahead, so a busy
 //! QP cannot starve it.
+//!
+//! A rewind with its `one` bit is a single-packet resend (selective
+//! repeat): between turns the engine loads the QP's context, fetches the
+//! one WQE at the given SSN, sends the packet at the given PSN and message
+//! offset, and leaves the QP's state and schedule untouched.
 
 use crate::desc::{
     ErrPack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, REW_BITS, TXD_BITS,

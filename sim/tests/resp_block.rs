@@ -153,6 +153,8 @@ struct Rxs {
     in_msg: bool,
     in_write: bool,
     resp_err: bool,
+    /// Selective repeat held off after an error NAK (the RTL writes the state it holds then).
+    sr_hold: bool,
     rwqe_iova: u64,
     rwqe_len: u64,
     req_acked: u64,
@@ -173,6 +175,7 @@ impl Rxs {
                 ("in_msg", self.in_msg as u64),
                 ("in_write", self.in_write as u64),
                 ("resp_err", self.resp_err as u64),
+                ("sr_hold", self.sr_hold as u64),
                 ("rwqe_iova", self.rwqe_iova),
                 ("rwqe_len", self.rwqe_len),
                 ("msg_pkts", self.msg_pkts),
@@ -200,6 +203,7 @@ impl Rxs {
             in_msg: g("in_msg") != 0,
             in_write: g("in_write") != 0,
             resp_err: g("resp_err") != 0,
+            sr_hold: g("sr_hold") != 0,
             rwqe_iova: g("rwqe_iova"),
             rwqe_len: g("rwqe_len"),
             req_acked: gr("acked"),
@@ -1011,6 +1015,11 @@ impl Tb {
         let nak = |tb: &mut Tb, evs: &mut Vec<Ev>, syn: u8, st: &Rxs| {
             evs.push(tb.ack_ev(d, &q, syn as u64, st));
             *tb.st.naks.entry(syn).or_default() += 1;
+            if [syndrome::NAK_INV_REQ, syndrome::NAK_REM_ACCESS, syndrome::NAK_REM_OP].contains(&syn) {
+                // The responder writes back the state it holds, with placement held off.
+                let req = tb.rxs[qpn];
+                tb.rxs[qpn] = Rxs { sr_hold: true, req_err: req.req_err, req_acked: req.req_acked, ..*st };
+            }
         };
         if diff & 0x80_0000 != 0 {
             self.cnt_model.dup += 1;
@@ -1104,7 +1113,7 @@ impl Tb {
                 let e = self.cqe_ev(q.recv_cqn, s.rq_ci, cqe_status::LOC_PROT_ERR, cqe_op::RECV, 0, qpn);
                 evs.push(e);
                 nak(self, &mut evs, syndrome::NAK_REM_OP, &u);
-                self.rxs[qpn] = u;
+                self.rxs[qpn] = Rxs { sr_hold: true, ..u };
                 let why = if first { "receive WQE fails its MR" } else { "receive buffer MR invalid mid-message" };
                 return (evs, format!("{why}: LOC_PROT_ERR, NAK REM_OP"));
             }
@@ -1120,6 +1129,7 @@ impl Tb {
         self.st.placed += 1;
         let mut u = t;
         u.epsn = (t.epsn + 1) & M24;
+        u.sr_hold = false;
         if last {
             u.msn = (t.msn + 1) & M24;
         }
@@ -1605,6 +1615,7 @@ impl Tb {
                     r.in_msg = false;
                     r.in_write = false;
                     r.resp_err = false;
+                    r.sr_hold = false;
                     r.msg_pkts = 0;
                     self.rqpi_tab[qpn] = 0;
                     self.qps[qi].rq.clear();

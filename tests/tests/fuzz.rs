@@ -50,7 +50,13 @@
 //!
 //! One `#[test]` per mutation class (one mutation per frame, 150 frames), one
 //! for mutated ACK frames, and two mixed tests (up to three mutations per
-//! frame, all classes, PMTU 1024 and 4096).
+//! frame, all classes, PMTU 1024 and 4096). The victim runs go-back-N there;
+//! in `psn_sr` and `mixed_mtu1024_sr` it runs selective repeat, and the model
+//! predicts exactly which plain WRITE packets ahead of ePSN (within
+//! `SR_WINDOW`) are placed out of order (RX_OOO_PLACED, a PSN sequence NAK
+//! flagged PLACED), which are duplicates of such, and how ePSN and MSN slide
+//! over them once the packet at ePSN arrives (the ACK is then sent anyway);
+//! the forged requester sometimes sends a later packet of a WRITE first.
 //!
 //! Environment:
 //! * `RNIC_FUZZ_FRAMES=N`: frames per selected test (soak);
@@ -71,6 +77,7 @@ use rnic::{
     WrOpcode,
 };
 use rnic_sim::{ip_of, mac_of, SimConfig};
+use rnic_spec::params::SR_WINDOW;
 use rnic_spec::regs::{self, counters};
 use rnic_spec::wire::{self, off, opcode, Frame, HDR_LEN, ICRC_LEN};
 use rnic_tests::{pair_with, timeout_for, Nics};
@@ -178,9 +185,14 @@ enum Outcome {
     Inv,
     /// An ACK/NAK frame processed by the requester side (RX_ACKS).
     Ack,
+    /// Selective repeat: a WRITE packet ahead of ePSN placed out of order
+    /// (RX_PSN_ERR and RX_OOO_PLACED), NAK 0x60 with the PLACED flag.
+    Placed,
+    /// Selective repeat: a packet ahead of ePSN placed before (RX_DUP), NAK 0x60 with the PLACED flag.
+    PlacedDup,
 }
 
-const OUTCOMES: [Outcome; 9] = [
+const OUTCOMES: [Outcome; 11] = [
     Outcome::Accept,
     Outcome::Icrc,
     Outcome::Hdr,
@@ -190,6 +202,8 @@ const OUTCOMES: [Outcome; 9] = [
     Outcome::Rnr,
     Outcome::Inv,
     Outcome::Ack,
+    Outcome::Placed,
+    Outcome::PlacedDup,
 ];
 
 /// A set of outcomes.
@@ -600,6 +614,8 @@ struct Judgement {
     allowed: Set,
     why: Vec<String>,
     accept: Option<Accepted>,
+    /// Effect if placed out of order (outcome `Placed`): its window bit and the placement.
+    placed: Option<(u32, Accepted)>,
 }
 
 /// A message the responder is in the middle of.
@@ -628,6 +644,12 @@ struct Victim {
     msn: u32,
     cur: Option<Cur>,
     rq: VecDeque<Rwqe>,
+    /// Selective repeat window: bit i = PSN ePSN + i placed out of order.
+    sr_rcv: u64,
+    /// Bit i = the packet placed at ePSN + i was the last of its message.
+    sr_last: u64,
+    /// No out-of-order placement until ePSN moves (after an error NAK).
+    sr_hold: bool,
 }
 
 /// One entry of NIC1's MR table (what the model checks rkeys against).
@@ -697,6 +719,8 @@ struct Cfg {
     /// Percent of frames that abandon the message in progress and start a new one.
     restart_pct: u32,
     victim_mtu: Mtu,
+    /// The victim's responder runs selective repeat (else go-back-N).
+    victim_sr: bool,
     frames: u64,
     /// Avoid last-packet lengths of 58..=60 mod 64 in the generated messages
     /// and the good transfers (they hit a known ring accounting defect that
@@ -722,6 +746,7 @@ impl Cfg {
             send_pct,
             restart_pct: if c == Class::Opcode { 3 } else { 0 },
             victim_mtu: Mtu::Mtu1024,
+            victim_sr: false,
             frames,
             avoid_ring_residue: c != Class::PayloadLen,
         }
@@ -800,9 +825,11 @@ struct FrameCtx {
 
 struct Stats {
     frames: u64,
-    by_outcome: [u64; 9],
-    by_class: Vec<(Class, u64, [u64; 9])>,
+    by_outcome: [u64; OUTCOMES.len()],
+    by_class: Vec<(Class, u64, [u64; OUTCOMES.len()])>,
     resets: u64,
+    /// Packets placed out of order that slid in behind an accepted one.
+    slid: u64,
     good_rounds: u64,
     good_bytes: u64,
     cycles0: u64,
@@ -944,8 +971,8 @@ impl Fuzzer {
         let qv = pd_v.create_qp(attr(&cq_v, 1, 16)).unwrap();
         connect(&ctx0, &qa, rng.below(1 << 24) as u32, &ctx1, &qb, rng.below(1 << 24) as u32, GOOD_MTU).unwrap();
         let epsn = Self::pick_psn(&mut rng);
-        // The model judges the in-order responder: the victim runs go-back-N.
-        qv.modify(&QpAttr { selective_repeat: Some(false), ..QpAttr::init() }).unwrap();
+        // The victim runs go-back-N, or selective repeat if the test says so.
+        qv.modify(&QpAttr { selective_repeat: Some(cfg.victim_sr), ..QpAttr::init() }).unwrap();
         connect(&ctx0, &qp_peer, epsn, &ctx1, &qv, rng.below(1 << 24) as u32, cfg.victim_mtu).unwrap();
 
         // A deregistered MR of the victim's PD: its key must never work again.
@@ -1054,9 +1081,10 @@ impl Fuzzer {
             just_consumed: None,
             stats: Stats {
                 frames: 0,
-                by_outcome: [0; 9],
-                by_class: cfg.classes.iter().map(|&c| (c, 0, [0; 9])).collect(),
+                by_outcome: [0; OUTCOMES.len()],
+                by_class: cfg.classes.iter().map(|&c| (c, 0, [0; OUTCOMES.len()])).collect(),
                 resets: 0,
+                slid: 0,
                 good_rounds: 0,
                 good_bytes: 0,
                 cycles0,
@@ -1168,7 +1196,8 @@ impl Fuzzer {
             let mut y = x.clone();
             y.icrc_bad = false;
             let rest = self.judge_facts(&y);
-            let mut j = Judgement { allowed: Set::of(&[Icrc]), why: vec!["wrong ICRC".into()], accept: None };
+            let mut j =
+                Judgement { allowed: Set::of(&[Icrc]), why: vec!["wrong ICRC".into()], accept: None, placed: None };
             if rest.allowed.has(Hdr) {
                 j.allowed.add(Hdr);
                 j.why.push(format!("may be dropped as a header error: {:?}", rest.why));
@@ -1350,6 +1379,10 @@ impl Fuzzer {
             why("RETH length differs from the FIRST's".into(), false, &mut j);
         }
         let invset = Set::of(&[Hdr, Inv]);
+        if let Some(s) = self.judge_sr(x, diff, kind, first, last, imm, &mut j) {
+            j.allowed = s.with(lenient);
+            return j;
+        }
         if !psn_out.is_empty() {
             j.allowed = psn_out.with(lenient);
             if inv || inv_l {
@@ -1438,8 +1471,85 @@ impl Fuzzer {
         j
     }
 
-    /// Applies an accepted packet to the model.
-    fn apply_accept(&mut self, a: &Accepted, frame: &[u8]) {
+    /// Selective repeat: the outcome of a request ahead of ePSN that the
+    /// responder may place out of order (a plain WRITE in the window that
+    /// passes the checks needing no predecessor), or None if it is not one.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_sr(
+        &self,
+        x: &Facts,
+        diff: u32,
+        kind: Kind,
+        first: bool,
+        last: bool,
+        imm: bool,
+        j: &mut Judgement,
+    ) -> Option<Set> {
+        let v = &self.v;
+        if !self.cfg.victim_sr
+            || v.sr_hold
+            || !(1..=SR_WINDOW).contains(&diff)
+            || kind != Kind::Write
+            || imm
+            || !(0..=4096).contains(&x.plen)
+        {
+            return None;
+        }
+        let m = self.mtu as u64;
+        let plen = x.plen as u64;
+        let off = (x.psn_offset & PSN_MASK) as u64 * m;
+        let len = x.msg_len as u64;
+        if plen > m
+            || (!last && plen != m)
+            || off + plen > len
+            || (last && off + plen != len)
+            || (first && x.psn_offset & PSN_MASK != 0)
+        {
+            return None;
+        }
+        let bit = 1u64 << diff;
+        if v.sr_rcv & bit != 0 {
+            j.why.push(format!("selective repeat: PSN {:#x} (ePSN + {diff}) was placed before", x.psn));
+            return Some(Set::of(&[Outcome::PlacedDup]));
+        }
+        match self.mr_check(x.rkey, x.va.wrapping_sub(off), len) {
+            Ok((region, o)) => {
+                j.why.push(format!("selective repeat: placed out of order at ePSN + {diff}"));
+                let place = if plen > 0 { Place::Exact { region, off: o + off as usize } } else { Place::None };
+                let a = Accepted {
+                    plen: plen as usize,
+                    kind,
+                    first,
+                    last,
+                    place,
+                    msg_len: x.msg_len,
+                    cqe_len: None,
+                    imm: None,
+                };
+                j.placed = Some((diff, a));
+                Some(Set::of(&[Outcome::Placed]))
+            }
+            Err(e) => {
+                j.why.push(format!("selective repeat: ePSN + {diff} not placed, the whole message's range: {e}"));
+                Some(Set::of(&[Outcome::Psn]))
+            }
+        }
+    }
+
+    /// Records a packet placed out of order.
+    fn apply_placed(&mut self, diff: u32, a: &Accepted, frame: &[u8]) {
+        if let Place::Exact { region, off } = a.place {
+            self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + a.plen]);
+        }
+        self.v.sr_rcv |= 1 << diff;
+        if a.last {
+            self.v.sr_last |= 1 << diff;
+        }
+    }
+
+    /// Applies an accepted packet to the model; returns how many packets
+    /// placed out of order before slid in behind it.
+    fn apply_accept(&mut self, a: &Accepted, frame: &[u8]) -> u32 {
         let plen = a.plen;
         self.v.epsn = (self.v.epsn + 1) & PSN_MASK;
         match a.place {
@@ -1466,6 +1576,27 @@ impl Fuzzer {
                 self.expect_cqe.push_back((w.wr_id, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
             }
         }
+        // Selective repeat: the window moves with ePSN and the packets placed
+        // right behind it slide in (as WRITE packets; their RETH length is not
+        // kept, so a message they start gets the lenient length checks).
+        self.v.sr_hold = false;
+        self.v.sr_rcv >>= 1;
+        self.v.sr_last >>= 1;
+        let mut slid = 0;
+        while self.v.sr_rcv & 1 != 0 {
+            let last = self.v.sr_last & 1 != 0;
+            self.v.epsn = (self.v.epsn + 1) & PSN_MASK;
+            let pkts = self.v.cur.map_or(1, |c| c.pkts + 1);
+            let len = self.v.cur.map_or(u32::MAX, |c| c.len);
+            self.v.cur = if last { None } else { Some(Cur { kind: Kind::Write, pkts, len }) };
+            if last {
+                self.v.msn = (self.v.msn + 1) & PSN_MASK;
+            }
+            self.v.sr_rcv >>= 1;
+            self.v.sr_last >>= 1;
+            slid += 1;
+        }
+        slid
     }
 
     // ------------------------------------------------------------ generator
@@ -1521,9 +1652,9 @@ impl Fuzzer {
         }
     }
 
-    fn base_request(&mut self, p: &Plan) -> Frame {
+    /// Packet `i` of the plan's message, with PSN `psn`.
+    fn base_request(&mut self, p: &Plan, i: u32, psn: u32) -> Frame {
         let m = self.mtu;
-        let i = p.next;
         let (first, last) = (i == 0, i + 1 == p.pkts);
         let plen = if last { p.len - i * m } else { m } as usize;
         let write = p.kind == Kind::Write;
@@ -1536,7 +1667,7 @@ impl Fuzzer {
             opcode: opcode::request(write, first, last),
             dqpn: self.victim_qpn,
             ack_req: last || i & 15 == 15,
-            psn: self.v.epsn,
+            psn,
             va: if write { p.va0 + (i * m) as u64 } else { (i * m) as u64 },
             rkey: if write { self.regions[R_VW].mr.rkey() } else { 0 },
             msg_len: p.len,
@@ -1578,6 +1709,7 @@ impl Fuzzer {
         let flen = HDR_LEN + plen + pad + ICRC_LEN;
         let is_ack = fr.opcode == opcode::ACK;
         let epsn = self.v.epsn;
+        let sr = self.cfg.victim_sr;
         let r = &mut self.rng;
         match class {
             Class::Lengths => {
@@ -1609,6 +1741,11 @@ impl Fuzzer {
                 }
             }
             Class::Pad => Mut::Pad(((pad as u64 + r.range(1, 3)) % 4) as u8),
+            // Selective repeat: half of the PSNs inside the window or just past it.
+            Class::Psn if sr && r.pct(50) => {
+                let d = pick!(r, [1i64, 2, 3, 62, 63, 64, r.range(1, 63) as i64]);
+                Mut::Psn((epsn as i64 + d) as u32 & PSN_MASK)
+            }
             Class::Psn => {
                 let d = pick!(
                     r,
@@ -1976,7 +2113,7 @@ impl Fuzzer {
         let sq_psn = self.rng.below(1 << 24) as u32;
         let r = (|| -> rnic::Result<()> {
             self.qv.modify(&QpAttr::to(QpState::Reset))?;
-            self.qv.modify(&QpAttr { selective_repeat: Some(false), ..QpAttr::init() })?;
+            self.qv.modify(&QpAttr { selective_repeat: Some(self.cfg.victim_sr), ..QpAttr::init() })?;
             self.qv.modify(&QpAttr::rtr(nic_addr(PEER), self.peer_qpn, epsn, self.cfg.victim_mtu))?;
             self.qv.modify(&QpAttr::rts(sq_psn))
         })();
@@ -2163,7 +2300,7 @@ impl Fuzzer {
         }
         for _ in 0..20 {
             let p = self.new_plan();
-            let base = self.base_request(&p);
+            let base = self.base_request(&p, 0, self.v.epsn);
             let c = self.rng.pick(&classes);
             let m = self.choose(c, &base);
             let fill = self.rng.next();
@@ -2291,7 +2428,12 @@ impl Fuzzer {
                 _ => Err(format!("ACK counted together with {rest:x?}")),
             };
         }
+        let psn_nak = naks.contains(&wire::syndrome::NAK_PSN_SEQ);
         match offs.as_slice() {
+            [counters::RX_PSN_ERR, counters::RX_OOO_PLACED] | [counters::RX_OOO_PLACED, counters::RX_PSN_ERR] => {
+                Ok(Placed)
+            }
+            [counters::RX_DUP] if psn_nak => Ok(PlacedDup),
             [] if inv_nak => Err("NAKed INV_REQ but counted by no counter".into()),
             [] => Ok(Accept),
             [o] => match *o {
@@ -2317,15 +2459,49 @@ impl Fuzzer {
         }
     }
 
-    /// The victim's responses must fit the outcome.
-    fn check_responses(&self, o: Outcome, x: &Facts, resp: &[Frame], problems: &mut Vec<String>) {
+    /// The victim's responses must fit the outcome (`vb`: the victim before
+    /// the frame, `acc`: the effect of an accepted packet).
+    fn check_responses(
+        &self,
+        o: Outcome,
+        x: &Facts,
+        vb: &Victim,
+        acc: Option<&Accepted>,
+        resp: &[Frame],
+        problems: &mut Vec<String>,
+    ) {
         use Outcome::*;
         let syns: Vec<u8> = resp.iter().map(|f| f.syndrome).collect();
+        // Selective repeat: packets placed out of order right behind an
+        // accepted one slide in; ePSN and MSN the ACK must then carry.
+        let slid = (vb.sr_rcv >> 1).trailing_ones();
+        let slid_mask = if slid == 0 { 0 } else { u64::MAX >> (64 - slid) };
+        let ended = ((vb.sr_last >> 1) & slid_mask).count_ones() + acc.is_some_and(|a| a.last) as u32;
+        let (epsn, msn) = ((vb.epsn + 1 + slid) & PSN_MASK, (vb.msn + ended) & PSN_MASK);
+        // A NAK of a packet placed out of order: flagged, ePSN and MSN unchanged.
+        let placed_nak = |f: &Frame| {
+            f.syndrome == wire::syndrome::NAK_PSN_SEQ
+                && f.ack_flags == wire::ack_flags::PLACED
+                && f.psn == x.psn
+                && f.epsn == vb.epsn
+                && f.msn == vb.msn
+        };
         let ok = match o {
+            // Packets that slid in are acknowledged with the new ePSN and MSN, asked for or not.
+            Accept if slid > 0 => {
+                resp.len() == 1
+                    && syns[0] == wire::syndrome::ACK
+                    && resp[0].psn == x.psn
+                    && resp[0].epsn == epsn
+                    && resp[0].msn == msn
+            }
             Accept if x.ack_req => resp.len() == 1 && syns[0] == wire::syndrome::ACK && resp[0].psn == x.psn,
             Accept => resp.is_empty(),
             Dup => resp.len() <= 1 && syns.iter().all(|&s| s == wire::syndrome::ACK),
-            Psn => resp.len() <= 1 && syns.iter().all(|&s| s == wire::syndrome::NAK_PSN_SEQ),
+            Psn => {
+                resp.len() <= 1 && resp.iter().all(|f| f.syndrome == wire::syndrome::NAK_PSN_SEQ && f.ack_flags == 0)
+            }
+            Placed | PlacedDup => resp.len() == 1 && placed_nak(&resp[0]),
             Access => {
                 resp.len() == 1 && (syns[0] == wire::syndrome::NAK_REM_ACCESS || syns[0] == wire::syndrome::NAK_REM_OP)
             }
@@ -2349,8 +2525,8 @@ impl Fuzzer {
     fn one_frame(&mut self, idx: u64) -> Result<(), String> {
         // Build the frame.
         let is_ack = self.rng.pct(self.cfg.ack_pct);
-        let (base, from_plan) = if is_ack {
-            (self.base_ack(), false)
+        let (base, from_plan, ahead) = if is_ack {
+            (self.base_ack(), false, false)
         } else {
             // A rejected packet is sent again (mutated anew) until it gets in;
             // abandoning a message halfway is an opcode-sequence test of its own.
@@ -2367,7 +2543,15 @@ impl Fuzzer {
                 self.plan = Some(p);
             }
             let p = self.plan.clone().unwrap();
-            (self.base_request(&p), true)
+            // Selective repeat: now and then a later packet of the WRITE goes
+            // first, with its own PSN ahead of ePSN (the plan does not move).
+            let left = p.pkts - p.next - 1;
+            if self.cfg.victim_sr && p.kind == Kind::Write && left > 0 && self.rng.pct(30) {
+                let k = self.rng.range(1, left as u64) as u32;
+                (self.base_request(&p, p.next + k, (self.v.epsn + k) & PSN_MASK), false, true)
+            } else {
+                (self.base_request(&p, p.next, self.v.epsn), true, false)
+            }
         };
         let mut muts = Vec::new();
         let mut classes = Vec::new();
@@ -2492,22 +2676,35 @@ impl Fuzzer {
                         j.allowed
                     ));
                 }
-                self.check_responses(*o, &x, &resp, &mut problems);
+                let acc = if *o == Outcome::Accept { j.accept.as_ref() } else { None };
+                self.check_responses(*o, &x, &ctx.victim_before, acc, &resp, &mut problems);
+                let mut slid = 0;
                 if problems.is_empty() {
                     match o {
                         Outcome::Accept => {
                             let a = j.accept.expect("Accept is allowed only with an effect");
-                            self.apply_accept(&a, &ctx.bytes);
+                            slid = self.apply_accept(&a, &ctx.bytes);
+                            self.stats.slid += slid as u64;
                         }
-                        Outcome::Access | Outcome::Inv => fatal = true,
+                        Outcome::Placed => {
+                            let (diff, a) = j.placed.expect("Placed is allowed only with an effect");
+                            self.apply_placed(diff, &a, &ctx.bytes);
+                        }
+                        Outcome::Access | Outcome::Inv => {
+                            self.v.sr_hold = true;
+                            fatal = true;
+                        }
                         _ => {}
                     }
                 }
-                // Advance the forged requester.
+                // Advance the forged requester (past the packets that slid in too).
+                if ahead && *o == Outcome::Accept {
+                    self.plan = None;
+                }
                 if from_plan {
                     if let Some(p) = &mut self.plan {
                         if *o == Outcome::Accept && x.opcode == base.opcode {
-                            p.next += 1;
+                            p.next = (p.next + 1 + slid).min(p.pkts);
                             p.retries = 0;
                         } else if *o == Outcome::Accept {
                             self.plan = None;
@@ -2590,19 +2787,22 @@ impl Fuzzer {
         let vb = &c.victim_before;
         let _ = writeln!(
             s,
-            "  victim before: QP {} ePSN {:#x} MSN {} in message {:?} RQ {:?}",
+            "  victim before: QP {} ePSN {:#x} MSN {} in message {:?} RQ {:?} SR window {:#x} last {:#x} hold {}",
             self.victim_qpn,
             vb.epsn,
             vb.msn,
             vb.cur,
-            vb.rq.iter().map(|w| (w.wr_id, w.len)).collect::<Vec<_>>()
+            vb.rq.iter().map(|w| (w.wr_id, w.len)).collect::<Vec<_>>(),
+            vb.sr_rcv,
+            vb.sr_last,
+            vb.sr_hold
         );
         let _ = writeln!(s, "  observed: {:?}; counters: {}", obs, self.deltas_line(d));
         for r in resp {
             let _ = writeln!(
                 s,
-                "  victim sent: syndrome {:#04x} psn {:#x} msn {} epsn {:#x}",
-                r.syndrome, r.psn, r.msn, r.epsn
+                "  victim sent: syndrome {:#04x} psn {:#x} msn {} epsn {:#x} flags {:#04x}",
+                r.syndrome, r.psn, r.msn, r.epsn, r.ack_flags
             );
         }
         let _ = write!(s, "  frame bytes:\n{}", hex(&c.bytes));
@@ -2647,13 +2847,14 @@ impl Fuzzer {
             .map(|&o| format!("{o:?}={}", st.by_outcome[o as usize]))
             .collect();
         eprintln!(
-            "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, good rounds {}, failures {}; {}",
+            "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, slid in {}, good rounds {}, failures {}; {}",
             self.cfg.name,
             self.frames,
             secs,
             i as f64 / secs.max(1e-9),
             cycles as f64 / (i.max(1)) as f64,
             st.resets,
+            st.slid,
             st.good_rounds,
             self.failures.len(),
             hist.join(" ")
@@ -2814,6 +3015,7 @@ fn mixed(name: &'static str, mtu: Mtu, frames: u64) -> Cfg {
         send_pct: 40,
         restart_pct: 3,
         victim_mtu: mtu,
+        victim_sr: false,
         frames,
         avoid_ring_residue: false,
     }
@@ -2829,6 +3031,24 @@ fn mixed_mtu1024() {
 #[test]
 fn mixed_mtu4096() {
     run(mixed("mixed_mtu4096", Mtu::Mtu4096, 400));
+}
+
+/// Every class, PMTU 1024, the victim's responder running selective repeat.
+#[test]
+fn mixed_mtu1024_sr() {
+    let mut c = mixed("mixed_mtu1024_sr", Mtu::Mtu1024, 800);
+    c.victim_sr = true;
+    c.send_pct = 25;
+    run(c);
+}
+
+/// PSNs around ePSN and inside the window, the victim's responder running selective repeat.
+#[test]
+fn psn_sr() {
+    let mut c = Cfg::class("psn_sr", Class::Psn, CLASS_FRAMES);
+    c.victim_sr = true;
+    c.send_pct = 25;
+    run(c);
 }
 
 /// The reference model on hand-made frames, without a NIC: a valid frame is
