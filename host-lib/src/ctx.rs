@@ -2,7 +2,7 @@
 
 use crate::cq::CqInner;
 use crate::qp::QpInner;
-use crate::recovery::{write_rewind, Action};
+use crate::recovery::{read_send_wqe, write_rewind, Action};
 use crate::QpState;
 use crate::{Cq, DestroyError, Error, Resource, Result};
 use rnic_driver::{Device, DmaAccess, DmaBuf};
@@ -271,14 +271,21 @@ fn apply(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> Result<(
     match action {
         Action::None | Action::RewindAt { .. } => Ok(()),
         Action::Rewind { idx, psn, msg_off } => {
-            st.qps[qpn as usize].as_mut().expect("QP").rec.stats.rewinds += 1;
             st.rewinds_issued += 1;
-            write_rewind(ctx.dev(), qpn, idx, psn, msg_off, false)
+            let writes = write_rewind(ctx.dev(), qpn, idx, psn, msg_off, None)?;
+            let rec = &mut st.qps[qpn as usize].as_mut().expect("QP").rec.stats;
+            rec.rewinds += 1;
+            rec.reg_writes += writes;
+            Ok(())
         }
         Action::Resend { idx, psn, msg_off } => {
-            st.qps[qpn as usize].as_mut().expect("QP").rec.stats.resends += 1;
+            let wqe = read_send_wqe(ctx.dev(), &st.qps[qpn as usize].as_ref().expect("QP").sq, idx)?;
             st.rewinds_issued += 1;
-            write_rewind(ctx.dev(), qpn, idx, psn, msg_off, true)
+            let writes = write_rewind(ctx.dev(), qpn, idx, psn, msg_off, Some(&wqe))?;
+            let rec = &mut st.qps[qpn as usize].as_mut().expect("QP").rec.stats;
+            rec.resends += 1;
+            rec.reg_writes += writes;
+            Ok(())
         }
         Action::Fail { idx, status } => crate::qp::fail_requester(ctx, st, qpn, idx, status),
     }

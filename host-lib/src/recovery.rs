@@ -60,6 +60,8 @@ pub struct RecoveryStats {
     pub ooo_placed: u64,
     /// Single packets the slow path asked the NIC to resend (selective repeat).
     pub resends: u64,
+    /// 8-byte register writes the slow path made for its rewinds and resends.
+    pub reg_writes: u64,
 }
 
 impl std::iter::Sum for RecoveryStats {
@@ -72,6 +74,7 @@ impl std::iter::Sum for RecoveryStats {
             rewinds: a.rewinds + b.rewinds,
             ooo_placed: a.ooo_placed + b.ooo_placed,
             resends: a.resends + b.resends,
+            reg_writes: a.reg_writes + b.reg_writes,
         })
     }
 }
@@ -292,24 +295,44 @@ impl ReqRecovery {
 }
 
 /// Asks the NIC to resend QP `qpn`'s requests from WQE `idx`, packet `psn`,
-/// byte `msg_off` on, or (`one`) that packet only.
+/// byte `msg_off` on (go-back-N), or (`wqe` given) that packet only, of the
+/// WQE whose first [`rewind::WQE_BYTES`] it carries (selective repeat's
+/// single-packet resend: the NIC sends it without fetching the WQE again).
+/// Returns the number of register writes it made.
 pub(crate) fn write_rewind(
     dev: &dyn Device,
     qpn: u32,
     idx: u32,
     psn: u32,
     msg_off: u32,
-    one: bool,
-) -> crate::Result<()> {
+    wqe: Option<&[u8; rewind::WQE_BYTES]>,
+) -> crate::Result<u64> {
     let mut words = [0u64; regs::NUM_STAGE];
     rewind::SSN.put(&mut words, (idx & PSN_MASK) as u64);
     rewind::PSN.put(&mut words, (psn & PSN_MASK) as u64);
     rewind::MSG_OFF.put(&mut words, msg_off as u64);
-    rewind::ONE.put(&mut words, one as u64);
-    dev.write_reg(regs::stage(0), words[0])?;
-    dev.write_reg(regs::stage(1), words[1])?;
+    rewind::ONE.put(&mut words, wqe.is_some() as u64);
+    let mut used = 2;
+    if let Some(wqe) = wqe {
+        for (i, chunk) in wqe.chunks_exact(8).enumerate() {
+            words[rewind::WQE_WORD + i] = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        }
+        used = rewind::WQE_WORD + rewind::WQE_BYTES / 8;
+    }
+    for (i, w) in words.iter().enumerate().take(used) {
+        dev.write_reg(regs::stage(i), *w)?;
+    }
     dev.write_reg(regs::REG_SQ_REWIND, qpn as u64)?;
-    Ok(())
+    Ok(used as u64 + 1)
+}
+
+/// The first [`rewind::WQE_BYTES`] of send WQE `idx` as posted in the ring
+/// (host memory: the library wrote it; a resend carries it to the NIC).
+pub(crate) fn read_send_wqe(dev: &dyn Device, sq: &WorkQueue, idx: u32) -> crate::Result<[u8; rewind::WQE_BYTES]> {
+    let mut out = [0u8; rewind::WQE_BYTES];
+    let at = sq.buf.bus_addr + (ring::slot(idx, sq.log2) * rnic_spec::desc::SEND_WQE_BYTES) as u64;
+    dev.read_mem(at, &mut out)?;
+    Ok(out)
 }
 
 /// The RNR timer of ibverbs' `min_rnr_timer` code (0..=31), in microseconds

@@ -18,6 +18,7 @@ const _: () = assert!(
         && rnic_spec::regs::rewind::MSG_OFF.bit() == 64
         && rnic_spec::regs::rewind::MSG_OFF.width == 32
         && rnic_spec::regs::rewind::ONE.bit() == 63
+        && rnic_spec::regs::rewind::WQE_WORD == 2
 );
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
@@ -218,6 +219,7 @@ impl Logic for RnicCore {
         self.rewp.psn.next = self.regs.stage.val().get_bits::<24>(32);
         self.rewp.msg_off.next = self.regs.stage.val().get_bits::<32>(64);
         self.rewp.one.next = self.regs.stage.val().get_bits::<1>(63);
+        self.rewp.wqe.next = self.regs.stage.val().get_bits::<320>(128);
         self.sq.rew_write.next = self.regs.sq_rewind.val();
         self.sq.rew_data.next = self.rewp.pword.val();
         self.qpc_tx.read_address.next = self.sq.qpc_addr.val();

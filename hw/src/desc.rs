@@ -93,11 +93,15 @@ crate::bit_view!(RecvWqeView, 512, [
 crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
 
 /// Width of an SQ rewind word ([`RewindPack`]).
-pub const REW_BITS: usize = 89;
+pub const REW_BITS: usize = 409;
 
 // An SQ rewind from the host's slow path (`REG_SQ_REWIND`): the requester
-// resends from here, or (`one`) resends this one packet only.
-crate::pack_blocks!(RewindPack, RewindUnpack, 89, [qpn: 8, ssn: 24, psn: 24, msg_off: 32, one: 1]);
+// resends from here, or (`one`) resends this one packet only, of the WQE
+// it carries (`wqe`: the first `regs::rewind::WQE_BYTES` of the SendWqe).
+crate::pack_blocks!(RewindPack, RewindUnpack, 409, [qpn: 8, ssn: 24, psn: 24, msg_off: 32, one: 1, wqe: 320]);
+const _: () = assert!(rnic_spec::regs::rewind::WQE_BYTES * 8 == 320);
+/// Bit of [`RewindPack`]'s `one` field (the turn engine tests the queue head's).
+pub const REW_ONE_BIT: usize = 88;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
@@ -138,3 +142,18 @@ const _: () = assert!(
         && d::CQE_FLAGS == 16
         && d::CQE_OWNER == 31
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bit positions the RTL reads with literal offsets match the packed layouts.
+    #[test]
+    fn literal_offsets_match_packing() {
+        let lsb = |fields: &[(&str, usize)], name: &str| {
+            let i = fields.iter().position(|f| f.0 == name).expect("field");
+            fields[..i].iter().map(|f| f.1).sum::<usize>()
+        };
+        assert_eq!(lsb(RewindPack::FIELDS, "one"), REW_ONE_BIT);
+    }
+}

@@ -25,12 +25,16 @@
 //! QP cannot starve it.
 //!
 //! A rewind with its `one` bit is a single-packet resend (selective
-//! repeat): between turns the engine loads the QP's context, fetches the
-//! one WQE at the given SSN, sends the packet at the given PSN and message
-//! offset, and leaves the QP's state and schedule untouched.
+//! repeat). It carries its WQE, so it needs no DMA fetch and does not end
+//! the running turn: at the next packet boundary (or while the turn waits
+//! for a WQE fetch, or between turns) the engine parks the turn's QP
+//! context, WQE and position in shadow registers, loads the resend's QP
+//! context, checks its lkey, sends the one packet, and restores the turn.
+//! The resend's QP keeps its state and schedule.
 
 use crate::desc::{
-    ErrPack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, REW_BITS, TXD_BITS,
+    ErrPack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, REW_BITS, REW_ONE_BIT,
+    TXD_BITS,
 };
 use crate::fetch::WqeFetch;
 use crate::num::Num;
@@ -69,6 +73,8 @@ enum SqState {
     RwSave,
     RwKick,
     RsCheck,
+    RsEnd,
+    RsRet,
 }
 
 /// The turn engine (context, lookahead, segmentation; WQE fetch inside).
@@ -167,6 +173,17 @@ pub struct TurnEngine {
     resend: DFF<Bit>,
     rew: DFF<Bits<REW_BITS>>,
     rwu: RewindUnpack,
+    /// The resend interrupts a turn: restore it afterwards (else back to Idle).
+    rs_turn: DFF<Bit>,
+    /// State the interrupted turn resumes in.
+    rs_ret: DFF<SqState>,
+    sv_qpn: DFF<Bits<QPN_BITS>>,
+    sv_qpc: DFF<Bits<448>>,
+    sv_wqe: DFF<Bits<512>>,
+    sv_ssn: DFF<Bits<24>>,
+    sv_psn: DFF<Bits<24>>,
+    sv_msg_off: DFF<Bits<32>>,
+    sv_iova: DFF<Bits<64>>,
     rwp: SqStatePack,
     state: DFF<SqState>,
     qpn: DFF<Bits<QPN_BITS>>,
@@ -247,6 +264,8 @@ const _: () = assert!(
         && opcode::WRITE_ONLY_IMM == opcode::WRITE_ONLY + 1
 );
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
+// The queue head's resend bit is read with a literal offset.
+const _: () = assert!(REW_ONE_BIT == 88);
 // Widths follow QPN_BITS, but the QPN fields of the descriptor words
 // (`desc.rs`, `pack_blocks!` takes literal widths) are 8 bits.
 const _: () = assert!(QPN_BITS == 8);
@@ -281,7 +300,16 @@ impl Logic for TurnEngine {
             budget,
             iova,
             rew,
-            resend
+            resend,
+            rs_turn,
+            rs_ret,
+            sv_qpn,
+            sv_qpc,
+            sv_wqe,
+            sv_ssn,
+            sv_psn,
+            sv_msg_off,
+            sv_iova
         );
         clock!(self, clock, fetch);
         self.qv2.word.next = self.qpc2.q.val();
@@ -427,6 +455,7 @@ impl Logic for TurnEngine {
                     self.rew.d.next = self.rew_data.val();
                     self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
                     self.rew_pop.next = true;
+                    self.rs_turn.d.next = false;
                     self.state.d.next = SqState::RwLook;
                 } else if self.sched_valid.val() {
                     self.qpn.d.next = self.sched_qpn.val();
@@ -455,7 +484,7 @@ impl Logic for TurnEngine {
                     self.state.d.next = SqState::Drain;
                 } else if ((self.budget.q.val() == 0) & ((self.sched_valid.val()) | self.la_active.q.val()))
                     | (self.la_active.q.val() & (self.msg_off.q.val() == 0) & !self.fetch.cur_owed.val())
-                    | self.rew_valid.val()
+                    | (self.rew_valid.val() & !self.rew_data.val().get_bit(88))
                 {
                     self.state.d.next = SqState::Drain;
                 } else {
@@ -517,10 +546,24 @@ impl Logic for TurnEngine {
                 // The FIFO shows a write a cycle late: wait for the head.
                 // While it waits, fetch the next scheduled QP's WQEs too, so
                 // its turn does not start with a PCIe round trip.
-                if (!self.la_active.q.val())
+                if self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.fetch.head_valid.val() {
+                    // A resend while the fetch is in flight.
+                    self.rs_ret.d.next = SqState::WqePop;
+                    self.state.d.next = SqState::RwLook;
+                    self.rs_turn.d.next = true;
+                    self.sv_qpn.d.next = self.qpn.q.val();
+                    self.sv_qpc.d.next = self.qpc.q.val();
+                    self.sv_wqe.d.next = self.wqe.q.val();
+                    self.sv_ssn.d.next = self.ssn.q.val();
+                    self.sv_psn.d.next = self.psn.q.val();
+                    self.sv_msg_off.d.next = self.msg_off.q.val();
+                    self.sv_iova.d.next = self.iova.q.val();
+                    self.rew.d.next = self.rew_data.val();
+                    self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
+                    self.rew_pop.next = true;
+                } else if (!self.la_active.q.val())
                     & (self.sched_valid.val())
                     & !self.rew_valid.val()
-                    & !self.resend.q.val()
                     & self.fetch.cur_inflight.val()
                     & self.fetch.room.val()
                 {
@@ -539,11 +582,6 @@ impl Logic for TurnEngine {
                 self.held.d.next = false;
                 if !self.fetch.cur_owed.val() {
                     self.state.d.next = SqState::Save;
-                    if self.resend.q.val() {
-                        // A resend leaves the QP's state and schedule as they were.
-                        self.resend.d.next = false;
-                        self.state.d.next = SqState::Idle;
-                    }
                 } else if self.fetch.head_valid.val() {
                     self.fetch.pop.next = true;
                 }
@@ -556,7 +594,7 @@ impl Logic for TurnEngine {
                     // One packet inside the WQE, or nothing (the host named a
                     // WQE that is not there any more: the timeout recovers).
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
-                    self.state.d.next = SqState::Drain;
+                    self.state.d.next = SqState::RsEnd;
                     if (self.mr_ok.val() & (self.msg_off.q.val() < self.wv.length.val()))
                         | ((self.wv.length.val() == 0) & (self.msg_off.q.val() == 0))
                     {
@@ -588,11 +626,26 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::Seg => {
-                if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
+                if self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val() {
+                    // A resend goes out before the turn's next packet.
+                    self.rs_ret.d.next = SqState::Seg;
+                    self.state.d.next = SqState::RwLook;
+                    self.rs_turn.d.next = true;
+                    self.sv_qpn.d.next = self.qpn.q.val();
+                    self.sv_qpc.d.next = self.qpc.q.val();
+                    self.sv_wqe.d.next = self.wqe.q.val();
+                    self.sv_ssn.d.next = self.ssn.q.val();
+                    self.sv_psn.d.next = self.psn.q.val();
+                    self.sv_msg_off.d.next = self.msg_off.q.val();
+                    self.sv_iova.d.next = self.iova.q.val();
+                    self.rew.d.next = self.rew_data.val();
+                    self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
+                    self.rew_pop.next = true;
+                } else if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     self.state.d.next = SqState::LocalErr;
                     if self.resend.q.val() {
-                        self.state.d.next = SqState::Drain;
+                        self.state.d.next = SqState::RsEnd;
                     }
                 } else if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
                     self.rd_valid.next = self.pkt_len.val() != 0;
@@ -602,30 +655,34 @@ impl Logic for TurnEngine {
                     self.txd_write.next = true;
                     self.psn.d.next = self.psn.q.val() + 1;
                     self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
-                    self.budget.d.next = self.budget.q.val() - self.pkt_len.val();
-                    if self.budget.q.val() <= self.pkt_len.val() {
-                        self.budget.d.next = 0.into();
-                    }
-                    if self.last.val() {
-                        self.msg_off.d.next = 0.into();
-                        self.ssn.d.next = self.ssn.q.val() + 1;
-                        // Next WQE in the same turn while budget remains.
-                        self.held.d.next = false;
-                        if (self.ssn_next16.val() == self.sq_pi.q.val()) | (self.budget.q.val() <= self.pkt_len.val()) {
-                            self.state.d.next = SqState::TurnEnd;
-                        } else if self.fetch.cur_owed.val() {
-                            self.state.d.next = SqState::WqePop;
-                        } else if self.la_active.q.val() {
-                            // A fetch now would land behind the lookahead's: end the turn.
-                            self.state.d.next = SqState::TurnEnd;
-                        } else {
-                            self.state.d.next = SqState::WqeReq;
-                        }
-                    } else if self.budget.q.val() <= self.pkt_len.val() {
-                        self.state.d.next = SqState::TurnEnd;
-                    }
                     if self.resend.q.val() {
-                        self.state.d.next = SqState::Drain;
+                        // One packet; the turn's budget, SSN and fetch are not the resend's.
+                        self.state.d.next = SqState::RsEnd;
+                    } else {
+                        self.budget.d.next = self.budget.q.val() - self.pkt_len.val();
+                        if self.budget.q.val() <= self.pkt_len.val() {
+                            self.budget.d.next = 0.into();
+                        }
+                        if self.last.val() {
+                            self.msg_off.d.next = 0.into();
+                            self.ssn.d.next = self.ssn.q.val() + 1;
+                            // Next WQE in the same turn while budget remains.
+                            self.held.d.next = false;
+                            if (self.ssn_next16.val() == self.sq_pi.q.val())
+                                | (self.budget.q.val() <= self.pkt_len.val())
+                            {
+                                self.state.d.next = SqState::TurnEnd;
+                            } else if self.fetch.cur_owed.val() {
+                                self.state.d.next = SqState::WqePop;
+                            } else if self.la_active.q.val() {
+                                // A fetch now would land behind the lookahead's: end the turn.
+                                self.state.d.next = SqState::TurnEnd;
+                            } else {
+                                self.state.d.next = SqState::WqeReq;
+                            }
+                        } else if self.budget.q.val() <= self.pkt_len.val() {
+                            self.state.d.next = SqState::TurnEnd;
+                        }
                     }
                 }
             }
@@ -733,19 +790,34 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::RsCheck => {
-                // The packet's position comes from the host; the batch is the one WQE at its SSN.
+                // The packet's position and WQE come from the host; the lkey is read next.
                 self.qpc.d.next = self.qpc_data.val();
                 self.ssn.d.next = self.rwu.ssn.val();
                 self.psn.d.next = self.rwu.psn.val();
                 self.msg_off.d.next = self.rwu.msg_off.val();
-                self.sq_pi.d.next = self.rwu.ssn.val().get_bits::<16>(0) + 1;
-                self.local_err.d.next = self.stu.err.val().any();
-                self.budget.d.next = self.burst_bytes.val();
-                self.state.d.next = SqState::WqeReq;
+                self.wqe.d.next = bit_cast::<512, 320>(self.rwu.wqe.val());
+                self.state.d.next = SqState::MrRead;
                 if self.err_data.val() | self.stu.err.val().any() | !self.qpc_data.val().get_bit(0) {
-                    self.resend.d.next = false;
-                    self.state.d.next = SqState::Idle;
+                    self.state.d.next = SqState::RsEnd;
                 }
+            }
+            SqState::RsEnd => {
+                // The interrupted turn's context comes back; its lkey is read again next.
+                self.resend.d.next = false;
+                self.state.d.next = SqState::Idle;
+                if self.rs_turn.q.val() {
+                    self.qpn.d.next = self.sv_qpn.q.val();
+                    self.qpc.d.next = self.sv_qpc.q.val();
+                    self.wqe.d.next = self.sv_wqe.q.val();
+                    self.ssn.d.next = self.sv_ssn.q.val();
+                    self.psn.d.next = self.sv_psn.q.val();
+                    self.msg_off.d.next = self.sv_msg_off.q.val();
+                    self.iova.d.next = self.sv_iova.q.val();
+                    self.state.d.next = SqState::RsRet;
+                }
+            }
+            SqState::RsRet => {
+                self.state.d.next = self.rs_ret.q.val();
             }
             _ => {
                 self.state.d.next = SqState::Idle;

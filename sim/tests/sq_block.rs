@@ -47,7 +47,15 @@
 //!     acknowledged (the harness acknowledges sent WQEs at random and keeps
 //!     their ring slots until then), or from where it stands; when the
 //!     engine applies one (its counter pulse, in the order asked) the QP
-//!     sends again from that SSN, PSN and offset, and (a)-(f) hold on.
+//!     sends again from that SSN, PSN and offset, and (a)-(f) hold on;
+//! (h) single-packet resends (the `*_resends` sets): the host asks for one
+//!     packet a QP sent (of a WQE not acknowledged, or of the one it is
+//!     sending), carrying the WQE as posted; when the engine takes it (its
+//!     counter pulse, in queue order with the rewinds) that packet is the
+//!     next TX descriptor, every field and its payload read checked, and the
+//!     running turn goes on as if nothing happened. A tenth of the resends
+//!     are an attacker's (offset past the message's end, or an lkey failing
+//!     the MR check): nothing is sent for them and no local error is raised.
 //!
 //! Regression: the engine used to hang when an SQ emptied at producer index
 //! 0 mod 2^16 (`sq_block_pi_wrap_to_zero_*`); every set now lets the host
@@ -64,6 +72,7 @@ use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_spec::desc::{cqe_status, off, send_op};
 use rnic_spec::params::{ACK_REQ_EVERY, REWIND_QUEUE, SCHED_BURST_BYTES};
+use rnic_spec::regs::rewind::WQE_BYTES;
 use rnic_spec::regs::{mr, qpc, NUM_STAGE};
 use rnic_spec::wire::opcode;
 use std::collections::{BTreeSet, VecDeque};
@@ -132,6 +141,9 @@ struct Cfg {
     /// Per mille of cycles the host asks for an SQ rewind (0: none; then
     /// every WQE counts as acknowledged once sent).
     rewind_permille: u64,
+    /// Share of those that are single-packet resends carrying their WQE
+    /// (the rest go back N); a tenth of the resends are bad on purpose.
+    resend_pct: u32,
 }
 
 const SETS: [Cfg; 3] = [
@@ -155,6 +167,7 @@ const SETS: [Cfg; 3] = [
         pi_zero: true,
         sparse: false,
         rewind_permille: 0,
+        resend_pct: 0,
     },
     Cfg {
         name: "256qp_pmtu4096",
@@ -176,6 +189,7 @@ const SETS: [Cfg; 3] = [
         pi_zero: true,
         sparse: false,
         rewind_permille: 0,
+        resend_pct: 0,
     },
     Cfg {
         name: "16qp_mixed_pmtu_small_rings",
@@ -197,6 +211,7 @@ const SETS: [Cfg; 3] = [
         pi_zero: true,
         sparse: false,
         rewind_permille: 0,
+        resend_pct: 0,
     },
 ];
 
@@ -222,6 +237,7 @@ const PI_WRAP_ONE_QP: Cfg = Cfg {
     pi_zero: true,
     sparse: true,
     rewind_permille: 0,
+    resend_pct: 0,
 };
 
 /// The third set with producer index 0 allowed: its seed 0x530b hits the
@@ -359,6 +375,7 @@ struct Ports {
     rew_data: PortId,
     cnt_rewind: PortId,
     cnt_rewind_drop: PortId,
+    cnt_resend: PortId,
 }
 
 impl Ports {
@@ -399,6 +416,7 @@ impl Ports {
             rew_data: p("rew_data"),
             cnt_rewind: p("cnt_rewind"),
             cnt_rewind_drop: p("cnt_rewind_drop"),
+            cnt_resend: p("cnt_resend"),
         }
     }
 }
@@ -421,6 +439,9 @@ struct Stats {
     residues: u64,
     /// SQ rewinds applied.
     rewinds: u64,
+    /// Single-packet resends taken, and those sent.
+    resends: u64,
+    resends_sent: u64,
 }
 
 /// The test bench: the verilated engine, its environment and the reference model.
@@ -481,8 +502,35 @@ struct Tb {
     hist: VecDeque<String>,
     st: Stats,
     /// Rewinds asked for and not yet applied, in order: (QP, SSN, PSN, message offset).
-    rew_pending: VecDeque<(usize, u64, u64, u64)>,
+    rew_pending: VecDeque<Rew>,
+    /// The resend the engine took and has not sent yet.
+    resend_due: Option<Due>,
 }
+
+/// A rewind asked of the engine, in queue order.
+#[derive(Clone, Copy, Debug)]
+enum Rew {
+    /// Go back to `(qi, idx, psn, off)` and send on from there.
+    Back(usize, u64, u64, u64),
+    /// Send the one packet at `psn`/`off` of the WQE carried; `bad`: the
+    /// carried WQE's lkey fails or the offset is past its end, so nothing goes out.
+    One { qi: usize, wqe: Wqe, psn: u64, off: u64, bad: bool },
+}
+
+/// A resend taken from the queue, expected as the next TX descriptor.
+#[derive(Clone, Copy, Debug)]
+struct Due {
+    qi: usize,
+    wqe: Wqe,
+    psn: u64,
+    off: u64,
+    /// The QP had stopped (error flag, local error): the engine may drop it.
+    may_drop: bool,
+    since: u64,
+}
+
+/// Cycles a resend may wait for the TX descriptor FIFO once taken.
+const RESEND_MAX: u64 = 2_000;
 
 fn qword_to_u32<const N: usize>(w: &[u64]) -> [u32; N] {
     let mut o = [0u32; N];
@@ -714,11 +762,12 @@ impl Tb {
             hist: VecDeque::new(),
             st: Stats::default(),
             rew_pending: VecDeque::new(),
+            resend_due: None,
         }
     }
 
     fn note(&mut self, s: String) {
-        if self.hist.len() == 48 {
+        if self.hist.len() == 400 {
             self.hist.pop_front();
         }
         self.hist.push_back(format!("c{} {s}", self.cycle));
@@ -998,7 +1047,15 @@ impl Tb {
         }
         if self.rng.pct(10) {
             let qi = self.rng.below(self.cfg.nq as u64) as usize;
-            let limit = self.rew_pending.iter().filter(|r| r.0 == qi).map(|r| r.1).min().unwrap_or(u64::MAX);
+            let limit = self
+                .rew_pending
+                .iter()
+                .filter_map(|r| match *r {
+                    Rew::Back(q, idx, ..) if q == qi => Some(idx),
+                    _ => None,
+                })
+                .min()
+                .unwrap_or(u64::MAX);
             let q = &mut self.qps[qi];
             for _ in 0..4 {
                 match q.sent.front() {
@@ -1019,6 +1076,9 @@ impl Tb {
         if q.stopped() {
             return None;
         }
+        if self.rng.pct(self.cfg.resend_pct) {
+            return self.resend_ask(qi);
+        }
         let pmtu_log2 = q.pmtu_log2;
         let j = self.rng.below(q.sent.len() as u64 + 1) as usize;
         let (idx, psn, off) = if j < q.sent.len() {
@@ -1033,7 +1093,7 @@ impl Tb {
         };
         let qpn = q.qpn as u64;
         self.note(format!("rewind asked: qpn {qpn} to ssn {idx:#x} psn {psn:#x} off {off}"));
-        self.rew_pending.push_back((qi, idx, psn, off));
+        self.rew_pending.push_back(Rew::Back(qi, idx, psn, off));
         Some(pack_words(
             RewindPack::FIELDS,
             RewindPack::WIDTH,
@@ -1041,11 +1101,86 @@ impl Tb {
         ))
     }
 
+    /// A single-packet resend of QP `qi`: a random packet it sent (of a
+    /// WQE sent in full and not acknowledged, or of the one it is sending),
+    /// carrying the WQE's first bytes as the host posted them. Now and then
+    /// an attacker's resend: an offset at or past the message's end, or the
+    /// WQE's lkey replaced by one that fails the MR check.
+    fn resend_ask(&mut self, qi: usize) -> Option<Vec<u32>> {
+        let q = &self.qps[qi];
+        let pmtu_log2 = q.pmtu_log2;
+        let j = self.rng.below(q.sent.len() as u64 + 1) as usize;
+        let (wqe, psn0, pkts) = if j < q.sent.len() {
+            let (w, psn0) = q.sent[j];
+            (w, psn0, w.len.div_ceil(1 << pmtu_log2).max(1))
+        } else if q.off > 0 {
+            (*q.wqes.front().expect("a WQE is being sent"), q.cur_psn0, q.off >> pmtu_log2)
+        } else {
+            return None;
+        };
+        let mut k = self.rng.below(pkts);
+        let mut bytes = q.ring[(wqe.idx & q.mask()) as usize];
+        let mut bad = false;
+        if self.rng.pct(10) {
+            bad = true;
+            // A zero-length message reads no payload: its lkey is not checked.
+            if self.rng.pct(50) || self.invalid_mrs.is_empty() || wqe.len == 0 {
+                k = wqe.len.div_ceil(1 << pmtu_log2).max(1) + self.rng.below(3);
+            } else {
+                let ii = self.invalid_mrs[self.rng.below(self.invalid_mrs.len() as u64) as usize];
+                let lkey = (ii as u32) << 8 | self.mrs[ii].tag as u32;
+                bytes[off::SWQE_LKEY..off::SWQE_LKEY + 4].copy_from_slice(&lkey.to_le_bytes());
+            }
+        }
+        let (psn, off) = ((psn0 + k) & 0xFF_FFFF, k << pmtu_log2);
+        let qpn = q.qpn as u64;
+        self.note(format!(
+            "resend asked: qpn {qpn} ssn {:#x} psn {psn:#x} off {off}{}",
+            wqe.idx,
+            if bad { " (bad)" } else { "" }
+        ));
+        self.rew_pending.push_back(Rew::One { qi, wqe, psn, off, bad });
+        let mut w = pack_words(
+            RewindPack::FIELDS,
+            RewindPack::WIDTH,
+            &[("qpn", qpn), ("ssn", wqe.idx & 0xFF_FFFF), ("psn", psn), ("msg_off", off), ("one", 1)],
+        );
+        let at: usize = RewindPack::FIELDS.iter().take_while(|f| f.0 != "wqe").map(|f| f.1).sum();
+        for (i, b) in bytes[..WQE_BYTES].iter().enumerate() {
+            for bit in 0..8 {
+                if b >> bit & 1 != 0 {
+                    let n = at + 8 * i + bit;
+                    w[n / 32] |= 1 << (n % 32);
+                }
+            }
+        }
+        Some(w)
+    }
+
+    /// The engine took the oldest rewind, a resend: its packet must be the
+    /// next TX descriptor (unless it is bad, or its QP stopped).
+    fn on_resend(&mut self) -> Result<(), String> {
+        let Some(Rew::One { qi, wqe, psn, off, bad }) = self.rew_pending.pop_front() else {
+            return Err("a resend was taken, but the queue's head was not one".into());
+        };
+        match self.resend_due.take() {
+            Some(d) if !d.may_drop => return Err("a resend was taken before the previous one was sent".into()),
+            Some(_) => self.note("the previous resend was dropped (its QP stopped)".into()),
+            None => {}
+        }
+        self.st.resends += 1;
+        if !bad {
+            let may_drop = self.qps[qi].stopped();
+            self.resend_due = Some(Due { qi, wqe, psn, off, may_drop, since: self.cycle });
+        }
+        Ok(())
+    }
+
     /// The engine applied the oldest rewind: the QP sends from there (WQEs
     /// before it stay sent, WQEs from it on are sent again, in order).
     fn on_rewind(&mut self) -> Result<(), String> {
-        let Some((qi, idx, psn, off)) = self.rew_pending.pop_front() else {
-            return Err("a rewind was applied, but none was asked for".into());
+        let Some(Rew::Back(qi, idx, psn, off)) = self.rew_pending.pop_front() else {
+            return Err("a rewind was applied, but the queue's head was not a go-back-N rewind".into());
         };
         let t = self.cycle;
         let q = &mut self.qps[qi];
@@ -1129,9 +1264,88 @@ impl Tb {
         Ok(())
     }
 
+    /// The fields of QP `qi`'s packet at `off` (PSN `psn`) of WQE `wq`, sent
+    /// at cycle `t`, and its payload length.
+    fn want_fields(&self, qi: usize, wq: &Wqe, off: u64, psn: u64, t: u64) -> (Vec<(&'static str, u64)>, u64) {
+        let q = &self.qps[qi];
+        let pmtu = 1u64 << q.pmtu_log2;
+        let rem = wq.len - off;
+        let plen = rem.min(pmtu);
+        let (first, last) = (off == 0, plen == rem);
+        let psn_off = (off >> q.pmtu_log2) & 0xFF_FFFF;
+        let mut want: Vec<(&str, u64)> = vec![
+            ("is_ack", 0),
+            ("dst_mac", q.dest_mac),
+            ("dst_ip", q.dest_ip as u64),
+            ("sport", q.sport as u64),
+            ("opcode", opcode_of(wq.op, first, last) as u64),
+            ("dqpn", q.remote_qpn as u64),
+            ("ack_req", (last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64)) as u64),
+            ("psn", psn),
+            ("plen", plen),
+            ("msg_len", wq.len),
+            ("ssn", wq.idx & 0xFF_FFFF),
+            ("psn_offset", psn_off),
+            ("ts", t),
+            ("syndrome", 0),
+            ("msn", 0),
+            ("epsn", 0),
+            ("ecn_echo", 0),
+            ("rsn", wq.rsn as u64),
+            ("imm", wq.imm as u64),
+        ];
+        if is_write_op(wq.op) {
+            want.push(("va", wq.remote.wrapping_add(off)));
+            want.push(("rkey", wq.rkey as u64));
+        }
+        (want, plen)
+    }
+
+    /// The descriptor of a resend the engine took: every field and the
+    /// payload read. `Ok(false)`: it is not the resend, which its QP's stop allowed to be dropped.
+    fn on_resend_desc(&mut self, w: &[u32], rd: Option<(u64, u64, u64)>, due: Due) -> Result<bool, String> {
+        let f = |n: &str| unpack_field(TxDescPack::FIELDS, w, n);
+        let (want, plen) = self.want_fields(due.qi, &due.wqe, due.off, due.psn, self.cycle);
+        let bad: Vec<String> = want
+            .iter()
+            .filter(|(n, v)| f(n) != *v)
+            .map(|(n, v)| format!("{n} = {:#x}, expected {v:#x}", f(n)))
+            .collect();
+        let qpn = self.qps[due.qi].qpn;
+        if !bad.is_empty() {
+            if due.may_drop {
+                self.note(format!("resend of qpn {qpn} dropped (the QP stopped)"));
+                return Ok(false);
+            }
+            return Err(format!(
+                "qpn {qpn}: the resend of WQE {:#x} psn {:#x} offset {} differs: {}",
+                due.wqe.idx,
+                due.psn,
+                due.off,
+                bad.join(", ")
+            ));
+        }
+        let want_rd = (plen > 0).then_some((due.wqe.iova + due.off, plen, 0));
+        if rd != want_rd {
+            return Err(format!("qpn {qpn}: the resend's payload read is {rd:x?}, expected {want_rd:x?}"));
+        }
+        if plen > 0 {
+            self.push_dma(Cpl::Payload { beats: plen.div_ceil(64) });
+        }
+        self.note(format!("resend txd qpn {qpn} ssn {:#x} psn {:#x} off {}", due.wqe.idx, due.psn, due.off));
+        self.st.resends_sent += 1;
+        self.last_progress = self.cycle;
+        Ok(true)
+    }
+
     /// A TX descriptor (and the payload read issued with it): checks (a), (d).
     fn on_desc(&mut self, w: &[u32], rd: Option<(u64, u64, u64)>) -> Result<(), String> {
         let t = self.cycle;
+        if let Some(due) = self.resend_due.take() {
+            if self.on_resend_desc(w, rd, due)? {
+                return Ok(());
+            }
+        }
         let f = |n: &str| unpack_field(TxDescPack::FIELDS, w, n);
         let dqpn = f("dqpn") as u32;
         let Some(qi) = self.qps.iter().position(|q| q.remote_qpn == dqpn) else {
@@ -1154,36 +1368,8 @@ impl Tb {
                 wq.idx
             ));
         }
-        let pmtu = 1u64 << q.pmtu_log2;
-        let rem = wq.len - q.off;
-        let plen = rem.min(pmtu);
-        let (first, last) = (q.off == 0, plen == rem);
-        let psn_off = (q.off >> q.pmtu_log2) & 0xFF_FFFF;
-        let mut want: Vec<(&str, u64)> = vec![
-            ("is_ack", 0),
-            ("dst_mac", q.dest_mac),
-            ("dst_ip", q.dest_ip as u64),
-            ("sport", q.sport as u64),
-            ("opcode", opcode_of(wq.op, first, last) as u64),
-            ("dqpn", q.remote_qpn as u64),
-            ("ack_req", (last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64)) as u64),
-            ("psn", q.psn),
-            ("plen", plen),
-            ("msg_len", wq.len),
-            ("ssn", wq.idx & 0xFF_FFFF),
-            ("psn_offset", psn_off),
-            ("ts", t),
-            ("syndrome", 0),
-            ("msn", 0),
-            ("epsn", 0),
-            ("ecn_echo", 0),
-            ("rsn", wq.rsn as u64),
-            ("imm", wq.imm as u64),
-        ];
-        if is_write_op(wq.op) {
-            want.push(("va", wq.remote.wrapping_add(q.off)));
-            want.push(("rkey", wq.rkey as u64));
-        }
+        let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t);
+        let (first, last) = (qoff == 0, plen == wq.len - qoff);
         let bad: Vec<String> = want
             .iter()
             .filter(|(n, v)| f(n) != *v)
@@ -1423,6 +1609,7 @@ impl Tb {
         let lerr = self.m.get(p.lerr_write) == 1;
         let wqe_take = beat.is_some() && self.m.get(p.wqe_ready) == 1;
         let rewound = self.m.get(p.cnt_rewind) == 1;
+        let resent = self.m.get(p.cnt_resend) == 1;
         let rew_dropped = self.m.get(p.cnt_rewind_drop) == 1;
 
         let r = (|| -> Result<(), String> {
@@ -1452,6 +1639,19 @@ impl Tb {
             }
             if rewound {
                 self.on_rewind()?;
+            }
+            if resent {
+                self.on_resend()?;
+            }
+            if let Some(d) = self.resend_due {
+                if self.cycle - d.since > RESEND_MAX && d.may_drop {
+                    self.resend_due = None;
+                } else if self.cycle - d.since > RESEND_MAX {
+                    return Err(format!(
+                        "qpn {}: the resend of psn {:#x} taken at cycle {} was not sent",
+                        self.qps[d.qi].qpn, d.psn, d.since
+                    ));
+                }
             }
             Ok(())
         })();
@@ -1544,7 +1744,10 @@ impl Tb {
     }
 
     fn all_sent(&self) -> bool {
-        self.qps.iter().all(|q| q.stopped() || q.ssn == q.posted) && self.dma.is_empty() && self.rew_pending.is_empty()
+        self.qps.iter().all(|q| q.stopped() || q.ssn == q.posted)
+            && self.dma.is_empty()
+            && self.rew_pending.is_empty()
+            && self.resend_due.is_none()
     }
 
     fn run(mut self) -> Result<Stats, String> {
@@ -1628,7 +1831,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
             Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds",
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent)",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -1641,7 +1844,9 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.lerrs,
                 s.wqe_fetch_beats,
                 s.max_contended_bytes,
-                s.rewinds
+                s.rewinds,
+                s.resends,
+                s.resends_sent
             ),
             Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }
@@ -1653,6 +1858,13 @@ fn run_set(cfg: Cfg, base_seed: u64) {
 /// QP resends from there, in order, every field checked as before.
 const REWIND_4_QPS: Cfg = Cfg { name: "4qp_pmtu1024_rewinds", rewind_permille: 4, wqes: 200, ..SETS[0] };
 const REWIND_16_QPS: Cfg = Cfg { name: "16qp_mixed_pmtu_small_rings_rewinds", rewind_permille: 6, ..SETS[2] };
+/// Single-packet resends (selective repeat) mixed with go-back-N rewinds:
+/// each resend's packet is the next descriptor the engine writes, whatever
+/// turn runs, and the turn it interrupts goes on unchanged ((a)-(g) hold).
+const RESEND_4_QPS: Cfg =
+    Cfg { name: "4qp_pmtu1024_resends", rewind_permille: 12, resend_pct: 80, wqes: 200, ..SETS[0] };
+const RESEND_16_QPS: Cfg =
+    Cfg { name: "16qp_mixed_pmtu_small_rings_resends", rewind_permille: 15, resend_pct: 70, ..SETS[2] };
 
 #[test]
 fn sq_block_rewinds_4qp() {
@@ -1662,6 +1874,16 @@ fn sq_block_rewinds_4qp() {
 #[test]
 fn sq_block_rewinds_16qp_small_rings_errors() {
     run_set(REWIND_16_QPS, 0x5600);
+}
+
+#[test]
+fn sq_block_resends_4qp() {
+    run_set(RESEND_4_QPS, 0x5700);
+}
+
+#[test]
+fn sq_block_resends_16qp_small_rings_errors() {
+    run_set(RESEND_16_QPS, 0x5800);
 }
 
 #[test]

@@ -173,8 +173,8 @@ fn run(a: &Args) -> Result<(), String> {
         let rec = &r.recovery;
         let reg = |nic: usize, off: u32| nics.cluster.borrow_mut().read_reg(nic, off).unwrap_or(0);
         let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES);
-        // CtrlQ entries the NIC wrote plus three register writes per rewind or resend.
-        let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + (rec.rewinds + rec.resends) * 3 * 8;
+        // CtrlQ entries the NIC wrote plus the slow path's 8-byte register writes.
+        let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.reg_writes * 8;
         let payload = r.size as u64 * r.iters;
         println!(
             " loss recovery : {} PSN NAKs, {} timeouts, {} RNR NAKs, {} placed out of order, {} resends, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",

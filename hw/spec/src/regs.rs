@@ -246,6 +246,18 @@ pub mod rewind {
     /// send position where it is (selective repeat's single-packet
     /// retransmission); 0: resend from there on (go-back-N).
     pub const ONE: Field = Field::new(0, 63, 1);
+    /// A single-packet resend carries its WQE: staging words
+    /// `WQE_WORD..WQE_WORD + WQE_BYTES / 8` hold the first [`WQE_BYTES`]
+    /// bytes of the [`crate::desc::SendWqe`] (every field the NIC reads), so
+    /// the NIC sends the packet without fetching the WQE again and keeps no
+    /// table of outstanding requests. Go-back-N rewinds leave them zero.
+    pub const WQE_WORD: usize = 2;
+    /// Bytes of the WQE a resend carries (the [`crate::desc::SendWqe`] up to its reserved tail).
+    pub const WQE_BYTES: usize = 40;
+    const _: () = assert!(
+        WQE_BYTES == core::mem::offset_of!(crate::desc::SendWqe, rsvd1)
+            && WQE_WORD * 8 + WQE_BYTES <= super::NUM_STAGE * 8
+    );
 }
 
 /// MR table entry written by [`REG_MR_COMMIT`].
