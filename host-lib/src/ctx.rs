@@ -124,6 +124,10 @@ pub(crate) struct CtxState {
     /// rewinds applied or dropped at that moment.
     pub rewinds_issued: u64,
     pub rewind_base: u64,
+    /// Host CPU time the slow path spent on CtrlQ entries (deciding, and
+    /// writing the rewinds and resends), and the entries it handled.
+    pub slow_path_time: std::time::Duration,
+    pub slow_path_entries: u64,
 }
 
 impl CtxState {
@@ -194,6 +198,9 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             continue;
         };
         let live = q.state == QpState::Rts;
+        // The device clock is read before the timer starts (in the cosim a register read runs the simulation).
+        let now = if e.kind == ctrlq_kind::REQ_RNR { dev.read_reg(regs::REG_CYCLES)? } else { 0 };
+        let started = std::time::Instant::now();
         let actions = match e.kind {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
@@ -201,10 +208,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed)
             }
             ctrlq_kind::REQ_TIMEOUT => vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)],
-            ctrlq_kind::REQ_RNR => {
-                let now = dev.read_reg(regs::REG_CYCLES)?;
-                vec![q.rec.on_rnr(&q.sq, e.epsn.get(), now)]
-            }
+            ctrlq_kind::REQ_RNR => vec![q.rec.on_rnr(&q.sq, e.epsn.get(), now)],
             _ => {
                 st.ctrlq.unknown += 1;
                 Vec::new()
@@ -215,6 +219,8 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 apply(ctx, st, qpn, action)?;
             }
         }
+        st.slow_path_time += started.elapsed();
+        st.slow_path_entries += 1;
     }
     if consumed {
         dev.write_reg(regs::REG_CTRLQ_CI, st.ctrlq.ci as u64)?;
@@ -332,6 +338,8 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
                 qps: (0..params::NUM_QPS).map(|_| None).collect(),
                 ctrlq: CtrlQ { buf: Some(ctrlq), log2: CTRLQ_LOG2, ci: 0, unknown: 0 },
                 rewinds_issued: 0,
+                slow_path_time: std::time::Duration::ZERO,
+                slow_path_entries: 0,
                 rewind_base,
             }),
         }),
@@ -378,6 +386,14 @@ impl Context {
             max_cq: params::NUM_CQS,
             max_mr: params::NUM_MRS,
         }
+    }
+
+    /// Host CPU time the loss-recovery slow path has spent in this context
+    /// (reading CtrlQ entries' decisions and writing the rewinds and resends
+    /// they cause; not the completion intake), and the CtrlQ entries it handled.
+    pub fn slow_path_time(&self) -> (std::time::Duration, u64) {
+        let st = self.inner.st.borrow();
+        (st.slow_path_time, st.slow_path_entries)
     }
 
     /// The NIC's event counters, by name (`regs::counters`).

@@ -176,16 +176,33 @@ fn run(a: &Args) -> Result<(), String> {
         // CtrlQ entries the NIC wrote plus the slow path's 8-byte register writes.
         let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.reg_writes * 8;
         let payload = r.size as u64 * r.iters;
+        // The slow path runs in both contexts' polling threads (the requester's handles the NAKs).
+        let (cpu, entries) = nics
+            .ctxs
+            .iter()
+            .map(|c| c.slow_path_time())
+            .fold((std::time::Duration::ZERO, 0u64), |(t, n), (dt, dn)| (t + dt, n + dn));
+        let run_us = r.cycles as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64;
+        let cpu_us = cpu.as_secs_f64() * 1e6;
         println!(
-            " loss recovery : {} PSN NAKs, {} timeouts, {} RNR NAKs, {} placed out of order, {} resends, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
+            " loss recovery : {} PSN NAKs, {} timeouts, {} RNR NAKs, {} placed out of order, {} resends, {} resent again, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
             rec.psn_naks,
             rec.timeouts,
             rec.rnr_naks,
             rec.ooo_placed,
             rec.resends,
+            rec.resends_again,
             rec.rewinds,
             slow_bytes,
             100.0 * slow_bytes as f64 / payload.max(1) as f64
+        );
+        println!(
+            " slow path CPU : {:.1} us for {} CtrlQ entries ({:.0} ns each), {:.2}% of one core over the {:.1} us run",
+            cpu_us,
+            entries,
+            if entries > 0 { cpu_us * 1e3 / entries as f64 } else { 0.0 },
+            100.0 * cpu_us / run_us.max(1e-9),
+            run_us
         );
         for (i, l) in st.links.iter().enumerate() {
             println!(
