@@ -75,6 +75,7 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "rto_expired",
     "rx_ooo_placed",
     "sq_resends",
+    "rx_ooo_no_window",
 ];
 
 /// Retransmission timeout set at [`open_device`], in device cycles (100 µs at
@@ -124,10 +125,19 @@ pub(crate) struct CtxState {
     /// rewinds applied or dropped at that moment.
     pub rewinds_issued: u64,
     pub rewind_base: u64,
+    /// The NIC's count of rewinds taken (since `rewind_base`) when last read.
+    pub rewinds_taken_seen: u64,
+    /// Rewinds and resends decided but not yet written: the NIC's rewind
+    /// queue holds `params::REWIND_QUEUE`, and one written to a full queue
+    /// would be dropped.
+    pub rewind_backlog: std::collections::VecDeque<(u32, Action)>,
     /// Host CPU time the slow path spent on CtrlQ entries (deciding, and
     /// writing the rewinds and resends), and the entries it handled.
     pub slow_path_time: std::time::Duration,
     pub slow_path_entries: u64,
+    /// Time the slow path waited for register reads (left out of
+    /// `slow_path_time`: in the cosimulation that wait runs the simulator).
+    pub slow_path_reg_wait: std::time::Duration,
 }
 
 impl CtxState {
@@ -200,7 +210,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
         let live = q.state == QpState::Rts;
         // The device clock is read before the timer starts (in the cosim a register read runs the simulation).
         let now = if e.kind == ctrlq_kind::REQ_RNR { dev.read_reg(regs::REG_CYCLES)? } else { 0 };
-        let started = std::time::Instant::now();
+        let (started, waited) = (std::time::Instant::now(), st.slow_path_reg_wait);
         let actions = match e.kind {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
@@ -219,11 +229,16 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 apply(ctx, st, qpn, action)?;
             }
         }
-        st.slow_path_time += started.elapsed();
+        st.slow_path_time += started.elapsed().saturating_sub(st.slow_path_reg_wait - waited);
         st.slow_path_entries += 1;
     }
     if consumed {
         dev.write_reg(regs::REG_CTRLQ_CI, st.ctrlq.ci as u64)?;
+    }
+    if !st.rewind_backlog.is_empty() {
+        let (started, waited) = (std::time::Instant::now(), st.slow_path_reg_wait);
+        issue_backlog(ctx, st)?;
+        st.slow_path_time += started.elapsed().saturating_sub(st.slow_path_reg_wait - waited);
     }
     // Resends waiting for their RNR timer.
     if st.qps.iter().flatten().any(|q| q.rec.rnr_due.is_some()) {
@@ -253,8 +268,10 @@ fn rewinds_taken(dev: &dyn Device) -> Result<u64> {
 
 /// Waits until the NIC has taken every SQ rewind the slow path wrote, so
 /// none can land on QP `qpn` after its requester state is reset for a new
-/// life (the rewind queue is not flushed by a reset).
-pub(crate) fn quiesce_rewinds(dev: &dyn Device, st: &CtxState, qpn: u32) -> Result<()> {
+/// life (the rewind queue is not flushed by a reset); the ones for `qpn`
+/// not written yet are dropped.
+pub(crate) fn quiesce_rewinds(dev: &dyn Device, st: &mut CtxState, qpn: u32) -> Result<()> {
+    st.rewind_backlog.retain(|&(q, _)| q != qpn);
     if st.rewinds_issued == 0 {
         return Ok(());
     }
@@ -272,8 +289,51 @@ pub(crate) fn quiesce_rewinds(dev: &dyn Device, st: &CtxState, qpn: u32) -> Resu
     }
 }
 
-/// Carries out the slow path's decision for QP `qpn`.
+/// Carries out the slow path's decision for QP `qpn` (rewinds and resends
+/// join the backlog, written as the NIC's queue has room).
 fn apply(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> Result<()> {
+    match action {
+        Action::Rewind { .. } | Action::Resend { .. } => {
+            st.rewind_backlog.push_back((qpn, action));
+            issue_backlog(ctx, st)
+        }
+        _ => write_action(ctx, st, qpn, action),
+    }
+}
+
+/// Writes the backlog's rewinds and resends while the NIC's rewind queue
+/// has room (its fill is known from the NIC's count of those it took, read
+/// again only when the queue looks full). One whose QP left RTS or whose WQE
+/// completed meanwhile is dropped.
+pub(crate) fn issue_backlog(ctx: &Context, st: &mut CtxState) -> Result<()> {
+    while let Some(&(qpn, action)) = st.rewind_backlog.front() {
+        if st.rewinds_issued - st.rewinds_taken_seen >= params::REWIND_QUEUE as u64 {
+            let t = std::time::Instant::now();
+            st.rewinds_taken_seen = rewinds_taken(ctx.dev())?.wrapping_sub(st.rewind_base);
+            st.slow_path_reg_wait += t.elapsed();
+            if st.rewinds_issued - st.rewinds_taken_seen >= params::REWIND_QUEUE as u64 {
+                return Ok(());
+            }
+        }
+        st.rewind_backlog.pop_front();
+        let idx = match action {
+            Action::Rewind { idx, .. } | Action::Resend { idx, .. } => idx,
+            _ => continue,
+        };
+        let live = st
+            .qps
+            .get(qpn as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|q| q.state == QpState::Rts && idx.wrapping_sub(q.sq.ci) < q.sq.pi.wrapping_sub(q.sq.ci));
+        if live {
+            write_action(ctx, st, qpn, action)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one decision to the NIC.
+fn write_action(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> Result<()> {
     match action {
         Action::None | Action::RewindAt { .. } => Ok(()),
         Action::Rewind { idx, psn, msg_off } => {
@@ -338,8 +398,11 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
                 qps: (0..params::NUM_QPS).map(|_| None).collect(),
                 ctrlq: CtrlQ { buf: Some(ctrlq), log2: CTRLQ_LOG2, ci: 0, unknown: 0 },
                 rewinds_issued: 0,
+                rewinds_taken_seen: 0,
+                rewind_backlog: std::collections::VecDeque::new(),
                 slow_path_time: std::time::Duration::ZERO,
                 slow_path_entries: 0,
+                slow_path_reg_wait: std::time::Duration::ZERO,
                 rewind_base,
             }),
         }),
@@ -389,8 +452,9 @@ impl Context {
     }
 
     /// Host CPU time the loss-recovery slow path has spent in this context
-    /// (reading CtrlQ entries' decisions and writing the rewinds and resends
-    /// they cause; not the completion intake), and the CtrlQ entries it handled.
+    /// (deciding on CtrlQ entries and writing the rewinds and resends they
+    /// cause; not the completion intake, and not the time register reads
+    /// wait for the device), and the CtrlQ entries it handled.
     pub fn slow_path_time(&self) -> (std::time::Duration, u64) {
         let st = self.inner.st.borrow();
         (st.slow_path_time, st.slow_path_entries)

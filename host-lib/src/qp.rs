@@ -673,7 +673,7 @@ impl Qp {
         let mut st = ctx.state();
         if to == QpState::Reset {
             // No rewind asked for in this life may land after the reset.
-            crate::ctx::quiesce_rewinds(ctx.dev(), &st, qpn)?;
+            crate::ctx::quiesce_rewinds(ctx.dev(), &mut st, qpn)?;
         }
         let qp = st.qps[qpn as usize].as_mut().expect("QP");
         if let Some(v) = attr.retry_cnt {
@@ -909,7 +909,7 @@ impl Qp {
             return Ok(());
         }
         // No rewind may land on the QPN's next life; the teardown goes on regardless.
-        let quiesced = crate::ctx::quiesce_rewinds(ctx.dev(), &ctx.state(), self.qpn);
+        let quiesced = crate::ctx::quiesce_rewinds(ctx.dev(), &mut ctx.state(), self.qpn);
         let Some(mut q) = ctx.state().qps[self.qpn as usize].take() else { return Ok(()) };
         qpc::RTS.put(&mut q.words, 0);
         qpc::RTR.put(&mut q.words, 0);

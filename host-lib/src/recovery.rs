@@ -468,14 +468,15 @@ mod tests {
         assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true)), vec![e]);
         assert!(r.on_psn_nak(&sq, e, e + 2, true).is_empty());
         assert_eq!(r.stats.resends_again, 1);
-        // At MTU 1024 the distance is beyond the responder's window: never again.
+        // At MTU 512 the distance is beyond the responder's window: never again.
         let (mut r, mut sq) = queue(0, 0);
-        r.start(0, 10);
-        for i in 0..60 {
-            let psn = r.post(1024);
-            sq.slots[i] = Slot { psn, len: 1024, ..sq.slots[i] };
+        r.start(0, 9);
+        for i in 0..64 {
+            let psn = r.post(4 * 512);
+            sq.slots[i] = Slot { psn, len: 4 * 512, ..sq.slots[i] };
             sq.pi += 1;
         }
+        const { assert!(RESEND_AGAIN_BYTES >> 9 > rnic_spec::params::SR_WINDOW) };
         assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true)), vec![0]);
         for p in 2..=rnic_spec::params::SR_WINDOW {
             assert!(r.on_psn_nak(&sq, 0, p, true).is_empty(), "psn {p}");

@@ -123,7 +123,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<22>>,
+    cnt: Signal<Local, Bits<23>>,
 }
 
 impl Logic for RnicCore {
@@ -440,6 +440,9 @@ impl Logic for RnicCore {
         }
         if self.sq.cnt_resend.val() {
             self.cnt.next = self.cnt.val() | 0x20_0000;
+        }
+        if self.resp.cnt_nowin.val() {
+            self.cnt.next = self.cnt.val() | 0x40_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

@@ -105,18 +105,29 @@ pub const REW_ONE_BIT: usize = 88;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
-pub const RXS_BITS: usize = 384;
+pub const RXS_BITS: usize = 256;
 
-// The responder's per-QP state. Selective repeat's window: bit i of
-// `sr_rcv` is PSN ePSN + i placed out of order (bit 0 is always clear at
-// rest), the same bit of `sr_last` says that packet ended its message.
+// The responder's per-QP state. Selective repeat: `sr_win` is the window
+// the QP borrowed from the responder's pool (valid with `sr_win_valid`);
 // `sr_hold`: the packet at ePSN was NAKed with an error, so nothing after
 // it is placed until ePSN moves (IBA: nothing executes past a NAK error).
-crate::pack_blocks!(RxStatePack, RxStateUnpack, 384, [
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
-    sr_hold: 1, rsvd: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32, rsvd2: 32,
-    sr_rcv: 64, sr_last: 64,
+    sr_hold: 1, rsvd: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
+    sr_win_valid: 1, sr_win: 6, rsvd2: 25,
 ]);
+const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
+/// Bit of [`RxStatePack`]'s `sr_win` field (the pool is addressed from the RX state RAM's output).
+pub const RXS_SR_WIN_BIT: usize = 225;
+
+/// Width of a selective-repeat window in the responder's pool ([`SrWinPack`]).
+pub const SRW_BITS: usize = 2 * rnic_spec::params::SR_WINDOW_BITS;
+
+// A window of the pool: bit i of `rcv` is PSN ePSN + i placed out of order
+// (bit 0 is clear at rest), the same bit of `last` says that packet ended
+// its message.
+crate::pack_blocks!(SrWinPack, SrWinUnpack, 256, [rcv: 128, last: 128]);
+const _: () = assert!(SrWinPack::WIDTH == SRW_BITS);
 const _: () = assert!(RxStatePack::WIDTH == RXS_BITS);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [
@@ -155,5 +166,6 @@ mod tests {
             fields[..i].iter().map(|f| f.1).sum::<usize>()
         };
         assert_eq!(lsb(RewindPack::FIELDS, "one"), REW_ONE_BIT);
+        assert_eq!(lsb(RxStatePack::FIELDS, "sr_win"), RXS_SR_WIN_BIT);
     }
 }

@@ -11,14 +11,14 @@
 //! (`crate::cqw`), so each CQ has one producer; `crate::rxe` joins them.
 
 use crate::desc::{
-    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, TxDescPack,
-    ACKIN_BITS, CQR_BITS, RXS_BITS, TXD_BITS,
+    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, SrWinPack,
+    SrWinUnpack, TxDescPack, ACKIN_BITS, CQR_BITS, RXS_BITS, RXS_SR_WIN_BIT, SRW_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
 use rnic_spec::params::dma_tag;
-use rnic_spec::params::SR_WINDOW;
 use rnic_spec::params::{MR_BITS, QPN_BITS};
+use rnic_spec::params::{SR_POOL, SR_POOL_LOG2, SR_WINDOW, SR_WINDOW_BITS};
 use rnic_spec::wire::{ack_flags, opcode, syndrome};
 use rust_hdl::prelude::*;
 
@@ -152,11 +152,24 @@ pub struct Responder {
     pub cnt_inv: Signal<Out, Bit>,
     /// Pulse: a request placed out of order (selective repeat).
     pub cnt_ooo: Signal<Out, Bit>,
+    /// Pulse: an out-of-order request was not placed: no window was free.
+    pub cnt_nowin: Signal<Out, Bit>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
     pub rst_data: Signal<In, Bits<40>>,
     rstq: SynchronousFIFO<Bits<40>, 3, 4, 1>,
+    /// Selective repeat's shared pool of windows (`SrWinPack`), addressed
+    /// by the QP's `sr_win`; read data one cycle after the address.
+    pool: RAM<Bits<SRW_BITS>, SR_POOL_LOG2>,
+    /// Indices of the windows no QP holds.
+    freeq: SynchronousFIFO<Bits<SR_POOL_LOG2>, SR_POOL_LOG2, { SR_POOL_LOG2 + 1 }, 1>,
+    /// Windows put in the free list after power-up (all of them before the first packet).
+    init_n: DFF<Bits<8>>,
+    /// The window of the packet's QP (zero if it holds none).
+    win: DFF<Bits<SRW_BITS>>,
+    wu: SrWinUnpack,
+    wp: SrWinPack,
     rst_word: DFF<Bits<40>>,
     state: DFF<RState>,
     rx_desc: DFF<Bits<512>>,
@@ -215,7 +228,10 @@ pub struct Responder {
     inv_req: Signal<Local, Bit>,
     len_inv: Signal<Local, Bit>,
     in_window: Signal<Local, Bit>,
-    sr_bit: Signal<Local, Bits<64>>,
+    sr_bit: Signal<Local, Bits<SR_WINDOW_BITS>>,
+    /// The received bits of the QP's window as the pool shows it (Dispatch).
+    pool_rcv: Signal<Local, Bits<SR_WINDOW_BITS>>,
+    pool_n: Num<{ SR_POOL as u64 }, 8>,
     sr_ok: Signal<Local, Bit>,
     msg_va: Signal<Local, Bits<64>>,
     msg_off: Signal<Local, Bits<64>>,
@@ -263,11 +279,16 @@ const _: () = {
 const _: () = assert!(ack_flags::PLACED == 1);
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
+// The pool is addressed from the RX state RAM's output with a literal offset;
+// window halves are 128 bits.
+const _: () = assert!(RXS_SR_WIN_BIT == 225 && SR_POOL_LOG2 == 6 && SR_WINDOW_BITS == 128);
 
 impl Logic for Responder {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, rstq);
+        clock!(self, clock, rstq, freeq);
+        self.pool.read_clock.next = self.clock.val();
+        self.pool.write_clock.next = self.clock.val();
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = self.rst_data.val();
         self.rstq.read.next = false;
@@ -275,6 +296,8 @@ impl Logic for Responder {
             self,
             clock,
             rst_word,
+            init_n,
+            win,
             state,
             rx_desc,
             qpc,
@@ -322,8 +345,29 @@ impl Logic for Responder {
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
         self.rsp.rsvd2.next = 0.into();
-        self.rsp.sr_rcv.next = self.rsu.sr_rcv.val();
-        self.rsp.sr_last.next = self.rsu.sr_last.val();
+        self.rsp.sr_win_valid.next = self.rsu.sr_win_valid.val();
+        self.rsp.sr_win.next = self.rsu.sr_win.val();
+        // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
+        self.pool.read_address.next = self.rxs_data.val().get_bits::<SR_POOL_LOG2>(225);
+        self.pool.write_enable.next = false;
+        self.pool.write_address.next = self.rsu.sr_win.val();
+        self.wu.pword.next = self.win.q.val();
+        self.wp.rcv.next = self.wu.rcv.val();
+        self.wp.last.next = self.wu.last.val();
+        self.pool.write_data.next = self.wp.pword.val();
+        self.pool_rcv.next = 0.into();
+        if self.rsu.sr_win_valid.val().any() {
+            self.pool_rcv.next = self.pool.read_data.val().get_bits::<SR_WINDOW_BITS>(0);
+        }
+        // The free list: every window after power-up, then each returned one.
+        self.freeq.read.next = false;
+        self.freeq.write.next = false;
+        self.freeq.data_in.next = self.rsu.sr_win.val();
+        if self.init_n.q.val() < self.pool_n.val() {
+            self.freeq.write.next = true;
+            self.freeq.data_in.next = self.init_n.q.val().get_bits::<SR_POOL_LOG2>(0);
+            self.init_n.d.next = self.init_n.q.val() + 1;
+        }
         // Request classification.
         self.op.next = self.du.opcode.val();
         self.is_imm.next = (self.op.val() == self.op_send_last_imm.val())
@@ -409,7 +453,7 @@ impl Logic for Responder {
         // Selective repeat: a plain WRITE packet inside the window ahead of
         // ePSN may be placed out of order; `sr_bit` is its window bit.
         self.in_window.next = self.psn_diff.val() <= self.sr_window.val();
-        self.sr_bit.next = bits::<64>(1) << bit_cast::<64, 24>(self.psn_diff.val());
+        self.sr_bit.next = bits::<SR_WINDOW_BITS>(1) << bit_cast::<SR_WINDOW_BITS, 24>(self.psn_diff.val());
         self.sr_ok.next = self.qv.sr_en.val().any()
             & !self.rsu.sr_hold.val().any()
             & self.in_window.val()
@@ -466,6 +510,7 @@ impl Logic for Responder {
         self.cnt_ack.next = false;
         self.cnt_inv.next = false;
         self.cnt_ooo.next = false;
+        self.cnt_nowin.next = false;
         self.idle.next = self.state.q.val() == RState::Idle;
         // Completion request (written by the completion writer).
         self.cqr.cqn.next = self.cq_num.q.val();
@@ -508,7 +553,8 @@ impl Logic for Responder {
                     self.rstq.read.next = true;
                     self.rst_word.d.next = self.rstq.data_out.val();
                     self.state.d.next = RState::RstLook;
-                } else if !self.desc_empty.val() {
+                } else if (!self.desc_empty.val()) & (self.init_n.q.val() == self.pool_n.val()) {
+                    // (No frame before the free list is filled at power-up; no window is held before either.)
                     self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
                     self.state.d.next = RState::Look;
@@ -533,9 +579,12 @@ impl Logic for Responder {
                     self.rsp.in_write.next = 0.into();
                     self.rsp.resp_err.next = 0.into();
                     self.rsp.msg_pkts.next = 0.into();
-                    self.rsp.sr_rcv.next = 0.into();
-                    self.rsp.sr_last.next = 0.into();
                     self.rsp.sr_hold.next = 0.into();
+                    // A window the QP holds goes back to the pool.
+                    self.rsp.sr_win_valid.next = 0.into();
+                    if self.rsu.sr_win_valid.val().any() {
+                        self.freeq.write.next = true;
+                    }
                 }
                 self.rxs_we.next = true;
                 self.rxs_waddr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
@@ -559,6 +608,10 @@ impl Logic for Responder {
                 self.ooo.d.next = false;
                 self.placed.d.next = false;
                 self.slid.d.next = false;
+                self.win.d.next = 0.into();
+                if self.rsu.sr_win_valid.val().any() {
+                    self.win.d.next = self.pool.read_data.val();
+                }
                 // A SEND's receive-buffer MR is read now and checked again in
                 // SendChk on every packet (dereg_mr may have invalidated it).
                 if self.is_send.val() {
@@ -592,15 +645,18 @@ impl Logic for Responder {
                     self.syn.d.next = self.syn_nak_psn_seq.val();
                     self.state.d.next = RState::Nak;
                     if self.sr_ok.val() {
-                        if (self.rsu.sr_rcv.val() & self.sr_bit.val()).any() {
+                        if (self.pool_rcv.val() & self.sr_bit.val()).any() {
                             // Placed before: a duplicate, NAKed again as placed.
                             self.cnt_psn.next = false;
                             self.cnt_dup.next = true;
                             self.placed.d.next = true;
-                        } else {
+                        } else if self.rsu.sr_win_valid.val().any() | !self.freeq.empty.val() {
                             self.ooo.d.next = true;
                             self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
                             self.state.d.next = RState::WrMr;
+                        } else {
+                            // No window for this QP and none free: NAKed as under go-back-N.
+                            self.cnt_nowin.next = true;
                         }
                     }
                 } else if self.inv_req.val() {
@@ -755,9 +811,17 @@ impl Logic for Responder {
                 if self.ooo.q.val() {
                     // Placed out of order: recorded in the window, ePSN unchanged, NAKed as placed.
                     self.rp_next.next = self.end_ptr.q.val();
-                    self.rsp.sr_rcv.next = self.rsu.sr_rcv.val() | self.sr_bit.val();
+                    self.wp.rcv.next = self.wu.rcv.val() | self.sr_bit.val();
                     if self.is_last.val() {
-                        self.rsp.sr_last.next = self.rsu.sr_last.val() | self.sr_bit.val();
+                        self.wp.last.next = self.wu.last.val() | self.sr_bit.val();
+                    }
+                    self.pool.write_enable.next = true;
+                    if !self.rsu.sr_win_valid.val().any() {
+                        // The QP's first packet out of order: it borrows a window (Dispatch saw one free).
+                        self.freeq.read.next = true;
+                        self.rsp.sr_win_valid.next = 1.into();
+                        self.rsp.sr_win.next = self.freeq.data_out.val();
+                        self.pool.write_address.next = self.freeq.data_out.val();
                     }
                     self.cnt_ooo.next = true;
                     self.placed.d.next = true;
@@ -767,9 +831,19 @@ impl Logic for Responder {
                     self.rp_next.next = self.end_ptr.q.val();
                     self.rsp.epsn.next = self.rsu.epsn.val() + 1;
                     self.rsp.sr_hold.next = 0.into();
-                    // The window moves with ePSN; packets placed before slide in next.
-                    self.rsp.sr_rcv.next = self.rsu.sr_rcv.val() >> 1;
-                    self.rsp.sr_last.next = self.rsu.sr_last.val() >> 1;
+                    // The window moves with ePSN; packets placed before slide in
+                    // next; an empty window goes back to the pool.
+                    self.wp.rcv.next = self.wu.rcv.val() >> 1;
+                    self.wp.last.next = self.wu.last.val() >> 1;
+                    self.win.d.next = self.wp.pword.val();
+                    if self.rsu.sr_win_valid.val().any() {
+                        if self.wp.rcv.val() == 0 {
+                            self.freeq.write.next = true;
+                            self.rsp.sr_win_valid.next = 0.into();
+                        } else {
+                            self.pool.write_enable.next = true;
+                        }
+                    }
                     self.syn.d.next = self.syn_ack.val();
                     if self.is_last.val() {
                         self.rsp.msn.next = self.rsu.msn.val() + 1;
@@ -807,7 +881,7 @@ impl Logic for Responder {
                     }
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::Save;
-                    if self.rsu.sr_rcv.val().get_bit(1) {
+                    if self.wu.rcv.val().get_bit(1) {
                         self.state.d.next = RState::Slide;
                     }
                 }
@@ -815,18 +889,25 @@ impl Logic for Responder {
             RState::Slide => {
                 // One placed packet per cycle: ePSN passes it, MSN counts the
                 // messages it ends (plain WRITEs: no completion to write).
-                if self.rsu.sr_rcv.val().get_bit(0) {
+                if self.wu.rcv.val().get_bit(0) {
                     self.slid.d.next = true;
                     self.rsp.epsn.next = self.rsu.epsn.val() + 1;
-                    self.rsp.sr_rcv.next = self.rsu.sr_rcv.val() >> 1;
-                    self.rsp.sr_last.next = self.rsu.sr_last.val() >> 1;
+                    self.wp.rcv.next = self.wu.rcv.val() >> 1;
+                    self.wp.last.next = self.wu.last.val() >> 1;
+                    self.win.d.next = self.wp.pword.val();
+                    if self.wp.rcv.val() == 0 {
+                        self.freeq.write.next = true;
+                        self.rsp.sr_win_valid.next = 0.into();
+                    } else {
+                        self.pool.write_enable.next = true;
+                    }
                     self.rsp.in_write.next = 1.into();
-                    self.rsp.in_msg.next = (!self.rsu.sr_last.val().get_bit(0)).into();
+                    self.rsp.in_msg.next = (!self.wu.last.val().get_bit(0)).into();
                     self.rsp.msg_pkts.next = 1.into();
                     if self.rsu.in_msg.val().any() {
                         self.rsp.msg_pkts.next = self.rsu.msg_pkts.val() + 1;
                     }
-                    if self.rsu.sr_last.val().get_bit(0) {
+                    if self.wu.last.val().get_bit(0) {
                         self.rsp.msn.next = self.rsu.msn.val() + 1;
                     }
                     self.rs.d.next = self.rsp.pword.val();

@@ -160,6 +160,8 @@ pub struct RxEngine {
     pub cnt_inv: Signal<Out, Bit>,
     /// Pulse: a request placed out of order (selective repeat).
     pub cnt_ooo: Signal<Out, Bit>,
+    /// Pulse: an out-of-order request found no free selective-repeat window.
+    pub cnt_nowin: Signal<Out, Bit>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
@@ -210,6 +212,7 @@ impl Logic for RxEngine {
         self.cnt_ack.next = self.resp.cnt_ack.val();
         self.cnt_inv.next = self.resp.cnt_inv.val();
         self.cnt_ooo.next = self.resp.cnt_ooo.val();
+        self.cnt_nowin.next = self.resp.cnt_nowin.val();
         self.resp.rst_valid.next = self.rst_valid.val();
         self.resp.rst_data.next = self.rst_data.val();
         // ACK receiver: ACKs from the responder, the send path's local errors, requester resets.

@@ -77,7 +77,10 @@ use rnic::{
     WrOpcode,
 };
 use rnic_sim::{ip_of, mac_of, SimConfig};
-use rnic_spec::params::SR_WINDOW;
+use rnic_spec::params::{SR_WINDOW, SR_WINDOW_BITS};
+
+// The model holds a window in a u128.
+const _: () = assert!(SR_WINDOW_BITS == 128);
 use rnic_spec::regs::{self, counters};
 use rnic_spec::wire::{self, off, opcode, Frame, HDR_LEN, ICRC_LEN};
 use rnic_tests::{pair_with, timeout_for, Nics};
@@ -645,9 +648,9 @@ struct Victim {
     cur: Option<Cur>,
     rq: VecDeque<Rwqe>,
     /// Selective repeat window: bit i = PSN ePSN + i placed out of order.
-    sr_rcv: u64,
+    sr_rcv: u128,
     /// Bit i = the packet placed at ePSN + i was the last of its message.
-    sr_last: u64,
+    sr_last: u128,
     /// No out-of-order placement until ePSN moves (after an error NAK).
     sr_hold: bool,
 }
@@ -1507,7 +1510,7 @@ impl Fuzzer {
         {
             return None;
         }
-        let bit = 1u64 << diff;
+        let bit = 1u128 << diff;
         if v.sr_rcv & bit != 0 {
             j.why.push(format!("selective repeat: PSN {:#x} (ePSN + {diff}) was placed before", x.psn));
             return Some(Set::of(&[Outcome::PlacedDup]));
@@ -2475,7 +2478,7 @@ impl Fuzzer {
         // Selective repeat: packets placed out of order right behind an
         // accepted one slide in; ePSN and MSN the ACK must then carry.
         let slid = (vb.sr_rcv >> 1).trailing_ones();
-        let slid_mask = if slid == 0 { 0 } else { u64::MAX >> (64 - slid) };
+        let slid_mask = if slid == 0 { 0 } else { u128::MAX >> (128 - slid) };
         let ended = ((vb.sr_last >> 1) & slid_mask).count_ones() + acc.is_some_and(|a| a.last) as u32;
         let (epsn, msn) = ((vb.epsn + 1 + slid) & PSN_MASK, (vb.msn + ended) & PSN_MASK);
         // A NAK of a packet placed out of order: flagged, ePSN and MSN unchanged.

@@ -260,3 +260,69 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
     }
     assert_no_violations(&nics);
 }
+
+/// The responder's pool of selective-repeat windows runs out: 8 more QPs
+/// than windows each lose the first packet of a WRITE while the requester's
+/// slow path is not polled, so every QP's later packets arrive out of order
+/// at once. The first `SR_POOL` QPs borrow a window and have their
+/// packets placed; the rest find none (`RX_OOO_NO_WINDOW`), are NAKed as
+/// under go-back-N and rewound. Every byte arrives; a second round shows
+/// every window came back to the pool. The 72 retransmissions the slow
+/// path decides at once wait in the library for room in the NIC's
+/// 16-deep rewind queue (none is dropped).
+#[test]
+fn sr_pool_overflow_falls_back_to_go_back_n_and_windows_return() {
+    use rnic_spec::params::SR_POOL;
+    const EXTRA: u32 = 8;
+    let n = SR_POOL as u32 + EXTRA;
+    let nics = pair();
+    {
+        let w = World::new(&nics, n, 4, Mtu::Mtu1024);
+        // No timeout while the slow path is not polled: only the NAKs drive recovery.
+        w.ctx_a.set_retransmit_timeout(1_000_000).unwrap();
+        let src = w.pd_a.reg_mr(SIZE, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(2, 0), SIZE)).unwrap();
+        let dst = w.pd_b.reg_mr(2 * n as usize * SLOT, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        for round in 0..2u64 {
+            // Each QP's first WRITE_FIRST of this round is lost (3 packets a message: 2 arrive out of order).
+            let mut seen = std::collections::HashSet::new();
+            nics.cluster.borrow_mut().faults(0).drop_matching(
+                0,
+                n as u64,
+                Box::new(move |f: &FrameClass| {
+                    f.opcode == rnic_spec::wire::Opcode::WriteFirst && !f.retransmission && seen.insert(f.dqpn)
+                }),
+            );
+            let (placed0, nowin0) = (reg(1, counters::RX_OOO_PLACED), reg(1, counters::RX_OOO_NO_WINDOW));
+            for (i, (qa, _)) in w.conns.iter().enumerate() {
+                let slot = (round as usize * n as usize + i) * SLOT;
+                let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + slot as u64, rkey: dst.rkey() };
+                qa.post_send(&SendWr { wr_id: round, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
+            }
+            // Everything is sent and NAKed before the slow path runs.
+            nics.cluster.borrow_mut().run(15_000);
+            let placed = reg(1, counters::RX_OOO_PLACED) - placed0;
+            let nowin = reg(1, counters::RX_OOO_NO_WINDOW) - nowin0;
+            assert_eq!(
+                (placed, nowin),
+                (2 * SR_POOL as u64, 2 * EXTRA as u64),
+                "round {round}: packets placed out of order, and refused for want of a window"
+            );
+            let wcs = wait(&w.cq_a, n as usize, 4 * n as u64 * SIZE as u64);
+            assert!(wcs.iter().all(|c| c.status == WcStatus::Success && c.wr_id == round), "{wcs:?}");
+            nics.cluster.borrow_mut().faults(0).clear_rules();
+        }
+        let stats: rnic::RecoveryStats = w.conns.iter().map(|(qa, _)| qa.recovery_stats()).sum();
+        assert_eq!((stats.resends, stats.rewinds), (2 * SR_POOL as u64, 2 * EXTRA as u64), "{stats:?}");
+        // 72 retransmissions decided at once, a 16-deep queue: the library waits for room, none is dropped.
+        assert_eq!(reg(0, counters::SQ_REWIND_DROP), 0);
+        let mut want = snapshot.clone();
+        for s in 0..2 * n as usize {
+            want[s * SLOT..s * SLOT + SIZE].copy_from_slice(&pattern::make(SEED, stream(2, 0), SIZE));
+        }
+        assert_same("pool overflow", &read_all(&dst), &want, SLOT, 2 * n, SIZE);
+    }
+    assert_no_violations(&nics);
+}

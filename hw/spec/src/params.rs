@@ -45,12 +45,24 @@ pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
 /// and always on the last packet of a message.
 pub const ACK_REQ_EVERY: u32 = 16;
+/// Selective repeat: bits of a responder window, a bitmap whose bit i is
+/// PSN ePSN + i (bit 0, ePSN itself, is clear at rest). The fabric
+/// simulation's largest reorder span from spraying (about one BDP, up to
+/// ~100 packets of 4 KiB at 100 Gb/s) fits in 128.
+pub const SR_WINDOW_BITS: usize = 128;
 /// Selective repeat: how far ahead of ePSN (in PSNs) the responder places a
-/// plain WRITE packet out of order and records it in the QP's on-chip
-/// window (a 64-bit bitmap whose bit 0 is ePSN itself). Beyond it a packet
-/// is dropped and NAKed as under go-back-N. At 100 Gb/s with a 4 KiB MTU,
-/// 63 packets are 21 us of line rate, several recovery round trips.
-pub const SR_WINDOW: u32 = 63;
+/// plain WRITE packet out of order and records it in a window. Beyond it a
+/// packet is dropped and NAKed as under go-back-N.
+pub const SR_WINDOW: u32 = SR_WINDOW_BITS as u32 - 1;
+/// log2 of the number of windows in the responder's shared pool.
+pub const SR_POOL_LOG2: usize = 6;
+/// Windows in the responder's shared pool. A QP borrows one when a packet
+/// of it is placed out of order and returns it once ePSN has passed every
+/// packet the window holds; an out-of-order packet that finds the pool empty
+/// is not placed (NAKed as under go-back-N, counted in
+/// `regs::counters::RX_OOO_NO_WINDOW`). 64 windows hold a 32:1 incast with
+/// every sender reordering, twice over.
+pub const SR_POOL: usize = 1 << SR_POOL_LOG2;
 
 /// Depth of the send engine's SQ rewind queue (`regs::REG_SQ_REWIND`), log2.
 pub const REWIND_QUEUE_LOG2: usize = 4;

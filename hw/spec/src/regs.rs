@@ -91,8 +91,12 @@ pub mod counters {
     /// ([`super::rewind::ONE`]): sent, or dropped because the QP has failed
     /// or the WQE at that SSN does not hold that packet.
     pub const SQ_RESENDS: u32 = 0x2A8;
+    /// Out-of-order requests the responder could have placed but did not,
+    /// because the QP had no window and the shared pool had none free
+    /// ([`crate::params::SR_POOL`]); they are NAKed as under go-back-N.
+    pub const RX_OOO_NO_WINDOW: u32 = 0x2B0;
     /// Number of counters.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 23;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
@@ -215,7 +219,7 @@ pub mod qpc {
     pub const PD: Field = Field::new(3, 16, 16);
     /// 1: selective repeat at the responder: a plain WRITE packet up to
     /// [`crate::params::SR_WINDOW`] PSNs ahead of ePSN is placed and
-    /// recorded in the QP's on-chip window, and its NAK says so
+    /// recorded in a window the QP borrows from the responder's pool, and its NAK says so
     /// ([`crate::wire::ack_flags::PLACED`]); 0: only the packet at ePSN is
     /// accepted (go-back-N).
     pub const SR_EN: Field = Field::new(3, 32, 1);
