@@ -51,9 +51,9 @@
 //! One `#[test]` per mutation class (one mutation per frame, 150 frames), one
 //! for mutated ACK frames, and two mixed tests (up to three mutations per
 //! frame, all classes, PMTU 1024 and 4096). The victim runs go-back-N there;
-//! in `psn_sr` and `mixed_mtu1024_sr` it runs selective repeat, and the model
-//! predicts exactly which plain WRITE packets ahead of ePSN (within
-//! `SR_WINDOW`) are placed out of order (RX_OOO_PLACED, a PSN sequence NAK
+//! in `psn_sr`, `mixed_mtu1024_sr` and `mixed_mtu4096_sr` it runs selective
+//! repeat, and the model predicts exactly which plain WRITE packets ahead of
+//! ePSN (within `SR_WINDOW`, its edge included) are placed out of order (RX_OOO_PLACED, a PSN sequence NAK
 //! flagged PLACED), which are duplicates of such, and how ePSN and MSN slide
 //! over them once the packet at ePSN arrives (the ACK is then sent anyway);
 //! the forged requester sometimes sends a later packet of a WRITE first.
@@ -1760,6 +1760,9 @@ impl Fuzzer {
                         -2,
                         15,
                         -16,
+                        SR_WINDOW as i64 - 1,
+                        SR_WINDOW as i64,
+                        SR_WINDOW as i64 + 1,
                         (1 << 23) - 1,
                         1 << 23,
                         (1 << 23) + 1,
@@ -3045,7 +3048,16 @@ fn mixed_mtu1024_sr() {
     run(c);
 }
 
-/// PSNs around ePSN and inside the window, the victim's responder running selective repeat.
+/// Every class, PMTU 4096, the victim's responder running selective repeat.
+#[test]
+fn mixed_mtu4096_sr() {
+    let mut c = mixed("mixed_mtu4096_sr", Mtu::Mtu4096, 400);
+    c.victim_sr = true;
+    c.send_pct = 25;
+    run(c);
+}
+
+/// PSNs around ePSN, inside the window and at its edge, the victim's responder running selective repeat.
 #[test]
 fn psn_sr() {
     let mut c = Cfg::class("psn_sr", Class::Psn, CLASS_FRAMES);

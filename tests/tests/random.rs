@@ -789,8 +789,10 @@ impl World {
             if kind != Kind::Legal {
                 self.stats.errors_injected += 1;
                 failed_now.push(pair);
-                // One or two WRs behind it on the same QP: flushed, never executed.
-                for _ in 0..self.rng.range(0, 2) {
+                // One or two WRs behind it on the same QP: flushed, never executed
+                // (as many as the world still has messages for).
+                let room = self.p.msgs - self.stats.msgs - self.msgs.len() as u64;
+                for _ in 0..self.rng.range(0, 2).min(room) {
                     let size = self.rng.range(1, 3 * mtu) as u32;
                     let src_off = src_cur[req] + self.gap();
                     let d = self.rng.below(2) as usize;

@@ -197,6 +197,12 @@ fn run(a: &Args) -> Result<(), String> {
             100.0 * slow_bytes as f64 / payload.max(1) as f64
         );
         println!(
+            " SR windows    : {} packets placed out of order on NIC1, {} not placed for want of a free window (pool of {})",
+            reg(1, rnic_spec::regs::counters::RX_OOO_PLACED),
+            reg(1, rnic_spec::regs::counters::RX_OOO_NO_WINDOW),
+            rnic_spec::params::SR_POOL
+        );
+        println!(
             " slow path CPU : {:.1} us for {} CtrlQ entries ({:.0} ns each), {:.2}% of one core over the {:.1} us run",
             cpu_us,
             entries,
