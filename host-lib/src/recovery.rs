@@ -243,6 +243,10 @@ impl ReqRecovery {
             return Vec::new();
         }
         self.sacked.insert(psn & PSN_MASK);
+        if self.last_rewind_psn == Some(epsn) {
+            // A rewind resends from ePSN already: these NAKs are from packets in flight before it.
+            return Vec::new();
+        }
         // Resends overtaken by packets sent well after them were lost.
         let again_pkts = (RESEND_AGAIN_BYTES >> self.mtu_log2).max(1) as i32;
         let lost: Vec<u32> = self
@@ -497,6 +501,26 @@ mod tests {
         }
         // The same ePSN again: already rewound.
         assert!(r.on_psn_nak(&sq, 100, 104, false).is_empty());
+    }
+
+    /// Found by the lossy random tests with error injection (seed 31): after
+    /// a rewind for too many holes, each placed NAK of the packets still in
+    /// flight found the holes again and rewound again, and a late duplicate
+    /// rewind landed on a WQE that had completed meanwhile, its ring slot
+    /// reused by a new WQE.
+    #[test]
+    fn placed_naks_after_a_rewind_to_the_same_epsn_rewind_nothing() {
+        let (mut r, sq) = queue(40, 100);
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true).as_slice() {
+            [Action::Rewind { psn: 100, .. }] => {}
+            other => panic!("{other:?}"),
+        }
+        for p in 100 + MAX_RESENDS_PER_NAK + 3..130 {
+            assert!(r.on_psn_nak(&sq, 100, p, true).is_empty(), "psn {p}");
+        }
+        assert_eq!(r.stats.ooo_placed, 130 - (100 + MAX_RESENDS_PER_NAK + 2) as u64);
+        // ePSN moved on: a new hole is resent as usual.
+        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true)), vec![131, 132]);
     }
 
     #[test]

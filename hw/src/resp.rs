@@ -549,12 +549,12 @@ impl Logic for Responder {
         self.ack_data.next = self.ackp.pword.val();
         match self.state.q.val() {
             RState::Idle => {
+                // Resets may run while the window free list fills at power-up (no QP holds a window yet); frames may not.
                 if !self.rstq.empty.val() {
                     self.rstq.read.next = true;
                     self.rst_word.d.next = self.rstq.data_out.val();
                     self.state.d.next = RState::RstLook;
                 } else if (!self.desc_empty.val()) & (self.init_n.q.val() == self.pool_n.val()) {
-                    // (No frame before the free list is filled at power-up; no window is held before either.)
                     self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
                     self.state.d.next = RState::Look;

@@ -432,13 +432,8 @@ impl Logic for TurnEngine {
         self.txp.ssn.next = self.ssn.q.val();
         self.off_sh.next = self.msg_off.q.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.txp.psn_offset.next = self.off_sh.val().get_bits::<24>(0);
-        // AckReq: a message's last packet, every ACK_REQ_EVERY-th, a turn's
-        // last (its budget spent: the QP may wait long for its next turn, and
-        // its packets must not wait that long for their ACK), and a resend.
         self.txp.ack_req.next = (self.last.val()
-            | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val())
-            | (self.budget.q.val() <= self.pkt_len.val())
-            | self.resend.q.val())
+            | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val()))
         .into();
         self.txp.ts.next = self.now.val();
         self.txp.syndrome.next = self.no_syndrome.val();

@@ -320,9 +320,6 @@ struct Qp {
     psn0: std::collections::HashMap<u64, u64>,
     /// First PSN of the WQE being sent (valid while `off` > 0).
     cur_psn0: u64,
-    /// Payload bytes of the running turn so far (the engine's burst budget
-    /// spent): the packet that brings it to `BURST` asks for an ACK.
-    turn_bytes: u64,
 }
 
 impl Qp {
@@ -695,7 +692,6 @@ impl Tb {
                 acked: ssn0,
                 psn0: Default::default(),
                 cur_psn0: psn0,
-                turn_bytes: 0,
             };
             let mut w = [0u64; NUM_STAGE];
             qpc::RTS.put(&mut w, 1);
@@ -1270,15 +1266,7 @@ impl Tb {
 
     /// The fields of QP `qi`'s packet at `off` (PSN `psn`) of WQE `wq`, sent
     /// at cycle `t`, and its payload length.
-    fn want_fields(
-        &self,
-        qi: usize,
-        wq: &Wqe,
-        off: u64,
-        psn: u64,
-        t: u64,
-        resend: bool,
-    ) -> (Vec<(&'static str, u64)>, u64) {
+    fn want_fields(&self, qi: usize, wq: &Wqe, off: u64, psn: u64, t: u64) -> (Vec<(&'static str, u64)>, u64) {
         let q = &self.qps[qi];
         let pmtu = 1u64 << q.pmtu_log2;
         let rem = wq.len - off;
@@ -1292,11 +1280,7 @@ impl Tb {
             ("sport", q.sport as u64),
             ("opcode", opcode_of(wq.op, first, last) as u64),
             ("dqpn", q.remote_qpn as u64),
-            (
-                "ack_req",
-                (resend || last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64) || q.turn_bytes + plen >= BURST)
-                    as u64,
-            ),
+            ("ack_req", (last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64)) as u64),
             ("psn", psn),
             ("plen", plen),
             ("msg_len", wq.len),
@@ -1321,7 +1305,7 @@ impl Tb {
     /// payload read. `Ok(false)`: it is not the resend, which its QP's stop allowed to be dropped.
     fn on_resend_desc(&mut self, w: &[u32], rd: Option<(u64, u64, u64)>, due: Due) -> Result<bool, String> {
         let f = |n: &str| unpack_field(TxDescPack::FIELDS, w, n);
-        let (want, plen) = self.want_fields(due.qi, &due.wqe, due.off, due.psn, self.cycle, true);
+        let (want, plen) = self.want_fields(due.qi, &due.wqe, due.off, due.psn, self.cycle);
         let bad: Vec<String> = want
             .iter()
             .filter(|(n, v)| f(n) != *v)
@@ -1367,10 +1351,6 @@ impl Tb {
         let Some(qi) = self.qps.iter().position(|q| q.remote_qpn == dqpn) else {
             return Err(format!("TX descriptor for unknown destination QPN {dqpn:#x}"));
         };
-        if self.run_qp != Some(qi) {
-            // Another QP sent in between: this is a new turn, with a full budget.
-            self.qps[qi].turn_bytes = 0;
-        }
         let q = &self.qps[qi];
         let (qpn, qpsn, qoff) = (q.qpn, q.psn, q.off);
         if q.lerr {
@@ -1388,7 +1368,7 @@ impl Tb {
                 wq.idx
             ));
         }
-        let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t, false);
+        let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t);
         let (first, last) = (qoff == 0, plen == wq.len - qoff);
         let bad: Vec<String> = want
             .iter()
@@ -1433,8 +1413,6 @@ impl Tb {
         }
         q.psn = (q.psn + 1) & 0xFF_FFFF;
         q.off += plen;
-        // The packet that spends the turn's budget ends the turn (the next one starts with a full budget).
-        q.turn_bytes = if q.turn_bytes + plen >= BURST { 0 } else { q.turn_bytes + plen };
         self.st.packets += 1;
         self.st.bytes += plen;
         if last {
@@ -1679,10 +1657,6 @@ impl Tb {
         })();
         r.map_err(|e| self.fail(e))?;
         if st_we {
-            // The QP's turn ended (or it was rewound): its next turn has a full budget.
-            if let Some(qi) = self.by_qpn.get(st_waddr).copied().flatten() {
-                self.qps[qi].turn_bytes = 0;
-            }
             self.st_writes += 1;
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &st_wdata, n);
             self.note(format!(

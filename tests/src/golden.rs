@@ -348,6 +348,13 @@ pub struct Golden {
     qps: Vec<QpModel>,
     live: Vec<Footprint>,
     next_uid: u64,
+    /// Packets may arrive out of order (lossy or reordering links) at
+    /// responders running selective repeat: a WRITE posted behind a request
+    /// that fails at the responder may have been placed, in part or whole,
+    /// before that request arrived and failed. Its WR completes flushed and
+    /// its target bytes are not predicted (IBA leaves the target of a WR
+    /// completed in error undefined); bytes outside its target still are.
+    pub placed_behind_errors: bool,
 }
 
 impl Golden {
@@ -580,6 +587,13 @@ impl Golden {
         if me.state == QpState::Error {
             exp.status = WcStatus::WrFlushErr;
             exp.byte_len = Some(0);
+            if let (true, Some(peer)) = (self.placed_behind_errors, me.peer) {
+                if let Verb::Write { remote_addr, rkey } | Verb::WriteImm { remote_addr, rkey, .. } = op.verb {
+                    if let Target::At(mr, off) = self.write_target(peer, remote_addr, rkey, op.len) {
+                        add_range(&mut self.mrs[mr].dont_care, off, off + op.len as usize);
+                    }
+                }
+            }
             self.qps[qp].sq_exp.push_back(exp);
             return exp.status;
         }

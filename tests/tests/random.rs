@@ -368,6 +368,8 @@ impl World {
             }
         }
         let mut model = Golden::new();
+        // Selective repeat (on by default) may place WRITEs queued behind a failing request.
+        model.placed_behind_errors = p.faults.is_some();
 
         // QPNs per NIC, then a random pairing so a pair's two QPNs differ.
         let qpns_used: [Vec<u32>; 2] = std::array::from_fn(|_| choose_qpns(&mut rng, p.qpns, p.pairs));
