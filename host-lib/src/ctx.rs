@@ -217,7 +217,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 let placed = e.flags & ack_flags::PLACED != 0;
                 q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed)
             }
-            ctrlq_kind::REQ_TIMEOUT => q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags),
+            ctrlq_kind::REQ_TIMEOUT => vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)],
             ctrlq_kind::REQ_RNR => vec![q.rec.on_rnr(&q.sq, e.epsn.get(), now)],
             _ => {
                 st.ctrlq.unknown += 1;

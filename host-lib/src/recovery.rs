@@ -10,11 +10,10 @@
 //! - a PSN sequence NAK: rewind to its ePSN, once per ePSN (the NAKs of the
 //!   packets still in flight behind the loss name the same ePSN);
 //! - a retransmission timeout (no ACK for the NIC's RTO while packets are in
-//!   flight: a lost tail, a lost ACK or a lost retransmission): a probe,
-//!   the last packet of the oldest unacknowledged WQE resent alone (it asks
-//!   for an ACK; a duplicate is re-ACKed, a hole draws a NAK that the rules
-//!   here answer); the NIC counts the timeouts in a row without an ACK, and
-//!   past `retry_cnt` the WQE fails with `RETRY_EXC_ERR`;
+//!   flight: a lost tail, a lost ACK or a lost retransmission): rewind to
+//!   the oldest unacknowledged WQE; the NIC counts the timeouts in a row
+//!   without an ACK, and past `retry_cnt` the WQE fails with
+//!   `RETRY_EXC_ERR`;
 //! - an RNR NAK: rewind to its ePSN after the RNR timer, at most
 //!   `rnr_retry` times in a row (7: forever), then `RNR_RETRY_EXC_ERR`.
 //!
@@ -288,37 +287,21 @@ impl ReqRecovery {
 
     /// No ACK for the RTO, the `in_row`-th time since the last ACK; `lack`
     /// is the SSN of the oldest unacknowledged WQE.
-    pub fn on_timeout(&mut self, sq: &WorkQueue, lack: u32, in_row: u8) -> Vec<Action> {
+    pub fn on_timeout(&mut self, sq: &WorkQueue, lack: u32, in_row: u8) -> Action {
         self.stats.timeouts += 1;
         if self.rnr_due.is_some() {
-            return Vec::new();
+            return Action::None;
         }
-        let Some(idx) = Self::by_ssn(sq, lack) else { return Vec::new() };
+        let Some(idx) = Self::by_ssn(sq, lack) else { return Action::None };
         if in_row > self.retry_cnt {
-            return vec![Action::Fail { idx, status: rnic_spec::desc::cqe_status::RETRY_EXC_ERR }];
+            return Action::Fail { idx, status: rnic_spec::desc::cqe_status::RETRY_EXC_ERR };
         }
-        // The NAK a probe draws may rewind again, even to the same ePSN.
-        self.last_rewind_psn = None;
-        let s = sq.slots[ring::slot(idx, sq.log2)];
-        // Holes resent and still missing: their resends were lost (nothing
-        // later overtook them to tell); resend them again.
-        self.resent_at.retain(|&h, _| psn_dist(h, s.psn) >= 0);
-        let again: Vec<u32> = self.resent_at.keys().copied().take(MAX_RESENDS_PER_NAK as usize).collect();
-        if !again.is_empty() {
-            self.stats.resends_again += again.len() as u64;
-            return again
-                .into_iter()
-                .filter_map(|h| self.locate(sq, h).map(|(idx, msg_off)| Action::Resend { idx, psn: h, msg_off }))
-                .collect();
-        }
-        // Else a probe, not a rewind: the last packet of the oldest
-        // unacknowledged WQE (it asks for an ACK). If everything arrived and
-        // only the ACK was lost, the duplicate is re-ACKed; else its NAK names
-        // what is missing. A go-back-N rewind here would resend WQEs the peer
-        // may already hold, and their ACKs could complete them while the NIC
-        // still resends them from ring slots the application may have reused.
-        let last = packets(s.len, self.mtu_log2) - 1;
-        vec![Action::Resend { idx, psn: (s.psn + last) & PSN_MASK, msg_off: last << self.mtu_log2 }]
+        let psn = sq.slots[ring::slot(idx, sq.log2)].psn;
+        self.last_rewind_psn = Some(psn);
+        self.resent_upto = None;
+        self.sacked.clear();
+        self.resent_at.clear();
+        Action::Rewind { idx, psn, msg_off: 0 }
     }
 
     /// The peer answered `epsn` with an RNR NAK; the device clock reads `now`.
@@ -502,27 +485,6 @@ mod tests {
         for p in 2..=rnic_spec::params::SR_WINDOW {
             assert!(r.on_psn_nak(&sq, 0, p, true).is_empty(), "psn {p}");
         }
-    }
-
-    #[test]
-    fn a_timeout_resends_lost_resends_or_probes_the_oldest_wqes_last_packet() {
-        let (mut r, mut sq) = queue(0, 0);
-        r.start(200, 12);
-        let blank = sq.slots[0];
-        for i in 0..4 {
-            let psn = r.post(3 * 4096);
-            sq.slots[i] = Slot { psn, len: 3 * 4096, ..blank };
-            sq.pi += 1;
-        }
-        r.retry_cnt = 7;
-        // Nothing known missing: the last packet of WQE 0 (PSNs 200..=202) alone.
-        assert_eq!(r.on_timeout(&sq, 0, 1), vec![Action::Resend { idx: 0, psn: 202, msg_off: 2 * 4096 }]);
-        // Hole 204 (WQE 1) resent, and nothing later told whether it arrived: resent again.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 204, 205, true)), vec![204]);
-        assert_eq!(resent(&r.on_timeout(&sq, 1, 1)), vec![204]);
-        assert_eq!(r.stats.resends_again, 1);
-        // Past retry_cnt the WQE fails.
-        assert!(matches!(r.on_timeout(&sq, 1, 8).as_slice(), [Action::Fail { idx: 1, .. }]));
     }
 
     #[test]
