@@ -409,8 +409,13 @@ mod tests {
 
     /// A send queue of `n` one-packet WQEs from PSN `psn0` (MTU 4096).
     fn queue(n: u32, psn0: u32) -> (ReqRecovery, WorkQueue) {
+        queue_of(n, psn0, 12, 4096)
+    }
+
+    /// A send queue of `n` WQEs of `len` bytes from PSN `psn0` at MTU `2^mtu_log2`.
+    fn queue_of(n: u32, psn0: u32, mtu_log2: u32, len: u32) -> (ReqRecovery, WorkQueue) {
         let mut r = ReqRecovery::default();
-        r.start(psn0, 12);
+        r.start(psn0, mtu_log2);
         let blank = Slot { wr_id: 0, opcode: crate::WcOpcode::RdmaWrite, len: 0, psn: 0 };
         let mut sq = WorkQueue {
             buf: rnic_driver::DmaBuf { bus_addr: 0, len: 0 },
@@ -421,8 +426,8 @@ mod tests {
             slots: vec![blank; 64],
         };
         for i in 0..n {
-            let psn = r.post(4096);
-            sq.slots[i as usize] = Slot { psn, len: 4096, ..blank };
+            let psn = r.post(len);
+            sq.slots[i as usize] = Slot { psn, len, ..blank };
             sq.pi += 1;
         }
         (r, sq)
@@ -473,13 +478,7 @@ mod tests {
         assert!(r.on_psn_nak(&sq, e, e + 2, true).is_empty());
         assert_eq!(r.stats.resends_again, 1);
         // At MTU 512 the distance is beyond the responder's window: never again.
-        let (mut r, mut sq) = queue(0, 0);
-        r.start(0, 9);
-        for i in 0..64 {
-            let psn = r.post(4 * 512);
-            sq.slots[i] = Slot { psn, len: 4 * 512, ..sq.slots[i] };
-            sq.pi += 1;
-        }
+        let (mut r, sq) = queue_of(64, 0, 9, 4 * 512);
         const { assert!(RESEND_AGAIN_BYTES >> 9 > rnic_spec::params::SR_WINDOW) };
         assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true)), vec![0]);
         for p in 2..=rnic_spec::params::SR_WINDOW {

@@ -167,7 +167,8 @@ pub struct TurnEngine {
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: a single-packet resend was taken from the queue (sent, or
-    /// dropped if the QP failed or the WQE no longer holds that packet).
+    /// dropped: its QP failed or left RTS, its lkey fails, or its offset is
+    /// past the end of the WQE it carries).
     pub cnt_resend: Signal<Out, Bit>,
     fetch: WqeFetch,
     resend: DFF<Bit>,
@@ -184,6 +185,9 @@ pub struct TurnEngine {
     sv_psn: DFF<Bits<24>>,
     sv_msg_off: DFF<Bits<32>>,
     sv_iova: DFF<Bits<64>>,
+    /// A resend at the queue head interrupts the turn this cycle: before
+    /// the turn's next packet (`Seg`) or while it waits for a fetch (`WqePop`).
+    park: Signal<Local, Bit>,
     rwp: SqStatePack,
     state: DFF<SqState>,
     qpn: DFF<Bits<QPN_BITS>>,
@@ -368,6 +372,9 @@ impl Logic for TurnEngine {
         self.kick_qpn.next = self.qpn.q.val();
         self.cnt_rewind.next = false;
         self.cnt_resend.next = false;
+        self.park.next = (self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val())
+            & ((self.state.q.val() == SqState::Seg)
+                | ((self.state.q.val() == SqState::WqePop) & !self.fetch.head_valid.val()));
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
@@ -546,21 +553,8 @@ impl Logic for TurnEngine {
                 // The FIFO shows a write a cycle late: wait for the head.
                 // While it waits, fetch the next scheduled QP's WQEs too, so
                 // its turn does not start with a PCIe round trip.
-                if self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.fetch.head_valid.val() {
-                    // A resend while the fetch is in flight.
-                    self.rs_ret.d.next = SqState::WqePop;
-                    self.state.d.next = SqState::RwLook;
-                    self.rs_turn.d.next = true;
-                    self.sv_qpn.d.next = self.qpn.q.val();
-                    self.sv_qpc.d.next = self.qpc.q.val();
-                    self.sv_wqe.d.next = self.wqe.q.val();
-                    self.sv_ssn.d.next = self.ssn.q.val();
-                    self.sv_psn.d.next = self.psn.q.val();
-                    self.sv_msg_off.d.next = self.msg_off.q.val();
-                    self.sv_iova.d.next = self.iova.q.val();
-                    self.rew.d.next = self.rew_data.val();
-                    self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
-                    self.rew_pop.next = true;
+                if self.park.val() {
+                    // A resend while the fetch is in flight (parked below).
                 } else if (!self.la_active.q.val())
                     & (self.sched_valid.val())
                     & !self.rew_valid.val()
@@ -591,8 +585,8 @@ impl Logic for TurnEngine {
             }
             SqState::MrCheck => {
                 if self.resend.q.val() {
-                    // One packet inside the WQE, or nothing (the host named a
-                    // WQE that is not there any more: the timeout recovers).
+                    // One packet inside the carried WQE, or nothing (a bad
+                    // request from the host; no local error is raised).
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::RsEnd;
                     if (self.mr_ok.val() & (self.msg_off.q.val() < self.wv.length.val()))
@@ -626,21 +620,8 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::Seg => {
-                if self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val() {
-                    // A resend goes out before the turn's next packet.
-                    self.rs_ret.d.next = SqState::Seg;
-                    self.state.d.next = SqState::RwLook;
-                    self.rs_turn.d.next = true;
-                    self.sv_qpn.d.next = self.qpn.q.val();
-                    self.sv_qpc.d.next = self.qpc.q.val();
-                    self.sv_wqe.d.next = self.wqe.q.val();
-                    self.sv_ssn.d.next = self.ssn.q.val();
-                    self.sv_psn.d.next = self.psn.q.val();
-                    self.sv_msg_off.d.next = self.msg_off.q.val();
-                    self.sv_iova.d.next = self.iova.q.val();
-                    self.rew.d.next = self.rew_data.val();
-                    self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
-                    self.rew_pop.next = true;
+                if self.park.val() {
+                    // A resend goes out before the turn's next packet (parked below).
                 } else if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     self.state.d.next = SqState::LocalErr;
@@ -822,6 +803,22 @@ impl Logic for TurnEngine {
             _ => {
                 self.state.d.next = SqState::Idle;
             }
+        }
+        if self.park.val() {
+            // A resend interrupts the turn: its context waits in the shadow registers.
+            self.rs_ret.d.next = self.state.q.val();
+            self.state.d.next = SqState::RwLook;
+            self.rs_turn.d.next = true;
+            self.sv_qpn.d.next = self.qpn.q.val();
+            self.sv_qpc.d.next = self.qpc.q.val();
+            self.sv_wqe.d.next = self.wqe.q.val();
+            self.sv_ssn.d.next = self.ssn.q.val();
+            self.sv_psn.d.next = self.psn.q.val();
+            self.sv_msg_off.d.next = self.msg_off.q.val();
+            self.sv_iova.d.next = self.iova.q.val();
+            self.rew.d.next = self.rew_data.val();
+            self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
+            self.rew_pop.next = true;
         }
     }
 }

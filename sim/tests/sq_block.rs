@@ -505,6 +505,8 @@ struct Tb {
     rew_pending: VecDeque<Rew>,
     /// The resend the engine took and has not sent yet.
     resend_due: Option<Due>,
+    /// The quiet check after the drain: no more resends are asked for.
+    quiet: bool,
 }
 
 /// A rewind asked of the engine, in queue order.
@@ -763,6 +765,7 @@ impl Tb {
             st: Stats::default(),
             rew_pending: VecDeque::new(),
             resend_due: None,
+            quiet: false,
         }
     }
 
@@ -1157,6 +1160,23 @@ impl Tb {
         Some(w)
     }
 
+    /// While the SQs drain (no more posts, rewinds or acknowledgments),
+    /// resends go on: they change no QP's state, so the drain still ends.
+    fn drain_resend_step(&mut self) -> Option<Vec<u32>> {
+        if self.cfg.resend_pct == 0
+            || self.quiet
+            || self.rew_pending.len() >= REWIND_QUEUE
+            || self.rng.below(1000) >= self.cfg.rewind_permille
+        {
+            return None;
+        }
+        let qi = self.rng.below(self.cfg.nq as u64) as usize;
+        if self.qps[qi].stopped() {
+            return None;
+        }
+        self.resend_ask(qi)
+    }
+
     /// The engine took the oldest rewind, a resend: its packet must be the
     /// next TX descriptor (unless it is bad, or its QP stopped).
     fn on_resend(&mut self) -> Result<(), String> {
@@ -1546,7 +1566,7 @@ impl Tb {
             self.host_step();
         }
         let db = self.pick_doorbell();
-        let rew = if stimulus { self.rewind_step() } else { None };
+        let rew = if stimulus { self.rewind_step() } else { self.drain_resend_step() };
         self.m.set(p.rew_write, rew.is_some() as u64);
         self.m.set_wide(p.rew_data, &rew.unwrap_or_else(|| vec![0; RewindPack::WIDTH.div_ceil(32)]));
         // Inputs: block-RAM outputs, doorbell, handshakes, completion head.
@@ -1773,6 +1793,7 @@ impl Tb {
         }
         // Quiet: nothing more is sent or fetched (QPs whose error flag was
         // raised may still finish the turn they were in).
+        self.quiet = true;
         let events = self.unflagged_events;
         let t1 = self.cycle;
         let mut writes = self.st_writes;
@@ -1865,6 +1886,7 @@ const RESEND_4_QPS: Cfg =
     Cfg { name: "4qp_pmtu1024_resends", rewind_permille: 12, resend_pct: 80, wqes: 200, ..SETS[0] };
 const RESEND_16_QPS: Cfg =
     Cfg { name: "16qp_mixed_pmtu_small_rings_resends", rewind_permille: 15, resend_pct: 70, ..SETS[2] };
+const RESEND_256_QPS: Cfg = Cfg { name: "256qp_pmtu4096_resends", rewind_permille: 10, resend_pct: 80, ..SETS[1] };
 
 #[test]
 fn sq_block_rewinds_4qp() {
@@ -1884,6 +1906,12 @@ fn sq_block_resends_4qp() {
 #[test]
 fn sq_block_resends_16qp_small_rings_errors() {
     run_set(RESEND_16_QPS, 0x5800);
+}
+
+/// Resends to any of 256 QPs, QPN 255 included, while all of them send.
+#[test]
+fn sq_block_resends_256qp() {
+    run_set(RESEND_256_QPS, 0x5900);
 }
 
 #[test]

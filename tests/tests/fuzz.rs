@@ -3042,28 +3042,27 @@ fn mixed_mtu4096() {
 /// Every class, PMTU 1024, the victim's responder running selective repeat.
 #[test]
 fn mixed_mtu1024_sr() {
-    let mut c = mixed("mixed_mtu1024_sr", Mtu::Mtu1024, 800);
-    c.victim_sr = true;
-    c.send_pct = 25;
-    run(c);
+    run(with_sr(mixed("mixed_mtu1024_sr", Mtu::Mtu1024, 800)));
 }
 
 /// Every class, PMTU 4096, the victim's responder running selective repeat.
 #[test]
 fn mixed_mtu4096_sr() {
-    let mut c = mixed("mixed_mtu4096_sr", Mtu::Mtu4096, 400);
-    c.victim_sr = true;
-    c.send_pct = 25;
-    run(c);
+    run(with_sr(mixed("mixed_mtu4096_sr", Mtu::Mtu4096, 400)));
 }
 
 /// PSNs around ePSN, inside the window and at its edge, the victim's responder running selective repeat.
 #[test]
 fn psn_sr() {
-    let mut c = Cfg::class("psn_sr", Class::Psn, CLASS_FRAMES);
+    run(with_sr(Cfg::class("psn_sr", Class::Psn, CLASS_FRAMES)));
+}
+
+/// `c` with the victim's responder running selective repeat, and a quarter
+/// of the forged requests SENDs (which it never places out of order).
+fn with_sr(mut c: Cfg) -> Cfg {
     c.victim_sr = true;
     c.send_pct = 25;
-    run(c);
+    c
 }
 
 /// The reference model on hand-made frames, without a NIC: a valid frame is
