@@ -76,6 +76,7 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "rx_ooo_placed",
     "sq_resends",
     "rx_ooo_no_window",
+    "sq_skips",
 ];
 
 /// Retransmission timeout set at [`open_device`], in device cycles (100 µs at

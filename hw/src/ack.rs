@@ -31,8 +31,8 @@
 //! [`AckInPack`]: crate::desc::AckInPack
 
 use crate::desc::{
-    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, ReqStatePack, ReqStateUnpack, ACKIN_BITS, CQR_BITS, CTLR_BITS,
-    RQS_BITS,
+    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, LackPack, ReqStatePack, ReqStateUnpack, ACKIN_BITS, CQR_BITS,
+    CTLR_BITS, LACK_BITS, RQS_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
@@ -100,6 +100,12 @@ pub struct AckRecv {
     pub qperr_we: Signal<Out, Bit>,
     /// QP error flag write address.
     pub qperr_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// lACK table write enable (read by the turn engine).
+    pub lack_we: Signal<Out, Bit>,
+    /// lACK table write address.
+    pub lack_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// lACK table write data (`LackPack`).
+    pub lack_wdata: Signal<Out, Bits<LACK_BITS>>,
     /// A CtrlQ entry request (PSN sequence NAKs) to the completion writer.
     pub ctl_valid: Signal<Out, Bit>,
     /// The completion writer took it.
@@ -143,6 +149,7 @@ pub struct AckRecv {
     tmo_retries: Signal<Local, Bits<4>>,
     cqr: CqReqPack,
     ctl: CtlReqPack,
+    lackp: LackPack,
     kind_req_nak_psn: Num<{ ctrlq_kind::REQ_NAK_PSN as u64 }, 8>,
     kind_req_timeout: Num<{ ctrlq_kind::REQ_TIMEOUT as u64 }, 8>,
     kind_req_rnr: Num<{ ctrlq_kind::REQ_RNR as u64 }, 8>,
@@ -232,6 +239,13 @@ impl Logic for AckRecv {
         self.rqs_wdata.next = self.rs.q.val();
         self.qperr_we.next = false;
         self.qperr_waddr.next = self.au.qpn.val();
+        // The position the ACK acknowledges, for the turn engine: written
+        // before the first completion it causes can reach the host.
+        self.lackp.ssn.next = self.au.msn.val();
+        self.lackp.psn.next = self.au.msn_psn.val();
+        self.lack_we.next = false;
+        self.lack_waddr.next = self.au.qpn.val();
+        self.lack_wdata.next = self.lackp.pword.val();
         self.lerr_pop.next = false;
         self.cnt_nak.next = false;
         self.cnt_bad.next = false;
@@ -343,6 +357,9 @@ impl Logic for AckRecv {
                 self.rqs_we.next = true;
                 self.rqs_waddr.next = self.rst_q.q.val();
                 self.rqs_wdata.next = self.rstp.pword.val();
+                self.lack_we.next = true;
+                self.lack_waddr.next = self.rst_q.q.val();
+                self.lack_wdata.next = 0.into();
                 self.state.d.next = AckState::Idle;
             }
             AckState::Look => {
@@ -369,6 +386,7 @@ impl Logic for AckRecv {
                     self.cnt_bad.next = true;
                     self.state.d.next = AckState::Idle;
                 } else if self.ru.acked.val() != self.au.msn.val() {
+                    self.lack_we.next = true;
                     self.rs.d.next = self.reqp.pword.val();
                     self.state.d.next = AckState::CqeAcked;
                 } else if (self.syn_class.val() == self.class_nak.val())

@@ -1,6 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
-use crate::desc::{RewindPack, SqStateUnpack, RQS_BITS, RXS_BITS, TXD_BITS};
+use crate::desc::{RewindPack, SqStateUnpack, LACK_BITS, RQS_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
@@ -110,6 +110,8 @@ pub struct RnicCore {
     rx_state: RAM<Bits<RXS_BITS>, QPN_BITS>,
     qp_err: RAM<Bit, QPN_BITS>,
     req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
+    /// Per QP, lACK and the PSN its WQE starts at (ACK receiver to turn engine).
+    lack: RAM<Bits<LACK_BITS>, QPN_BITS>,
     /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
     sq_sent: RAM<Bits<16>, QPN_BITS>,
     sqst_wdata: Signal<Local, Bits<128>>,
@@ -123,7 +125,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<23>>,
+    cnt: Signal<Local, Bits<24>>,
 }
 
 impl Logic for RnicCore {
@@ -154,6 +156,8 @@ impl Logic for RnicCore {
         self.req_state.read_clock.next = self.clock.val();
         self.req_state.write_clock.next = self.clock.val();
         self.qp_err.write_clock.next = self.clock.val();
+        self.lack.read_clock.next = self.clock.val();
+        self.lack.write_clock.next = self.clock.val();
         self.cq_cfg.read_clock.next = self.clock.val();
         self.cq_cfg.write_clock.next = self.clock.val();
         self.cq_pi.read_clock.next = self.clock.val();
@@ -259,6 +263,17 @@ impl Logic for RnicCore {
             self.qp_err.write_enable.next = true;
             self.qp_err.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.qp_err.write_data.next = false;
+        }
+        self.lack.read_address.next = self.sq.lack_addr.val();
+        self.sq.lack_data.next = self.lack.read_data.val();
+        self.lack.write_enable.next = self.resp.lack_we.val();
+        self.lack.write_address.next = self.resp.lack_waddr.val();
+        self.lack.write_data.next = self.resp.lack_wdata.val();
+        // A requester reset clears it with the SQ state (the ACK receiver clears it again when it takes the reset).
+        if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
+            self.lack.write_enable.next = true;
+            self.lack.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
+            self.lack.write_data.next = 0.into();
         }
         self.mr_tx.read_address.next = self.sq.mr_addr.val();
         self.sq.mr_data.next = self.mr_tx.read_data.val();
@@ -443,6 +458,9 @@ impl Logic for RnicCore {
         }
         if self.resp.cnt_nowin.val() {
             self.cnt.next = self.cnt.val() | 0x40_0000;
+        }
+        if self.sq.cnt_skip.val() {
+            self.cnt.next = self.cnt.val() | 0x80_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

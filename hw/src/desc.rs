@@ -8,7 +8,7 @@ pub const TXD_BITS: usize = 576;
 crate::pack_blocks!(TxDescPack, TxDescUnpack, 576, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
-    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 1,
+    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 1, msn_psn: 24,
 ]);
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 
@@ -30,13 +30,16 @@ crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
 const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
 /// Width of an ACK word handed to the ACK receiver ([`AckInPack`]).
-pub const ACKIN_BITS: usize = 176;
+pub const ACKIN_BITS: usize = 200;
 
 // An ACK handed from the responder to the ACK receiver (`crate::ack`), with
 // what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes, the responder's
-// ePSN and the ACK extension's flags (`ack_flags`).
-crate::pack_blocks!(AckInPack, AckInUnpack, 176, [
+// ePSN and the ACK extension's flags (`ack_flags`); and MSN_PSN, where
+// message MSN starts (the first PSN of the requester's oldest
+// unacknowledged WQE).
+crate::pack_blocks!(AckInPack, AckInUnpack, 200, [
     qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24, flags: 8,
+    msn_psn: 24,
 ]);
 const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
 
@@ -49,6 +52,16 @@ crate::pack_blocks!(CtlReqPack, CtlReqUnpack, 192, [
     episode: 4,
 ]);
 const _: () = assert!(CtlReqPack::WIDTH == CTLR_BITS);
+
+/// Width of a word of the lACK table ([`LackPack`]).
+pub const LACK_BITS: usize = 48;
+
+// The requester's acknowledged position, written by the ACK receiver and
+// read by the turn engine: WQEs before SSN `ssn` are completed (lACK), and
+// WQE `ssn` starts at PSN `psn` (the ACK's MSN_PSN). The turn engine never
+// sends a packet of a WQE before lACK: its ring slot may hold a new WQE.
+crate::pack_blocks!(LackPack, LackUnpack, 48, [ssn: 24, psn: 24]);
+const _: () = assert!(LackPack::WIDTH == LACK_BITS);
 
 /// Width of the ACK receiver's per-QP state word ([`ReqStatePack`]).
 pub const RQS_BITS: usize = 64;

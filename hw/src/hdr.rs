@@ -84,6 +84,8 @@ pub struct TxHeader {
     pub msn: Signal<In, Bits<24>>,
     /// Expected PSN (ACK).
     pub epsn: Signal<In, Bits<24>>,
+    /// MSN_PSN: first PSN of message MSN (ACK).
+    pub msn_psn: Signal<In, Bits<24>>,
     /// ECN echo (ACK).
     pub ecn_echo: Signal<In, Bits<8>>,
     /// Request RSN (receive WQE index).
@@ -123,6 +125,7 @@ impl Logic for TxHeader {
             syndrome: self.syndrome.val().to_u64() as u8,
             msn: self.msn.val().to_u64() as u32,
             epsn: self.epsn.val().to_u64() as u32,
+            msn_psn: if ack { self.msn_psn.val().to_u64() as u32 } else { 0 },
             echo_entropy: self.sport.val().to_u64() as u16,
             echo_ecn: self.ecn_echo.val().to_u64() as u8,
             ack_flags: if ack { self.ack_flags.val().to_u64() as u8 } else { 0 },
@@ -141,7 +144,7 @@ impl Logic for TxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w_rsn;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w_rsn;").unwrap();
         writeln!(v, "always @(*) begin\n  h = 1024'd0;").unwrap();
         writeln!(v, "  pad = 2'd0 - plen[1:0];").unwrap();
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
@@ -176,7 +179,7 @@ impl Logic for TxHeader {
         put(&mut v, "dqpn", off::BTH_DQPN, 3);
         writeln!(v, "  h[{}] = ack_req;", 8 * off::BTH_ACKREQ + 7).unwrap();
         put(&mut v, "psn", off::BTH_PSN, 3);
-        writeln!(v, "  w24a = {{8'd0, ssn}};\n  w24b = {{8'd0, psn_offset}};\n  w24c = {{8'd0, epsn}};\n  w_rsn = {{16'd0, rsn}};").unwrap();
+        writeln!(v, "  w24a = {{8'd0, ssn}};\n  w24b = {{8'd0, psn_offset}};\n  w24c = {{8'd0, epsn}};\n  w24d = {{8'd0, msn_psn}};\n  w_rsn = {{16'd0, rsn}};").unwrap();
         writeln!(v, "  if (is_ack) begin").unwrap();
         put(&mut v, "syndrome", off::AETH_SYNDROME, 1);
         put(&mut v, "msn", off::AETH_MSN, 3);
@@ -187,6 +190,7 @@ impl Logic for TxHeader {
         put(&mut v, "ecn_echo", off::AXT_ECN, 1);
         put(&mut v, "ack_flags", off::AXT_FLAGS, 1);
         put(&mut v, "w24c", off::AXT_EPSN, 4);
+        put(&mut v, "w24d", off::AXT_MSN_PSN, 4);
         writeln!(v, "  end else begin").unwrap();
         put(&mut v, "va", off::RETH_VA, 8);
         put(&mut v, "rkey", off::RETH_RKEY, 4);

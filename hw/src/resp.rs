@@ -489,8 +489,9 @@ impl Logic for Responder {
         self.aw.epsn.next = self.du.ts.val().get_bits::<24>(32);
         self.aw.ssn.next = self.du.va.val().get_bits::<24>(0);
         self.aw.psn_offset.next = self.du.rkey.val().get_bits::<24>(0);
-        // The ACK extension's flags byte sits where a request has PSN_OFFSET's low byte.
+        // The ACK extension's flags byte sits where a request has PSN_OFFSET's low byte, MSN_PSN where it has the immediate.
         self.aw.flags.next = self.du.psn_offset.val().get_bits::<8>(0);
+        self.aw.msn_psn.next = self.du.imm.val().get_bits::<24>(0);
         self.ackr_data.next = self.aw.pword.val();
         self.ackr_valid.next = false;
         self.rd_valid.next = false;
@@ -542,6 +543,11 @@ impl Logic for Responder {
         self.ackp.syndrome.next = self.syn.q.val();
         self.ackp.msn.next = self.rsu.msn.val();
         self.ackp.epsn.next = self.rsu.epsn.val();
+        // Message MSN starts at ePSN, or (half received) as many packets before it as it has.
+        self.ackp.msn_psn.next = self.rsu.epsn.val();
+        if self.rsu.in_msg.val().any() {
+            self.ackp.msn_psn.next = self.rsu.epsn.val() - self.rsu.msg_pkts.val();
+        }
         self.ackp.ecn_echo.next = self.du.ecn.val();
         self.ackp.rsn.next = 0.into();
         self.ackp.imm.next = 0.into();

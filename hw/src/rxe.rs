@@ -9,7 +9,7 @@
 
 use crate::ack::AckRecv;
 use crate::cqw::{CqReqMux, CqWriter};
-use crate::desc::{RQS_BITS, RXS_BITS, TXD_BITS};
+use crate::desc::{LACK_BITS, RQS_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -76,6 +76,12 @@ pub struct RxEngine {
     pub qperr_we: Signal<Out, Bit>,
     /// QP error flag write address.
     pub qperr_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// lACK table write enable (read by the turn engine).
+    pub lack_we: Signal<Out, Bit>,
+    /// lACK table write address.
+    pub lack_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// lACK table write data (`LackPack`).
+    pub lack_wdata: Signal<Out, Bits<LACK_BITS>>,
     /// Requester state table read address (the ACK receiver's lACK table).
     pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state read data.
@@ -231,6 +237,9 @@ impl Logic for RxEngine {
         self.rqs_wdata.next = self.ack.rqs_wdata.val();
         self.qperr_we.next = self.ack.qperr_we.val();
         self.qperr_waddr.next = self.ack.qperr_waddr.val();
+        self.lack_we.next = self.ack.lack_we.val();
+        self.lack_waddr.next = self.ack.lack_waddr.val();
+        self.lack_wdata.next = self.ack.lack_wdata.val();
         self.cnt_nak.next = self.ack.cnt_nak.val();
         self.ack.now.next = self.now.val();
         self.ack.rto.next = self.rto.val();

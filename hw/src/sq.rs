@@ -5,7 +5,7 @@
 //! core connects; the Verilator top `sq` is this block, so the SQ engine's
 //! block test covers both, and `sched` tests the scheduler alone.
 
-use crate::desc::{REW_BITS, TXD_BITS};
+use crate::desc::{LACK_BITS, REW_BITS, TXD_BITS};
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
 use rnic_spec::params::{MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
@@ -46,6 +46,10 @@ pub struct SqEngine {
     pub err_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QP error flag.
     pub err_data: Signal<In, Bit>,
+    /// lACK table read address (the ACK receiver's acknowledged position).
+    pub lack_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// lACK table read data (`LackPack`, one cycle after the address).
+    pub lack_data: Signal<In, Bits<LACK_BITS>>,
     /// MR table read address.
     pub mr_addr: Signal<Out, Bits<MR_BITS>>,
     /// MR table read data.
@@ -88,6 +92,8 @@ pub struct SqEngine {
     pub cnt_rewind_drop: Signal<Out, Bit>,
     /// Pulse: a single-packet resend was taken from the queue.
     pub cnt_resend: Signal<Out, Bit>,
+    /// Pulse: the turn engine skipped to lACK (`TurnEngine::cnt_skip`).
+    pub cnt_skip: Signal<Out, Bit>,
     sched: Scheduler,
     turn: TurnEngine,
     rewq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
@@ -112,6 +118,7 @@ impl Logic for SqEngine {
         self.rewq.read.next = self.turn.rew_pop.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();
+        self.cnt_skip.next = self.turn.cnt_skip.val();
         self.turn.sched_valid.next = self.sched.sched_valid.val();
         self.turn.sched_qpn.next = self.sched.sched_qpn.val();
         self.sched.sched_pop.next = self.turn.sched_pop.val();
@@ -131,6 +138,8 @@ impl Logic for SqEngine {
         self.st_wdata.next = self.turn.st_wdata.val();
         self.err_addr.next = self.turn.err_addr.val();
         self.turn.err_data.next = self.err_data.val();
+        self.lack_addr.next = self.turn.lack_addr.val();
+        self.turn.lack_data.next = self.lack_data.val();
         self.mr_addr.next = self.turn.mr_addr.val();
         self.turn.mr_data.next = self.mr_data.val();
         self.rd_valid.next = self.turn.rd_valid.val();

@@ -33,8 +33,8 @@
 //! The resend's QP keeps its state and schedule.
 
 use crate::desc::{
-    ErrPack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, REW_BITS, REW_ONE_BIT,
-    TXD_BITS,
+    ErrPack, LackUnpack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, LACK_BITS,
+    REW_BITS, REW_ONE_BIT, TXD_BITS,
 };
 use crate::fetch::WqeFetch;
 use crate::num::Num;
@@ -120,6 +120,10 @@ pub struct TurnEngine {
     pub err_addr: Signal<Out, Bits<QPN_BITS>>,
     /// QP error flag.
     pub err_data: Signal<In, Bit>,
+    /// lACK table read address: always the current QP.
+    pub lack_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// lACK table read data (`LackPack`, one cycle after the address).
+    pub lack_data: Signal<In, Bits<LACK_BITS>>,
     /// MR table read address.
     pub mr_addr: Signal<Out, Bits<MR_BITS>>,
     /// MR table read data.
@@ -166,6 +170,8 @@ pub struct TurnEngine {
     pub kick_ready: Signal<In, Bit>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
+    /// Pulse: the turn skipped to lACK, past WQEs completed while a rewind resent them.
+    pub cnt_skip: Signal<Out, Bit>,
     /// Pulse: a single-packet resend was taken from the queue (sent, or
     /// dropped: its QP failed or left RTS, its lkey fails, or its offset is
     /// past the end of the WQE it carries).
@@ -189,6 +195,12 @@ pub struct TurnEngine {
     /// the turn's next packet (`Seg`) or while it waits for a fetch (`WqePop`).
     park: Signal<Local, Bit>,
     rwp: SqStatePack,
+    lu: LackUnpack,
+    /// lACK − SSN (bit 23 set: the WQE is not yet acknowledged).
+    lack_dist: Signal<Local, Bits<24>>,
+    /// The WQE in hand is completed: the peer holds all of it, and its ring
+    /// slot may already hold a new WQE. Nothing more of it is sent.
+    stale: Signal<Local, Bit>,
     state: DFF<SqState>,
     qpn: DFF<Bits<QPN_BITS>>,
     held: DFF<Bit>,
@@ -344,6 +356,10 @@ impl Logic for TurnEngine {
         self.sqpi_addr.next = self.qpn.q.val();
         self.st_addr.next = self.qpn.q.val();
         self.err_addr.next = self.qpn.q.val();
+        self.lack_addr.next = self.qpn.q.val();
+        self.lu.pword.next = self.lack_data.val();
+        self.lack_dist.next = self.lu.ssn.val() - self.ssn.q.val();
+        self.stale.next = (self.lack_dist.val() != 0) & !self.lack_dist.val().get_bit(23);
         self.st_we.next = false;
         self.st_waddr.next = self.qpn.q.val();
         self.txd_write.next = false;
@@ -372,6 +388,7 @@ impl Logic for TurnEngine {
         self.kick_qpn.next = self.qpn.q.val();
         self.cnt_rewind.next = false;
         self.cnt_resend.next = false;
+        self.cnt_skip.next = false;
         self.park.next = (self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val())
             & ((self.state.q.val() == SqState::Seg)
                 | ((self.state.q.val() == SqState::WqePop) & !self.fetch.head_valid.val()));
@@ -439,13 +456,19 @@ impl Logic for TurnEngine {
         self.txp.ssn.next = self.ssn.q.val();
         self.off_sh.next = self.msg_off.q.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.txp.psn_offset.next = self.off_sh.val().get_bits::<24>(0);
+        // AckReq: a message's last packet, every ACK_REQ_EVERY-th, a turn's
+        // last (its budget spent: the QP may wait long for its next turn, and
+        // its packets must not wait that long for their ACK), and a resend.
         self.txp.ack_req.next = (self.last.val()
-            | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val()))
+            | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val())
+            | (self.budget.q.val() <= self.pkt_len.val())
+            | self.resend.q.val())
         .into();
         self.txp.ts.next = self.now.val();
         self.txp.syndrome.next = self.no_syndrome.val();
         self.txp.msn.next = 0.into();
         self.txp.epsn.next = 0.into();
+        self.txp.msn_psn.next = 0.into();
         self.txp.ecn_echo.next = 0.into();
         self.txp.rsn.next = self.wv.rsn.val();
         self.txp.imm.next = self.wv.imm.val();
@@ -594,6 +617,9 @@ impl Logic for TurnEngine {
                     {
                         self.state.d.next = SqState::Seg;
                     }
+                } else if self.stale.val() {
+                    // A WQE behind lACK (its slot may be reused): Seg skips it, whatever its lkey.
+                    self.state.d.next = SqState::Seg;
                 } else if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
@@ -622,6 +648,20 @@ impl Logic for TurnEngine {
             SqState::Seg => {
                 if self.park.val() {
                     // A resend goes out before the turn's next packet (parked below).
+                } else if self.stale.val() {
+                    // A rewind (or a resend) reached a WQE the peer completed
+                    // meanwhile: the QP goes on from lACK, at the PSN its WQE
+                    // starts at; the WQEs fetched for this turn are dropped.
+                    if self.resend.q.val() {
+                        self.state.d.next = SqState::RsEnd;
+                    } else {
+                        self.ssn.d.next = self.lu.ssn.val();
+                        self.psn.d.next = self.lu.psn.val();
+                        self.msg_off.d.next = 0.into();
+                        self.keep_active.d.next = self.lu.ssn.val().get_bits::<16>(0) != self.sq_pi.q.val();
+                        self.cnt_skip.next = true;
+                        self.state.d.next = SqState::Drain;
+                    }
                 } else if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     self.state.d.next = SqState::LocalErr;

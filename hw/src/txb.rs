@@ -94,6 +94,7 @@ impl Logic for TxBuilder {
         self.hdr.syndrome.next = self.du.syndrome.val();
         self.hdr.msn.next = self.du.msn.val();
         self.hdr.epsn.next = self.du.epsn.val();
+        self.hdr.msn_psn.next = self.du.msn_psn.val();
         self.hdr.ecn_echo.next = self.du.ecn_echo.val();
         self.hdr.rsn.next = self.du.rsn.val();
         self.hdr.imm.next = self.du.imm.val();

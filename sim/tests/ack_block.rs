@@ -33,7 +33,10 @@
 //! completion requests (two streams, each in
 //! order: ACK completions and local errors), the CtrlQ requests in order,
 //! the QP error-flag writes, the NAK and bad-ACK counters, and every QP's
-//! requester-state word at each quiescent point.
+//! requester-state word at each quiescent point; and the lACK table: each
+//! ACK that moves lACK writes (lACK, its MSN_PSN) for the turn engine, a
+//! requester reset writes zero, in order, and no successful completion is
+//! requested before the table shows its WQE acknowledged.
 //!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
 //! seed s only.
@@ -41,7 +44,7 @@
 mod common;
 
 use common::{block_seeds, near_wrap, p};
-use rnic_hw::desc::{AckInPack, CqReqPack, CtlReqPack, ErrPack, ReqStatePack};
+use rnic_hw::desc::{AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
@@ -97,6 +100,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let (ctl_valid, ctl_ready, ctl_data) = (pt("ctl_valid"), pt("ctl_ready"), pt("ctl_data"));
     let (now_p, rto_p, sqpi_addr, sqpi_data, cnt_rto) =
         (pt("now"), pt("rto"), pt("sent_addr"), pt("sent_data"), pt("cnt_rto"));
+    let (lack_we, lack_waddr, lack_wdata) = (pt("lack_we"), pt("lack_waddr"), pt("lack_wdata"));
+    // lACK table writes owed, in order: (qpn, lACK, MSN_PSN); the last one
+    // taken (an ACK may write its word more than once); the table as written.
+    let mut want_lack: VecDeque<(u64, u64, u64)> = VecDeque::new();
+    let mut last_lack: Option<(u64, u64, u64)> = None;
+    let mut lack = vec![(0u64, 0u64); NUM_QPS];
     m.set(rto_p, set.rto);
     // NAK reports owed: (kind, qpn, psn, epsn, ssn, psn_offset).
     let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64, u64)> = VecDeque::new();
@@ -139,6 +148,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             for &q in &qpns {
                 if req[q].err || r.pct(20) {
                     rst.push_back(q);
+                    want_lack.push_back((q as u64, 0, 0));
                     req[q] = Req { acked: 0, err: false, pi: r.below(4) };
                     pi_tab[q] = req[q].pi;
                 }
@@ -170,6 +180,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             ]) as u64;
             let cls = syn >> 5;
             let (psn, epsn, ssn, off) = (near_wrap(&mut r, 24), near_wrap(&mut r, 24), r.next() & M24, r.next() & M24);
+            let msn_psn = near_wrap(&mut r, 24);
             words.push_back(pack_words(
                 AckInPack::FIELDS,
                 AckInPack::WIDTH,
@@ -183,6 +194,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     ("epsn", epsn),
                     ("ssn", ssn),
                     ("psn_offset", off),
+                    ("msn_psn", msn_psn),
                 ],
             ));
             acks += 1;
@@ -195,6 +207,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             if dist > posted || (dist == posted && cls != 0) {
                 want_bad += 1;
                 continue;
+            }
+            if s.acked != msn {
+                want_lack.push_back((q as u64, msn, msn_psn));
             }
             while s.acked != msn {
                 want_ack.push_back((
@@ -278,6 +293,20 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 }
                 busy = true;
             }
+            if m.get(lack_we) == 1 {
+                let mut w = [0u32; 2];
+                m.get_wide(lack_wdata, &mut w);
+                let g = |n: &str| unpack_field(LackPack::FIELDS, &w, n);
+                let got = (m.get(lack_waddr), g("ssn"), g("psn"));
+                if last_lack != Some(got) {
+                    if want_lack.front() != Some(&got) {
+                        return Err(ctx(format!("lACK table write {got:x?}, expected {:x?}", want_lack.front())));
+                    }
+                    want_lack.pop_front();
+                    last_lack = Some(got);
+                }
+                lack[got.0 as usize] = (got.1, got.2);
+            }
             if m.get(cqr_valid) == 1 && ready {
                 let mut w = [0u32; CqReqPack::WIDTH / 32];
                 m.get_wide(cqr_data, &mut w);
@@ -287,6 +316,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     want_lerr.pop_front();
                 } else if want_ack.front() == Some(&got) {
                     want_ack.pop_front();
+                    // The turn engine must see a WQE acknowledged before the host can see its completion.
+                    let ahead = lack[got.5 as usize].0.wrapping_sub(got.1) & M16;
+                    if got.2 == cqe_status::SUCCESS as u64 && !(1..0x8000).contains(&ahead) {
+                        return Err(ctx(format!(
+                            "completion of WQE {:#x} requested while the lACK table shows {:x?}",
+                            got.1, lack[got.5 as usize]
+                        )));
+                    }
                 } else {
                     return Err(ctx(format!(
                         "completion request {got:x?}, expected {:x?} (ACK) or {:x?} (local error)",
@@ -381,6 +418,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             t += 1;
         }
         let ctx = |w: String| format!("{} seed {seed:#x} batch {batch} cycle {t}: {w}", set.name);
+        if !want_lack.is_empty() {
+            return Err(ctx(format!("quiet with lACK table writes owed: {:x?}", want_lack.front())));
+        }
         if !want_ack.is_empty() || !want_lerr.is_empty() || !want_qperr.is_empty() || !want_ctl.is_empty() {
             return Err(ctx(format!(
                 "quiet with completions owed: ACK {:x?}, local error {:x?}, error flags {:?}, CtrlQ {:x?}",

@@ -896,6 +896,8 @@ impl Tb {
                 ("msn", s.msn),
                 ("epsn", s.epsn),
                 ("ecn_echo", d.ecn),
+                // Where message MSN starts: ePSN, or before it by the packets of a half-received message.
+                ("msn_psn", if s.in_msg { s.epsn.wrapping_sub(s.msg_pkts) & M24 } else { s.epsn }),
             ],
         ))
     }

@@ -56,6 +56,12 @@
 //!     running turn goes on as if nothing happened. A tenth of the resends
 //!     are an attacker's (offset past the message's end, or an lkey failing
 //!     the MR check): nothing is sent for them and no local error is raised.
+//! (i) lACK: the lACK table shows each QP's oldest unacknowledged WQE and
+//!     its first PSN, as the ACK receiver writes it. Acknowledgments here
+//!     never pass a QP's send position or a pending rewind's target, so the
+//!     engine never skips (`cnt_skip`); a resend whose WQE was acknowledged
+//!     after it was asked for may be dropped. (The skip itself is checked
+//!     end to end: `recovery`'s `a_rewind_skips_*`.)
 //!
 //! Regression: the engine used to hang when an SQ emptied at producer index
 //! 0 mod 2^16 (`sq_block_pi_wrap_to_zero_*`); every set now lets the host
@@ -67,7 +73,7 @@
 mod common;
 
 use common::block_seeds;
-use rnic_hw::desc::{ErrPack, RewindPack, SqStatePack, TxDescPack};
+use rnic_hw::desc::{ErrPack, LackPack, RewindPack, SqStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_spec::desc::{cqe_status, off, send_op};
@@ -320,6 +326,9 @@ struct Qp {
     psn0: std::collections::HashMap<u64, u64>,
     /// First PSN of the WQE being sent (valid while `off` > 0).
     cur_psn0: u64,
+    /// Payload bytes of the running turn so far (the engine's burst budget
+    /// spent): the packet that brings it to `BURST` asks for an ACK.
+    turn_bytes: u64,
 }
 
 impl Qp {
@@ -328,6 +337,18 @@ impl Qp {
     }
     fn mask(&self) -> u64 {
         (1u64 << self.sq_log2) - 1
+    }
+    /// The first PSN of WQE `acked` (lACK), as the ACK receiver learns it from MSN_PSN.
+    fn lack_psn(&self) -> u64 {
+        if self.acked == self.ssn {
+            if self.off == 0 {
+                self.psn
+            } else {
+                self.cur_psn0
+            }
+        } else {
+            self.psn0[&self.acked]
+        }
     }
 }
 
@@ -376,6 +397,9 @@ struct Ports {
     cnt_rewind: PortId,
     cnt_rewind_drop: PortId,
     cnt_resend: PortId,
+    cnt_skip: PortId,
+    lack_addr: PortId,
+    lack_data: PortId,
 }
 
 impl Ports {
@@ -396,6 +420,9 @@ impl Ports {
             st_wdata: p("st_wdata"),
             err_addr: p("err_addr"),
             err_data: p("err_data"),
+            lack_addr: p("lack_addr"),
+            lack_data: p("lack_data"),
+            cnt_skip: p("cnt_skip"),
             mr_addr: p("mr_addr"),
             mr_data: p("mr_data"),
             rd_valid: p("rd_valid"),
@@ -467,6 +494,8 @@ struct Tb {
     sqpi_q: u16,
     st_q: [u32; 4],
     err_q: bool,
+    /// lACK table read data: the acknowledged position of the QP addressed last cycle.
+    lack_q: Vec<u32>,
     mr_q: [u32; 8],
     /// PI table writes at the coming edge.
     pi_writes: Vec<(usize, u16)>,
@@ -515,8 +544,9 @@ enum Rew {
     /// Go back to `(qi, idx, psn, off)` and send on from there.
     Back(usize, u64, u64, u64),
     /// Send the one packet at `psn`/`off` of the WQE carried; `bad`: the
-    /// carried WQE's lkey fails or the offset is past its end, so nothing goes out.
-    One { qi: usize, wqe: Wqe, psn: u64, off: u64, bad: bool },
+    /// carried WQE's lkey fails or the offset is past its end, so nothing goes out;
+    /// `acked`: the WQE was acknowledged after it was asked for, so the engine may drop it.
+    One { qi: usize, wqe: Wqe, psn: u64, off: u64, bad: bool, acked: bool },
 }
 
 /// A resend taken from the queue, expected as the next TX descriptor.
@@ -526,7 +556,8 @@ struct Due {
     wqe: Wqe,
     psn: u64,
     off: u64,
-    /// The QP had stopped (error flag, local error): the engine may drop it.
+    /// The QP had stopped (error flag, local error), or the WQE was
+    /// acknowledged (it is behind lACK): the engine may drop it.
     may_drop: bool,
     since: u64,
 }
@@ -694,6 +725,7 @@ impl Tb {
                 acked: ssn0,
                 psn0: Default::default(),
                 cur_psn0: psn0,
+                turn_bytes: 0,
             };
             let mut w = [0u64; NUM_STAGE];
             qpc::RTS.put(&mut w, 1);
@@ -739,6 +771,7 @@ impl Tb {
             sqpi_q: 0,
             st_q: [0; 4],
             err_q: false,
+            lack_q: vec![0; LackPack::WIDTH.div_ceil(32)],
             mr_q: [0; 8],
             pi_writes: Vec::new(),
             err_writes: Vec::new(),
@@ -1070,6 +1103,20 @@ impl Tb {
                     _ => break,
                 }
             }
+            // Resends of what is now acknowledged are behind lACK: the engine may drop them.
+            let acked = q.acked;
+            for r in self.rew_pending.iter_mut() {
+                if let Rew::One { qi: q2, wqe, acked: a, .. } = r {
+                    if *q2 == qi && wqe.idx < acked {
+                        *a = true;
+                    }
+                }
+            }
+            if let Some(d) = self.resend_due.as_mut() {
+                if d.qi == qi && d.wqe.idx < acked {
+                    d.may_drop = true;
+                }
+            }
         }
         if self.rew_pending.len() >= REWIND_QUEUE || self.rng.below(1000) >= self.cfg.rewind_permille {
             return None;
@@ -1102,6 +1149,14 @@ impl Tb {
             RewindPack::WIDTH,
             &[("qpn", qpn), ("ssn", idx & 0xFF_FFFF), ("psn", psn), ("msg_off", off)],
         ))
+    }
+
+    /// The lACK table's word of QPN `qpn` (`LackPack`): lACK and its WQE's first PSN.
+    fn lack_word(&self, qpn: usize) -> Vec<u32> {
+        let Some(q) = self.by_qpn.get(qpn).copied().flatten().map(|qi| &self.qps[qi]) else {
+            return vec![0; LackPack::WIDTH.div_ceil(32)];
+        };
+        pack_words(LackPack::FIELDS, LackPack::WIDTH, &[("ssn", q.acked & 0xFF_FFFF), ("psn", q.lack_psn())])
     }
 
     /// A single-packet resend of QP `qi`: a random packet it sent (of a
@@ -1142,7 +1197,7 @@ impl Tb {
             wqe.idx,
             if bad { " (bad)" } else { "" }
         ));
-        self.rew_pending.push_back(Rew::One { qi, wqe, psn, off, bad });
+        self.rew_pending.push_back(Rew::One { qi, wqe, psn, off, bad, acked: false });
         let mut w = pack_words(
             RewindPack::FIELDS,
             RewindPack::WIDTH,
@@ -1180,7 +1235,7 @@ impl Tb {
     /// The engine took the oldest rewind, a resend: its packet must be the
     /// next TX descriptor (unless it is bad, or its QP stopped).
     fn on_resend(&mut self) -> Result<(), String> {
-        let Some(Rew::One { qi, wqe, psn, off, bad }) = self.rew_pending.pop_front() else {
+        let Some(Rew::One { qi, wqe, psn, off, bad, acked }) = self.rew_pending.pop_front() else {
             return Err("a resend was taken, but the queue's head was not one".into());
         };
         match self.resend_due.take() {
@@ -1190,7 +1245,7 @@ impl Tb {
         }
         self.st.resends += 1;
         if !bad {
-            let may_drop = self.qps[qi].stopped();
+            let may_drop = self.qps[qi].stopped() || acked || wqe.idx < self.qps[qi].acked;
             self.resend_due = Some(Due { qi, wqe, psn, off, may_drop, since: self.cycle });
         }
         Ok(())
@@ -1286,7 +1341,15 @@ impl Tb {
 
     /// The fields of QP `qi`'s packet at `off` (PSN `psn`) of WQE `wq`, sent
     /// at cycle `t`, and its payload length.
-    fn want_fields(&self, qi: usize, wq: &Wqe, off: u64, psn: u64, t: u64) -> (Vec<(&'static str, u64)>, u64) {
+    fn want_fields(
+        &self,
+        qi: usize,
+        wq: &Wqe,
+        off: u64,
+        psn: u64,
+        t: u64,
+        resend: bool,
+    ) -> (Vec<(&'static str, u64)>, u64) {
         let q = &self.qps[qi];
         let pmtu = 1u64 << q.pmtu_log2;
         let rem = wq.len - off;
@@ -1300,7 +1363,11 @@ impl Tb {
             ("sport", q.sport as u64),
             ("opcode", opcode_of(wq.op, first, last) as u64),
             ("dqpn", q.remote_qpn as u64),
-            ("ack_req", (last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64)) as u64),
+            (
+                "ack_req",
+                (resend || last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64) || q.turn_bytes + plen >= BURST)
+                    as u64,
+            ),
             ("psn", psn),
             ("plen", plen),
             ("msg_len", wq.len),
@@ -1325,7 +1392,7 @@ impl Tb {
     /// payload read. `Ok(false)`: it is not the resend, which its QP's stop allowed to be dropped.
     fn on_resend_desc(&mut self, w: &[u32], rd: Option<(u64, u64, u64)>, due: Due) -> Result<bool, String> {
         let f = |n: &str| unpack_field(TxDescPack::FIELDS, w, n);
-        let (want, plen) = self.want_fields(due.qi, &due.wqe, due.off, due.psn, self.cycle);
+        let (want, plen) = self.want_fields(due.qi, &due.wqe, due.off, due.psn, self.cycle, true);
         let bad: Vec<String> = want
             .iter()
             .filter(|(n, v)| f(n) != *v)
@@ -1371,6 +1438,10 @@ impl Tb {
         let Some(qi) = self.qps.iter().position(|q| q.remote_qpn == dqpn) else {
             return Err(format!("TX descriptor for unknown destination QPN {dqpn:#x}"));
         };
+        if self.run_qp != Some(qi) {
+            // Another QP sent in between: this is a new turn, with a full budget.
+            self.qps[qi].turn_bytes = 0;
+        }
         let q = &self.qps[qi];
         let (qpn, qpsn, qoff) = (q.qpn, q.psn, q.off);
         if q.lerr {
@@ -1388,7 +1459,7 @@ impl Tb {
                 wq.idx
             ));
         }
-        let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t);
+        let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t, false);
         let (first, last) = (qoff == 0, plen == wq.len - qoff);
         let bad: Vec<String> = want
             .iter()
@@ -1433,6 +1504,8 @@ impl Tb {
         }
         q.psn = (q.psn + 1) & 0xFF_FFFF;
         q.off += plen;
+        // The packet that spends the turn's budget ends the turn (the next one starts with a full budget).
+        q.turn_bytes = if q.turn_bytes + plen >= BURST { 0 } else { q.turn_bytes + plen };
         self.st.packets += 1;
         self.st.bytes += plen;
         if last {
@@ -1574,6 +1647,7 @@ impl Tb {
         self.m.set(p.sqpi_data, self.sqpi_q as u64);
         self.m.set_wide(p.st_data, &self.st_q);
         self.m.set(p.err_data, self.err_q as u64);
+        self.m.set_wide(p.lack_data, &self.lack_q);
         self.m.set_wide(p.mr_data, &self.mr_q);
         self.m.set(p.now, t);
         self.m.set(p.db_valid, db.is_some() as u64);
@@ -1616,6 +1690,7 @@ impl Tb {
         let sqpi_a = self.m.get(p.sqpi_addr) as usize;
         let st_a = self.m.get(p.st_addr) as usize;
         let err_a = self.m.get(p.err_addr) as usize;
+        let lack_a = self.m.get(p.lack_addr) as usize;
         let mr_a = self.m.get(p.mr_addr) as usize;
         let st_we = self.m.get(p.st_we) == 1;
         let st_waddr = self.m.get(p.st_waddr) as usize;
@@ -1631,6 +1706,7 @@ impl Tb {
         let rewound = self.m.get(p.cnt_rewind) == 1;
         let resent = self.m.get(p.cnt_resend) == 1;
         let rew_dropped = self.m.get(p.cnt_rewind_drop) == 1;
+        let skipped = self.m.get(p.cnt_skip) == 1;
 
         let r = (|| -> Result<(), String> {
             if txd && txd_full {
@@ -1657,6 +1733,10 @@ impl Tb {
             if rew_dropped {
                 return Err(format!("a rewind was dropped with {} queued", self.rew_pending.len()));
             }
+            if skipped {
+                // Acknowledgments never pass a QP's send position here, nor a rewind's target.
+                return Err("the engine skipped to lACK, but no QP's position is behind it".into());
+            }
             if rewound {
                 self.on_rewind()?;
             }
@@ -1677,6 +1757,10 @@ impl Tb {
         })();
         r.map_err(|e| self.fail(e))?;
         if st_we {
+            // The QP's turn ended (or it was rewound): its next turn has a full budget.
+            if let Some(qi) = self.by_qpn.get(st_waddr).copied().flatten() {
+                self.qps[qi].turn_bytes = 0;
+            }
             self.st_writes += 1;
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &st_wdata, n);
             self.note(format!(
@@ -1717,6 +1801,7 @@ impl Tb {
         self.sqpi_q = self.pi_tab[sqpi_a];
         self.st_q = self.st_tab[st_a];
         self.err_q = self.err_tab[err_a];
+        self.lack_q = self.lack_word(lack_a);
         self.mr_q = self.mr_tab[mr_a];
         if st_we {
             self.st_tab[st_waddr] = st_wdata;

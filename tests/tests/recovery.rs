@@ -331,6 +331,110 @@ fn sr_pool_overflow_falls_back_to_go_back_n_and_windows_return() {
     assert_no_violations(&nics);
 }
 
+/// A timeout rewinds a QP whose peer holds everything (only its ACKs were
+/// lost). The duplicate ACKs of the rewound packets complete its WQEs while
+/// the NIC is still resending them, turn by turn beside a busy QP; the
+/// application reuses their ring slots at once. The NIC must not send the
+/// new WQEs' bytes under the old WQEs' PSNs: it skips ahead to lACK
+/// (`SQ_SKIPS`) and sends the new WQEs from their own first PSN.
+#[test]
+fn a_rewind_skips_wqes_completed_while_it_resends_them() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    // QP 0's messages: A0, A1 (their ACKs lost), then B0, B1 in A0's and A1's
+    // ring slots, longer: sent under A0's position they would run past its PSNs.
+    const OWN: u32 = 4;
+    const LEN: [usize; OWN as usize + 1] = [64 << 10, 64 << 10, 80 << 10, 80 << 10, 64 << 10];
+    const GAP: usize = (80 << 10) + 256;
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 2, Mtu::Mtu1024);
+        let (q0, _) = &w.conns[0];
+        let (q1, _) = &w.conns[1];
+        let src = w.pd_a.reg_mr(GAP * (OWN as usize + 1), AccessFlags::empty()).unwrap();
+        for m in 0..=OWN {
+            src.write((m as usize * GAP) as u64, &pattern::make(SEED, stream(0, m), LEN[m as usize])).unwrap();
+        }
+        let dst =
+            w.pd_b.reg_mr(GAP * (OWN as usize + 1), AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        // Every ACK to QP 0 is lost until the NIC resends (the rewind after the timeout).
+        let armed = Rc::new(Cell::new(true));
+        let qpn0 = w.conns[0].1.qp_num();
+        {
+            let mut c = nics.cluster.borrow_mut();
+            let seen = armed.clone();
+            // Watches QP 0's requests, drops none.
+            c.faults(0).drop_matching(
+                0,
+                u64::MAX,
+                Box::new(move |f: &FrameClass| {
+                    if f.retransmission && f.dqpn == qpn0 {
+                        seen.set(false);
+                    }
+                    false
+                }),
+            );
+            let lose = armed.clone();
+            let requester = q0.qp_num();
+            c.faults(1).drop_matching(
+                0,
+                u64::MAX,
+                Box::new(move |f: &FrameClass| lose.get() && f.opcode.is_ack() && f.dqpn == requester),
+            );
+        }
+        let post = |qp: &rnic::Qp, m: u32, wr_id: u64| {
+            let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (m as usize * GAP) as u64, rkey: dst.rkey() };
+            let sg = src.sge((m as usize * GAP) as u64, LEN[m as usize] as u32);
+            qp.post_send(&SendWr { wr_id, opcode, sg }).unwrap();
+        };
+        post(q0, 0, 0);
+        post(q0, 1, 1);
+        // QP 1 keeps the scheduler alternating (its message slot is OWN), two WRs in flight.
+        post(q1, OWN, 100);
+        post(q1, OWN, 101);
+        let (mut own, mut next_busy) = (Vec::new(), 102u64);
+        let mut busy_out = 2;
+        let start = nics.cluster.borrow().now();
+        while own.len() < OWN as usize || busy_out > 0 {
+            for c in w.cq_a.poll_cq_vec(8).unwrap() {
+                assert_eq!(c.status, WcStatus::Success, "{c:?}");
+                if c.qp_num == q0.qp_num() {
+                    // A0 and A1 completed: B0 and B1 take their ring slots at once.
+                    if c.wr_id < 2 {
+                        post(q0, c.wr_id as u32 + 2, c.wr_id + 2);
+                    }
+                    own.push(c.wr_id);
+                } else {
+                    busy_out -= 1;
+                    if own.len() < OWN as usize {
+                        post(q1, OWN, next_busy);
+                        next_busy += 1;
+                        busy_out += 1;
+                    }
+                }
+            }
+            let now = nics.cluster.borrow().now();
+            assert!(now - start < 2_000_000, "stalled: QP 0 completed {own:?}, {:?}", q0.recovery_stats());
+            w.ctx_a.device().wait().unwrap();
+        }
+        assert_eq!(own, vec![0, 1, 2, 3], "QP 0's completions, in order");
+        assert!(!armed.get(), "the timeout's rewind never resent anything");
+        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let stats = q0.recovery_stats();
+        assert!(stats.timeouts >= 1 && stats.rewinds >= 1, "{stats:?}");
+        let mut want = snapshot.clone();
+        for m in 0..=OWN as usize {
+            want[m * GAP..m * GAP + LEN[m]].copy_from_slice(&pattern::make(SEED, stream(0, m as u32), LEN[m]));
+        }
+        assert_same("rewind behind completions", &read_all(&dst), &want, GAP, OWN + 1, 80 << 10);
+        eprintln!("{stats:?}, {} skips", reg(0, counters::SQ_SKIPS));
+        assert!(reg(0, counters::SQ_SKIPS) >= 1, "the rewind never reached a completed WQE: {stats:?}");
+        assert_eq!((q0.state(), q1.state()), (QpState::Rts, QpState::Rts));
+    }
+    assert_no_violations(&nics);
+}
+
 /// The retransmissions `rnic-model`'s selective-repeat sender makes (SRNIC's
 /// setting: loss inferred at the first out-of-order arrival, no probe, no
 /// timeout) on one path that delivers in order after `delay` packet times

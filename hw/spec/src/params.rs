@@ -43,7 +43,10 @@ pub const SCHED_WQES_PER_TURN: u32 = 8;
 pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
-/// and always on the last packet of a message.
+/// and always on the last packet of a message, on the packet that spends a
+/// turn's burst budget (the QP may then wait a long while for its next
+/// turn; its packets in flight must not wait that long for their ACK, or
+/// the retransmission timeout fires) and on a single-packet resend.
 pub const ACK_REQ_EVERY: u32 = 16;
 /// Selective repeat: bits of a responder window, a bitmap whose bit i is
 /// PSN ePSN + i (bit 0, ePSN itself, is clear at rest). The fabric

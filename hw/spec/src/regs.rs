@@ -95,8 +95,12 @@ pub mod counters {
     /// because the QP had no window and the shared pool had none free
     /// ([`crate::params::SR_POOL`]); they are NAKed as under go-back-N.
     pub const RX_OOO_NO_WINDOW: u32 = 0x2B0;
+    /// Times the send path skipped ahead to lACK: a rewind (or a resend)
+    /// reached a WQE the peer had acknowledged meanwhile, whose ring slot
+    /// the host may already have reused; nothing more of it is sent.
+    pub const SQ_SKIPS: u32 = 0x2B8;
     /// Number of counters.
-    pub const COUNT: usize = 23;
+    pub const COUNT: usize = 24;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that

@@ -24,15 +24,19 @@
 //! | 78..86  | TX timestamp (cycles)                     | 66..74 echoed TX timestamp      |
 //! | 86..90  | RSN (16 bit): receive WQE index a SEND or WRITE-with-immediate consumes | (see the next row) |
 //! | 90..94  | immediate data (opcodes with immediate)   | (see the next row)              |
-//! | 94..128 | zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 zero, 78..82 ePSN, 82..86 SACK base, 86..94 SACK bitmap, 94..102 bytes received, 102..106 OOO count, rest zero |
+//! | 94..128 | zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 flags, 78..82 ePSN, 82..86 SACK base, 86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..110 bytes received, rest zero |
 //!
 //! All multi-byte wire fields are big-endian. The payload is padded with
 //! zeros to a multiple of 4 (BTH PadCnt), then the 4-byte ICRC follows,
 //! least significant byte first. The Ethernet FCS is added by the MAC and
 //! is not part of the frames the core exchanges.
 //!
-//! The SACK fields of the ACK are reserved for STrack; the current RTL
-//! fills ePSN and leaves SACK base/bitmap/bytes/OOO zero.
+//! MSN_PSN is the PSN at which message MSN starts: the first packet of the
+//! oldest message the responder has not completed, which is the first
+//! packet of the requester's oldest unacknowledged WQE. It sits where a
+//! request carries its immediate, so the RX parser reads both through one
+//! field. The SACK fields of the ACK are reserved for STrack; the current
+//! RTL fills ePSN and MSN_PSN and leaves SACK base/bitmap/bytes/OOO zero.
 //!
 //! # Layers of access
 //!
@@ -287,7 +291,7 @@ pub mod field {
     pub const AETH_MSN: Field = Field::new(55, 3);
 
     /// rnic ACK extension.
-    pub const AXT: Field = Field::new(58, 48);
+    pub const AXT: Field = Field::new(58, 52);
     /// ACK extension: echoed SSN.
     pub const AXT_SSN: Field = Field::new(58, 4);
     /// ACK extension: echoed PSN_OFFSET.
@@ -304,12 +308,15 @@ pub mod field {
     pub const AXT_EPSN: Field = Field::new(78, 4);
     /// ACK extension: SACK base PSN.
     pub const AXT_SACK_BASE: Field = Field::new(82, 4);
-    /// ACK extension: 64-bit SACK bitmap segment.
-    pub const AXT_SACK_BITMAP: Field = Field::new(86, 8);
-    /// ACK extension: bytes received.
-    pub const AXT_BYTES_RX: Field = Field::new(94, 8);
     /// ACK extension: out-of-order count.
-    pub const AXT_OOO: Field = Field::new(102, 4);
+    pub const AXT_OOO: Field = Field::new(86, 4);
+    /// ACK extension: MSN_PSN, the first PSN of message MSN (the oldest
+    /// message not completed at the responder); where a request has RXT_IMM.
+    pub const AXT_MSN_PSN: Field = Field::new(90, 4);
+    /// ACK extension: 64-bit SACK bitmap segment.
+    pub const AXT_SACK_BITMAP: Field = Field::new(94, 8);
+    /// ACK extension: bytes received.
+    pub const AXT_BYTES_RX: Field = Field::new(102, 8);
 
     /// ECN bits in [`IP_TOS`].
     pub const IP_ECN_MASK: u8 = 0x03;
@@ -424,6 +431,8 @@ pub mod off {
     pub const AXT_EPSN: usize = field::AXT_EPSN.start;
     /// ACK extension: SACK base PSN.
     pub const AXT_SACK_BASE: usize = field::AXT_SACK_BASE.start;
+    /// ACK extension: MSN_PSN, the first PSN of message MSN.
+    pub const AXT_MSN_PSN: usize = field::AXT_MSN_PSN.start;
     /// ACK extension: 64-bit SACK bitmap segment.
     pub const AXT_SACK_BITMAP: usize = field::AXT_SACK_BITMAP.start;
     /// ACK extension: bytes received.
@@ -1158,6 +1167,8 @@ int_fields! {
     epsn, set_epsn: u32 = field::AXT_EPSN;
     /// ACKs: SACK base PSN.
     sack_base, set_sack_base: u32 = field::AXT_SACK_BASE;
+    /// ACKs: MSN_PSN, the first PSN of message MSN (24 bit).
+    msn_psn, set_msn_psn: u32 = field::AXT_MSN_PSN;
     /// ACKs: 64-bit SACK bitmap segment.
     sack_bitmap, set_sack_bitmap: u64 = field::AXT_SACK_BITMAP;
     /// ACKs: bytes received.
@@ -1406,6 +1417,8 @@ pub struct AckRepr {
     pub ack_flags: u8,
     /// Extension: expected PSN at the responder.
     pub epsn: u32,
+    /// Extension: MSN_PSN, the first PSN of message MSN.
+    pub msn_psn: u32,
     /// Extension: SACK base PSN (reserved for STrack; 0 from the current RTL).
     pub sack_base: u32,
     /// Extension: SACK bitmap segment (reserved for STrack).
@@ -1441,6 +1454,7 @@ impl AckRepr {
             echo_ecn: packet.echo_ecn(),
             ack_flags: packet.ack_flags(),
             epsn: packet.epsn(),
+            msn_psn: packet.msn_psn(),
             sack_base: packet.sack_base(),
             sack_bitmap: packet.sack_bitmap(),
             bytes_rx: packet.bytes_received(),
@@ -1488,6 +1502,7 @@ impl AckRepr {
         packet.set_echo_ecn(self.echo_ecn);
         packet.set_ack_flags(self.ack_flags);
         packet.set_epsn(self.epsn);
+        packet.set_msn_psn(self.msn_psn);
         packet.set_sack_base(self.sack_base);
         packet.set_sack_bitmap(self.sack_bitmap);
         packet.set_bytes_received(self.bytes_rx);
@@ -1545,6 +1560,8 @@ pub struct Frame {
     pub msn: u32,
     /// ACKs: expected PSN.
     pub epsn: u32,
+    /// ACKs: MSN_PSN, the first PSN of message MSN.
+    pub msn_psn: u32,
     /// ACKs: echoed entropy.
     pub echo_entropy: u16,
     /// ACKs: ECN echo.
@@ -1617,6 +1634,7 @@ impl Frame {
             echo_ecn: self.echo_ecn,
             ack_flags: self.ack_flags,
             epsn: self.epsn,
+            msn_psn: self.msn_psn,
             sack_base: 0,
             sack_bitmap: 0,
             bytes_rx: 0,
@@ -1699,6 +1717,7 @@ impl From<AckRepr> for Frame {
             syndrome: a.syndrome.into(),
             msn: a.msn,
             epsn: a.epsn,
+            msn_psn: a.msn_psn,
             echo_entropy: a.echo_entropy,
             echo_ecn: a.echo_ecn,
             ack_flags: a.ack_flags,
@@ -1806,9 +1825,10 @@ mod tests {
             (off::AXT_ECN, 76),
             (off::AXT_EPSN, 78),
             (off::AXT_SACK_BASE, 82),
-            (off::AXT_SACK_BITMAP, 86),
-            (off::AXT_BYTES_RX, 94),
-            (off::AXT_OOO, 102),
+            (off::AXT_OOO, 86),
+            (off::AXT_MSN_PSN, 90),
+            (off::AXT_SACK_BITMAP, 94),
+            (off::AXT_BYTES_RX, 102),
         ];
         for (i, (got, want)) in table.into_iter().enumerate() {
             assert_eq!(got, want, "entry {i}");
@@ -1847,14 +1867,15 @@ mod tests {
             AXT_FLAGS,
             AXT_EPSN,
             AXT_SACK_BASE,
+            AXT_OOO,
+            AXT_MSN_PSN,
             AXT_SACK_BITMAP,
             AXT_BYTES_RX,
-            AXT_OOO,
         ];
         assert_tiles(&[common.as_slice(), &request].concat(), 94);
-        assert_tiles(&[common.as_slice(), &ack].concat(), 106);
+        assert_tiles(&[common.as_slice(), &ack].concat(), 110);
         assert_tiles(&[ETH, IPV4, UDP, BTH, RETH, RXT], 94);
-        assert_tiles(&[ETH, IPV4, UDP, BTH, AETH, AXT], 106);
+        assert_tiles(&[ETH, IPV4, UDP, BTH, AETH, AXT], 110);
         let request_groups = [ETH, IPV4, UDP, BTH, RETH, RXT];
         let ack_groups = [ETH, IPV4, UDP, BTH, AETH, AXT];
         for (fields, groups) in [

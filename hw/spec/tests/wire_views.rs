@@ -130,12 +130,14 @@ fn ack_golden() -> Vec<u8> {
         &[0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05],
         // Echoed entropy 0xC005, ECN echo 2, reserved, ePSN 0xABCE.
         &[0xC0, 0x05, 0x02, 0x00, 0x00, 0x00, 0xAB, 0xCE],
-        // SACK base 0xABCE, bitmap 0x8000_0000_0000_0001, bytes received 10000, OOO count 3.
-        &[0x00, 0x00, 0xAB, 0xCE, 0x80, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0x27, 0x10, 0x00, 0x00, 0x00, 0x03],
-        // Bytes 106..128: zero.
-        &[0; 22],
-        // ICRC 0x1F07ABCA, least significant byte first.
-        &[0xCA, 0xAB, 0x07, 0x1F],
+        // SACK base 0xABCE, OOO count 3, MSN_PSN 0xABC0.
+        &[0x00, 0x00, 0xAB, 0xCE, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0xAB, 0xC0],
+        // SACK bitmap 0x8000_0000_0000_0001, bytes received 10000.
+        &[0x80, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0, 0, 0, 0, 0x27, 0x10],
+        // Bytes 110..128: zero.
+        &[0; 18],
+        // ICRC 0x6C8408A3 (as scapy computes it), least significant byte first.
+        &[0xA3, 0x08, 0x84, 0x6C],
     ]
     .concat()
 }
@@ -160,6 +162,7 @@ fn ack_repr() -> AckRepr {
         echo_ecn: 2,
         ack_flags: 0,
         epsn: 0xABCE,
+        msn_psn: 0xABC0,
         sack_base: 0xABCE,
         sack_bitmap: 0x8000_0000_0000_0001,
         bytes_rx: 10_000,
@@ -226,6 +229,7 @@ fn golden_ack() {
     let packet = Packet::new_checked(&want[..]).unwrap();
     assert_eq!(AckRepr::parse(&packet), Ok(repr));
     assert_eq!((packet.syndrome(), packet.msn(), packet.epsn()), (Syndrome::Ack, 8, 0xABCE));
+    assert_eq!((packet.msn_psn(), packet.ooo_count(), packet.imm()), (0xABC0, 3, 0xABC0));
     assert!(packet.payload().is_empty());
 
     // Frame has no SACK fields: its ACK is the golden one with them zero.
@@ -355,6 +359,7 @@ fn random_ack(r: &mut Rng) -> AckRepr {
         echo_ecn: r.next() as u8,
         ack_flags: r.next() as u8,
         epsn: r.next() as u32,
+        msn_psn: r.next() as u32,
         sack_base: r.next() as u32,
         sack_bitmap: r.next(),
         bytes_rx: r.next(),

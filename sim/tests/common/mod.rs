@@ -44,6 +44,7 @@ pub fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
         syndrome: if op == opcode::ACK { 0x1F } else { 0 },
         msn: if op == opcode::ACK { 10 } else { 0 },
         epsn: if op == opcode::ACK { 0x12_3457 } else { 0 },
+        msn_psn: if op == opcode::ACK { 0x12_3450 ^ seed as u32 } else { 0 },
         echo_entropy: if op == opcode::ACK { 0xC001 } else { 0 },
         echo_ecn: 0,
         ack_flags: if op == opcode::ACK { seed & 1 } else { 0 },
@@ -79,6 +80,7 @@ pub fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
         ("rsn", f.rsn as u64),
         ("imm", f.imm as u64),
         ("ack_flags", f.ack_flags as u64),
+        ("msn_psn", f.msn_psn as u64),
     ]
 }
 
