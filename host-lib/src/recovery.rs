@@ -71,6 +71,10 @@ pub struct RecoveryStats {
     pub resends_again: u64,
     /// 8-byte register writes the slow path made for its rewinds and resends.
     pub reg_writes: u64,
+    /// Recovery episodes: a loss report (PSN NAK or timeout) for a PSN past
+    /// everything the QP's previous episode knew about (the highest PSN its
+    /// NAKs named, or everything posted when a timeout opened it) opens one.
+    pub episodes: u64,
 }
 
 impl std::iter::Sum for RecoveryStats {
@@ -85,6 +89,7 @@ impl std::iter::Sum for RecoveryStats {
             resends: a.resends + b.resends,
             resends_again: a.resends_again + b.resends_again,
             reg_writes: a.reg_writes + b.reg_writes,
+            episodes: a.episodes + b.episodes,
         })
     }
 }
@@ -117,6 +122,8 @@ pub(crate) struct ReqRecovery {
     /// Holes resent and not yet passed by ePSN, with the placed PSN whose
     /// NAK triggered their latest resend.
     resent_at: BTreeMap<u32, u32>,
+    /// The highest PSN the open recovery episode knows of (none: no episode yet).
+    episode_end: Option<u32>,
     pub stats: RecoveryStats,
 }
 
@@ -222,10 +229,28 @@ impl ReqRecovery {
         }
     }
 
+    /// A loss report: the peer expects `epsn` and the report names PSNs up
+    /// to `psn`. Opens an episode if `epsn` is past the open one's end.
+    fn episode(&mut self, epsn: u32, psn: u32) {
+        let top = if psn_dist(psn, epsn) > 0 { psn } else { epsn } & PSN_MASK;
+        match self.episode_end {
+            Some(end) if psn_dist(epsn, end) <= 0 => {
+                if psn_dist(top, end) > 0 {
+                    self.episode_end = Some(top);
+                }
+            }
+            _ => {
+                self.stats.episodes += 1;
+                self.episode_end = Some(top);
+            }
+        }
+    }
+
     /// The peer NAKed packet `psn` with a PSN sequence error; it expects
     /// `epsn`. `placed`: it placed `psn` out of order (selective repeat).
     pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool) -> Vec<Action> {
         self.stats.psn_naks += 1;
+        self.episode(epsn, psn);
         if self.rnr_due.is_some() {
             return Vec::new();
         }
@@ -289,6 +314,12 @@ impl ReqRecovery {
     /// is the SSN of the oldest unacknowledged WQE.
     pub fn on_timeout(&mut self, sq: &WorkQueue, lack: u32, in_row: u8) -> Action {
         self.stats.timeouts += 1;
+        // The oldest unacknowledged packet is lost or unanswered: everything posted may be.
+        let last_posted = self.next_psn.wrapping_sub(1) & PSN_MASK;
+        match Self::by_ssn(sq, lack) {
+            Some(idx) => self.episode(sq.slots[ring::slot(idx, sq.log2)].psn, last_posted),
+            None => self.episode(last_posted, last_posted),
+        }
         if self.rnr_due.is_some() {
             return Action::None;
         }
@@ -484,6 +515,28 @@ mod tests {
         for p in 2..=rnic_spec::params::SR_WINDOW {
             assert!(r.on_psn_nak(&sq, 0, p, true).is_empty(), "psn {p}");
         }
+    }
+
+    #[test]
+    fn episodes_count_losses_past_the_previous_one() {
+        let (mut r, sq) = queue(20, 100);
+        r.on_psn_nak(&sq, 100, 101, true);
+        r.on_psn_nak(&sq, 100, 102, true);
+        // ePSN moved, but not past 102: the same episode.
+        r.on_psn_nak(&sq, 102, 104, true);
+        assert_eq!(r.stats.episodes, 1);
+        // ePSN past everything the episode named: a new one.
+        r.on_psn_nak(&sq, 106, 108, true);
+        assert_eq!(r.stats.episodes, 2);
+        // A timeout on a WQE the open episode covers opens none, and extends it to all posted (119).
+        r.on_timeout(&sq, 6, 1);
+        r.on_psn_nak(&sq, 115, 116, false);
+        assert_eq!(r.stats.episodes, 2);
+        for _ in 0..5 {
+            r.post(4096);
+        }
+        r.on_psn_nak(&sq, 121, 122, false);
+        assert_eq!(r.stats.episodes, 3);
     }
 
     #[test]

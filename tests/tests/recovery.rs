@@ -129,10 +129,14 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
                 stats.rewinds + stats.resends >= 1,
                 "{kind:?} losing {lose:?}: recovered without a retransmission? {stats:?}"
             );
+            assert!(stats.episodes >= 1, "{kind:?} losing {lose:?}: {stats:?}");
+        } else {
+            assert_eq!(stats.episodes, 0, "{kind:?} losing {lose:?}: a lost ACK the next one covers: {stats:?}");
         }
         if sr && kind == Kind::Write && matches!(lose, Lose::Packet(_)) {
             // Selective repeat: the packets after the loss were placed, only the lost one is resent.
             assert_eq!((stats.rewinds, stats.resends), (0, 1), "{kind:?} losing {lose:?}: {stats:?}");
+            assert_eq!(stats.episodes, 1, "{kind:?} losing {lose:?}: one loss, one episode: {stats:?}");
             assert_eq!(reg(1, counters::RX_OOO_PLACED), stats.ooo_placed, "{stats:?}");
             assert!(stats.ooo_placed >= 1, "{stats:?}");
         }

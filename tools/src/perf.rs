@@ -197,6 +197,11 @@ fn run(a: &Args) -> Result<(), String> {
             100.0 * slow_bytes as f64 / payload.max(1) as f64
         );
         println!(
+            " episodes      : {} recovery episodes; the send path skipped to lACK {} times",
+            rec.episodes,
+            reg(0, rnic_spec::regs::counters::SQ_SKIPS)
+        );
+        println!(
             " SR windows    : {} packets placed out of order on NIC1, {} not placed for want of a free window (pool of {})",
             reg(1, rnic_spec::regs::counters::RX_OOO_PLACED),
             reg(1, rnic_spec::regs::counters::RX_OOO_NO_WINDOW),
