@@ -9,9 +9,10 @@
 //! send.
 //!
 //! WQEs come from the WQE fetch block (`fetch.rs`), which the engine asks
-//! for batches: at the start of a turn, while a WQE is segmented (prefetch),
-//! and for the next scheduled QP one turn ahead (lookahead), so neither waits
-//! a PCIe round trip. WQEs left in the buffer when a turn ends are dropped
+//! for batches: at the start of a turn, while a WQE is segmented (prefetch;
+//! only if the turn's budget reaches past that WQE or no other QP waits, as
+//! a turn's end waits for its fetches to return), and for the next scheduled
+//! QP one turn ahead (lookahead), so neither waits a PCIe round trip. WQEs left in the buffer when a turn ends are dropped
 //! and fetched again next turn. At the end of a turn the engine re-reads the
 //! QP's producer index, QPC and error flag; when no other QP is scheduled the
 //! turn simply continues (round robin over one QP), so a lone QP keeps its
@@ -623,7 +624,14 @@ impl Logic for TurnEngine {
                 } else if self.mr_ok.val() | (self.wv.length.val() == 0) {
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::Seg;
-                    if self.fetch.room.val() & self.fetch.can_fetch.val() & !self.la_active.q.val() {
+                    // Prefetch if the turn's budget reaches past this WQE, or no
+                    // other QP waits (the turn goes on): else the fetch would be
+                    // dropped at the turn's end, which waits for it to return.
+                    if self.fetch.room.val()
+                        & self.fetch.can_fetch.val()
+                        & !self.la_active.q.val()
+                        & ((self.remaining.val() < self.budget.q.val()) | !self.sched_valid.val())
+                    {
                         self.state.d.next = SqState::Prefetch;
                     } else if (!self.la_active.q.val())
                         & (self.sched_valid.val())
