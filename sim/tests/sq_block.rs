@@ -57,11 +57,15 @@
 //!     are an attacker's (offset past the message's end, or an lkey failing
 //!     the MR check): nothing is sent for them and no local error is raised.
 //! (i) lACK: the lACK table shows each QP's oldest unacknowledged WQE and
-//!     its first PSN, as the ACK receiver writes it. Acknowledgments here
-//!     never pass a QP's send position or a pending rewind's target, so the
-//!     engine never skips (`cnt_skip`); a resend whose WQE was acknowledged
-//!     after it was asked for may be dropped. (The skip itself is checked
-//!     end to end: `recovery`'s `a_rewind_skips_*`.)
+//!     its first PSN, as the ACK receiver writes it. A resend whose WQE was
+//!     acknowledged after it was asked for may be dropped. In the `*_skips`
+//!     set the host also acknowledges WQEs a rewound QP has yet to send
+//!     again (as the duplicates' ACKs do after a timeout's rewind) and
+//!     reuses their ring slots at once (a WQE fetch may then return a new
+//!     WQE's bytes for an acknowledged index): from the next cycle on the
+//!     engine sends nothing of a WQE behind lACK, pulses `cnt_skip` once,
+//!     and the QP goes on from lACK at the PSN that WQE started at, every
+//!     packet checked as in (a). A skip pulse with no QP behind lACK fails.
 //!
 //! Regression: the engine used to hang when an SQ emptied at producer index
 //! 0 mod 2^16 (`sq_block_pi_wrap_to_zero_*`); every set now lets the host
@@ -150,6 +154,10 @@ struct Cfg {
     /// Share of those that are single-packet resends carrying their WQE
     /// (the rest go back N); a tenth of the resends are bad on purpose.
     resend_pct: u32,
+    /// Per mille of cycles the host acknowledges WQEs a rewound QP has yet
+    /// to send again (as duplicate ACKs do after a timeout's rewind), and
+    /// may then reuse their ring slots: the engine must skip to lACK.
+    skip_permille: u64,
 }
 
 const SETS: [Cfg; 3] = [
@@ -174,6 +182,7 @@ const SETS: [Cfg; 3] = [
         sparse: false,
         rewind_permille: 0,
         resend_pct: 0,
+        skip_permille: 0,
     },
     Cfg {
         name: "256qp_pmtu4096",
@@ -196,6 +205,7 @@ const SETS: [Cfg; 3] = [
         sparse: false,
         rewind_permille: 0,
         resend_pct: 0,
+        skip_permille: 0,
     },
     Cfg {
         name: "16qp_mixed_pmtu_small_rings",
@@ -218,6 +228,7 @@ const SETS: [Cfg; 3] = [
         sparse: false,
         rewind_permille: 0,
         resend_pct: 0,
+        skip_permille: 0,
     },
 ];
 
@@ -244,6 +255,7 @@ const PI_WRAP_ONE_QP: Cfg = Cfg {
     sparse: true,
     rewind_permille: 0,
     resend_pct: 0,
+    skip_permille: 0,
 };
 
 /// The third set with producer index 0 allowed: its seed 0x530b hits the
@@ -326,6 +338,8 @@ struct Qp {
     psn0: std::collections::HashMap<u64, u64>,
     /// First PSN of the WQE being sent (valid while `off` > 0).
     cur_psn0: u64,
+    /// Cycle `acked` last moved ahead of the QP's send position.
+    acked_at: u64,
     /// Payload bytes of the running turn so far (the engine's burst budget
     /// spent): the packet that brings it to `BURST` asks for an ACK.
     turn_bytes: u64,
@@ -468,6 +482,8 @@ struct Stats {
     rewinds: u64,
     /// Single-packet resends taken, and those sent.
     resends: u64,
+    /// Skips to lACK (each checked against the QP behind it).
+    skips: u64,
     resends_sent: u64,
 }
 
@@ -725,6 +741,7 @@ impl Tb {
                 acked: ssn0,
                 psn0: Default::default(),
                 cur_psn0: psn0,
+                acked_at: 0,
                 turn_bytes: 0,
             };
             let mut w = [0u64; NUM_STAGE];
@@ -1123,7 +1140,7 @@ impl Tb {
         }
         let qi = self.rng.below(self.cfg.nq as u64) as usize;
         let q = &self.qps[qi];
-        if q.stopped() {
+        if q.stopped() || q.ssn < q.acked {
             return None;
         }
         if self.rng.pct(self.cfg.resend_pct) {
@@ -1149,6 +1166,70 @@ impl Tb {
             RewindPack::WIDTH,
             &[("qpn", qpn), ("ssn", idx & 0xFF_FFFF), ("psn", psn), ("msg_off", off)],
         ))
+    }
+
+    /// Now and then (`skip_permille`) acknowledges WQEs of a rewound QP
+    /// that it has yet to send again, up to one it sent before (so the PSN
+    /// it starts at is known): as the duplicates' ACKs do after a timeout
+    /// rewinds a WQE the peer holds. At the end of the cycle, so the engine
+    /// sees it in the lACK table from the next cycle on; never with a
+    /// rewind or resend of that QP queued, and one QP at a time, so a skip
+    /// pulse names its QP.
+    fn ack_ahead_step(&mut self) {
+        if self.cfg.skip_permille == 0
+            || self.rng.below(1000) >= self.cfg.skip_permille
+            || self.qps.iter().any(|q| q.ssn < q.acked)
+            || self.resend_due.is_some()
+        {
+            return;
+        }
+        let qi = self.rng.below(self.cfg.nq as u64) as usize;
+        let queued =
+            self.rew_pending.iter().any(|r| matches!(*r, Rew::Back(q, ..) | Rew::One { qi: q, .. } if q == qi));
+        let q = &self.qps[qi];
+        if q.stopped() || queued {
+            return;
+        }
+        let ahead: Vec<u64> = q.wqes.iter().map(|w| w.idx).filter(|&i| i > q.ssn && q.psn0.contains_key(&i)).collect();
+        if ahead.is_empty() {
+            return;
+        }
+        let k = ahead[self.rng.below(ahead.len() as u64) as usize];
+        let t = self.cycle;
+        let q = &mut self.qps[qi];
+        q.acked = k;
+        q.acked_at = t;
+        q.sent.retain(|(w, _)| w.idx >= k);
+        let qpn = q.qpn;
+        self.note(format!("acknowledged ahead: qpn {qpn} lACK {k:#x}, the QP stands at ssn {:#x}", self.qps[qi].ssn));
+    }
+
+    /// The engine skipped to lACK: the one QP behind it goes on from lACK,
+    /// at the PSN that WQE started at; the WQEs before it are complete.
+    fn on_skip(&mut self) -> Result<(), String> {
+        let behind: Vec<usize> = (0..self.qps.len()).filter(|&i| self.qps[i].ssn < self.qps[i].acked).collect();
+        let [qi] = behind[..] else {
+            return Err(format!("the engine skipped to lACK; QPs behind it: {behind:?}"));
+        };
+        let q = &mut self.qps[qi];
+        let k = q.acked;
+        // The WQEs before lACK were sent before the rewind: their lengths count as covered.
+        for w in q.wqes.iter().filter(|w| w.idx < k && w.len > 0) {
+            self.residues_sent |= 1 << (w.len % 64);
+        }
+        q.wqes.retain(|w| w.idx >= k);
+        q.psn = q.psn0[&k];
+        q.psn0.retain(|&i, _| i >= k);
+        q.ssn = k;
+        q.off = 0;
+        q.cur_psn0 = q.psn;
+        let (qpn, psn, done) = (q.qpn, q.psn, q.ssn >= q.rung);
+        self.st.skips += 1;
+        self.note(format!("skip applied: qpn {qpn} ssn {k:#x} psn {psn:#x}"));
+        if done {
+            self.set_wait(qi, None);
+        }
+        self.activity(qi, 0, false)
     }
 
     /// The lACK table's word of QPN `qpn` (`LackPack`): lACK and its WQE's first PSN.
@@ -1444,6 +1525,15 @@ impl Tb {
         }
         let q = &self.qps[qi];
         let (qpn, qpsn, qoff) = (q.qpn, q.psn, q.off);
+        if q.ssn < q.acked {
+            return Err(format!(
+                "qpn {qpn}: packet (ssn {:#x} psn {:#x}) of a WQE behind lACK {:#x} (acknowledged at cycle {}): its slot may hold a new WQE",
+                f("ssn"),
+                f("psn"),
+                q.acked,
+                q.acked_at
+            ));
+        }
         if q.lerr {
             return Err(format!("qpn {qpn}: packet (psn {:#x}) after its local error", f("psn")));
         }
@@ -1669,7 +1759,8 @@ impl Tb {
                     Cpl::Wqe { qp, beats } => {
                         let (slot, idx) = *beats.front().expect("beat");
                         let q = &self.qps[*qp];
-                        if q.ring_idx[slot] != idx {
+                        // A WQE acknowledged ahead may have its slot reused: the engine must skip it.
+                        if q.ring_idx[slot] != idx && idx >= q.acked {
                             return Err(self.fail(format!(
                                 "qpn {}: the fetch of WQE {idx:#x} returns after the host reused its slot for WQE {:#x} (the WQE was sent before its fetch completed)",
                                 q.qpn, q.ring_idx[slot]
@@ -1734,8 +1825,7 @@ impl Tb {
                 return Err(format!("a rewind was dropped with {} queued", self.rew_pending.len()));
             }
             if skipped {
-                // Acknowledgments never pass a QP's send position here, nor a rewind's target.
-                return Err("the engine skipped to lACK, but no QP's position is behind it".into());
+                self.on_skip()?;
             }
             if rewound {
                 self.on_rewind()?;
@@ -1795,6 +1885,9 @@ impl Tb {
             }
         }
 
+        if stimulus {
+            self.ack_ahead_step();
+        }
         self.m.tick();
         // Block RAMs: read data is the content before this edge's writes.
         self.qpc_q = self.qpc_tab[qpc_a];
@@ -1937,7 +2030,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
             Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent)",
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -1952,7 +2045,8 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.max_contended_bytes,
                 s.rewinds,
                 s.resends,
-                s.resends_sent
+                s.resends_sent,
+                s.skips
             ),
             Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }
@@ -1964,6 +2058,12 @@ fn run_set(cfg: Cfg, base_seed: u64) {
 /// QP resends from there, in order, every field checked as before.
 const REWIND_4_QPS: Cfg = Cfg { name: "4qp_pmtu1024_rewinds", rewind_permille: 4, wqes: 200, ..SETS[0] };
 const REWIND_16_QPS: Cfg = Cfg { name: "16qp_mixed_pmtu_small_rings_rewinds", rewind_permille: 6, ..SETS[2] };
+/// Rewinds, resends and acknowledgments ahead of rewound QPs: the host
+/// reuses the acknowledged WQEs' ring slots at once, and the engine sends
+/// nothing of a WQE behind lACK, skips to lACK at the PSN its WQE starts
+/// at, and goes on from there ((a)-(h) hold).
+const SKIP_16_QPS: Cfg =
+    Cfg { name: "16qp_mixed_pmtu_small_rings_skips", rewind_permille: 5, resend_pct: 20, skip_permille: 30, ..SETS[2] };
 /// Single-packet resends (selective repeat) mixed with go-back-N rewinds:
 /// each resend's packet is the next descriptor the engine writes, whatever
 /// turn runs, and the turn it interrupts goes on unchanged ((a)-(g) hold).
@@ -1981,6 +2081,11 @@ fn sq_block_rewinds_4qp() {
 #[test]
 fn sq_block_rewinds_16qp_small_rings_errors() {
     run_set(REWIND_16_QPS, 0x5600);
+}
+
+#[test]
+fn sq_block_skips_16qp_small_rings_errors() {
+    run_set(SKIP_16_QPS, 0x5A00);
 }
 
 #[test]

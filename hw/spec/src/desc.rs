@@ -166,7 +166,9 @@ pub mod ctrlq_kind {
 pub struct CtrlqEntry {
     /// [`ctrlq_kind`] value.
     pub kind: u8,
-    /// Kind-specific flags (0 for [`ctrlq_kind::REQ_NAK_PSN`]).
+    /// Kind-specific flags: the NAK's [`crate::wire::ack_flags`] for
+    /// [`ctrlq_kind::REQ_NAK_PSN`], the timeouts in a row for
+    /// [`ctrlq_kind::REQ_TIMEOUT`].
     pub flags: u8,
     /// Local QPN.
     pub qpn: U16,

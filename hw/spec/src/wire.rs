@@ -302,7 +302,7 @@ pub mod field {
     pub const AXT_ENTROPY: Field = Field::new(74, 2);
     /// ACK extension: ECN echo (the request's IP ECN bits).
     pub const AXT_ECN: Field = Field::new(76, 1);
-    /// ACK extension: flags ([`ack_flags`]).
+    /// ACK extension: flags ([`super::ack_flags`]).
     pub const AXT_FLAGS: Field = Field::new(77, 1);
     /// ACK extension: expected PSN (ePSN) at the responder.
     pub const AXT_EPSN: Field = Field::new(78, 4);
