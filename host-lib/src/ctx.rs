@@ -216,7 +216,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
                 let placed = e.flags & ack_flags::PLACED != 0;
-                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed)
+                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed, e.imm.get())
             }
             ctrlq_kind::REQ_TIMEOUT => vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)],
             ctrlq_kind::REQ_RNR => vec![q.rec.on_rnr(&q.sq, e.epsn.get(), now)],

@@ -120,8 +120,8 @@ pub(crate) struct ReqRecovery {
     /// resent or reported placed: holes past it are new.
     resent_upto: Option<u32>,
     /// Holes resent and not yet passed by ePSN, with the placed PSN whose
-    /// NAK triggered their latest resend.
-    resent_at: BTreeMap<u32, u32>,
+    /// NAK triggered their latest resend and that packet's TX timestamp.
+    resent_at: BTreeMap<u32, (u32, u32)>,
     /// The highest PSN the open recovery episode knows of (none: no episode yet).
     episode_end: Option<u32>,
     pub stats: RecoveryStats,
@@ -136,6 +136,25 @@ const MAX_RESENDS_PER_NAK: u32 = 8;
 /// requester sends while the NAK returns and the slow path reacts (about
 /// 6 µs, 75 KB at 100 Gb/s, in the cosimulated two-NIC setup), plus margin.
 pub const RESEND_AGAIN_BYTES: u32 = 96 * 1024;
+
+/// Device cycles (40 µs) between the sending of the packet whose NAK
+/// triggered a resend and the sending of a packet reported placed while
+/// the hole is still missing, after which the resend counts as lost: the
+/// resend went out well before that packet, on the same path. The same
+/// rule as [`RESEND_AGAIN_BYTES`] in time, for a QP that shares the link
+/// with others (16 QPs send 24 packets of one QP in about 120 µs, after
+/// the 100 µs timeout). It covers the NAK's way back, the slow path with
+/// its register writes (up to 12 µs at a 1.5 µs MMIO latency) and the
+/// resend's payload read, with margin.
+pub const RESEND_AGAIN_CYCLES: u32 = 10_000;
+
+/// Bits of the echoed TX timestamps in CtrlQ entries.
+const TS_MASK: u32 = 0xFF_FFFF;
+
+/// `a - b` of two 24-bit timestamps, as a signed distance.
+fn ts_dist(a: u32, b: u32) -> i32 {
+    (((a.wrapping_sub(b)) << 8) as i32) >> 8
+}
 
 /// `a - b` in PSN space, as a signed distance (PSNs wrap at 24 bits).
 fn psn_dist(a: u32, b: u32) -> i32 {
@@ -246,9 +265,10 @@ impl ReqRecovery {
         }
     }
 
-    /// The peer NAKed packet `psn` with a PSN sequence error; it expects
-    /// `epsn`. `placed`: it placed `psn` out of order (selective repeat).
-    pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool) -> Vec<Action> {
+    /// The peer NAKed packet `psn` (sent at device cycle `ts`, low 24 bits)
+    /// with a PSN sequence error; it expects `epsn`. `placed`: it placed
+    /// `psn` out of order (selective repeat).
+    pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool, ts: u32) -> Vec<Action> {
         self.stats.psn_naks += 1;
         self.episode(epsn, psn);
         if self.rnr_due.is_some() {
@@ -277,7 +297,10 @@ impl ReqRecovery {
         let lost: Vec<u32> = self
             .resent_at
             .iter()
-            .filter(|&(h, &at)| !self.sacked.contains(h) && psn_dist(psn, at) >= again_pkts)
+            .filter(|&(h, &(at, at_ts))| {
+                !self.sacked.contains(h)
+                    && (psn_dist(psn, at) >= again_pkts || ts_dist(ts, at_ts) >= RESEND_AGAIN_CYCLES as i32)
+            })
             .map(|(&h, _)| h)
             .take(MAX_RESENDS_PER_NAK as usize)
             .collect();
@@ -303,7 +326,7 @@ impl ReqRecovery {
         let mut out = Vec::new();
         for h in lost.into_iter().chain(holes) {
             if let Some((idx, msg_off)) = self.locate(sq, h) {
-                self.resent_at.insert(h, psn & PSN_MASK);
+                self.resent_at.insert(h, (psn & PSN_MASK, ts & TS_MASK));
                 out.push(Action::Resend { idx, psn: h, msg_off });
             }
         }
@@ -478,15 +501,18 @@ mod tests {
         let e = PSN_MASK - 1;
         let (mut r, sq) = queue(20, e);
         // e lost; e+1 placed: resend e.
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true)), vec![e]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true, 0)), vec![e]);
         // e+2 placed: nothing new.
-        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true).is_empty());
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0).is_empty());
         // e+3 lost, e+4 placed: resend e+3 only.
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true)), vec![(e + 3) & PSN_MASK]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true, 0)), vec![(e + 3) & PSN_MASK]);
         // A stale report of e+2 again: nothing.
-        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true).is_empty());
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0).is_empty());
         // ePSN moved to e+3; e+6 placed, e+5 missing.
-        assert_eq!(resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true)), vec![(e + 5) & PSN_MASK]);
+        assert_eq!(
+            resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true, 0)),
+            vec![(e + 5) & PSN_MASK]
+        );
         assert_eq!(r.stats.ooo_placed, 5);
     }
 
@@ -494,65 +520,81 @@ mod tests {
     fn a_lost_resend_is_resent_again_once_later_packets_overtake_it() {
         let again = RESEND_AGAIN_BYTES >> 12;
         let (mut r, sq) = queue(60, 100);
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, 0)), vec![100]);
         // Packets sent before the resend reached the NIC: nothing.
         for p in 102..101 + again {
-            assert!(r.on_psn_nak(&sq, 100, p, true).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0).is_empty(), "psn {p}");
         }
         // A packet sent well after the resend, and ePSN is still 100: resend again.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101 + again, true)), vec![100]);
-        assert!(r.on_psn_nak(&sq, 100, 102 + again, true).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101 + again, true, 0)), vec![100]);
+        assert!(r.on_psn_nak(&sq, 100, 102 + again, true, 0).is_empty());
         assert_eq!((r.stats.resends_again, r.stats.ooo_placed), (1, again as u64 + 2));
         // The hole filled (ePSN moved): its record is gone, a new hole is resent once.
         let e = 103 + again;
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true)), vec![e]);
-        assert!(r.on_psn_nak(&sq, e, e + 2, true).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true, 0)), vec![e]);
+        assert!(r.on_psn_nak(&sq, e, e + 2, true, 0).is_empty());
         assert_eq!(r.stats.resends_again, 1);
         // At MTU 512 the distance is beyond the responder's window: never again.
         let (mut r, sq) = queue_of(64, 0, 9, 4 * 512);
         const { assert!(RESEND_AGAIN_BYTES >> 9 > rnic_spec::params::SR_WINDOW) };
-        assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true)), vec![0]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true, 0)), vec![0]);
         for p in 2..=rnic_spec::params::SR_WINDOW {
-            assert!(r.on_psn_nak(&sq, 0, p, true).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 0, p, true, 0).is_empty(), "psn {p}");
         }
+    }
+
+    #[test]
+    fn a_lost_resend_is_resent_again_once_packets_sent_well_after_it_are_placed() {
+        let (mut r, sq) = queue(64, 100);
+        let t0 = TS_MASK - 100;
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, t0)), vec![100]);
+        // Placed packets sent soon after: the resend may still be on its way.
+        let soon = (t0 + RESEND_AGAIN_CYCLES - 1) & TS_MASK;
+        assert!(r.on_psn_nak(&sq, 100, 102, true, soon).is_empty());
+        // One sent later than that (across the timestamp's wrap): the resend was lost.
+        let late = (t0 + RESEND_AGAIN_CYCLES) & TS_MASK;
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 103, true, late)), vec![100]);
+        // Its own clock starts again at that packet.
+        assert!(r.on_psn_nak(&sq, 100, 104, true, (late + 10) & TS_MASK).is_empty());
+        assert_eq!(r.stats.resends_again, 1);
     }
 
     #[test]
     fn episodes_count_losses_past_the_previous_one() {
         let (mut r, sq) = queue(20, 100);
-        r.on_psn_nak(&sq, 100, 101, true);
-        r.on_psn_nak(&sq, 100, 102, true);
+        r.on_psn_nak(&sq, 100, 101, true, 0);
+        r.on_psn_nak(&sq, 100, 102, true, 0);
         // ePSN moved, but not past 102: the same episode.
-        r.on_psn_nak(&sq, 102, 104, true);
+        r.on_psn_nak(&sq, 102, 104, true, 0);
         assert_eq!(r.stats.episodes, 1);
         // ePSN past everything the episode named: a new one.
-        r.on_psn_nak(&sq, 106, 108, true);
+        r.on_psn_nak(&sq, 106, 108, true, 0);
         assert_eq!(r.stats.episodes, 2);
         // A timeout on a WQE the open episode covers opens none, and extends it to all posted (119).
         r.on_timeout(&sq, 6, 1);
-        r.on_psn_nak(&sq, 115, 116, false);
+        r.on_psn_nak(&sq, 115, 116, false, 0);
         assert_eq!(r.stats.episodes, 2);
         for _ in 0..5 {
             r.post(4096);
         }
-        r.on_psn_nak(&sq, 121, 122, false);
+        r.on_psn_nak(&sq, 121, 122, false, 0);
         assert_eq!(r.stats.episodes, 3);
     }
 
     #[test]
     fn many_holes_or_an_unplaced_packet_rewind() {
         let (mut r, sq) = queue(30, 100);
-        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true).as_slice() {
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         let (mut r, sq) = queue(30, 100);
-        match r.on_psn_nak(&sq, 100, 103, false).as_slice() {
+        match r.on_psn_nak(&sq, 100, 103, false, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         // The same ePSN again: already rewound.
-        assert!(r.on_psn_nak(&sq, 100, 104, false).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 104, false, 0).is_empty());
     }
 
     /// Found by the lossy random tests with error injection (seed 31): after
@@ -563,16 +605,16 @@ mod tests {
     #[test]
     fn placed_naks_after_a_rewind_to_the_same_epsn_rewind_nothing() {
         let (mut r, sq) = queue(40, 100);
-        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true).as_slice() {
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         for p in 100 + MAX_RESENDS_PER_NAK + 3..130 {
-            assert!(r.on_psn_nak(&sq, 100, p, true).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0).is_empty(), "psn {p}");
         }
         assert_eq!(r.stats.ooo_placed, 130 - (100 + MAX_RESENDS_PER_NAK + 2) as u64);
         // ePSN moved on: a new hole is resent as usual.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true)), vec![131, 132]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true, 0)), vec![131, 132]);
     }
 
     #[test]

@@ -269,7 +269,8 @@ impl Logic for AckRecv {
         self.ctl.psn_offset.next = self.au.psn_offset.val();
         self.ctl.rsn.next = 0.into();
         self.ctl.plen.next = 0.into();
-        self.ctl.imm.next = 0.into();
+        // A NAK's report carries the echoed TX timestamp of the packet it names (cycles, low 24 bits).
+        self.ctl.imm.next = bit_cast::<32, 24>(self.au.ts.val());
         self.ctl.episode.next = 0.into();
         self.ctl_data.next = self.ctl.pword.val();
         self.ctl_valid.next = false;
@@ -315,6 +316,7 @@ impl Logic for AckRecv {
             }
             AckState::ScanChk => {
                 self.ctl.qpn.next = self.scan_q.q.val();
+                self.ctl.imm.next = 0.into();
                 self.ctl.ssn.next = self.ru.acked.val();
                 self.ctl.psn.next = 0.into();
                 self.ctl.epsn.next = 0.into();
@@ -335,6 +337,7 @@ impl Logic for AckRecv {
             }
             AckState::CtlTmo => {
                 self.ctl.flags.next = bit_cast::<8, 4>(self.tmo_retries.val());
+                self.ctl.imm.next = 0.into();
                 self.ctl.qpn.next = self.scan_q.q.val();
                 self.ctl.ssn.next = self.ru.acked.val();
                 self.ctl.psn.next = 0.into();

@@ -30,16 +30,16 @@ crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
 const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
 /// Width of an ACK word handed to the ACK receiver ([`AckInPack`]).
-pub const ACKIN_BITS: usize = 200;
+pub const ACKIN_BITS: usize = 224;
 
 // An ACK handed from the responder to the ACK receiver (`crate::ack`), with
 // what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes, the responder's
-// ePSN and the ACK extension's flags (`ack_flags`); and MSN_PSN, where
+// ePSN and the ACK extension's flags (`ack_flags`); MSN_PSN, where
 // message MSN starts (the first PSN of the requester's oldest
-// unacknowledged WQE).
-crate::pack_blocks!(AckInPack, AckInUnpack, 200, [
+// unacknowledged WQE); and the low 24 bits of the echoed TX timestamp.
+crate::pack_blocks!(AckInPack, AckInUnpack, 224, [
     qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24, flags: 8,
-    msn_psn: 24,
+    msn_psn: 24, ts: 24,
 ]);
 const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
 

@@ -492,6 +492,8 @@ impl Logic for Responder {
         // The ACK extension's flags byte sits where a request has PSN_OFFSET's low byte, MSN_PSN where it has the immediate.
         self.aw.flags.next = self.du.psn_offset.val().get_bits::<8>(0);
         self.aw.msn_psn.next = self.du.imm.val().get_bits::<24>(0);
+        // The echoed TX timestamp's low 24 bits sit where a request has its SSN.
+        self.aw.ts.next = self.du.ssn.val();
         self.ackr_data.next = self.aw.pword.val();
         self.ackr_valid.next = false;
         self.rd_valid.next = false;

@@ -14,8 +14,8 @@
 //! up to the MSN complete with Success; a NAK (but PSN sequence) completes
 //! the next WQE with its error, fails the requester and raises the QP's
 //! error flag; a PSN sequence NAK and an RNR NAK are reported as CtrlQ
-//! requests (their PSN, ePSN, SSN and PSN_OFFSET; the writer's `ctl_ready`
-//! random) and fail nothing; an ACK for a WQE never posted is ignored and
+//! requests (their PSN, ePSN, SSN, PSN_OFFSET and echoed timestamp; the
+//! writer's `ctl_ready` random) and fail nothing; an ACK for a WQE never posted is ignored and
 //! counted; nothing happens on a failed requester.
 //!
 //! With a retransmission timeout set (the `rto` sets, long quiet gaps
@@ -107,8 +107,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let mut last_lack: Option<(u64, u64, u64)> = None;
     let mut lack = vec![(0u64, 0u64); NUM_QPS];
     m.set(rto_p, set.rto);
-    // NAK reports owed: (kind, qpn, psn, epsn, ssn, psn_offset).
-    let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64, u64)> = VecDeque::new();
+    // NAK reports owed: (kind, qpn, psn, epsn, ssn, psn_offset, echoed timestamp).
+    let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64, u64, u64)> = VecDeque::new();
     // The cycle a state word's timer started (its low 32 bits are in the word).
     let started = |w: u64, t: u64| t - ((t as u32).wrapping_sub((w >> 32) as u32) as u64);
     let (mut reports, mut got_rto) = (0u64, 0u64);
@@ -181,6 +181,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             let cls = syn >> 5;
             let (psn, epsn, ssn, off) = (near_wrap(&mut r, 24), near_wrap(&mut r, 24), r.next() & M24, r.next() & M24);
             let msn_psn = near_wrap(&mut r, 24);
+            let ts = near_wrap(&mut r, 24);
             words.push_back(pack_words(
                 AckInPack::FIELDS,
                 AckInPack::WIDTH,
@@ -195,6 +196,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     ("ssn", ssn),
                     ("psn_offset", off),
                     ("msn_psn", msn_psn),
+                    ("ts", ts),
                 ],
             ));
             acks += 1;
@@ -233,10 +235,10 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 want_nak += 1;
             }
             if syn as u8 == syndrome::NAK_PSN_SEQ {
-                want_ctl.push_back((ctrlq_kind::REQ_NAK_PSN as u64, q as u64, psn, epsn, ssn, off));
+                want_ctl.push_back((ctrlq_kind::REQ_NAK_PSN as u64, q as u64, psn, epsn, ssn, off, ts));
             }
             if cls == 1 {
-                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off));
+                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off, ts));
             }
             if let Some(st) = status {
                 want_qperr.push_back(q as u64);
@@ -338,10 +340,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 let mut w = [0u32; CtlReqPack::WIDTH / 32];
                 m.get_wide(ctl_data, &mut w);
                 let g = |n: &str| unpack_field(CtlReqPack::FIELDS, &w, n);
-                let got = (g("kind"), g("qpn"), g("psn"), g("epsn"), g("ssn"), g("psn_offset"));
-                let timeout = got.0 == ctrlq_kind::REQ_TIMEOUT as u64;
+                let timeout = g("kind") == ctrlq_kind::REQ_TIMEOUT as u64;
+                // A NAK report's imm is the echoed timestamp; a timeout report has none.
+                let ts = if timeout { 0 } else { g("imm") };
+                let got = (g("kind"), g("qpn"), g("psn"), g("epsn"), g("ssn"), g("psn_offset"), ts);
                 let flags = if timeout { 0 } else { g("flags") };
-                let rest = [flags, g("rsn"), g("plen"), g("imm"), g("episode")];
+                let rest = [flags, g("rsn"), g("plen"), if timeout { g("imm") } else { 0 }, g("episode")];
                 if rest != [0; 5] {
                     return Err(ctx(format!("CtrlQ request {got:x?} with rest {rest:x?}")));
                 }

@@ -496,7 +496,7 @@ fn model_retransmissions(n_pkts: u32, mtu: u32, lost: &std::collections::BTreeSe
 /// selective-repeat sender resends, in the same order, each once; every
 /// completion comes in order with success and every byte arrives.
 /// Intended differences, not exercised here: a lost retransmission is
-/// resent again by the library once packets 96 KiB later are reported
+/// resent again by the library once packets 96 KiB (or 40 µs) later are reported
 /// placed, where the model waits for a probe or its timeout; a tail loss
 /// (no later packet) waits for the NIC's timeout, which rewinds go-back-N
 /// where the model resends only the unacknowledged packets; more than 8

@@ -184,7 +184,10 @@ pub struct CtrlqEntry {
     pub rsn: U16,
     /// Payload bytes of that packet.
     pub plen: U16,
-    /// Immediate data of that packet.
+    /// Immediate data of that packet; for [`ctrlq_kind::REQ_NAK_PSN`] and
+    /// [`ctrlq_kind::REQ_RNR`], the low 24 bits of the TX timestamp (the
+    /// sender's cycle counter) of the packet the NAK names, as the peer
+    /// echoed it.
     pub imm: U32,
     /// Recovery episode.
     pub episode: u8,
