@@ -73,6 +73,9 @@ pub struct Report {
     pub iters: u64,
     /// Device cycles from the first post to the last completion.
     pub cycles: u64,
+    /// Device cycles from the completion of message `iters / 2` to the last
+    /// completion: the second half of the run, past its start-up.
+    pub second_half_cycles: u64,
     /// Wall time of the same interval (including host-side pattern work and verification).
     pub wall: Duration,
     /// Payload bytes compared against the expected pattern.
@@ -103,6 +106,28 @@ impl Report {
             return 0.0;
         }
         self.iters as f64 / self.secs() / 1e6
+    }
+
+    /// Goodput of the second half of the run (see
+    /// [`Report::second_half_cycles`]) in Gb/s.
+    pub fn second_half_gbps(&self) -> f64 {
+        let msgs = self.iters - self.iters / 2;
+        if self.second_half_cycles == 0 {
+            return 0.0;
+        }
+        (self.size as f64 * msgs as f64 * 8.0) / params::cycles_to_secs(self.second_half_cycles) / 1e9
+    }
+
+    /// How far the whole run's goodput is from its second half's, relative
+    /// to the whole run's: start-up (first fetches, the pipeline filling)
+    /// and tail losses weigh on short runs. Doubling the run changes its
+    /// figure by about half this.
+    pub fn steady_state_gap(&self) -> f64 {
+        let whole = self.gbps();
+        if whole == 0.0 {
+            return 0.0;
+        }
+        (self.second_half_gbps() - whole).abs() / whole
     }
 
     /// Device cycles per wall-clock second.
@@ -291,6 +316,8 @@ struct Runner<'a> {
     recv_done: u64,
     last_progress: u64,
     last_completion: u64,
+    /// Cycle message `iters / 2` completed.
+    half_at: Option<u64>,
     verified: u64,
     scratch: Vec<u8>,
     bar: ProgressBar,
@@ -316,6 +343,7 @@ impl<'a> Runner<'a> {
             recv_done: 0,
             last_progress: 0,
             last_completion: 0,
+            half_at: None,
             verified: 0,
             scratch: vec![0u8; c.size as usize],
             bar,
@@ -394,6 +422,7 @@ impl<'a> Runner<'a> {
             }
         }
         let cycles = self.last_completion - start;
+        let second_half_cycles = self.last_completion - self.half_at.unwrap_or(start);
         let wall = wall.elapsed();
         self.bar.finish_and_clear();
         if self.s.own_slots {
@@ -403,6 +432,7 @@ impl<'a> Runner<'a> {
             size: self.c.size,
             iters: self.c.iters,
             cycles,
+            second_half_cycles,
             wall,
             verified_bytes: self.verified,
             own_slots: self.s.own_slots,
@@ -493,6 +523,9 @@ impl<'a> Runner<'a> {
         self.s.lanes[qi as usize].completed += 1;
         self.done += 1;
         self.last_completion = self.last_completion.max(self.dev.now_cycles());
+        if self.done == self.c.iters / 2 && self.half_at.is_none() {
+            self.half_at = Some(self.last_completion);
+        }
         if self.c.mode == Mode::WriteBw {
             // A WRITE's completion means it is placed: check it before its slot is reused.
             let off = self.dst_off(qi, k, g);
@@ -567,5 +600,35 @@ impl<'a> Runner<'a> {
         }
         self.verified = verified;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(cycles: u64, second_half_cycles: u64) -> Report {
+        Report {
+            size: 4096,
+            iters: 1000,
+            cycles,
+            second_half_cycles,
+            wall: Duration::from_secs(1),
+            verified_bytes: 0,
+            own_slots: true,
+            recovery: Default::default(),
+        }
+    }
+
+    #[test]
+    fn steady_state_gap_compares_the_second_half_with_the_whole_run() {
+        // Half the messages in half the cycles: steady.
+        let r = report(100_000, 50_000);
+        assert!(r.steady_state_gap() < 1e-12);
+        assert!((r.second_half_gbps() - r.gbps()).abs() < 1e-9);
+        // A slow start: the second half runs 25 % faster than the whole.
+        let r = report(100_000, 40_000);
+        assert!((r.steady_state_gap() - 0.25).abs() < 1e-9, "{}", r.steady_state_gap());
+        assert_eq!(report(0, 0).steady_state_gap(), 0.0);
     }
 }

@@ -254,4 +254,17 @@ fn print_report(a: &Args, r: &Report) {
     if !r.own_slots && matches!(a.test, Test::WriteBw) {
         println!(" (destination slots reused: each verified at its completion, before reuse)");
     }
+    let gap = r.steady_state_gap();
+    println!(
+        " steady state  : second half {:.2} Gb/s, whole run {:.2} ({:.2} % apart){}",
+        r.second_half_gbps(),
+        r.gbps(),
+        100.0 * gap,
+        if gap > STEADY_GAP { "; TOO SHORT for a steady-state figure: run more iterations (-n)" } else { "" }
+    );
 }
+
+/// Whole run against its second half, relative, beyond which the run is
+/// called too short (doubling it would change the figure by about half
+/// this, so under 1 % passes the README's steady-state rule).
+const STEADY_GAP: f64 = 0.01;
