@@ -216,10 +216,14 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
                 let placed = e.flags & ack_flags::PLACED != 0;
-                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed, e.imm.get())
+                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed, e.imm.get(), e.plen.get() as u32)
             }
             ctrlq_kind::REQ_TIMEOUT => vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)],
-            ctrlq_kind::REQ_RNR => vec![q.rec.on_rnr(&q.sq, e.epsn.get(), now)],
+            ctrlq_kind::REQ_RNR => {
+                let mut a = q.rec.unfold(&q.sq, e.plen.get() as u32);
+                a.push(q.rec.on_rnr(&q.sq, e.epsn.get(), now));
+                a
+            }
             _ => {
                 st.ctrlq.unknown += 1;
                 Vec::new()

@@ -124,6 +124,12 @@ pub(crate) struct ReqRecovery {
     resent_at: BTreeMap<u32, (u32, u32)>,
     /// The highest PSN the open recovery episode knows of (none: no episode yet).
     episode_end: Option<u32>,
+    /// The QP's last placed NAK the NIC reported (PSN, ePSN, echoed
+    /// timestamp): the placed NAKs it folds into its next report are the
+    /// PSNs right after it, at that ePSN.
+    fold_head: Option<(u32, u32, u32)>,
+    /// The ePSN `sacked` and `resent_at` were last pruned at.
+    pruned_at: Option<u32>,
     pub stats: RecoveryStats,
 }
 
@@ -267,8 +273,42 @@ impl ReqRecovery {
 
     /// The peer NAKed packet `psn` (sent at device cycle `ts`, low 24 bits)
     /// with a PSN sequence error; it expects `epsn`. `placed`: it placed
-    /// `psn` out of order (selective repeat).
-    pub fn on_psn_nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool, ts: u32) -> Vec<Action> {
+    /// `psn` out of order (selective repeat). `folded`: placed NAKs the NIC
+    /// folded into this report (the PSNs after the QP's previous placed
+    /// report, at its ePSN), taken first, as if each had been reported.
+    pub fn on_psn_nak(
+        &mut self,
+        sq: &WorkQueue,
+        epsn: u32,
+        psn: u32,
+        placed: bool,
+        ts: u32,
+        folded: u32,
+    ) -> Vec<Action> {
+        let mut out = self.unfold(sq, folded);
+        out.extend(self.nak(sq, epsn, psn, placed, ts));
+        self.fold_head = placed.then_some((psn & PSN_MASK, epsn & PSN_MASK, ts & TS_MASK));
+        out
+    }
+
+    /// The `folded` placed NAKs the NIC reports with its next CtrlQ entry
+    /// of the QP: the PSNs after its previous placed report, at that
+    /// report's ePSN (their own timestamps are not kept: the report's is
+    /// used, which is earlier, so no resend is repeated sooner for them).
+    /// Without a previous report (the CtrlQ dropped it) they are ignored.
+    pub fn unfold(&mut self, sq: &WorkQueue, folded: u32) -> Vec<Action> {
+        let mut out = Vec::new();
+        for _ in 0..folded {
+            let Some((head, epsn, ts)) = self.fold_head else { break };
+            let p = (head + 1) & PSN_MASK;
+            out.extend(self.nak(sq, epsn, p, true, ts));
+            self.fold_head = Some((p, epsn, ts));
+        }
+        out
+    }
+
+    /// One PSN sequence NAK, reported or folded.
+    fn nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool, ts: u32) -> Vec<Action> {
         self.stats.psn_naks += 1;
         self.episode(epsn, psn);
         if self.rnr_due.is_some() {
@@ -281,9 +321,12 @@ impl ReqRecovery {
             return vec![self.rewind_to(sq, epsn)];
         }
         self.stats.ooo_placed += 1;
-        // Forget what ePSN has passed.
-        self.sacked.retain(|&p| psn_dist(p, epsn) > 0);
-        self.resent_at.retain(|&h, _| psn_dist(h, epsn) >= 0);
+        // Forget what ePSN has passed (once per ePSN: what is added later lies past it).
+        if self.pruned_at != Some(epsn & PSN_MASK) {
+            self.sacked.retain(|&p| psn_dist(p, epsn) > 0);
+            self.resent_at.retain(|&h, _| psn_dist(h, epsn) >= 0);
+            self.pruned_at = Some(epsn & PSN_MASK);
+        }
         if psn_dist(psn, epsn) <= 0 {
             return Vec::new();
         }
@@ -361,6 +404,8 @@ impl ReqRecovery {
     /// The peer answered `epsn` with an RNR NAK; the device clock reads `now`.
     pub fn on_rnr(&mut self, sq: &WorkQueue, epsn: u32, now: u64) -> Action {
         self.stats.rnr_naks += 1;
+        // The NIC's chain of placed NAKs ends at an RNR NAK.
+        self.fold_head = None;
         if self.rnr_due.is_some() {
             return Action::None;
         }
@@ -501,16 +546,16 @@ mod tests {
         let e = PSN_MASK - 1;
         let (mut r, sq) = queue(20, e);
         // e lost; e+1 placed: resend e.
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true, 0)), vec![e]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true, 0, 0)), vec![e]);
         // e+2 placed: nothing new.
-        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0, 0).is_empty());
         // e+3 lost, e+4 placed: resend e+3 only.
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true, 0)), vec![(e + 3) & PSN_MASK]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true, 0, 0)), vec![(e + 3) & PSN_MASK]);
         // A stale report of e+2 again: nothing.
-        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0, 0).is_empty());
         // ePSN moved to e+3; e+6 placed, e+5 missing.
         assert_eq!(
-            resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true, 0)),
+            resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true, 0, 0)),
             vec![(e + 5) & PSN_MASK]
         );
         assert_eq!(r.stats.ooo_placed, 5);
@@ -520,26 +565,26 @@ mod tests {
     fn a_lost_resend_is_resent_again_once_later_packets_overtake_it() {
         let again = RESEND_AGAIN_BYTES >> 12;
         let (mut r, sq) = queue(60, 100);
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, 0)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, 0, 0)), vec![100]);
         // Packets sent before the resend reached the NIC: nothing.
         for p in 102..101 + again {
-            assert!(r.on_psn_nak(&sq, 100, p, true, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0).is_empty(), "psn {p}");
         }
         // A packet sent well after the resend, and ePSN is still 100: resend again.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101 + again, true, 0)), vec![100]);
-        assert!(r.on_psn_nak(&sq, 100, 102 + again, true, 0).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101 + again, true, 0, 0)), vec![100]);
+        assert!(r.on_psn_nak(&sq, 100, 102 + again, true, 0, 0).is_empty());
         assert_eq!((r.stats.resends_again, r.stats.ooo_placed), (1, again as u64 + 2));
         // The hole filled (ePSN moved): its record is gone, a new hole is resent once.
         let e = 103 + again;
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true, 0)), vec![e]);
-        assert!(r.on_psn_nak(&sq, e, e + 2, true, 0).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true, 0, 0)), vec![e]);
+        assert!(r.on_psn_nak(&sq, e, e + 2, true, 0, 0).is_empty());
         assert_eq!(r.stats.resends_again, 1);
         // At MTU 512 the distance is beyond the responder's window: never again.
         let (mut r, sq) = queue_of(64, 0, 9, 4 * 512);
         const { assert!(RESEND_AGAIN_BYTES >> 9 > rnic_spec::params::SR_WINDOW) };
-        assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true, 0)), vec![0]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true, 0, 0)), vec![0]);
         for p in 2..=rnic_spec::params::SR_WINDOW {
-            assert!(r.on_psn_nak(&sq, 0, p, true, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 0, p, true, 0, 0).is_empty(), "psn {p}");
         }
     }
 
@@ -547,54 +592,85 @@ mod tests {
     fn a_lost_resend_is_resent_again_once_packets_sent_well_after_it_are_placed() {
         let (mut r, sq) = queue(64, 100);
         let t0 = TS_MASK - 100;
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, t0)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, t0, 0)), vec![100]);
         // Placed packets sent soon after: the resend may still be on its way.
         let soon = (t0 + RESEND_AGAIN_CYCLES - 1) & TS_MASK;
-        assert!(r.on_psn_nak(&sq, 100, 102, true, soon).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 102, true, soon, 0).is_empty());
         // One sent later than that (across the timestamp's wrap): the resend was lost.
         let late = (t0 + RESEND_AGAIN_CYCLES) & TS_MASK;
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 103, true, late)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 103, true, late, 0)), vec![100]);
         // Its own clock starts again at that packet.
-        assert!(r.on_psn_nak(&sq, 100, 104, true, (late + 10) & TS_MASK).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 104, true, (late + 10) & TS_MASK, 0).is_empty());
         assert_eq!(r.stats.resends_again, 1);
+    }
+
+    #[test]
+    fn folded_naks_decide_as_if_each_had_been_reported() {
+        // Placed NAKs as the responder sends them: losses at 100, 107 and 108, 120.
+        let mut naks = Vec::new();
+        for p in (101..107).chain(109..120).chain(121..140) {
+            naks.push((100u32, p as u32));
+        }
+        let (mut one, sq) = queue(64, 100);
+        let each: Vec<Action> = naks.iter().flat_map(|&(e, p)| one.on_psn_nak(&sq, e, p, true, 0, 0)).collect();
+        // The NIC's fold: the next PSN at the same ePSN, up to 15 in a row, goes into the next report.
+        let (mut folding, sq2) = queue(64, 100);
+        let mut folded_acts = Vec::new();
+        let (mut last, mut run, mut reports) = (None::<u32>, 0u32, 0);
+        for &(e, p) in &naks {
+            if last == Some(p - 1) && run < 15 {
+                run += 1;
+            } else {
+                folded_acts.extend(folding.on_psn_nak(&sq2, e, p, true, 0, run));
+                run = 0;
+                reports += 1;
+            }
+            last = Some(p);
+        }
+        folded_acts.extend(folding.unfold(&sq2, run));
+        assert_eq!(resent(&folded_acts), resent(&each));
+        // The holes, then again those still missing 24 packets (96 KiB) after their resend's trigger.
+        assert_eq!(resent(&each), vec![100, 107, 108, 120, 100, 107, 108]);
+        assert_eq!(folding.stats, one.stats);
+        assert!(reports < naks.len() / 3, "{reports} reports for {} NAKs", naks.len());
     }
 
     #[test]
     fn episodes_count_losses_past_the_previous_one() {
         let (mut r, sq) = queue(20, 100);
-        r.on_psn_nak(&sq, 100, 101, true, 0);
-        r.on_psn_nak(&sq, 100, 102, true, 0);
+        r.on_psn_nak(&sq, 100, 101, true, 0, 0);
+        r.on_psn_nak(&sq, 100, 102, true, 0, 0);
         // ePSN moved, but not past 102: the same episode.
-        r.on_psn_nak(&sq, 102, 104, true, 0);
+        r.on_psn_nak(&sq, 102, 104, true, 0, 0);
         assert_eq!(r.stats.episodes, 1);
         // ePSN past everything the episode named: a new one.
-        r.on_psn_nak(&sq, 106, 108, true, 0);
+        r.on_psn_nak(&sq, 106, 108, true, 0, 0);
         assert_eq!(r.stats.episodes, 2);
         // A timeout on a WQE the open episode covers opens none, and extends it to all posted (119).
         r.on_timeout(&sq, 6, 1);
-        r.on_psn_nak(&sq, 115, 116, false, 0);
+        r.on_psn_nak(&sq, 115, 116, false, 0, 0);
         assert_eq!(r.stats.episodes, 2);
         for _ in 0..5 {
             r.post(4096);
         }
-        r.on_psn_nak(&sq, 121, 122, false, 0);
+        r.on_psn_nak(&sq, 121, 122, false, 0, 0);
         assert_eq!(r.stats.episodes, 3);
     }
 
     #[test]
     fn many_holes_or_an_unplaced_packet_rewind() {
         let (mut r, sq) = queue(30, 100);
-        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0).as_slice() {
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         let (mut r, sq) = queue(30, 100);
-        match r.on_psn_nak(&sq, 100, 103, false, 0).as_slice() {
+        match r.on_psn_nak(&sq, 100, 103, false, 0, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         // The same ePSN again: already rewound.
-        assert!(r.on_psn_nak(&sq, 100, 104, false, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 104, false, 0, 0).is_empty());
     }
 
     /// Found by the lossy random tests with error injection (seed 31): after
@@ -605,16 +681,16 @@ mod tests {
     #[test]
     fn placed_naks_after_a_rewind_to_the_same_epsn_rewind_nothing() {
         let (mut r, sq) = queue(40, 100);
-        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0).as_slice() {
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         for p in 100 + MAX_RESENDS_PER_NAK + 3..130 {
-            assert!(r.on_psn_nak(&sq, 100, p, true, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0).is_empty(), "psn {p}");
         }
         assert_eq!(r.stats.ooo_placed, 130 - (100 + MAX_RESENDS_PER_NAK + 2) as u64);
         // ePSN moved on: a new hole is resent as usual.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true, 0)), vec![131, 132]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true, 0, 0)), vec![131, 132]);
     }
 
     #[test]

@@ -16,7 +16,10 @@
 //!
 //! Loss recovery is the host's slow path; this block reports to it, as
 //! CtrlQ entries through the completion writer:
-//! - a PSN sequence NAK (a request packet was lost or overtaken);
+//! - a PSN sequence NAK (a request packet was lost or overtaken). A placed
+//!   NAK (selective repeat) for the PSN after the QP's previous placed NAK,
+//!   at the same ePSN, says nothing new: it is folded (per QP, up to 15 in
+//!   a row) and the next report carries how many were (`plen`);
 //! - an RNR NAK (the peer had no receive WQE posted): the WQE does not fail,
 //!   the host resends after its RNR timer and counts rnr_retry;
 //! - a retransmission timeout. Between ACKs the block scans the QPs' state
@@ -31,8 +34,8 @@
 //! [`AckInPack`]: crate::desc::AckInPack
 
 use crate::desc::{
-    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, LackPack, ReqStatePack, ReqStateUnpack, ACKIN_BITS, CQR_BITS,
-    CTLR_BITS, LACK_BITS, RQS_BITS,
+    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, LackPack, NakFoldPack, NakFoldUnpack, ReqStatePack, ReqStateUnpack,
+    ACKIN_BITS, CQR_BITS, CTLR_BITS, LACK_BITS, RQS_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
@@ -131,6 +134,23 @@ pub struct AckRecv {
     /// may run (a queued word shows two cycles after it is taken).
     pub idle: Signal<Out, Bit>,
     ackq: SynchronousFIFO<Bits<ACKIN_BITS>, 2, 3, 1>,
+    /// Per QP, the chain of placed NAKs being folded (`NakFoldPack`).
+    nakf: RAM<Bits<64>, QPN_BITS>,
+    nf: DFF<Bits<64>>,
+    nfu: NakFoldUnpack,
+    nfp: NakFoldPack,
+    /// The chain word to write back in `Save`, and whether to.
+    nf_w: DFF<Bits<64>>,
+    nf_we: DFF<Bit>,
+    /// Placed NAKs folded into the CtrlQ entry being written.
+    ctl_run: DFF<Bits<4>>,
+    /// The NAK is placed, at the chain's ePSN, for the PSN after its last, and the chain is not full.
+    fold: Signal<Local, Bit>,
+    /// Placed NAKs the chain folded and no report has carried yet.
+    pending: Signal<Local, Bits<4>>,
+    /// The chain's count after this NAK.
+    nf_run: Signal<Local, Bits<4>>,
+    nf_next: Signal<Local, Bits<24>>,
     rstq: SynchronousFIFO<Bits<QPN_BITS>, 3, 4, 1>,
     state: DFF<AckState>,
     word: DFF<Bits<ACKIN_BITS>>,
@@ -180,11 +200,45 @@ pub struct AckRecv {
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
 }
 
+// The fold reads the PLACED flag as bit 0 of the ACK's flags.
+const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
+
 impl Logic for AckRecv {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind);
+        dff_setup!(
+            self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
+            nf_we, ctl_run
+        );
         clock!(self, clock, ackq, rstq);
+        self.nakf.read_clock.next = self.clock.val();
+        self.nakf.write_clock.next = self.clock.val();
+        self.nakf.read_address.next = self.au.qpn.val();
+        self.nakf.write_enable.next = false;
+        self.nakf.write_address.next = self.au.qpn.val();
+        self.nakf.write_data.next = self.nf_w.q.val();
+        self.nfu.pword.next = self.nf.q.val();
+        self.pending.next = 0.into();
+        if self.nfu.valid.val().any() {
+            self.pending.next = self.nfu.run.val();
+        }
+        // The PSN after the chain's last, in 24 bits (Verilog would widen the sum and miss the wrap).
+        self.nf_next.next = self.nfu.last.val() + 1;
+        self.fold.next = self.au.flags.val().get_bit(0)
+            & self.nfu.valid.val().any()
+            & (self.nfu.epsn.val() == self.au.epsn.val())
+            & (self.au.psn.val() == self.nf_next.val())
+            & (self.nfu.run.val() != 15);
+        // The chain after this NAK: one more folded, or (reported) started afresh at it if it is placed.
+        self.nfp.valid.next = self.au.flags.val().get_bits::<1>(0);
+        self.nfp.epsn.next = self.au.epsn.val();
+        self.nfp.last.next = self.au.psn.val();
+        self.nf_run.next = 0.into();
+        if self.fold.val() {
+            self.nf_run.next = self.nfu.run.val() + 1;
+        }
+        self.nfp.run.next = self.nf_run.val();
+        self.nfp.rsvd.next = 0.into();
         self.ackq.write.next = self.ack_valid.val() & !self.ackq.full.val();
         self.ackq.data_in.next = self.ack_data.val();
         self.ack_ready.next = !self.ackq.full.val();
@@ -268,7 +322,8 @@ impl Logic for AckRecv {
         self.ctl.ssn.next = self.au.ssn.val();
         self.ctl.psn_offset.next = self.au.psn_offset.val();
         self.ctl.rsn.next = 0.into();
-        self.ctl.plen.next = 0.into();
+        // Placed NAKs folded into this report (the PSNs after the QP's previous placed report).
+        self.ctl.plen.next = bit_cast::<13, 4>(self.ctl_run.q.val());
         // A NAK's report carries the echoed TX timestamp of the packet it names (cycles, low 24 bits).
         self.ctl.imm.next = bit_cast::<32, 24>(self.au.ts.val());
         self.ctl.episode.next = 0.into();
@@ -285,6 +340,7 @@ impl Logic for AckRecv {
             & self.rstq.empty.val();
         match self.state.q.val() {
             AckState::Idle => {
+                self.nf_we.d.next = false;
                 if !self.rstq.empty.val() {
                     self.rst_q.d.next = self.rstq.data_out.val();
                     self.rstq.read.next = true;
@@ -317,6 +373,7 @@ impl Logic for AckRecv {
             AckState::ScanChk => {
                 self.ctl.qpn.next = self.scan_q.q.val();
                 self.ctl.imm.next = 0.into();
+                self.ctl_run.d.next = 0.into();
                 self.ctl.ssn.next = self.ru.acked.val();
                 self.ctl.psn.next = 0.into();
                 self.ctl.epsn.next = 0.into();
@@ -363,6 +420,9 @@ impl Logic for AckRecv {
                 self.lack_we.next = true;
                 self.lack_waddr.next = self.rst_q.q.val();
                 self.lack_wdata.next = 0.into();
+                self.nakf.write_enable.next = true;
+                self.nakf.write_address.next = self.rst_q.q.val();
+                self.nakf.write_data.next = 0.into();
                 self.state.d.next = AckState::Idle;
             }
             AckState::Look => {
@@ -371,6 +431,7 @@ impl Logic for AckRecv {
             }
             AckState::Load => {
                 self.rs.d.next = self.rqs_data.val();
+                self.nf.d.next = self.nakf.read_data.val();
                 self.cq_num.d.next = self.au.cqn.val();
                 self.c_qpn.d.next = self.au.qpn.val();
                 self.state.d.next = AckState::Proc;
@@ -408,9 +469,12 @@ impl Logic for AckRecv {
                     self.qperr_we.next = true;
                     self.state.d.next = AckState::CqeNakd;
                 } else if self.syn_class.val() == self.class_rnr.val() {
-                    // RNR: the host's slow path resends after its RNR timer.
+                    // RNR: the host's slow path resends after its RNR timer. The chain ends here.
                     self.cnt_nak.next = true;
                     self.ctl_kind.d.next = self.kind_req_rnr.val();
+                    self.ctl_run.d.next = self.pending.val();
+                    self.nf_w.d.next = 0.into();
+                    self.nf_we.d.next = true;
                     self.state.d.next = AckState::CtlNak;
                 } else {
                     self.state.d.next = AckState::Save;
@@ -420,8 +484,13 @@ impl Logic for AckRecv {
                     }
                     if self.syn_class.val() == self.class_nak.val() {
                         self.cnt_nak.next = true;
-                        self.ctl_kind.d.next = self.kind_req_nak_psn.val();
-                        self.state.d.next = AckState::CtlNak;
+                        self.nf_w.d.next = self.nfp.pword.val();
+                        self.nf_we.d.next = true;
+                        if !self.fold.val() {
+                            self.ctl_kind.d.next = self.kind_req_nak_psn.val();
+                            self.ctl_run.d.next = self.pending.val();
+                            self.state.d.next = AckState::CtlNak;
+                        }
                     }
                 }
             }
@@ -440,6 +509,7 @@ impl Logic for AckRecv {
             }
             AckState::Save => {
                 self.rqs_we.next = true;
+                self.nakf.write_enable.next = self.nf_we.q.val();
                 self.state.d.next = AckState::Idle;
             }
             AckState::CtlNak => {

@@ -53,6 +53,9 @@ use rnic_spec::params::NUM_QPS;
 use rnic_spec::wire::syndrome;
 use std::collections::VecDeque;
 
+/// A CtrlQ request the model owes, field by field (see `want_ctl`).
+type CtlWant = (u64, u64, u64, u64, u64, u64, u64, u64, u64);
+
 const M16: u64 = 0xFFFF;
 const M24: u64 = 0xFF_FFFF;
 
@@ -107,8 +110,10 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let mut last_lack: Option<(u64, u64, u64)> = None;
     let mut lack = vec![(0u64, 0u64); NUM_QPS];
     m.set(rto_p, set.rto);
-    // NAK reports owed: (kind, qpn, psn, epsn, ssn, psn_offset, echoed timestamp).
-    let mut want_ctl: VecDeque<(u64, u64, u64, u64, u64, u64, u64)> = VecDeque::new();
+    // NAK reports owed: kind, qpn, psn, epsn, ssn, psn_offset, echoed timestamp, flags, placed NAKs folded.
+    let mut want_ctl: VecDeque<CtlWant> = VecDeque::new();
+    // Per QP, the chain of placed NAKs the block folds: (valid, ePSN, last PSN, folded so far).
+    let mut fold = vec![(false, 0u64, 0u64, 0u64); NUM_QPS];
     // The cycle a state word's timer started (its low 32 bits are in the word).
     let started = |w: u64, t: u64| t - ((t as u32).wrapping_sub((w >> 32) as u32) as u64);
     let (mut reports, mut got_rto) = (0u64, 0u64);
@@ -149,6 +154,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 if req[q].err || r.pct(20) {
                     rst.push_back(q);
                     want_lack.push_back((q as u64, 0, 0));
+                    fold[q] = (false, 0, 0, 0);
                     req[q] = Req { acked: 0, err: false, pi: r.below(4) };
                     pi_tab[q] = req[q].pi;
                 }
@@ -157,29 +163,45 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
         // Words are offered once the resets are done (the host resets idle QPs).
         let hold_until = t + 3 * rst.len() as u64 + 4;
         let mut words: VecDeque<Vec<u32>> = VecDeque::new();
-        for _ in 0..r.range(1, 24) {
-            let q = qpns[r.below(qpns.len() as u64) as usize];
+        // A fifth of the batches are mostly one QP's placed NAKs for consecutive
+        // PSNs (a loss while a window fills): long chains, past the fold limit.
+        let chain = r.pct(20).then(|| qpns[r.below(qpns.len() as u64) as usize]);
+        let n = if chain.is_some() { r.range(20, 48) } else { r.range(1, 24) };
+        for _ in 0..n {
+            let burst = chain.is_some() && r.pct(90);
+            let q = if burst { chain.expect("chain") } else { qpns[r.below(qpns.len() as u64) as usize] };
             let s = req[q];
             let posted = s.pi.wrapping_sub(s.acked) & M16;
-            let msn = match r.below(8) {
+            let msn = match if burst { 7 } else { r.below(8) } {
                 0 => s.acked.wrapping_sub(r.range(1, 10)) & M24,
                 1 => (s.acked + posted + r.range(1, 4)) & M24,
                 2 => (s.acked + posted) & M24,
                 _ => (s.acked + r.below(posted + 1)) & M24,
             };
-            let syn = r.pick(&[
-                syndrome::ACK,
-                syndrome::ACK,
-                syndrome::ACK & 0x0F,
-                syndrome::RNR_NAK,
-                syndrome::NAK_PSN_SEQ,
-                syndrome::NAK_INV_REQ,
-                syndrome::NAK_REM_ACCESS,
-                syndrome::NAK_REM_OP,
-                0x45,
-            ]) as u64;
+            let syn = if burst {
+                syndrome::NAK_PSN_SEQ as u64
+            } else {
+                r.pick(&[
+                    syndrome::ACK,
+                    syndrome::ACK,
+                    syndrome::ACK & 0x0F,
+                    syndrome::RNR_NAK,
+                    syndrome::NAK_PSN_SEQ,
+                    syndrome::NAK_INV_REQ,
+                    syndrome::NAK_REM_ACCESS,
+                    syndrome::NAK_REM_OP,
+                    0x45,
+                ]) as u64
+            };
             let cls = syn >> 5;
-            let (psn, epsn, ssn, off) = (near_wrap(&mut r, 24), near_wrap(&mut r, 24), r.next() & M24, r.next() & M24);
+            let (mut psn, mut epsn, ssn, off) =
+                (near_wrap(&mut r, 24), near_wrap(&mut r, 24), r.next() & M24, r.next() & M24);
+            // PSN sequence NAKs: half flagged placed, and most of those the next PSN of the QP's chain.
+            let placed = syn as u8 == syndrome::NAK_PSN_SEQ && r.pct(if burst { 95 } else { 50 });
+            if placed && fold[q].0 && r.pct(if burst { 95 } else { 70 }) {
+                epsn = fold[q].1;
+                psn = (fold[q].2 + 1) & M24;
+            }
             let msn_psn = near_wrap(&mut r, 24);
             let ts = near_wrap(&mut r, 24);
             words.push_back(pack_words(
@@ -197,6 +219,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     ("psn_offset", off),
                     ("msn_psn", msn_psn),
                     ("ts", ts),
+                    ("flags", placed as u64),
                 ],
             ));
             acks += 1;
@@ -234,11 +257,29 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             if cls == 3 || cls == 1 {
                 want_nak += 1;
             }
+            let f = fold[q];
+            let pending = if f.0 { f.3 } else { 0 };
             if syn as u8 == syndrome::NAK_PSN_SEQ {
-                want_ctl.push_back((ctrlq_kind::REQ_NAK_PSN as u64, q as u64, psn, epsn, ssn, off, ts));
+                if placed && f.0 && f.1 == epsn && psn == (f.2 + 1) & M24 && f.3 != 15 {
+                    fold[q] = (true, epsn, psn, f.3 + 1);
+                } else {
+                    want_ctl.push_back((
+                        ctrlq_kind::REQ_NAK_PSN as u64,
+                        q as u64,
+                        psn,
+                        epsn,
+                        ssn,
+                        off,
+                        ts,
+                        placed as u64,
+                        pending,
+                    ));
+                    fold[q] = (placed, epsn, psn, 0);
+                }
             }
             if cls == 1 {
-                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off, ts));
+                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off, ts, 0, pending));
+                fold[q] = (false, 0, 0, 0);
             }
             if let Some(st) = status {
                 want_qperr.push_back(q as u64);
@@ -342,11 +383,20 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 let g = |n: &str| unpack_field(CtlReqPack::FIELDS, &w, n);
                 let timeout = g("kind") == ctrlq_kind::REQ_TIMEOUT as u64;
                 // A NAK report's imm is the echoed timestamp; a timeout report has none.
-                let ts = if timeout { 0 } else { g("imm") };
-                let got = (g("kind"), g("qpn"), g("psn"), g("epsn"), g("ssn"), g("psn_offset"), ts);
-                let flags = if timeout { 0 } else { g("flags") };
-                let rest = [flags, g("rsn"), g("plen"), if timeout { g("imm") } else { 0 }, g("episode")];
-                if rest != [0; 5] {
+                let nak = |n: &str| if timeout { 0 } else { g(n) };
+                let got = (
+                    g("kind"),
+                    g("qpn"),
+                    g("psn"),
+                    g("epsn"),
+                    g("ssn"),
+                    g("psn_offset"),
+                    nak("imm"),
+                    nak("flags"),
+                    nak("plen"),
+                );
+                let rest = [g("rsn"), if timeout { g("imm") | g("plen") } else { 0 }, g("episode")];
+                if rest != [0; 3] {
                     return Err(ctx(format!("CtrlQ request {got:x?} with rest {rest:x?}")));
                 }
                 if got.0 == ctrlq_kind::REQ_TIMEOUT as u64 {
