@@ -143,7 +143,7 @@ const MAX_RESENDS_PER_NAK: u32 = 8;
 /// 6 µs, 75 KB at 100 Gb/s, in the cosimulated two-NIC setup), plus margin.
 pub const RESEND_AGAIN_BYTES: u32 = 96 * 1024;
 
-/// Device cycles (40 µs) between the sending of the packet whose NAK
+/// Device cycles (30 µs) between the sending of the packet whose NAK
 /// triggered a resend and the sending of a packet reported placed while
 /// the hole is still missing, after which the resend counts as lost: the
 /// resend went out well before that packet, on the same path. The same
@@ -152,7 +152,7 @@ pub const RESEND_AGAIN_BYTES: u32 = 96 * 1024;
 /// the 100 µs timeout). It covers the NAK's way back, the slow path with
 /// its register writes (up to 12 µs at a 1.5 µs MMIO latency) and the
 /// resend's payload read, with margin.
-pub const RESEND_AGAIN_CYCLES: u32 = 10_000;
+pub const RESEND_AGAIN_CYCLES: u32 = 7_500;
 
 /// Bits of the echoed TX timestamps in CtrlQ entries.
 const TS_MASK: u32 = 0xFF_FFFF;

@@ -18,8 +18,9 @@
 //! CtrlQ entries through the completion writer:
 //! - a PSN sequence NAK (a request packet was lost or overtaken). A placed
 //!   NAK (selective repeat) for the PSN after the QP's previous placed NAK,
-//!   at the same ePSN, says nothing new: it is folded (per QP, up to 15 in
-//!   a row) and the next report carries how many were (`plen`);
+//!   at the same ePSN, of a packet sent within the same 16 us as the last
+//!   report's, says nothing new: it is folded (per QP, up to 15 in a row)
+//!   and the next report carries how many were (`plen`);
 //! - an RNR NAK (the peer had no receive WQE posted): the WQE does not fail,
 //!   the host resends after its RNR timer and counts rnr_retry;
 //! - a retransmission timeout. Between ACKs the block scans the QPs' state
@@ -144,6 +145,8 @@ pub struct AckRecv {
     nf_we: DFF<Bit>,
     /// Placed NAKs folded into the CtrlQ entry being written.
     ctl_run: DFF<Bits<4>>,
+    /// The ACK being processed has written the lACK table.
+    lack_wr: DFF<Bit>,
     /// The NAK is placed, at the chain's ePSN, for the PSN after its last, and the chain is not full.
     fold: Signal<Local, Bit>,
     /// Placed NAKs the chain folded and no report has carried yet.
@@ -151,7 +154,8 @@ pub struct AckRecv {
     /// The chain's count after this NAK.
     nf_run: Signal<Local, Bits<4>>,
     nf_next: Signal<Local, Bits<24>>,
-    rstq: SynchronousFIFO<Bits<QPN_BITS>, 3, 4, 1>,
+    /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
+    rstq: SynchronousFIFO<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
     state: DFF<AckState>,
     word: DFF<Bits<ACKIN_BITS>>,
     rst_q: DFF<Bits<QPN_BITS>>,
@@ -208,7 +212,7 @@ impl Logic for AckRecv {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run
+            nf_we, ctl_run, lack_wr
         );
         clock!(self, clock, ackq, rstq);
         self.nakf.read_clock.next = self.clock.val();
@@ -228,7 +232,8 @@ impl Logic for AckRecv {
             & self.nfu.valid.val().any()
             & (self.nfu.epsn.val() == self.au.epsn.val())
             & (self.au.psn.val() == self.nf_next.val())
-            & (self.nfu.run.val() != 15);
+            & (self.nfu.run.val() != 15)
+            & (self.nfu.tsc.val() == self.au.ts.val().get_bits::<11>(12));
         // The chain after this NAK: one more folded, or (reported) started afresh at it if it is placed.
         self.nfp.valid.next = self.au.flags.val().get_bits::<1>(0);
         self.nfp.epsn.next = self.au.epsn.val();
@@ -238,7 +243,10 @@ impl Logic for AckRecv {
             self.nf_run.next = self.nfu.run.val() + 1;
         }
         self.nfp.run.next = self.nf_run.val();
-        self.nfp.rsvd.next = 0.into();
+        self.nfp.tsc.next = self.au.ts.val().get_bits::<11>(12);
+        if self.fold.val() {
+            self.nfp.tsc.next = self.nfu.tsc.val();
+        }
         self.ackq.write.next = self.ack_valid.val() & !self.ackq.full.val();
         self.ackq.data_in.next = self.ack_data.val();
         self.ack_ready.next = !self.ackq.full.val();
@@ -430,6 +438,7 @@ impl Logic for AckRecv {
                 self.state.d.next = AckState::Load;
             }
             AckState::Load => {
+                self.lack_wr.d.next = false;
                 self.rs.d.next = self.rqs_data.val();
                 self.nf.d.next = self.nakf.read_data.val();
                 self.cq_num.d.next = self.au.cqn.val();
@@ -450,7 +459,9 @@ impl Logic for AckRecv {
                     self.cnt_bad.next = true;
                     self.state.d.next = AckState::Idle;
                 } else if self.ru.acked.val() != self.au.msn.val() {
-                    self.lack_we.next = true;
+                    // Once per ACK, at its first completion.
+                    self.lack_we.next = !self.lack_wr.q.val();
+                    self.lack_wr.d.next = true;
                     self.rs.d.next = self.reqp.pword.val();
                     self.state.d.next = AckState::CqeAcked;
                 } else if (self.syn_class.val() == self.class_nak.val())

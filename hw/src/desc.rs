@@ -64,11 +64,14 @@ crate::pack_blocks!(LackPack, LackUnpack, 48, [ssn: 24, psn: 24]);
 const _: () = assert!(LackPack::WIDTH == LACK_BITS);
 
 // The ACK receiver's per-QP chain of placed NAKs (selective repeat): the
-// last placed NAK's ePSN and PSN, and how many it folded since the last one
-// it reported. A placed NAK for the next PSN at the same ePSN says nothing
-// new (no new hole) and is folded into the next report instead of a CtrlQ
-// entry of its own, up to 15 in a row.
-crate::pack_blocks!(NakFoldPack, NakFoldUnpack, 64, [valid: 1, epsn: 24, last: 24, run: 4, rsvd: 11]);
+// last placed NAK's ePSN and PSN, how many it folded since the last one it
+// reported, and bits 22:12 of the reported one's echoed TX timestamp (units
+// of 4096 cycles, 16 us). A placed NAK for the next PSN at the same ePSN,
+// of a packet sent in the same 16 us, says nothing new (no new hole) and is
+// folded into the next report instead of a CtrlQ entry of its own, up to
+// 15 in a row; so the slow path sees a report at least every 16 us of
+// sending, which its resend-again rule in time needs.
+crate::pack_blocks!(NakFoldPack, NakFoldUnpack, 64, [valid: 1, epsn: 24, last: 24, run: 4, tsc: 11]);
 
 /// Width of the ACK receiver's per-QP state word ([`ReqStatePack`]).
 pub const RQS_BITS: usize = 64;

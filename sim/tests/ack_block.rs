@@ -16,7 +16,12 @@
 //! error flag; a PSN sequence NAK and an RNR NAK are reported as CtrlQ
 //! requests (their PSN, ePSN, SSN, PSN_OFFSET and echoed timestamp; the
 //! writer's `ctl_ready` random) and fail nothing; an ACK for a WQE never posted is ignored and
-//! counted; nothing happens on a failed requester.
+//! counted; nothing happens on a failed requester. Placed PSN sequence NAKs
+//! come in chains (a fifth of the batches are mostly one QP's, for
+//! consecutive PSNs, sent close together): the model folds one into the
+//! next report as the block must (the PSN after the chain's last, the same
+//! ePSN, the same 4096-cycle unit of echoed timestamp, at most 15 in a row)
+//! and checks each report's count of folded NAKs.
 //!
 //! With a retransmission timeout set (the `rto` sets, long quiet gaps
 //! between batches; the sent-mark table is the posted index, as if every
@@ -104,16 +109,17 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let (now_p, rto_p, sqpi_addr, sqpi_data, cnt_rto) =
         (pt("now"), pt("rto"), pt("sent_addr"), pt("sent_data"), pt("cnt_rto"));
     let (lack_we, lack_waddr, lack_wdata) = (pt("lack_we"), pt("lack_waddr"), pt("lack_wdata"));
-    // lACK table writes owed, in order: (qpn, lACK, MSN_PSN); the last one
-    // taken (an ACK may write its word more than once); the table as written.
+    // lACK table writes owed, in order, one per ACK that moves lACK and per
+    // requester reset: (qpn, lACK, MSN_PSN); and the table as written.
     let mut want_lack: VecDeque<(u64, u64, u64)> = VecDeque::new();
-    let mut last_lack: Option<(u64, u64, u64)> = None;
     let mut lack = vec![(0u64, 0u64); NUM_QPS];
     m.set(rto_p, set.rto);
     // NAK reports owed: kind, qpn, psn, epsn, ssn, psn_offset, echoed timestamp, flags, placed NAKs folded.
     let mut want_ctl: VecDeque<CtlWant> = VecDeque::new();
-    // Per QP, the chain of placed NAKs the block folds: (valid, ePSN, last PSN, folded so far).
-    let mut fold = vec![(false, 0u64, 0u64, 0u64); NUM_QPS];
+    // Per QP, the chain of placed NAKs the block folds: (valid, ePSN, last PSN,
+    // folded so far, bits 22:12 of the reported NAK's timestamp), and the last timestamp sent.
+    let mut fold = vec![(false, 0u64, 0u64, 0u64, 0u64); NUM_QPS];
+    let mut last_ts = vec![0u64; NUM_QPS];
     // The cycle a state word's timer started (its low 32 bits are in the word).
     let started = |w: u64, t: u64| t - ((t as u32).wrapping_sub((w >> 32) as u32) as u64);
     let (mut reports, mut got_rto) = (0u64, 0u64);
@@ -139,6 +145,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let mut tab_q = 0u64;
     // The sent-mark table the scan reads (here: every posted WQE counts as sent).
     let mut pi_tab: Vec<u64> = req.iter().map(|s| s.pi).collect();
+    // The state words and producer indices as they were before the host's last changes between batches.
+    let (mut tab_before, mut pi_before) = (tab.clone(), pi_tab.clone());
     let mut pi_q = 0u64;
     let (mut want_ack, mut want_lerr, mut want_qperr): (VecDeque<Cqr>, VecDeque<Cqr>, VecDeque<u64>) =
         Default::default();
@@ -154,7 +162,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 if req[q].err || r.pct(20) {
                     rst.push_back(q);
                     want_lack.push_back((q as u64, 0, 0));
-                    fold[q] = (false, 0, 0, 0);
+                    fold[q] = (false, 0, 0, 0, 0);
                     req[q] = Req { acked: 0, err: false, pi: r.below(4) };
                     pi_tab[q] = req[q].pi;
                 }
@@ -198,12 +206,15 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 (near_wrap(&mut r, 24), near_wrap(&mut r, 24), r.next() & M24, r.next() & M24);
             // PSN sequence NAKs: half flagged placed, and most of those the next PSN of the QP's chain.
             let placed = syn as u8 == syndrome::NAK_PSN_SEQ && r.pct(if burst { 95 } else { 50 });
+            let mut ts = near_wrap(&mut r, 24);
             if placed && fold[q].0 && r.pct(if burst { 95 } else { 70 }) {
                 epsn = fold[q].1;
                 psn = (fold[q].2 + 1) & M24;
+                // Sent a little after the chain's last: now and then into the next 8192-cycle unit.
+                ts = (last_ts[q] + if r.pct(5) { r.below(4096) } else { r.below(150) }) & M24;
             }
+            last_ts[q] = ts;
             let msn_psn = near_wrap(&mut r, 24);
-            let ts = near_wrap(&mut r, 24);
             words.push_back(pack_words(
                 AckInPack::FIELDS,
                 AckInPack::WIDTH,
@@ -260,8 +271,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             let f = fold[q];
             let pending = if f.0 { f.3 } else { 0 };
             if syn as u8 == syndrome::NAK_PSN_SEQ {
-                if placed && f.0 && f.1 == epsn && psn == (f.2 + 1) & M24 && f.3 != 15 {
-                    fold[q] = (true, epsn, psn, f.3 + 1);
+                if placed && f.0 && f.1 == epsn && psn == (f.2 + 1) & M24 && f.3 != 15 && f.4 == ts >> 12 & 0x7FF {
+                    fold[q] = (true, epsn, psn, f.3 + 1, f.4);
                 } else {
                     want_ctl.push_back((
                         ctrlq_kind::REQ_NAK_PSN as u64,
@@ -274,12 +285,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                         placed as u64,
                         pending,
                     ));
-                    fold[q] = (placed, epsn, psn, 0);
+                    fold[q] = (placed, epsn, psn, 0, ts >> 12 & 0x7FF);
                 }
             }
             if cls == 1 {
                 want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off, ts, 0, pending));
-                fold[q] = (false, 0, 0, 0);
+                fold[q] = (false, 0, 0, 0, 0);
             }
             if let Some(st) = status {
                 want_qperr.push_back(q as u64);
@@ -341,13 +352,13 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 m.get_wide(lack_wdata, &mut w);
                 let g = |n: &str| unpack_field(LackPack::FIELDS, &w, n);
                 let got = (m.get(lack_waddr), g("ssn"), g("psn"));
-                if last_lack != Some(got) {
-                    if want_lack.front() != Some(&got) {
-                        return Err(ctx(format!("lACK table write {got:x?}, expected {:x?}", want_lack.front())));
-                    }
-                    want_lack.pop_front();
-                    last_lack = Some(got);
+                if want_lack.front() != Some(&got) {
+                    return Err(ctx(format!(
+                        "lACK table write {got:x?}, expected {:x?} (owed {want_lack:x?})",
+                        want_lack.front()
+                    )));
                 }
+                want_lack.pop_front();
                 lack[got.0 as usize] = (got.1, got.2);
             }
             if m.get(cqr_valid) == 1 && ready {
@@ -401,7 +412,22 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 }
                 if got.0 == ctrlq_kind::REQ_TIMEOUT as u64 {
                     let q = got.1 as usize;
-                    // The block's own state word: the model runs ahead by a batch.
+                    // The block's own state word: the model runs ahead by a batch. A report
+                    // may have been read before the host's changes between batches, and
+                    // taken after them: it is checked against the state it read.
+                    let (tab, pi_tab) = if tab[q] != tab_before[q] || pi_tab[q] != pi_before[q] {
+                        let now_ok = {
+                            let w = tab[q];
+                            w >> 24 & 1 == 0 && pi_tab[q] != w & M16 && got.4 == w & M24
+                        };
+                        if now_ok {
+                            (&tab, &pi_tab)
+                        } else {
+                            (&tab_before, &pi_before)
+                        }
+                    } else {
+                        (&tab, &pi_tab)
+                    };
                     let s = Req { acked: tab[q] & M24, err: tab[q] >> 24 & 1 != 0, pi: pi_tab[q] };
                     let outstanding = !s.err && pi_tab[q] != s.acked & M16;
                     let from = started(tab[q], t);
@@ -502,6 +528,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 )));
             }
         }
+        (tab_before, pi_before) = (tab.clone(), pi_tab.clone());
         // The responder reports a new producer index between batches (WQEs posted).
         for &q in &qpns {
             if r.pct(50) {
