@@ -16,6 +16,9 @@
 //!   back to go-back-N, and every window comes back.
 //! - For seeded patterns of lost packets, the PSNs resent are the ones
 //!   `rnic-model`'s selective-repeat sender resends.
+//! - A timeout's rewind reaches WQEs completed meanwhile, whose ring slots
+//!   the application reuses at once: the NIC skips them.
+//! - A lost resend on one of 16 QPs is resent again before the timeout.
 
 use rnic::{AccessFlags, Mtu, QpAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
 use rnic_sim::FrameClass;
@@ -438,6 +441,78 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
         eprintln!("{stats:?}, {} skips", reg(0, counters::SQ_SKIPS));
         assert!(reg(0, counters::SQ_SKIPS) >= 1, "the rewind never reached a completed WQE: {stats:?}");
         assert_eq!((q0.state(), q1.state()), (QpState::Rts, QpState::Rts));
+    }
+    assert_no_violations(&nics);
+}
+
+/// A lost packet and then its resend, on one of 16 QPs sharing the link:
+/// the QP's later packets come so far apart that 96 KiB of them take longer
+/// than the timeout, so the slow path must find the lost resend in time
+/// (`RESEND_AGAIN_CYCLES` after the packet that triggered it) and resend it
+/// again before the timeout fires; every byte arrives.
+#[test]
+fn a_lost_resend_among_16_qps_is_resent_again_before_the_timeout() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    const QPS: u32 = 16;
+    const MSGS: u32 = 6;
+    const BIG: usize = 64 * 1024;
+    let nics = pair();
+    {
+        let w = World::new(&nics, QPS, MSGS, Mtu::Mtu4096);
+        let src = w.pd_a.reg_mr(BIG * MSGS as usize, AccessFlags::empty()).unwrap();
+        for m in 0..MSGS {
+            src.write(m as u64 * BIG as u64, &pattern::make(SEED, stream(3, m), BIG)).unwrap();
+        }
+        let slot = BIG + 256;
+        let total = slot * (QPS * MSGS) as usize;
+        let dst = w.pd_b.reg_mr(total, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        // QP 0's 20th packet is lost, and then the first resend of it.
+        let target = w.conns[0].1.qp_num();
+        let lost = Rc::new(Cell::new(None::<u32>));
+        let (seen, l) = (Cell::new(0u32), lost.clone());
+        nics.cluster.borrow_mut().faults(0).drop_matching(
+            0,
+            2,
+            Box::new(move |f: &FrameClass| {
+                if f.opcode.is_ack() || f.dqpn != target {
+                    return false;
+                }
+                if !f.retransmission {
+                    seen.set(seen.get() + 1);
+                    if seen.get() == 20 {
+                        l.set(Some(f.psn));
+                        return true;
+                    }
+                    return false;
+                }
+                l.get() == Some(f.psn)
+            }),
+        );
+        for m in 0..MSGS {
+            for (i, (qa, _)) in w.conns.iter().enumerate() {
+                let at = (i * MSGS as usize + m as usize) * slot;
+                let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + at as u64, rkey: dst.rkey() };
+                qa.post_send(&SendWr { wr_id: m as u64, opcode, sg: src.sge(m as u64 * BIG as u64, BIG as u32) })
+                    .unwrap();
+            }
+        }
+        let wcs = wait(&w.cq_a, (QPS * MSGS) as usize, 4 * total as u64);
+        assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
+        let mut want = snapshot.clone();
+        for i in 0..QPS as usize {
+            for m in 0..MSGS as usize {
+                let at = (i * MSGS as usize + m) * slot;
+                want[at..at + BIG].copy_from_slice(&pattern::make(SEED, stream(3, m as u32), BIG));
+            }
+        }
+        assert_same("lost resend", &read_all(&dst), &want, slot, QPS * MSGS, BIG);
+        let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
+        assert_eq!(dropped, 2, "the packet and its first resend were lost");
+        let stats = w.conns[0].0.recovery_stats();
+        assert!(stats.resends_again >= 1, "the lost resend was not resent again: {stats:?}");
+        assert_eq!(stats.timeouts, 0, "the timeout fired first: {stats:?}");
     }
     assert_no_violations(&nics);
 }
