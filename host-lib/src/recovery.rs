@@ -128,8 +128,6 @@ pub(crate) struct ReqRecovery {
     /// timestamp): the placed NAKs it folds into its next report are the
     /// PSNs right after it, at that ePSN.
     fold_head: Option<(u32, u32, u32)>,
-    /// The ePSN `sacked` and `resent_at` were last pruned at.
-    pruned_at: Option<u32>,
     pub stats: RecoveryStats,
 }
 
@@ -148,21 +146,18 @@ pub const RESEND_AGAIN_BYTES: u32 = 96 * 1024;
 /// the hole is still missing, after which the resend counts as lost: the
 /// resend went out well before that packet, on the same path. The same
 /// rule as [`RESEND_AGAIN_BYTES`] in time, for a QP that shares the link
-/// with others (16 QPs send 24 packets of one QP in about 120 µs, after
+/// with others (16 QPs send 24 packets of one QP in about 120 µs, by arithmetic, after
 /// the 100 µs timeout). It covers the NAK's way back, the slow path with
-/// its register writes (up to 12 µs at a 1.5 µs MMIO latency) and the
+/// its register writes (up to 12 µs at a 1.5 µs MMIO latency, by arithmetic) and the
 /// resend's payload read, with margin.
 pub const RESEND_AGAIN_CYCLES: u32 = 7_500;
 
-/// Bits of the echoed TX timestamps in CtrlQ entries.
-const TS_MASK: u32 = 0xFF_FFFF;
+/// Bits of the echoed TX timestamps in CtrlQ entries: 24, as PSNs, so
+/// [`psn_dist`] measures both.
+const TS_MASK: u32 = PSN_MASK;
 
-/// `a - b` of two 24-bit timestamps, as a signed distance.
-fn ts_dist(a: u32, b: u32) -> i32 {
-    (((a.wrapping_sub(b)) << 8) as i32) >> 8
-}
-
-/// `a - b` in PSN space, as a signed distance (PSNs wrap at 24 bits).
+/// `a - b` in PSN space (or of two 24-bit timestamps), as a signed
+/// distance (both wrap at 24 bits).
 fn psn_dist(a: u32, b: u32) -> i32 {
     (((a.wrapping_sub(b)) << 8) as i32) >> 8
 }
@@ -321,12 +316,9 @@ impl ReqRecovery {
             return vec![self.rewind_to(sq, epsn)];
         }
         self.stats.ooo_placed += 1;
-        // Forget what ePSN has passed (once per ePSN: what is added later lies past it).
-        if self.pruned_at != Some(epsn & PSN_MASK) {
-            self.sacked.retain(|&p| psn_dist(p, epsn) > 0);
-            self.resent_at.retain(|&h, _| psn_dist(h, epsn) >= 0);
-            self.pruned_at = Some(epsn & PSN_MASK);
-        }
+        // Forget what ePSN has passed.
+        self.sacked.retain(|&p| psn_dist(p, epsn) > 0);
+        self.resent_at.retain(|&h, _| psn_dist(h, epsn) >= 0);
         if psn_dist(psn, epsn) <= 0 {
             return Vec::new();
         }
@@ -342,7 +334,7 @@ impl ReqRecovery {
             .iter()
             .filter(|&(h, &(at, at_ts))| {
                 !self.sacked.contains(h)
-                    && (psn_dist(psn, at) >= again_pkts || ts_dist(ts, at_ts) >= RESEND_AGAIN_CYCLES as i32)
+                    && (psn_dist(psn, at) >= again_pkts || psn_dist(ts, at_ts) >= RESEND_AGAIN_CYCLES as i32)
             })
             .map(|(&h, _)| h)
             .take(MAX_RESENDS_PER_NAK as usize)

@@ -438,7 +438,6 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
             want[m * GAP..m * GAP + LEN[m]].copy_from_slice(&pattern::make(SEED, stream(0, m as u32), LEN[m]));
         }
         assert_same("rewind behind completions", &read_all(&dst), &want, GAP, OWN + 1, 80 << 10);
-        eprintln!("{stats:?}, {} skips", reg(0, counters::SQ_SKIPS));
         assert!(reg(0, counters::SQ_SKIPS) >= 1, "the rewind never reached a completed WQE: {stats:?}");
         assert_eq!((q0.state(), q1.state()), (QpState::Rts, QpState::Rts));
     }
