@@ -87,6 +87,9 @@ pub enum WcOpcode {
     Send,
     /// An RDMA WRITE completed at the requester.
     RdmaWrite,
+    /// An RDMA READ completed at the requester: all of its data has landed
+    /// in the WR's scatter entry (`IBV_WC_RDMA_READ`).
+    RdmaRead,
     /// A SEND was received.
     Recv,
     /// An RDMA WRITE with immediate data consumed a receive WR (`byte_len`
@@ -102,6 +105,7 @@ impl WcOpcode {
         match v {
             cqe_op::SEND => WcOpcode::Send,
             cqe_op::RDMA_WRITE => WcOpcode::RdmaWrite,
+            cqe_op::RDMA_READ => WcOpcode::RdmaRead,
             cqe_op::RECV => WcOpcode::Recv,
             cqe_op::RECV_RDMA_WITH_IMM => WcOpcode::RecvRdmaWithImm,
             o => WcOpcode::Other(o),

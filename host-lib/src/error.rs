@@ -1,6 +1,6 @@
 //! The library's one error type: every variant names what was wrong.
 
-use crate::QpState;
+use crate::{AccessFlags, QpState};
 use rnic_driver::DriverError;
 use thiserror::Error;
 
@@ -215,6 +215,22 @@ pub enum Error {
         len: u64,
         /// MR length.
         mr_len: u64,
+    },
+    /// A work request needs an access right its local MR was not registered
+    /// with: the NIC writes an RDMA READ's scatter entry, so its MR needs
+    /// `LOCAL_WRITE`. Nothing of the post was posted.
+    #[error("QP {qpn}: {op} needs {needed:?} on its local MR key {key:#x}, which was registered with {access:?}")]
+    MrAccess {
+        /// The QP.
+        qpn: u32,
+        /// The WR's opcode (ibverbs' name).
+        op: &'static str,
+        /// The MR's lkey.
+        key: u32,
+        /// The access the WR needs.
+        needed: AccessFlags,
+        /// The access the MR has.
+        access: AccessFlags,
     },
     /// The MR belongs to another protection domain or device than the QP.
     #[error("QP {qpn} (PD {qp_pd}) cannot use MR key {key:#x} of PD {mr_pd}")]

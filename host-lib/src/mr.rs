@@ -50,8 +50,10 @@ impl<'a> Sge<'a> {
 
 impl Pd {
     /// Registers `len` bytes of fresh, zeroed DMA memory (`ibv_reg_mr`).
-    /// The device may read it always, and write it only with
-    /// `LOCAL_WRITE` or `REMOTE_WRITE`.
+    /// The device may read it always (a SEND's or WRITE's source, a READ's
+    /// source with `REMOTE_READ`), and write it only with `LOCAL_WRITE`
+    /// (receive buffers, the destination of the region's own RDMA READs)
+    /// or `REMOTE_WRITE`.
     pub fn reg_mr(&self, len: usize, access: AccessFlags) -> Result<Mr> {
         if len == 0 || len as u64 > MAX_MR_LEN {
             return Err(Error::BadSize { what: "MR length", value: len as u64, min: 1, max: MAX_MR_LEN });

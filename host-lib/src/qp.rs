@@ -3,7 +3,7 @@
 use crate::cq::{WcOpcode, WcStatus, WorkCompletion};
 use crate::ctx::{Context, CtxState, NetAddr, Pd};
 use crate::error::Queue;
-use crate::mr::Sge;
+use crate::mr::{AccessFlags, Sge};
 use crate::recovery::{rnr_timer_us, RecoveryStats, ReqRecovery};
 use crate::ring::{self, used};
 use crate::{Cq, DestroyError, Error, Result};
@@ -259,12 +259,32 @@ pub enum WrOpcode {
         /// Immediate data for the remote completion.
         imm: u32,
     },
+    /// RDMA READ (`IBV_WR_RDMA_READ`): the WR's `sg.len` bytes from
+    /// `remote_addr` (a VA in the remote MR, which needs `REMOTE_READ`) with
+    /// `rkey` land in the WR's scatter entry, whose MR needs `LOCAL_WRITE`
+    /// (the post is refused otherwise). It consumes no receive WR at the
+    /// remote QP and completes as [`WcOpcode::RdmaRead`] once all of its
+    /// data has landed. WRs posted behind it are not held back until then
+    /// (there is no `IBV_SEND_FENCE`): one that reads the READ's
+    /// destination may see the bytes from before the READ, so wait for the
+    /// READ's completion first.
+    RdmaRead {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
 }
 
 impl WrOpcode {
     /// Whether the operation consumes a receive WR at the remote QP.
     pub fn consumes_recv(&self) -> bool {
-        !matches!(self, WrOpcode::RdmaWrite { .. })
+        matches!(self, WrOpcode::Send | WrOpcode::SendWithImm { .. } | WrOpcode::RdmaWriteWithImm { .. })
+    }
+
+    /// Whether the NIC writes the WR's scatter entry (so its MR needs `LOCAL_WRITE`).
+    pub(crate) fn writes_local(&self) -> bool {
+        matches!(self, WrOpcode::RdmaRead { .. })
     }
 }
 
@@ -782,6 +802,15 @@ impl Qp {
         let mut bytes = Vec::with_capacity(wrs.len() * SEND_WQE_BYTES);
         for wr in wrs {
             check_sge(ctx, qpn, qp.pdn, &wr.sg)?;
+            if wr.opcode.writes_local() && !wr.sg.mr.access().contains(AccessFlags::LOCAL_WRITE) {
+                return Err(Error::MrAccess {
+                    qpn,
+                    op: op_name(&wr.opcode),
+                    key: wr.sg.mr.lkey(),
+                    needed: AccessFlags::LOCAL_WRITE,
+                    access: wr.sg.mr.access(),
+                });
+            }
         }
         let mut rsn = qp.rsn;
         for wr in wrs {
@@ -792,6 +821,7 @@ impl Qp {
                     (send_op::RDMA_WRITE_IMM, rkey, remote_addr, imm)
                 }
                 WrOpcode::SendWithImm { imm } => (send_op::SEND_IMM, 0, 0, imm),
+                WrOpcode::RdmaRead { remote_addr, rkey } => (send_op::RDMA_READ, rkey, remote_addr, 0),
             };
             let wqe = SendWqe {
                 opcode,
@@ -801,7 +831,8 @@ impl Qp {
                 rkey: rkey.into(),
                 remote_addr: remote_addr.into(),
                 imm: imm.into(),
-                rsn: rsn.into(),
+                // The contract gives a READ's WQE RSN 0 (it consumes no receive WQE).
+                rsn: if matches!(wr.opcode, WrOpcode::RdmaRead { .. }) { 0 } else { rsn }.into(),
                 ..Default::default()
             };
             if wr.opcode.consumes_recv() {
@@ -886,6 +917,18 @@ fn op_of(op: &WrOpcode) -> WcOpcode {
     match op {
         WrOpcode::RdmaWrite { .. } | WrOpcode::RdmaWriteWithImm { .. } => WcOpcode::RdmaWrite,
         WrOpcode::Send | WrOpcode::SendWithImm { .. } => WcOpcode::Send,
+        WrOpcode::RdmaRead { .. } => WcOpcode::RdmaRead,
+    }
+}
+
+/// ibverbs' name of a send WR opcode (for messages).
+fn op_name(op: &WrOpcode) -> &'static str {
+    match op {
+        WrOpcode::RdmaWrite { .. } => "IBV_WR_RDMA_WRITE",
+        WrOpcode::Send => "IBV_WR_SEND",
+        WrOpcode::RdmaWriteWithImm { .. } => "IBV_WR_RDMA_WRITE_WITH_IMM",
+        WrOpcode::SendWithImm { .. } => "IBV_WR_SEND_WITH_IMM",
+        WrOpcode::RdmaRead { .. } => "IBV_WR_RDMA_READ",
     }
 }
 

@@ -27,6 +27,14 @@
 //! the QP has packets out of order. A NAK without the flag (a SEND, a WRITE
 //! with immediate, a packet beyond the window) still rewinds.
 //!
+//! An RDMA READ uses as many PSNs as a WRITE of its length (its response
+//! packets), so the same map from PSN to WR and byte offset holds. A resend
+//! of any PSN inside a READ makes the NIC send a READ request for the rest
+//! of the READ from that packet's offset, which the responder answers in
+//! full; so holes inside one READ get one resend per decision, for the
+//! lowest of them (the others are recorded as resent with it). A rewind
+//! into a READ resends it from the rewind's byte offset.
+//!
 //! A resend can be lost too. The NIC sends a resend before the packets it
 //! has not sent yet, and on one path packets arrive in the order sent; so
 //! once placed NAKs name a packet [`RESEND_AGAIN_BYTES`] of sending (in
@@ -42,6 +50,7 @@
 
 use crate::qp::{Slot, WorkQueue};
 use crate::ring;
+use crate::WcOpcode;
 use rnic_driver::Device;
 use rnic_spec::regs::{self, rewind};
 use std::collections::{BTreeMap, BTreeSet};
@@ -357,15 +366,38 @@ impl ReqRecovery {
         if holes.len() as u32 > MAX_RESENDS_PER_NAK {
             return vec![self.rewind_to(sq, holes[0])];
         }
-        self.stats.resends_again += lost.len() as u64;
-        let mut out = Vec::new();
-        for h in lost.into_iter().chain(holes) {
-            if let Some((idx, msg_off)) = self.locate(sq, h) {
-                self.resent_at.insert(h, (psn & PSN_MASK, ts & TS_MASK));
-                out.push(Action::Resend { idx, psn: h, msg_off });
+        let lost_n = lost.len();
+        let located: Vec<(usize, u32, u32, u32)> = lost
+            .into_iter()
+            .chain(holes)
+            .enumerate()
+            .filter_map(|(i, h)| self.locate(sq, h).map(|(idx, msg_off)| (i, h, idx, msg_off)))
+            .collect();
+        // One resend per READ, at its lowest hole: the NIC asks for the rest of the READ from there.
+        let mut read_first: BTreeMap<u32, u32> = BTreeMap::new();
+        for &(_, h, idx, _) in &located {
+            if Self::is_read(sq, idx) {
+                let f = read_first.entry(idx).or_insert(h);
+                if psn_dist(h, *f) < 0 {
+                    *f = h;
+                }
             }
         }
+        let mut out = Vec::new();
+        for (i, h, idx, msg_off) in located {
+            self.resent_at.insert(h, (psn & PSN_MASK, ts & TS_MASK));
+            if read_first.get(&idx).is_some_and(|&f| f != h) {
+                continue;
+            }
+            self.stats.resends_again += (i < lost_n) as u64;
+            out.push(Action::Resend { idx, psn: h, msg_off });
+        }
         out
+    }
+
+    /// Whether the WR at free-running SQ index `idx` is an RDMA READ.
+    fn is_read(sq: &WorkQueue, idx: u32) -> bool {
+        sq.slots[ring::slot(idx, sq.log2)].opcode == WcOpcode::RdmaRead
     }
 
     /// No ACK for the RTO, the `in_row`-th time since the last ACK; `lack`
@@ -524,6 +556,17 @@ mod tests {
         (r, sq)
     }
 
+    /// A send queue of the WRs `(length, opcode)` from PSN `psn0` at MTU 4096.
+    fn queue_mixed(psn0: u32, wrs: &[(u32, WcOpcode)]) -> (ReqRecovery, WorkQueue) {
+        let (mut r, mut sq) = queue_of(0, psn0, 12, 0);
+        for (i, &(len, opcode)) in wrs.iter().enumerate() {
+            let psn = r.post(len);
+            sq.slots[i] = Slot { wr_id: i as u64, opcode, len, psn };
+            sq.pi += 1;
+        }
+        (r, sq)
+    }
+
     fn resent(a: &[Action]) -> Vec<u32> {
         a.iter()
             .map(|a| match a {
@@ -625,6 +668,58 @@ mod tests {
         assert_eq!(resent(&each), vec![100, 107, 108, 120, 100, 107, 108]);
         assert_eq!(folding.stats, one.stats);
         assert!(reports < naks.len() / 3, "{reports} reports for {} NAKs", naks.len());
+    }
+
+    #[test]
+    fn holes_inside_a_read_get_one_resend_for_the_read() {
+        const W: WcOpcode = WcOpcode::RdmaWrite;
+        let mut wrs = vec![(4096, W), (4 * 4096, WcOpcode::RdmaRead)];
+        wrs.extend([(4096, W); 40]);
+        // WRITE 100, READ 101..=104, WRITEs 105 on.
+        let (mut r, sq) = queue_mixed(100, &wrs);
+        // 106 placed: holes 100..=105; the READ's four give one resend, from its first packet.
+        assert_eq!(
+            r.on_psn_nak(&sq, 100, 106, true, 0, 0),
+            vec![
+                Action::Resend { idx: 0, psn: 100, msg_off: 0 },
+                Action::Resend { idx: 1, psn: 101, msg_off: 0 },
+                Action::Resend { idx: 2, psn: 105, msg_off: 0 },
+            ]
+        );
+        // Packets sent before those resends: nothing.
+        let again = RESEND_AGAIN_BYTES >> 12;
+        for p in 107..106 + again {
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0).is_empty(), "psn {p}");
+        }
+        // Every hole still missing well after: resent again, the READ once.
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 106 + again, true, 0, 0)), vec![100, 101, 105]);
+        // The WRITEs' 100 and 105, and the READ once.
+        assert_eq!(r.stats.resends_again, 3);
+
+        // Holes in the middle of a READ: the lowest one, at its byte offset; one per decision.
+        let (mut r, sq) = queue_mixed(200, &wrs);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 200, 202, true, 0, 0)), vec![200, 201]);
+        assert_eq!(
+            r.on_psn_nak(&sq, 200, 205, true, 0, 0),
+            vec![Action::Resend { idx: 1, psn: 203, msg_off: 2 * 4096 }]
+        );
+    }
+
+    #[test]
+    fn the_lowest_hole_of_a_read_counts_across_the_psn_wrap() {
+        let e = PSN_MASK - 1;
+        let mut wrs = vec![(4 * 4096, WcOpcode::RdmaRead)];
+        wrs.extend([(4096, WcOpcode::RdmaWrite); 40]);
+        // READ at e, e+1, 0, 1; WRITEs from 2 on.
+        let (mut r, sq) = queue_mixed(e, &wrs);
+        assert_eq!(r.on_psn_nak(&sq, e, 2, true, 0, 0), vec![Action::Resend { idx: 0, psn: e, msg_off: 0 }]);
+        let again = RESEND_AGAIN_BYTES >> 12;
+        for p in 3..2 + again {
+            assert!(r.on_psn_nak(&sq, e, p, true, 0, 0).is_empty(), "psn {p}");
+        }
+        // The lost holes are kept in PSN value order (0, 1, e, e+1): the READ's lowest is still e.
+        assert_eq!(r.on_psn_nak(&sq, e, 2 + again, true, 0, 0), vec![Action::Resend { idx: 0, psn: e, msg_off: 0 }]);
+        assert_eq!(r.stats.resends_again, 1);
     }
 
     #[test]

@@ -213,6 +213,124 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
     assert!(matches!(e, Error::OutOfBounds { offset: 4000, len: 97, mr_len: 4096, .. }), "{e}");
 }
 
+/// The send WQE at free-running SQ index `idx` of `qp`, as the library wrote it.
+fn send_wqe(dev: &MockDev, qp: &Qp, idx: u32) -> SendWqe {
+    let (base, log2) = {
+        let st = qp.context().state();
+        let q = st.qps[qp.qp_num() as usize].as_ref().unwrap();
+        (q.sq.buf.bus_addr, q.sq.log2)
+    };
+    let mut b = [0u8; 64];
+    dev.read_mem(base + (ring::slot(idx, log2) * 64) as u64, &mut b).unwrap();
+    SendWqe::read_from_bytes(&b).unwrap()
+}
+
+#[test]
+fn read_wqe_rsn_psns_and_completion() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let c = ctx.create_cq(64).unwrap();
+    let m = pd.reg_mr(8192, AccessFlags::LOCAL_WRITE).unwrap();
+    // MTU 1024, first PSN 200.
+    let qp = connected(&ctx, &pd, &c, 8, 4);
+    let read = SendWr {
+        wr_id: 3,
+        opcode: WrOpcode::RdmaRead { remote_addr: 0x7f00_1234_5678, rkey: 0x4321 },
+        sg: m.sge(100, 3000),
+    };
+    let send = |wr_id| SendWr { wr_id, opcode: WrOpcode::Send, sg: m.sge(0, 8) };
+    qp.post_send_batch(&[send(1), send(2), read, send(4)]).unwrap();
+    let w = send_wqe(&dev, &qp, 2);
+    assert_eq!(w.opcode, rnic_spec::desc::send_op::RDMA_READ);
+    assert_eq!(w.length.get(), 3000);
+    assert_eq!((w.local_addr.get(), w.lkey.get()), (m.addr() + 100, m.lkey()));
+    assert_eq!((w.remote_addr.get(), w.rkey.get()), (0x7f00_1234_5678, 0x4321));
+    assert_eq!((w.imm.get(), w.rsn.get(), w.flags), (0, 0, 0));
+    // The READ consumes no receive WQE at the responder: the SEND behind it gets the next RSN.
+    let rsns: Vec<u32> = (0..4).map(|i| send_wqe(&dev, &qp, i).rsn.get()).collect();
+    assert_eq!(rsns, vec![0, 1, 0, 2]);
+    // A READ takes as many PSNs as a WRITE of its length: 3000 B at MTU 1024 is 3 packets.
+    let psns: Vec<u32> = {
+        let st = ctx.state();
+        let q = st.qps[qp.qp_num() as usize].as_ref().unwrap();
+        (0..4).map(|i| q.sq.slots[i].psn).collect()
+    };
+    assert_eq!(psns, vec![200, 201, 202, 205]);
+    // The NIC's requester CQEs carry no opcode; the library reports the one posted.
+    let (base, log2) = cq_ring(&ctx, &c);
+    for i in 0..4 {
+        dev.put_cqe(base, log2, i, cqe(qp.qp_num(), i as u16, 0, cqe_op::REQUESTER, 0, ring::cqe_owner_valid(i, log2)));
+    }
+    let got: Vec<_> = c.poll_cq_vec(8).unwrap().iter().map(|w| (w.wr_id, w.status, w.opcode, w.byte_len)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, WcStatus::Success, WcOpcode::Send, 8),
+            (2, WcStatus::Success, WcOpcode::Send, 8),
+            (3, WcStatus::Success, WcOpcode::RdmaRead, 3000),
+            (4, WcStatus::Success, WcOpcode::Send, 8),
+        ]
+    );
+    assert_eq!(WcOpcode::from_raw(cqe_op::RDMA_READ), WcOpcode::RdmaRead);
+    // In ERROR a READ is flushed as a READ.
+    qp.modify(&QpAttr::to(QpState::Error)).unwrap();
+    qp.post_send(&read).unwrap();
+    let w = c.poll_cq_vec(4).unwrap();
+    assert_eq!((w.len(), w[0].wr_id, w[0].status, w[0].opcode), (1, 3, WcStatus::WrFlushErr, WcOpcode::RdmaRead));
+}
+
+#[test]
+fn read_into_an_mr_without_local_write_is_refused() {
+    fn read(wr_id: u64, mr: &Mr) -> SendWr<'_> {
+        SendWr { wr_id, opcode: WrOpcode::RdmaRead { remote_addr: 0x1000, rkey: 0x99 }, sg: mr.sge(0, 64) }
+    }
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let c = ctx.create_cq(64).unwrap();
+    let ro = pd.reg_mr(4096, AccessFlags::REMOTE_READ | AccessFlags::REMOTE_WRITE).unwrap();
+    let rw = pd.reg_mr(4096, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = connected(&ctx, &pd, &c, 8, 4);
+    let write = SendWr { wr_id: 1, opcode: WrOpcode::RdmaWrite { remote_addr: 0x1000, rkey: 0x99 }, sg: ro.sge(0, 64) };
+    let writes_before = dev.writes.borrow().len();
+    // One bad READ in a batch: nothing of the batch is posted.
+    let e = qp.post_send_batch(&[write, read(2, &ro)]).unwrap_err();
+    match &e {
+        Error::MrAccess { qpn, op, key, needed, access } => {
+            assert_eq!((*qpn, *op, *key), (qp.qp_num(), "IBV_WR_RDMA_READ", ro.lkey()));
+            assert_eq!((*needed, *access), (AccessFlags::LOCAL_WRITE, ro.access()));
+        }
+        other => panic!("expected MrAccess, got {other}"),
+    }
+    assert!(e.to_string().contains("LOCAL_WRITE"), "{e}");
+    assert_eq!(qp.send_outstanding(), 0);
+    assert_eq!(dev.writes.borrow().len(), writes_before, "no WQE and no doorbell");
+    // A WRITE's source needs no LOCAL_WRITE; a READ into a LOCAL_WRITE region goes.
+    qp.post_send_batch(&[write, read(3, &rw)]).unwrap();
+    assert_eq!(qp.send_outstanding(), 2);
+    // The usual SGE checks hold for a READ too.
+    assert!(matches!(qp.post_send(&SendWr { sg: rw.sge(4090, 7), ..read(4, &rw) }), Err(Error::OutOfBounds { .. })));
+}
+
+#[test]
+fn reg_mr_device_access_follows_the_flags() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let access = |flags| {
+        let m = pd.reg_mr(64, flags).unwrap();
+        let a = dev.mem.borrow()[&m.bus_addr()].1;
+        (a.device_read, a.device_write)
+    };
+    // READ responses land in LOCAL_WRITE regions; a READ's source is only read.
+    assert_eq!(access(AccessFlags::LOCAL_WRITE), (true, true));
+    assert_eq!(access(AccessFlags::REMOTE_READ), (true, false));
+    assert_eq!(access(AccessFlags::REMOTE_WRITE), (true, true));
+    assert_eq!(access(AccessFlags::REMOTE_READ | AccessFlags::LOCAL_WRITE), (true, true));
+    assert_eq!(access(AccessFlags::empty()), (true, false));
+}
+
 #[test]
 fn owner_bit_over_many_cq_passes() {
     let dev = MockDev::new();

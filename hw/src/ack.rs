@@ -14,6 +14,13 @@
 //! failed) complete here too, so every requester completion of a QP comes
 //! from one block, in order.
 //!
+//! While the QP waits for a READ's response, the responder marks every
+//! ACK word `HOLD`: it completes nothing (the READ is lACK and its data has
+//! not all landed), an ACK's MSN is kept per QP (`HeldPack`), and an error
+//! NAK for a later WQE is ignored. The READ's last response packet comes as
+//! an `RDONE` word and completes the READ, and up to the kept MSN if that
+//! is further.
+//!
 //! Loss recovery is the host's slow path; this block reports to it, as
 //! CtrlQ entries through the completion writer:
 //! - a PSN sequence NAK (a request packet was lost or overtaken). A placed
@@ -35,8 +42,8 @@
 //! [`AckInPack`]: crate::desc::AckInPack
 
 use crate::desc::{
-    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, LackPack, NakFoldPack, NakFoldUnpack, ReqStatePack, ReqStateUnpack,
-    ACKIN_BITS, CQR_BITS, CTLR_BITS, LACK_BITS, RQS_BITS,
+    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, HeldPack, HeldUnpack, LackPack, NakFoldPack, NakFoldUnpack,
+    ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDONE, CQR_BITS, CTLR_BITS, LACK_BITS, RQS_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
@@ -50,6 +57,7 @@ enum AckState {
     Reset,
     Look,
     Load,
+    Held,
     Proc,
     CqeAcked,
     CqeNakd,
@@ -138,6 +146,22 @@ pub struct AckRecv {
     /// Per QP, the chain of placed NAKs being folded (`NakFoldPack`).
     nakf: RAM<Bits<64>, QPN_BITS>,
     nf: DFF<Bits<64>>,
+    /// Per QP, the MSN kept while a READ's response is awaited (`HeldPack`).
+    held: RAM<Bits<64>, QPN_BITS>,
+    hd: DFF<Bits<64>>,
+    hu: HeldUnpack,
+    hp: HeldPack,
+    /// The MSN this ACK completes up to, and the PSN its message starts at
+    /// (the ACK's own, lACK for a HOLD word, a kept one for a READ's end).
+    msn_e: DFF<Bits<24>>,
+    mpsn_e: DFF<Bits<24>>,
+    /// The ACK word is a HOLD / RDONE word (`ACKIN_HOLD`, `ACKIN_RDONE`).
+    w_hold: Signal<Local, Bit>,
+    w_rdone: Signal<Local, Bit>,
+    /// The kept MSN is ahead of the word's.
+    held_ahead: Signal<Local, Bit>,
+    held_dist: Signal<Local, Bits<24>>,
+    hold_dist: Signal<Local, Bits<24>>,
     nfu: NakFoldUnpack,
     nfp: NakFoldPack,
     /// The chain word to write back in `Save`, and whether to.
@@ -202,6 +226,8 @@ pub struct AckRecv {
     st_rem_access_err: Num<{ cqe_status::REM_ACCESS_ERR as u64 }, 8>,
     st_rem_op_err: Num<{ cqe_status::REM_OP_ERR as u64 }, 8>,
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
+    flag_hold: Num<{ ACKIN_HOLD }, 8>,
+    flag_rdone: Num<{ ACKIN_RDONE }, 8>,
 }
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
@@ -212,7 +238,7 @@ impl Logic for AckRecv {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run, lack_wr
+            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e
         );
         clock!(self, clock, ackq, rstq);
         self.nakf.read_clock.next = self.clock.val();
@@ -221,6 +247,25 @@ impl Logic for AckRecv {
         self.nakf.write_enable.next = false;
         self.nakf.write_address.next = self.au.qpn.val();
         self.nakf.write_data.next = self.nf_w.q.val();
+        self.held.read_clock.next = self.clock.val();
+        self.held.write_clock.next = self.clock.val();
+        self.held.read_address.next = self.au.qpn.val();
+        self.held.write_enable.next = false;
+        self.held.write_address.next = self.au.qpn.val();
+        self.held.write_data.next = self.hd.q.val();
+        self.hu.pword.next = self.hd.q.val();
+        self.w_hold.next = (self.au.flags.val() & self.flag_hold.val()).any();
+        self.w_rdone.next = (self.au.flags.val() & self.flag_rdone.val()).any();
+        // MSN distances in 24 bits (Verilog would widen the differences).
+        self.held_dist.next = self.hu.msn.val() - self.au.msn.val();
+        self.held_ahead.next =
+            self.hu.valid.val().any() & (self.held_dist.val() != 0) & !self.held_dist.val().get_bit(23);
+        self.hold_dist.next = self.au.msn.val() - self.hu.msn.val();
+        // A HOLD ACK's MSN is kept if it is the furthest yet.
+        self.hp.valid.next = 1.into();
+        self.hp.msn.next = self.au.msn.val();
+        self.hp.psn.next = self.au.msn_psn.val();
+        self.hp.rsvd.next = 0.into();
         self.nfu.pword.next = self.nf.q.val();
         self.pending.next = 0.into();
         if self.nfu.valid.val().any() {
@@ -290,7 +335,7 @@ impl Logic for AckRecv {
         self.since.next = self.now32.val() - self.ru.ts.val();
         self.sent_addr.next = self.scan_q.q.val();
         self.cnt_rto.next = false;
-        self.ack_dist.next = self.au.msn.val() - self.ru.acked.val();
+        self.ack_dist.next = self.msn_e.q.val() - self.ru.acked.val();
         // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
         self.posted16.next = self.au.sq_pi.val() - self.ru.acked.val().get_bits::<16>(0);
         self.posted.next = bit_cast::<24, 16>(self.posted16.val());
@@ -303,8 +348,8 @@ impl Logic for AckRecv {
         self.qperr_waddr.next = self.au.qpn.val();
         // The position the ACK acknowledges, for the turn engine: written
         // before the first completion it causes can reach the host.
-        self.lackp.ssn.next = self.au.msn.val();
-        self.lackp.psn.next = self.au.msn_psn.val();
+        self.lackp.ssn.next = self.msn_e.q.val();
+        self.lackp.psn.next = self.mpsn_e.q.val();
         self.lack_we.next = false;
         self.lack_waddr.next = self.au.qpn.val();
         self.lack_wdata.next = self.lackp.pword.val();
@@ -428,6 +473,9 @@ impl Logic for AckRecv {
                 self.lack_we.next = true;
                 self.lack_waddr.next = self.rst_q.q.val();
                 self.lack_wdata.next = 0.into();
+                self.held.write_enable.next = true;
+                self.held.write_address.next = self.rst_q.q.val();
+                self.held.write_data.next = 0.into();
                 self.nakf.write_enable.next = true;
                 self.nakf.write_address.next = self.rst_q.q.val();
                 self.nakf.write_data.next = 0.into();
@@ -443,7 +491,39 @@ impl Logic for AckRecv {
                 self.nf.d.next = self.nakf.read_data.val();
                 self.cq_num.d.next = self.au.cqn.val();
                 self.c_qpn.d.next = self.au.qpn.val();
+                self.hd.d.next = self.held.read_data.val();
+                self.state.d.next = AckState::Held;
+            }
+            AckState::Held => {
+                // Which MSN the word acknowledges: a HOLD word nothing (the QP
+                // waits for its READ, the oldest WQE), but an ACK's MSN is kept;
+                // a READ's last response packet its MSN, or the kept one if
+                // that is further (the ACKs of the WQEs after the READ came first).
+                self.msn_e.d.next = self.au.msn.val();
+                self.mpsn_e.d.next = self.au.msn_psn.val();
+                if self.w_hold.val() {
+                    self.msn_e.d.next = self.ru.acked.val();
+                    if (self.syn_class.val() == self.class_ack.val())
+                        & ((!self.hu.valid.val().any())
+                            | ((self.hold_dist.val() != 0) & !self.hold_dist.val().get_bit(23)))
+                    {
+                        self.held.write_enable.next = true;
+                        self.held.write_data.next = self.hp.pword.val();
+                    }
+                } else if self.w_rdone.val() {
+                    if self.held_ahead.val() {
+                        self.msn_e.d.next = self.hu.msn.val();
+                        self.mpsn_e.d.next = self.hu.psn.val();
+                    }
+                    self.held.write_enable.next = true;
+                    self.held.write_data.next = 0.into();
+                }
                 self.state.d.next = AckState::Proc;
+                if self.w_rdone.val() & (self.au.msn.val() != self.reqp.acked.val()) {
+                    // A READ's end for a WQE that is not the oldest: bad input, ignored.
+                    self.cnt_bad.next = true;
+                    self.state.d.next = AckState::Idle;
+                }
             }
             AckState::Proc => {
                 // Complete every WQE the MSN covers, one request per pass.
@@ -458,12 +538,21 @@ impl Logic for AckRecv {
                     // Acknowledges (or NAKs) a WQE never posted: bad input, ignored.
                     self.cnt_bad.next = true;
                     self.state.d.next = AckState::Idle;
-                } else if self.ru.acked.val() != self.au.msn.val() {
+                } else if self.ru.acked.val() != self.msn_e.q.val() {
                     // Once per ACK, at its first completion.
                     self.lack_we.next = !self.lack_wr.q.val();
                     self.lack_wr.d.next = true;
                     self.rs.d.next = self.reqp.pword.val();
                     self.state.d.next = AckState::CqeAcked;
+                } else if (self.syn_class.val() == self.class_nak.val())
+                    & (self.au.syndrome.val() != self.syn_nak_psn_seq.val())
+                    & self.w_hold.val()
+                    & (self.au.msn.val() != self.ru.acked.val())
+                {
+                    // An error NAK for a WQE after the awaited READ: the READ
+                    // must land first; the WQE times out and is NAKed again.
+                    self.cnt_bad.next = true;
+                    self.state.d.next = AckState::Idle;
                 } else if (self.syn_class.val() == self.class_nak.val())
                     & (self.au.syndrome.val() != self.syn_nak_psn_seq.val())
                 {

@@ -1,6 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
-use crate::desc::{RewindPack, SqStateUnpack, LACK_BITS, RQS_BITS, RXS_BITS, TXD_BITS};
+use crate::desc::{RewindPack, SqStateUnpack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
@@ -123,7 +123,7 @@ pub struct RnicCore {
     ring: RAM<Bits<512>, 10>,
     txdq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
-    rxdq: SynchronousFIFO<Bits<512>, 4, 5, 1>,
+    rxdq: SynchronousFIFO<Bits<RXD_BITS>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
     cnt: Signal<Local, Bits<24>>,
 }
@@ -225,6 +225,13 @@ impl Logic for RnicCore {
         self.rewp.one.next = self.regs.stage.val().get_bits::<1>(63);
         self.rewp.wqe.next = self.regs.stage.val().get_bits::<320>(128);
         self.sq.rew_write.next = self.regs.sq_rewind.val();
+        // READ requests sent tell the responder block what to expect; READ requests received queue their responses.
+        self.resp.arm_write.next = self.sq.arm_write.val();
+        self.resp.arm_data.next = self.sq.arm_data.val();
+        self.sq.arm_full.next = self.resp.arm_full.val();
+        self.sq.job_write.next = self.resp.job_write.val();
+        self.sq.job_data.next = self.resp.job_data.val();
+        self.resp.job_full.next = self.sq.job_full.val();
         self.sq.rew_data.next = self.rewp.pword.val();
         self.qpc_tx.read_address.next = self.sq.qpc_addr.val();
         self.sq.qpc_data.next = self.qpc_tx.read_data.val();

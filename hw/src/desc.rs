@@ -3,20 +3,25 @@
 use rust_hdl::prelude::*;
 
 /// Width of a TX descriptor word ([`TxDescPack`]).
-pub const TXD_BITS: usize = 576;
+pub const TXD_BITS: usize = 672;
 
-crate::pack_blocks!(TxDescPack, TxDescUnpack, 576, [
+crate::pack_blocks!(TxDescPack, TxDescUnpack, 672, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
     syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 1, msn_psn: 24,
+    laddr: 64, lkey: 32,
 ]);
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 
-crate::pack_blocks!(RxDescPack, RxDescUnpack, 512, [
+/// Width of an RX descriptor word ([`RxDescPack`]).
+pub const RXD_BITS: usize = 640;
+
+crate::pack_blocks!(RxDescPack, RxDescUnpack, 640, [
     opcode: 8, dqpn: 24, psn: 24, ack_req: 1, va: 64, rkey: 32, msg_len: 32, ssn: 24,
     psn_offset: 24, ts: 64, syndrome: 8, msn: 24, src_mac: 48, src_ip: 32, sport: 16,
-    ecn: 8, plen: 13, rptr: 10, nbeats: 7, imm: 32,
+    ecn: 8, plen: 13, rptr: 10, nbeats: 7, imm: 32, laddr: 64, lkey: 32,
 ]);
+const _: () = assert!(RxDescPack::WIDTH == RXD_BITS);
 
 crate::pack_blocks!(ErrPack, ErrUnpack, 64, [qpn: 8, ssn: 24, cqn: 16, status: 8]);
 
@@ -42,6 +47,28 @@ crate::pack_blocks!(AckInPack, AckInUnpack, 224, [
     msn_psn: 24, ts: 24,
 ]);
 const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
+
+/// Bit of [`AckInPack`]'s `flags` the responder sets on an ACK or NAK that
+/// arrives while the QP waits for a READ's response: it completes nothing
+/// (the READ is the oldest WQE and its data has not all landed); an ACK's
+/// MSN is kept until the READ is done.
+pub const ACKIN_HOLD: u64 = 0x40;
+/// Bit of [`AckInPack`]'s `flags` on a word made from a READ response
+/// packet rather than an ACK: its last packet completes the READ (MSN = its
+/// SSN + 1, or a kept MSN beyond it), the others only restart the timer.
+pub const ACKIN_RDONE: u64 = 0x20;
+
+// The ACK receiver's per-QP MSN kept while a READ's response is awaited:
+// the furthest ACKed MSN and the PSN its message starts at (MSN_PSN).
+crate::pack_blocks!(HeldPack, HeldUnpack, 64, [valid: 1, msn: 24, psn: 24, rsvd: 15]);
+
+/// Width of a READ arm word ([`ArmPack`]).
+pub const ARM_BITS: usize = 32;
+
+// The turn engine sent a READ request (or resent one from an offset): its
+// response starts at PSN `psn`, and the responder block expects it there.
+crate::pack_blocks!(ArmPack, ArmUnpack, 32, [qpn: 8, psn: 24]);
+const _: () = assert!(ArmPack::WIDTH == ARM_BITS);
 
 /// Width of a CtrlQ request word ([`CtlReqPack`]).
 pub const CTLR_BITS: usize = 192;
@@ -113,6 +140,38 @@ crate::bit_view!(RecvWqeView, 512, [
     addr: 64 @ d::RWQE_ADDR * 8, length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
 ]);
 
+// The first `regs::rewind::WQE_BYTES` of a SendWqe, field by field (the
+// RewindPack's `wqe`): the responder builds a READ response job in it.
+crate::pack_blocks!(WqeHeadPack, WqeHeadUnpack, 320, [
+    opcode: 8, flags: 8, rsvd0: 16, length: 32, local_addr: 64, lkey: 32, rkey: 32, remote_addr: 64,
+    imm: 32, rsn: 32,
+]);
+const _: () = assert!(
+    d::SWQE_OPCODE == 0
+        && d::SWQE_LENGTH == 4
+        && d::SWQE_LOCAL_ADDR == 8
+        && d::SWQE_LKEY == 16
+        && d::SWQE_RKEY == 20
+        && d::SWQE_REMOTE_ADDR == 24
+        && d::SWQE_IMM == 32
+        && d::SWQE_RSN == 36
+);
+
+/// The WQE opcode of a READ response job (never posted by the host, whose
+/// opcodes are `send_op`'s): the responder queues one per READ request it
+/// accepts, with `local_addr`/`lkey` its own memory, `remote_addr`/`rkey`
+/// where the requester wants the data, and the turn engine sends it as
+/// READ response packets at the request's PSNs.
+pub const SEND_OP_READ_RESP: u8 = 8;
+const _: () = assert!(
+    SEND_OP_READ_RESP & (rnic_spec::desc::send_op::RDMA_READ | send_op_all_host()) == 0
+        && rnic_spec::desc::send_op::RDMA_READ == 4
+);
+const fn send_op_all_host() -> u8 {
+    use rnic_spec::desc::send_op as o;
+    o::RDMA_WRITE | o::SEND | o::RDMA_WRITE_IMM | o::SEND_IMM | o::RDMA_READ
+}
+
 crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
 
 /// Width of an SQ rewind word ([`RewindPack`]).
@@ -130,14 +189,16 @@ const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
 pub const RXS_BITS: usize = 256;
 
-// The responder's per-QP state. Selective repeat: `sr_win` is the window
+// The responder's per-QP state (and the requester's READ wait: `rd_on`
+// while a READ's response is awaited, `rd_psn` the PSN of its next packet,
+// which is the only one placed). Selective repeat: `sr_win` is the window
 // the QP borrowed from the responder's pool (valid with `sr_win_valid`);
 // `sr_hold`: the packet at ePSN was NAKed with an error, so nothing after
 // it is placed until ePSN moves (IBA: nothing executes past a NAK error).
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
     sr_hold: 1, rsvd: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
-    sr_win_valid: 1, sr_win: 6, rsvd2: 25,
+    sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24,
 ]);
 const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
 /// Bit of [`RxStatePack`]'s `sr_win` field (the pool is addressed from the RX state RAM's output).

@@ -92,6 +92,10 @@ pub struct TxHeader {
     pub rsn: Signal<In, Bits<16>>,
     /// Request immediate data.
     pub imm: Signal<In, Bits<32>>,
+    /// READ request: the requester's local address.
+    pub laddr: Signal<In, Bits<64>>,
+    /// READ request: the requester's lkey.
+    pub lkey: Signal<In, Bits<32>>,
     /// ACK extension flags (`ack_flags`).
     pub ack_flags: Signal<In, Bits<8>>,
     /// Header beat 0 (bytes 0..64).
@@ -131,6 +135,8 @@ impl Logic for TxHeader {
             ack_flags: if ack { self.ack_flags.val().to_u64() as u8 } else { 0 },
             rsn: if ack { 0 } else { self.rsn.val().to_u64() as u32 },
             imm: if ack { 0 } else { self.imm.val().to_u64() as u32 },
+            laddr: if ack { 0 } else { self.laddr.val().to_u64() },
+            lkey: if ack { 0 } else { self.lkey.val().to_u64() as u32 },
             payload: vec![0; self.plen.val().to_u64() as usize],
             ..Default::default()
         };
@@ -200,6 +206,8 @@ impl Logic for TxHeader {
         put(&mut v, "ts", off::RXT_TS, 8);
         put(&mut v, "w_rsn", off::RXT_RSN, 4);
         put(&mut v, "imm", off::RXT_IMM, 4);
+        put(&mut v, "laddr", off::RXT_LADDR, 8);
+        put(&mut v, "lkey", off::RXT_LKEY, 4);
         writeln!(v, "  end\n  beat0 = h[511:0];\n  beat1 = h[1023:512];\nend").unwrap();
         Verilog::Custom(v)
     }
@@ -260,6 +268,10 @@ pub struct RxHeader {
     pub msn: Signal<Out, Bits<24>>,
     /// Request immediate data.
     pub imm: Signal<Out, Bits<32>>,
+    /// READ request: the requester's local address.
+    pub laddr: Signal<Out, Bits<64>>,
+    /// READ request: the requester's lkey.
+    pub lkey: Signal<Out, Bits<32>>,
 }
 
 impl Logic for RxHeader {
@@ -302,6 +314,8 @@ impl Logic for RxHeader {
         self.syndrome.next = be(off::AETH_SYNDROME, 1).into();
         self.msn.next = be(off::AETH_MSN, 3).into();
         self.imm.next = be(off::RXT_IMM, 4).into();
+        self.laddr.next = be(off::RXT_LADDR, 8).into();
+        self.lkey.next = be(off::RXT_LKEY, 4).into();
     }
     fn connect(&mut self) {
         self.is_roce.connect();
@@ -328,6 +342,8 @@ impl Logic for RxHeader {
         self.syndrome.connect();
         self.msn.connect();
         self.imm.connect();
+        self.laddr.connect();
+        self.lkey.connect();
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
@@ -385,6 +401,8 @@ impl Logic for RxHeader {
         get(&mut v, "syndrome", off::AETH_SYNDROME, 1);
         get(&mut v, "msn", off::AETH_MSN, 3);
         get(&mut v, "imm", off::RXT_IMM, 4);
+        get(&mut v, "laddr", off::RXT_LADDR, 8);
+        get(&mut v, "lkey", off::RXT_LKEY, 4);
         writeln!(v, "end").unwrap();
         Verilog::Custom(v)
     }

@@ -1,5 +1,12 @@
 //! Responder: takes checked frames from the RX ring.
 //!
+//! RDMA READ: a READ request at ePSN is checked (rkey, REMOTE_READ, bounds)
+//! and queued as a response job for the send path, which sends the response
+//! like a WRITE of ours; a duplicate is answered again. At the requester, a
+//! READ response packet is placed only if it is the one the QP's READ
+//! expects next (`rd_on`, `rd_psn`, armed by the send path), at the address
+//! and lkey it echoes; a gap is reported as a PSN sequence NAK.
+//!
 //! Requests: PSN check against ePSN (duplicates re-ACKed, gaps NAKed), then
 //! placement straight into host memory (no reorder buffer): a WRITE packet
 //! carries its own remote address, checked against the MR table (rkey, tag,
@@ -11,8 +18,9 @@
 //! (`crate::cqw`), so each CQ has one producer; `crate::rxe` joins them.
 
 use crate::desc::{
-    AckInPack, CqReqPack, MrView, QpcView, RecvWqeView, RxDescUnpack, RxStatePack, RxStateUnpack, SrWinPack,
-    SrWinUnpack, TxDescPack, ACKIN_BITS, CQR_BITS, RXS_BITS, RXS_SR_WIN_BIT, SRW_BITS, TXD_BITS,
+    AckInPack, ArmUnpack, CqReqPack, MrView, QpcView, RecvWqeView, RewindPack, RxDescUnpack, RxStatePack,
+    RxStateUnpack, SrWinPack, SrWinUnpack, TxDescPack, WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDONE, ARM_BITS,
+    CQR_BITS, REW_BITS, RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRW_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
@@ -51,6 +59,16 @@ enum RState {
     Nak,
     AckFwd,
     CqeRecv,
+    ArmLook,
+    ArmWait,
+    ArmApply,
+    RdMr,
+    RdMrChk,
+    RdJob,
+    RdDone,
+    RspMr,
+    RspMrChk,
+    RspSave,
 }
 
 /// The responder.
@@ -61,7 +79,7 @@ pub struct Responder {
     /// Descriptor FIFO empty.
     pub desc_empty: Signal<In, Bit>,
     /// Descriptor at the FIFO head.
-    pub desc_data: Signal<In, Bits<512>>,
+    pub desc_data: Signal<In, Bits<RXD_BITS>>,
     /// Pop the descriptor FIFO.
     pub desc_pop: Signal<Out, Bit>,
     /// Ring read pointer (consumed up to here).
@@ -159,6 +177,44 @@ pub struct Responder {
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
     pub rst_data: Signal<In, Bits<40>>,
     rstq: SynchronousFIFO<Bits<40>, 3, 4, 1>,
+    /// The turn engine sent a READ request (`ArmPack`): expect its response.
+    pub arm_write: Signal<In, Bit>,
+    /// The arm word.
+    pub arm_data: Signal<In, Bits<ARM_BITS>>,
+    /// The arm queue is full (the turn engine holds the READ request back).
+    pub arm_full: Signal<Out, Bit>,
+    /// A READ response job for the send path (`RewindPack`, `one` set, its
+    /// WQE a `SEND_OP_READ_RESP`).
+    pub job_write: Signal<Out, Bit>,
+    /// The job word.
+    pub job_data: Signal<Out, Bits<REW_BITS>>,
+    /// The job queue is full.
+    pub job_full: Signal<In, Bit>,
+    armq: SynchronousFIFO<Bits<ARM_BITS>, 3, 4, 1>,
+    arm_word: DFF<Bits<ARM_BITS>>,
+    armu: ArmUnpack,
+    jobp: RewindPack,
+    jwqe: WqeHeadPack,
+    /// The READ request is a duplicate (behind ePSN): answered again, no state change.
+    rd_dup: DFF<Bit>,
+    is_read_req: Signal<Local, Bit>,
+    /// A READ response packet (to our own READ request).
+    is_rsp: Signal<Local, Bit>,
+    rsp_last: Signal<Local, Bit>,
+    /// Response PSN − the PSN the QP's READ expects next (bit 23 set: behind).
+    rd_diff: Signal<Local, Bits<24>>,
+    /// Packets of a READ's response (at least one).
+    rd_npkts: Signal<Local, Bits<24>>,
+    rd_npkts64: Signal<Local, Bits<64>>,
+    op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
+    op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
+    op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
+    op_rsp_last: Num<{ opcode::READ_RESPONSE_LAST as u64 }, 8>,
+    op_rsp_only: Num<{ opcode::READ_RESPONSE_ONLY as u64 }, 8>,
+    send_op_read_resp: Num<{ SEND_OP_READ_RESP as u64 }, 8>,
+    flag_hold: Num<{ ACKIN_HOLD }, 8>,
+    flag_placed: Num<{ ack_flags::PLACED as u64 }, 8>,
+    flag_rdone: Num<{ ACKIN_RDONE }, 8>,
     /// Selective repeat's shared pool of windows (`SrWinPack`), addressed
     /// by the QP's `sr_win`; read data one cycle after the address.
     pool: RAM<Bits<SRW_BITS>, SR_POOL_LOG2>,
@@ -172,7 +228,7 @@ pub struct Responder {
     wp: SrWinPack,
     rst_word: DFF<Bits<40>>,
     state: DFF<RState>,
-    rx_desc: DFF<Bits<512>>,
+    rx_desc: DFF<Bits<RXD_BITS>>,
     qpc: DFF<Bits<448>>,
     rs: DFF<Bits<RXS_BITS>>,
     rq_pi: DFF<Bits<16>>,
@@ -286,12 +342,17 @@ const _: () = assert!(RXS_SR_WIN_BIT == 225 && SR_POOL_LOG2 == 6 && SR_WINDOW_BI
 impl Logic for Responder {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, rstq, freeq);
+        clock!(self, clock, rstq, freeq, armq);
         self.pool.read_clock.next = self.clock.val();
         self.pool.write_clock.next = self.clock.val();
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = self.rst_data.val();
         self.rstq.read.next = false;
+        self.armq.write.next = self.arm_write.val();
+        self.armq.data_in.next = self.arm_data.val();
+        self.armq.read.next = false;
+        self.arm_full.next = self.armq.full.val();
+        self.armu.pword.next = self.arm_word.q.val();
         dff_setup!(
             self,
             clock,
@@ -323,7 +384,9 @@ impl Logic for Responder {
             c_len,
             c_qpn,
             c_imm,
-            c_flags
+            c_flags,
+            arm_word,
+            rd_dup
         );
         self.du.pword.next = self.rx_desc.q.val();
         self.qv.word.next = self.qpc.q.val();
@@ -344,7 +407,8 @@ impl Logic for Responder {
         self.rsp.sr_hold.next = self.rsu.sr_hold.val();
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
-        self.rsp.rsvd2.next = 0.into();
+        self.rsp.rd_on.next = self.rsu.rd_on.val();
+        self.rsp.rd_psn.next = self.rsu.rd_psn.val();
         self.rsp.sr_win_valid.next = self.rsu.sr_win_valid.val();
         self.rsp.sr_win.next = self.rsu.sr_win.val();
         // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
@@ -386,13 +450,22 @@ impl Logic for Responder {
             | (self.op.val() == self.op_write_only.val())
             | (self.op.val() == self.op_write_last_imm.val())
             | (self.op.val() == self.op_write_only_imm.val());
-        self.is_first.next = (self.op.val() == self.op_send_first.val())
+        self.is_read_req.next = self.op.val() == self.op_read_req.val();
+        self.is_rsp.next = (self.op.val() == self.op_rsp_first.val())
+            | (self.op.val() == self.op_rsp_middle.val())
+            | (self.op.val() == self.op_rsp_last.val())
+            | (self.op.val() == self.op_rsp_only.val());
+        self.rsp_last.next = (self.op.val() == self.op_rsp_last.val()) | (self.op.val() == self.op_rsp_only.val());
+        self.rd_diff.next = self.du.psn.val() - self.rsu.rd_psn.val();
+        self.is_first.next = self.is_read_req.val()
+            | (self.op.val() == self.op_send_first.val())
             | (self.op.val() == self.op_send_only.val())
             | (self.op.val() == self.op_send_only_imm.val())
             | (self.op.val() == self.op_write_first.val())
             | (self.op.val() == self.op_write_only.val())
             | (self.op.val() == self.op_write_only_imm.val());
-        self.is_last.next = (self.op.val() == self.op_send_last.val())
+        self.is_last.next = self.is_read_req.val()
+            | (self.op.val() == self.op_send_last.val())
             | (self.op.val() == self.op_send_only.val())
             | (self.op.val() == self.op_write_last.val())
             | (self.op.val() == self.op_write_only.val())
@@ -447,8 +520,19 @@ impl Logic for Responder {
         if self.is_last.val() & ((self.off64.val() + self.plen64.val()) != self.msg_len64.val()) {
             self.len_inv.next = true;
         }
+        // A READ request carries no payload; its RETH length may be anything (the MR check bounds it).
+        if self.is_read_req.val() {
+            self.len_inv.next = self.du.plen.val() != 0;
+        }
         if self.len_inv.val() {
             self.inv_req.next = true;
+        }
+        // A READ's response has a packet per PMTU of its length, and at least one.
+        self.rd_npkts64.next =
+            (self.msg_len64.val() + self.pmtu64.val() - 1) >> bit_cast::<64, 4>(self.qv.pmtu_log2.val());
+        self.rd_npkts.next = self.rd_npkts64.val().get_bits::<24>(0);
+        if self.du.msg_len.val() == 0 {
+            self.rd_npkts.next = 1.into();
         }
         // Selective repeat: a plain WRITE packet inside the window ahead of
         // ePSN may be placed out of order; `sr_bit` is its window bit.
@@ -490,12 +574,52 @@ impl Logic for Responder {
         self.aw.ssn.next = self.du.va.val().get_bits::<24>(0);
         self.aw.psn_offset.next = self.du.rkey.val().get_bits::<24>(0);
         // The ACK extension's flags byte sits where a request has PSN_OFFSET's low byte, MSN_PSN where it has the immediate.
-        self.aw.flags.next = self.du.psn_offset.val().get_bits::<8>(0);
+        self.aw.flags.next = self.du.psn_offset.val().get_bits::<8>(0) & self.flag_placed.val();
+        if self.rsu.rd_on.val().any() {
+            self.aw.flags.next =
+                (self.du.psn_offset.val().get_bits::<8>(0) & self.flag_placed.val()) | self.flag_hold.val();
+        }
         self.aw.msn_psn.next = self.du.imm.val().get_bits::<24>(0);
         // The echoed TX timestamp's low 24 bits sit where a request has its SSN.
         self.aw.ts.next = self.du.ssn.val();
+        // A READ response packet as an ACK word: the last one completes the
+        // READ (RDONE), the others and a gap complete nothing (HOLD); a gap is
+        // reported as a PSN sequence NAK at the PSN the READ expects.
+        if self.is_rsp.val() {
+            self.aw.msn.next = self.du.ssn.val();
+            self.aw.syndrome.next = self.syn.q.val();
+            self.aw.epsn.next = self.rsu.rd_psn.val();
+            self.aw.ssn.next = self.du.ssn.val();
+            self.aw.psn_offset.next = self.du.psn_offset.val();
+            self.aw.flags.next = self.flag_hold.val();
+            self.aw.msn_psn.next = self.du.psn.val() + 1;
+            self.aw.ts.next = 0.into();
+            if self.rsp_last.val() & (self.syn.q.val() == self.syn_ack.val()) {
+                self.aw.msn.next = self.du.ssn.val() + 1;
+                self.aw.flags.next = self.flag_rdone.val();
+            }
+        }
         self.ackr_data.next = self.aw.pword.val();
         self.ackr_valid.next = false;
+        // A READ response job: the request's PSN and SSN, a WQE naming our memory and the requester's.
+        self.jwqe.opcode.next = self.send_op_read_resp.val();
+        self.jwqe.flags.next = 0.into();
+        self.jwqe.rsvd0.next = 0.into();
+        self.jwqe.length.next = self.du.msg_len.val();
+        self.jwqe.local_addr.next = self.du.va.val();
+        self.jwqe.lkey.next = self.du.rkey.val();
+        self.jwqe.rkey.next = self.du.lkey.val();
+        self.jwqe.remote_addr.next = self.du.laddr.val();
+        self.jwqe.imm.next = 0.into();
+        self.jwqe.rsn.next = 0.into();
+        self.jobp.qpn.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+        self.jobp.ssn.next = self.du.ssn.val();
+        self.jobp.psn.next = self.du.psn.val();
+        self.jobp.msg_off.next = 0.into();
+        self.jobp.one.next = 1.into();
+        self.jobp.wqe.next = self.jwqe.pword.val();
+        self.job_data.next = self.jobp.pword.val();
+        self.job_write.next = false;
         self.rd_valid.next = false;
         self.rd_addr.next =
             self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
@@ -554,6 +678,8 @@ impl Logic for Responder {
         self.ackp.rsn.next = 0.into();
         self.ackp.imm.next = 0.into();
         self.ackp.ack_flags.next = self.placed.q.val().into();
+        self.ackp.laddr.next = 0.into();
+        self.ackp.lkey.next = 0.into();
         self.ack_data.next = self.ackp.pword.val();
         match self.state.q.val() {
             RState::Idle => {
@@ -562,6 +688,10 @@ impl Logic for Responder {
                     self.rstq.read.next = true;
                     self.rst_word.d.next = self.rstq.data_out.val();
                     self.state.d.next = RState::RstLook;
+                } else if !self.armq.empty.val() {
+                    self.armq.read.next = true;
+                    self.arm_word.d.next = self.armq.data_out.val();
+                    self.state.d.next = RState::ArmLook;
                 } else if (!self.desc_empty.val()) & (self.init_n.q.val() == self.pool_n.val()) {
                     self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
@@ -577,7 +707,11 @@ impl Logic for Responder {
                 self.state.d.next = RState::RstApply;
             }
             RState::RstApply => {
-                // Read-modify-write; a requester reset (bit 9) is the ACK receiver's.
+                // Read-modify-write; a requester reset (bit 9) is the ACK
+                // receiver's, but for the READ wait kept here.
+                if self.rst_word.q.val().get_bit(9) {
+                    self.rsp.rd_on.next = 0.into();
+                }
                 if self.rst_word.q.val().get_bit(8) {
                     self.rsp.epsn.next = self.rst_word.q.val().get_bits::<24>(10);
                     self.rsp.msn.next = 0.into();
@@ -635,13 +769,34 @@ impl Logic for Responder {
                     self.cnt_ack.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::AckFwd;
-                } else if (!(self.is_send.val() | self.is_write.val()))
+                } else if self.is_rsp.val() {
+                    // Our READ's response: only the packet the READ expects next is placed.
+                    if (!self.rsu.rd_on.val().any()) | self.rd_diff.val().get_bit(23) {
+                        self.cnt_dup.next = true;
+                        self.rp_next.next = self.end_ptr.q.val();
+                        self.state.d.next = RState::Idle;
+                    } else if self.rd_diff.val() != 0 {
+                        // A packet before it was lost: the host rewinds the READ to it.
+                        self.cnt_psn.next = true;
+                        self.syn.d.next = self.syn_nak_psn_seq.val();
+                        self.rp_next.next = self.end_ptr.q.val();
+                        self.state.d.next = RState::AckFwd;
+                    } else {
+                        self.state.d.next = RState::RspMr;
+                    }
+                } else if (!(self.is_send.val() | self.is_write.val() | self.is_read_req.val()))
                     | (!self.qv.rtr.val().any())
                     | self.rsu.resp_err.val().any()
                 {
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
+                } else if self.psn_diff.val().get_bit(23) & self.is_read_req.val() {
+                    // A READ behind ePSN is answered again (its response was lost).
+                    self.cnt_dup.next = true;
+                    self.rd_dup.d.next = true;
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::RdMr;
                 } else if self.psn_diff.val().get_bit(23) {
                     // Behind ePSN: a duplicate; re-ACK so the requester moves on.
                     self.cnt_dup.next = true;
@@ -679,12 +834,125 @@ impl Logic for Responder {
                 } else if self.is_write.val() {
                     self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
                     self.state.d.next = RState::WrMr;
+                } else if self.is_read_req.val() {
+                    self.rd_dup.d.next = false;
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::RdMr;
                 } else {
                     self.state.d.next = RState::SendChk;
                 }
             }
             RState::WrMr => {
                 self.state.d.next = RState::WrMrChk;
+            }
+            RState::ArmLook => {
+                self.rxs_addr.next = self.armu.qpn.val();
+                self.state.d.next = RState::ArmWait;
+            }
+            RState::ArmWait => {
+                self.rs.d.next = self.rxs_data.val();
+                self.state.d.next = RState::ArmApply;
+            }
+            RState::ArmApply => {
+                // The QP's READ waits for its response from this PSN on.
+                self.rsp.rd_on.next = 1.into();
+                self.rsp.rd_psn.next = self.armu.psn.val();
+                self.rxs_we.next = true;
+                self.rxs_waddr.next = self.armu.qpn.val();
+                self.rxs_wdata.next = self.rsp.pword.val();
+                self.state.d.next = RState::Idle;
+            }
+            RState::RdMr => {
+                self.state.d.next = RState::RdMrChk;
+            }
+            RState::RdMrChk => {
+                // The whole READ must lie in an MR of the QP's PD with REMOTE_READ
+                // (a zero-length READ reads nothing: its rkey is not checked).
+                if (self.du.msg_len.val() == 0)
+                    | (self.key_ok.val()
+                        & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
+                        & (self.du.rkey.val().get_bits::<16>(16) == 0)
+                        & self.mv.access.val().get_bit(2)
+                        & (self.du.va.val() >= self.mv.va_base.val())
+                        & (self.va_off.val() <= self.mv.length.val())
+                        & (self.msg_len64.val() <= (self.mv.length.val() - self.va_off.val())))
+                {
+                    self.state.d.next = RState::RdJob;
+                } else if self.rd_dup.q.val() {
+                    // A duplicate (counted as one) that fails now: dropped.
+                    self.state.d.next = RState::Idle;
+                } else {
+                    self.cnt_access.next = true;
+                    self.syn.d.next = self.syn_nak_rem_access.val();
+                    self.state.d.next = RState::Nak;
+                }
+            }
+            RState::RdJob => {
+                // The send path answers it like a WRITE of ours (waits while its queue is full).
+                if !self.job_full.val() {
+                    self.job_write.next = true;
+                    self.state.d.next = RState::RdDone;
+                    if self.rd_dup.q.val() {
+                        self.state.d.next = RState::Idle;
+                    }
+                }
+            }
+            RState::RdDone => {
+                // ePSN passes the READ's PSNs, MSN counts it; the window moves as far.
+                self.rsp.epsn.next = self.rsu.epsn.val() + self.rd_npkts.val();
+                self.rsp.msn.next = self.rsu.msn.val() + 1;
+                self.rsp.in_msg.next = 0.into();
+                self.rsp.in_write.next = 0.into();
+                self.rsp.msg_pkts.next = 0.into();
+                self.rsp.sr_hold.next = 0.into();
+                self.wp.rcv.next = self.wu.rcv.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts.val());
+                self.wp.last.next = self.wu.last.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts.val());
+                self.win.d.next = self.wp.pword.val();
+                if self.rsu.sr_win_valid.val().any() {
+                    if self.wp.rcv.val() == 0 {
+                        self.freeq.write.next = true;
+                        self.rsp.sr_win_valid.next = 0.into();
+                    } else {
+                        self.pool.write_enable.next = true;
+                    }
+                }
+                self.syn.d.next = self.syn_ack.val();
+                self.rs.d.next = self.rsp.pword.val();
+                self.state.d.next = RState::Save;
+                if self.wp.rcv.val().get_bit(0) {
+                    self.state.d.next = RState::Slide;
+                }
+            }
+            RState::RspMr => {
+                self.state.d.next = RState::RspMrChk;
+            }
+            RState::RspMrChk => {
+                // Placed at the address it carries, through the lkey it echoes
+                // (LOCAL_WRITE, bounds); an empty packet writes nothing.
+                if (self.du.plen.val() == 0)
+                    | (self.key_ok.val()
+                        & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
+                        & (self.du.rkey.val().get_bits::<16>(16) == 0)
+                        & self.mv.access.val().get_bit(0)
+                        & (self.du.va.val() >= self.mv.va_base.val())
+                        & (self.va_off.val() <= self.mv.length.val())
+                        & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val()))
+                        & (self.plen64.val() <= self.pmtu64.val()))
+                {
+                    self.syn.d.next = self.syn_ack.val();
+                    self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
+                    self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
+                    self.state.d.next = RState::Data;
+                } else {
+                    // Not ours to write: dropped; the READ is resent after the timeout.
+                    self.cnt_access.next = true;
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.state.d.next = RState::Idle;
+                }
+            }
+            RState::RspSave => {
+                self.rxs_we.next = true;
+                self.state.d.next = RState::AckFwd;
             }
             RState::WrMrChk => {
                 if self.key_ok.val()
@@ -816,7 +1084,16 @@ impl Logic for Responder {
                 }
             }
             RState::Finish => {
-                if self.ooo.q.val() {
+                if self.is_rsp.val() {
+                    // The READ expects the next packet; its last ends the wait.
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.rsp.rd_psn.next = self.rsu.rd_psn.val() + 1;
+                    if self.rsp_last.val() {
+                        self.rsp.rd_on.next = 0.into();
+                    }
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.state.d.next = RState::RspSave;
+                } else if self.ooo.q.val() {
                     // Placed out of order: recorded in the window, ePSN unchanged, NAKed as placed.
                     self.rp_next.next = self.end_ptr.q.val();
                     self.wp.rcv.next = self.wu.rcv.val() | self.sr_bit.val();

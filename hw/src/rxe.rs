@@ -9,7 +9,7 @@
 
 use crate::ack::AckRecv;
 use crate::cqw::{CqReqMux, CqWriter};
-use crate::desc::{LACK_BITS, RQS_BITS, RXS_BITS, TXD_BITS};
+use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -23,7 +23,7 @@ pub struct RxEngine {
     /// Descriptor FIFO empty.
     pub desc_empty: Signal<In, Bit>,
     /// Descriptor at the FIFO head.
-    pub desc_data: Signal<In, Bits<512>>,
+    pub desc_data: Signal<In, Bits<RXD_BITS>>,
     /// Pop the descriptor FIFO.
     pub desc_pop: Signal<Out, Bit>,
     /// Ring read pointer (consumed up to here).
@@ -172,6 +172,18 @@ pub struct RxEngine {
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
     pub rst_data: Signal<In, Bits<40>>,
+    /// The send path sent a READ request (`ArmPack`).
+    pub arm_write: Signal<In, Bit>,
+    /// The arm word.
+    pub arm_data: Signal<In, Bits<ARM_BITS>>,
+    /// The arm queue is full.
+    pub arm_full: Signal<Out, Bit>,
+    /// A READ response job for the send path (`RewindPack`).
+    pub job_write: Signal<Out, Bit>,
+    /// The job word.
+    pub job_data: Signal<Out, Bits<REW_BITS>>,
+    /// The send path's job queue is full.
+    pub job_full: Signal<In, Bit>,
     resp: Responder,
     ack: AckRecv,
     cqmux: CqReqMux,
@@ -221,6 +233,12 @@ impl Logic for RxEngine {
         self.cnt_nowin.next = self.resp.cnt_nowin.val();
         self.resp.rst_valid.next = self.rst_valid.val();
         self.resp.rst_data.next = self.rst_data.val();
+        self.resp.arm_write.next = self.arm_write.val();
+        self.resp.arm_data.next = self.arm_data.val();
+        self.arm_full.next = self.resp.arm_full.val();
+        self.job_write.next = self.resp.job_write.val();
+        self.job_data.next = self.resp.job_data.val();
+        self.resp.job_full.next = self.job_full.val();
         // ACK receiver: ACKs from the responder, the send path's local errors, requester resets.
         self.ack.ack_valid.next = self.resp.ackr_valid.val();
         self.ack.ack_data.next = self.resp.ackr_data.val();

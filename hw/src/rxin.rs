@@ -5,7 +5,7 @@
 //! frame is rewound out of the ring and counted: nothing of it reaches host
 //! memory.
 
-use crate::desc::RxDescPack;
+use crate::desc::{RxDescPack, RXD_BITS};
 use crate::hdr::RxHeader;
 use crate::icrc::IcrcBeat;
 use rnic_spec::params::{PMTU_LOG2_MAX, RX_BUF_BEATS_LOG2};
@@ -44,7 +44,7 @@ pub struct RxIn {
     /// Descriptor FIFO write.
     pub desc_write: Signal<Out, Bit>,
     /// Descriptor.
-    pub desc_data: Signal<Out, Bits<512>>,
+    pub desc_data: Signal<Out, Bits<RXD_BITS>>,
     /// Descriptor FIFO almost full.
     pub desc_afull: Signal<In, Bit>,
     /// Pulse: frame received.
@@ -147,6 +147,8 @@ impl Logic for RxIn {
         self.pack.syndrome.next = self.hv.syndrome.val();
         self.pack.msn.next = self.hv.msn.val();
         self.pack.imm.next = self.hv.imm.val();
+        self.pack.laddr.next = self.hv.laddr.val();
+        self.pack.lkey.next = self.hv.lkey.val();
         self.pack.src_mac.next = self.hv.src_mac.val();
         self.pack.src_ip.next = self.hv.src_ip.val();
         self.pack.sport.next = self.hv.sport.val();

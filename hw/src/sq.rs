@@ -5,7 +5,7 @@
 //! core connects; the Verilator top `sq` is this block, so the SQ engine's
 //! block test covers both, and `sched` tests the scheduler alone.
 
-use crate::desc::{LACK_BITS, REW_BITS, TXD_BITS};
+use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, TXD_BITS};
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
 use rnic_spec::params::{MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
@@ -86,6 +86,18 @@ pub struct SqEngine {
     pub rew_write: Signal<In, Bit>,
     /// The rewind (`RewindPack`).
     pub rew_data: Signal<In, Bits<REW_BITS>>,
+    /// A READ response job from the responder (`RewindPack`).
+    pub job_write: Signal<In, Bit>,
+    /// The job.
+    pub job_data: Signal<In, Bits<REW_BITS>>,
+    /// The job queue is full (the responder waits).
+    pub job_full: Signal<Out, Bit>,
+    /// A READ request was sent (`ArmPack`, to the responder block).
+    pub arm_write: Signal<Out, Bit>,
+    /// The arm word.
+    pub arm_data: Signal<Out, Bits<ARM_BITS>>,
+    /// The arm queue is full.
+    pub arm_full: Signal<In, Bit>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: a rewind was dropped (queue full).
@@ -97,12 +109,14 @@ pub struct SqEngine {
     sched: Scheduler,
     turn: TurnEngine,
     rewq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
+    /// READ response jobs, served before the host's rewinds and resends.
+    jobq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
 }
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, sched, turn, rewq);
+        clock!(self, clock, sched, turn, rewq, jobq);
         // A rewound QP is kicked into the scheduler in a cycle without a host doorbell.
         self.sched.db_valid.next = self.db_valid.val() | self.turn.kick_valid.val();
         self.sched.db_qpn.next = self.turn.kick_qpn.val();
@@ -113,9 +127,29 @@ impl Logic for SqEngine {
         self.rewq.write.next = self.rew_write.val() & !self.rewq.full.val();
         self.rewq.data_in.next = self.rew_data.val();
         self.cnt_rewind_drop.next = self.rew_write.val() & self.rewq.full.val();
-        self.turn.rew_valid.next = !self.rewq.empty.val();
+        // The responder's jobs and the turn engine's requeued rests share the
+        // queue's write port (the responder first); the responder leaves one
+        // place free, so the job the turn engine holds always fits back.
+        self.jobq.write.next = self.job_write.val() | (self.turn.rq_valid.val() & !self.jobq.full.val());
+        self.jobq.data_in.next = self.job_data.val();
+        self.turn.rq_ready.next = false;
+        if !self.job_write.val() {
+            self.jobq.data_in.next = self.turn.rq_data.val();
+            self.turn.rq_ready.next = !self.jobq.full.val();
+        }
+        self.job_full.next = self.jobq.almost_full.val();
+        // The turn engine sees one queue head: a READ response job if one waits, else the host's rewind.
+        self.turn.rew_valid.next = !(self.rewq.empty.val() & self.jobq.empty.val());
         self.turn.rew_data.next = self.rewq.data_out.val();
-        self.rewq.read.next = self.turn.rew_pop.val();
+        self.rewq.read.next = self.turn.rew_pop.val() & self.jobq.empty.val();
+        self.jobq.read.next = false;
+        if !self.jobq.empty.val() {
+            self.turn.rew_data.next = self.jobq.data_out.val();
+            self.jobq.read.next = self.turn.rew_pop.val();
+        }
+        self.arm_write.next = self.turn.arm_write.val();
+        self.arm_data.next = self.turn.arm_data.val();
+        self.turn.arm_full.next = self.arm_full.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();
         self.cnt_skip.next = self.turn.cnt_skip.val();

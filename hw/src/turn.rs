@@ -32,10 +32,18 @@
 //! context, WQE and position in shadow registers, loads the resend's QP
 //! context, checks its lkey, sends the one packet, and restores the turn.
 //! The resend's QP keeps its state and schedule.
+//!
+//! RDMA READ: a READ WQE is one request packet (no payload) that uses as
+//! many PSNs as its response has packets, sent only when the WQE is the
+//! QP's lACK (one READ in flight per QP; the turn waits for it while no
+//! other QP or rewind needs the engine), and it arms the responder block
+//! with the PSN its response starts at. The responder's READ response jobs
+//! come through the same queue head as resends (ahead of the host's) and
+//! are sent the same way, but every packet of the response at once.
 
 use crate::desc::{
-    ErrPack, LackUnpack, QpcView, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack, TxDescPack, LACK_BITS,
-    REW_BITS, REW_ONE_BIT, TXD_BITS,
+    ArmPack, ErrPack, LackUnpack, QpcView, RewindPack, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack,
+    TxDescPack, ARM_BITS, LACK_BITS, REW_BITS, REW_ONE_BIT, SEND_OP_READ_RESP, TXD_BITS,
 };
 use crate::fetch::WqeFetch;
 use crate::num::Num;
@@ -76,6 +84,7 @@ enum SqState {
     RsCheck,
     RsEnd,
     RsRet,
+    RqJob,
 }
 
 /// The turn engine (context, lookahead, segmentation; WQE fetch inside).
@@ -169,6 +178,18 @@ pub struct TurnEngine {
     pub kick_qpn: Signal<Out, Bits<QPN_BITS>>,
     /// The scheduler takes the kick this cycle.
     pub kick_ready: Signal<In, Bit>,
+    /// A READ request was sent: the responder block expects its response (`ArmPack`).
+    pub arm_write: Signal<Out, Bit>,
+    /// The arm word.
+    pub arm_data: Signal<Out, Bits<ARM_BITS>>,
+    /// The arm queue is full: a READ request waits.
+    pub arm_full: Signal<In, Bit>,
+    /// The rest of a READ response job whose turn's share is spent, back to the job queue's tail.
+    pub rq_valid: Signal<Out, Bit>,
+    /// The job word (`RewindPack`: its PSN and offset moved on).
+    pub rq_data: Signal<Out, Bits<REW_BITS>>,
+    /// The job queue takes it.
+    pub rq_ready: Signal<In, Bit>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: the turn skipped to lACK, past WQEs completed while a rewind resent them.
@@ -178,6 +199,32 @@ pub struct TurnEngine {
     /// past the end of the WQE it carries).
     pub cnt_resend: Signal<Out, Bit>,
     fetch: WqeFetch,
+    armp: ArmPack,
+    rqp: RewindPack,
+    /// Bytes of the READ response job sent in this share (a share is a turn's budget).
+    jbytes: DFF<Bits<32>>,
+    /// The WQE is an RDMA READ (one request packet, as many PSNs as its response has packets).
+    is_read: Signal<Local, Bit>,
+    /// The WQE is a READ response job from the responder (`SEND_OP_READ_RESP`).
+    is_rsp: Signal<Local, Bit>,
+    /// The rewind taken is a READ response job (not the host's resend).
+    rw_job: Signal<Local, Bit>,
+    /// A READ may go: it is the QP's oldest unacknowledged WQE (lACK), so
+    /// any READ before it has landed and the responder block waits for no other.
+    rd_gate: Signal<Local, Bit>,
+    /// PSNs of a READ request (packets of its response; at least one).
+    rd_npkts: Signal<Local, Bits<24>>,
+    rd_npkts32: Signal<Local, Bits<32>>,
+    psn_step: Signal<Local, Bits<24>>,
+    /// Budget the packet spends.
+    cost: Signal<Local, Bits<32>>,
+    op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
+    op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
+    op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
+    op_rsp_last: Num<{ opcode::READ_RESPONSE_LAST as u64 }, 8>,
+    op_rsp_only: Num<{ opcode::READ_RESPONSE_ONLY as u64 }, 8>,
+    send_op_read: Num<{ send_op::RDMA_READ as u64 }, 8>,
+    send_op_read_resp: Num<{ SEND_OP_READ_RESP as u64 }, 8>,
     resend: DFF<Bit>,
     rew: DFF<Bits<REW_BITS>>,
     rwu: RewindUnpack,
@@ -326,7 +373,8 @@ impl Logic for TurnEngine {
             sv_ssn,
             sv_psn,
             sv_msg_off,
-            sv_iova
+            sv_iova,
+            jbytes
         );
         clock!(self, clock, fetch);
         self.qv2.word.next = self.qpc2.q.val();
@@ -358,9 +406,13 @@ impl Logic for TurnEngine {
         self.st_addr.next = self.qpn.q.val();
         self.err_addr.next = self.qpn.q.val();
         self.lack_addr.next = self.qpn.q.val();
+        self.wv.word.next = self.wqe.q.val();
+        self.is_read.next = self.wv.opcode.val() == self.send_op_read.val();
+        self.is_rsp.next = self.wv.opcode.val() == self.send_op_read_resp.val();
         self.lu.pword.next = self.lack_data.val();
         self.lack_dist.next = self.lu.ssn.val() - self.ssn.q.val();
-        self.stale.next = (self.lack_dist.val() != 0) & !self.lack_dist.val().get_bit(23);
+        // (A READ response job's SSN is the requester's, not this QP's: never stale.)
+        self.stale.next = (self.lack_dist.val() != 0) & !self.lack_dist.val().get_bit(23) & !self.is_rsp.val();
         self.st_we.next = false;
         self.st_waddr.next = self.qpn.q.val();
         self.txd_write.next = false;
@@ -396,12 +448,33 @@ impl Logic for TurnEngine {
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
+        self.rw_job.next = self.rwu.wqe.val().get_bits::<8>(0) == self.send_op_read_resp.val();
         self.pkt_len.next = self.remaining.val();
         if self.pmtu.val() < self.remaining.val() {
             self.pkt_len.next = self.pmtu.val();
         }
+        // A READ request carries no payload and is its message's one packet.
+        if self.is_read.val() {
+            self.pkt_len.next = 0.into();
+        }
         self.first.next = self.msg_off.q.val() == 0;
-        self.last.next = self.pkt_len.val() == self.remaining.val();
+        self.last.next = (self.pkt_len.val() == self.remaining.val()) | self.is_read.val();
+        self.rd_npkts32.next =
+            (self.remaining.val() + self.pmtu.val() - 1) >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.rd_npkts.next = self.rd_npkts32.val().get_bits::<24>(0);
+        if self.remaining.val() == 0 {
+            self.rd_npkts.next = 1.into();
+        }
+        self.psn_step.next = 1.into();
+        if self.is_read.val() {
+            self.psn_step.next = self.rd_npkts.val();
+        }
+        self.rd_gate.next = self.lack_dist.val() == 0;
+        // A READ spends the turn's budget by the bytes its response brings, as a WRITE by those it sends.
+        self.cost.next = self.pkt_len.val();
+        if self.is_read.val() {
+            self.cost.next = self.remaining.val();
+        }
         self.is_write.next = !self.wv.opcode.val().get_bit(0);
         self.has_imm.next = self.wv.opcode.val().get_bit(1);
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
@@ -448,6 +521,19 @@ impl Logic for TurnEngine {
         if self.has_imm.val() & self.last.val() {
             self.txp.opcode.next = self.op_plain.val() + 1;
         }
+        if self.is_read.val() {
+            self.txp.opcode.next = self.op_read_req.val();
+        }
+        if self.is_rsp.val() {
+            self.txp.opcode.next = self.op_rsp_middle.val();
+            if self.first.val() & self.last.val() {
+                self.txp.opcode.next = self.op_rsp_only.val();
+            } else if self.first.val() {
+                self.txp.opcode.next = self.op_rsp_first.val();
+            } else if self.last.val() {
+                self.txp.opcode.next = self.op_rsp_last.val();
+            }
+        }
         self.txp.dqpn.next = self.qv.remote_qpn.val();
         self.txp.psn.next = self.psn.q.val();
         self.txp.plen.next = self.pkt_len.val().get_bits::<13>(0);
@@ -457,6 +543,28 @@ impl Logic for TurnEngine {
         self.txp.ssn.next = self.ssn.q.val();
         self.off_sh.next = self.msg_off.q.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.txp.psn_offset.next = self.off_sh.val().get_bits::<24>(0);
+        // A READ request (also one resent from an offset) asks for the rest
+        // of the READ: from here, this many bytes, landing at the local address from here.
+        self.txp.laddr.next = 0.into();
+        self.txp.lkey.next = 0.into();
+        if self.is_read.val() {
+            self.txp.msg_len.next = self.remaining.val();
+            self.txp.psn_offset.next = 0.into();
+            self.txp.laddr.next = self.wv.local_addr.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+            self.txp.lkey.next = self.wv.lkey.val();
+        }
+        self.armp.qpn.next = self.qpn.q.val();
+        self.armp.psn.next = self.psn.q.val();
+        self.arm_data.next = self.armp.pword.val();
+        self.arm_write.next = false;
+        self.rqp.qpn.next = self.qpn.q.val();
+        self.rqp.ssn.next = self.ssn.q.val();
+        self.rqp.psn.next = self.psn.q.val();
+        self.rqp.msg_off.next = self.msg_off.q.val();
+        self.rqp.one.next = 1.into();
+        self.rqp.wqe.next = self.wqe.q.val().get_bits::<320>(0);
+        self.rq_data.next = self.rqp.pword.val();
+        self.rq_valid.next = false;
         // AckReq: a message's last packet, every ACK_REQ_EVERY-th, a turn's
         // last (its budget spent: the QP may wait long for its next turn, and
         // its packets must not wait that long for their ACK), and a resend.
@@ -676,20 +784,51 @@ impl Logic for TurnEngine {
                     if self.resend.q.val() {
                         self.state.d.next = SqState::RsEnd;
                     }
-                } else if (!self.txd_full.val()) & (self.rd_ready.val() | (self.pkt_len.val() == 0)) {
+                } else if self.is_read.val() & !self.rd_gate.val() {
+                    // A READ waits until every WQE before it is acknowledged (one
+                    // READ in flight per QP). It waits here while nothing else
+                    // needs the engine; otherwise the turn ends and comes back.
+                    // The state word is written while it waits, so the timeout
+                    // scan sees the READs before it in flight.
+                    self.st_we.next = !self.resend.q.val();
+                    if self.resend.q.val() {
+                        self.state.d.next = SqState::RsEnd;
+                    } else if self.sched_valid.val()
+                        | self.la_active.q.val()
+                        | self.rew_valid.val()
+                        | self.err_data.val()
+                        | !self.qpc_data.val().get_bit(0)
+                    {
+                        self.keep_active.d.next = true;
+                        self.state.d.next = SqState::Drain;
+                    }
+                } else if (!self.txd_full.val())
+                    & (self.rd_ready.val() | (self.pkt_len.val() == 0))
+                    & !(self.is_read.val() & self.arm_full.val())
+                {
+                    self.arm_write.next = self.is_read.val();
                     self.rd_valid.next = self.pkt_len.val() != 0;
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
                     self.rd_tag.next = self.tag_sq_payload.val();
                     self.txd_write.next = true;
-                    self.psn.d.next = self.psn.q.val() + 1;
+                    self.psn.d.next = self.psn.q.val() + self.psn_step.val();
                     self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
                     if self.resend.q.val() {
-                        // One packet; the turn's budget, SSN and fetch are not the resend's.
+                        // One packet (a READ response job: all of them); the
+                        // turn's budget, SSN and fetch are not the resend's.
                         self.state.d.next = SqState::RsEnd;
+                        if self.is_rsp.val() & !self.last.val() {
+                            // The job goes on, up to a turn's budget; the rest queues again behind the other jobs.
+                            self.jbytes.d.next = self.jbytes.q.val() + self.pkt_len.val();
+                            self.state.d.next = SqState::Seg;
+                            if (self.jbytes.q.val() + self.pkt_len.val()) >= self.burst_bytes.val() {
+                                self.state.d.next = SqState::RqJob;
+                            }
+                        }
                     } else {
-                        self.budget.d.next = self.budget.q.val() - self.pkt_len.val();
-                        if self.budget.q.val() <= self.pkt_len.val() {
+                        self.budget.d.next = self.budget.q.val() - self.cost.val();
+                        if self.budget.q.val() <= self.cost.val() {
                             self.budget.d.next = 0.into();
                         }
                         if self.last.val() {
@@ -697,8 +836,7 @@ impl Logic for TurnEngine {
                             self.ssn.d.next = self.ssn.q.val() + 1;
                             // Next WQE in the same turn while budget remains.
                             self.held.d.next = false;
-                            if (self.ssn_next16.val() == self.sq_pi.q.val())
-                                | (self.budget.q.val() <= self.pkt_len.val())
+                            if (self.ssn_next16.val() == self.sq_pi.q.val()) | (self.budget.q.val() <= self.cost.val())
                             {
                                 self.state.d.next = SqState::TurnEnd;
                             } else if self.fetch.cur_owed.val() {
@@ -709,7 +847,7 @@ impl Logic for TurnEngine {
                             } else {
                                 self.state.d.next = SqState::WqeReq;
                             }
-                        } else if self.budget.q.val() <= self.pkt_len.val() {
+                        } else if self.budget.q.val() <= self.cost.val() {
                             self.state.d.next = SqState::TurnEnd;
                         }
                     }
@@ -801,7 +939,7 @@ impl Logic for TurnEngine {
                 // flag) is read: address now, data next cycle.
                 self.state.d.next = SqState::RwSave;
                 if self.rwu.one.val().any() {
-                    self.cnt_resend.next = true;
+                    self.cnt_resend.next = !self.rw_job.val();
                     self.resend.d.next = true;
                     self.state.d.next = SqState::RsCheck;
                 }
@@ -818,8 +956,15 @@ impl Logic for TurnEngine {
                     self.state.d.next = SqState::Idle;
                 }
             }
+            SqState::RqJob => {
+                self.rq_valid.next = true;
+                if self.rq_ready.val() {
+                    self.state.d.next = SqState::RsEnd;
+                }
+            }
             SqState::RsCheck => {
                 // The packet's position and WQE come from the host; the lkey is read next.
+                self.jbytes.d.next = 0.into();
                 self.qpc.d.next = self.qpc_data.val();
                 self.ssn.d.next = self.rwu.ssn.val();
                 self.psn.d.next = self.rwu.psn.val();

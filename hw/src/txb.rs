@@ -98,6 +98,8 @@ impl Logic for TxBuilder {
         self.hdr.ecn_echo.next = self.du.ecn_echo.val();
         self.hdr.rsn.next = self.du.rsn.val();
         self.hdr.imm.next = self.du.imm.val();
+        self.hdr.laddr.next = self.du.laddr.val();
+        self.hdr.lkey.next = self.du.lkey.val();
         self.hdr.ack_flags.next = bit_cast::<8, 1>(self.du.ack_flags.val());
         // Payload length rounded up to 4 (BTH pad).
         self.padded.next = (bit_cast::<16, 13>(self.du.plen.val()) + 3) & 0xFFFC;

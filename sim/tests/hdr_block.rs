@@ -29,6 +29,8 @@ fn tx_header_matches_spec_encoder() {
         (opcode::WRITE_LAST, 63),
         (opcode::SEND_LAST_IMM, 5),
         (opcode::WRITE_ONLY_IMM, 0),
+        (opcode::READ_REQUEST, 0),
+        (opcode::READ_RESPONSE_MIDDLE, 64),
         (opcode::ACK, 0),
     ] {
         let f = sample_frame(op, len, 7);
@@ -46,7 +48,9 @@ fn tx_header_matches_spec_encoder() {
 #[test]
 fn rx_header_extracts_spec_fields() {
     let mut m = Model::new("rx_header").unwrap();
-    for op in [opcode::WRITE_MIDDLE, opcode::SEND_ONLY_IMM, opcode::ACK] {
+    for op in
+        [opcode::WRITE_MIDDLE, opcode::SEND_ONLY_IMM, opcode::READ_REQUEST, opcode::READ_RESPONSE_LAST, opcode::ACK]
+    {
         let f = sample_frame(op, 100, 1);
         let b = f.encode();
         let (b0, b1) = (p(&m, "beat0"), p(&m, "beat1"));
@@ -69,6 +73,8 @@ fn rx_header_extracts_spec_fields() {
             assert_eq!(m.get(p(&m, "ssn")), f.ssn as u64);
             assert_eq!(m.get(p(&m, "psn_offset")), f.psn_offset as u64);
             assert_eq!(m.get(p(&m, "imm")), f.imm as u64);
+            assert_eq!(m.get(p(&m, "laddr")), f.laddr);
+            assert_eq!(m.get(p(&m, "lkey")), f.lkey as u64);
             assert_eq!(m.get(p(&m, "pad")), 0);
         }
         // A non-RoCE frame (UDP port changed) is recognised as such.

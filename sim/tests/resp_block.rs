@@ -1478,7 +1478,7 @@ impl Tb {
                 d.what = "QPN >= 256".into();
             }
             3 => {
-                d.op = *[0x0Cu8, 0x0D, 0x0E, 0x10, 0x12, 0x13, 0x64].get(self.rng.below(7) as usize).unwrap();
+                d.op = *[0x12u8, 0x13, 0x14, 0x15, 0x18, 0x64, 0xFF].get(self.rng.below(7) as usize).unwrap();
                 d.what = format!("opcode {:#x}", d.op);
             }
             _ => {

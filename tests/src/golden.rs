@@ -46,9 +46,24 @@
 //!   completes as `RecvRdmaWithImm` with `byte_len` = message length and the
 //!   immediate, and whose buffer is not written.
 //!
-//! Extension point: RDMA READ (data flows from the remote region into the
-//! local SGE; its footprint writes locally and reads remotely) is a further
-//! [`Verb`] variant handled in [`Golden::post_send`]'s `match`.
+//! * RDMA READ: the remote key must name a valid region on the peer's NIC,
+//!   of the peer QP's PD, with REMOTE_READ, covering `[remote_addr,
+//!   remote_addr + len)`; then those bytes are placed in the local SGE,
+//!   whose region needs LOCAL_WRITE (the library refuses the post
+//!   otherwise, so the model calls it a stimulus error). Otherwise the
+//!   requester completes with `RemAccessErr` and nothing is written. A
+//!   zero-length READ places nothing and checks no key, as a WRITE. It
+//!   consumes no receive WR. A READ is not ordered with the other
+//!   operations of its own queue the way they are with each other: a later
+//!   WR may read its destination before the data lands (no fence), a
+//!   retried READ reads its source again after later WRITEs, and a
+//!   resent WRITE may read its source after an earlier READ's data landed
+//!   there. So its footprints (source read, destination written) conflict
+//!   with every other outstanding operation's, on its own queue too: a
+//!   READ's source must stay unwritten and its destination untouched while
+//!   it is outstanding. A READ queued behind a failing request is never
+//!   executed (the responder answers READ requests in order only), so its
+//!   destination stays predicted even with `placed_behind_errors`.
 //!
 //! Bytes the model does not predict (a failed SEND's receive buffer) are
 //! skipped by [`Golden::compare`] until the CPU writes them again.
@@ -114,6 +129,14 @@ pub enum Verb {
         /// Immediate data.
         imm: u32,
     },
+    /// RDMA READ from `remote_addr` (a VA of the peer's region) with `rkey`
+    /// into the local SGE.
+    Read {
+        /// Remote virtual address.
+        remote_addr: u64,
+        /// Remote key.
+        rkey: u32,
+    },
 }
 
 impl Verb {
@@ -122,11 +145,13 @@ impl Verb {
         match self {
             Verb::Write { .. } | Verb::WriteImm { .. } => WcOpcode::RdmaWrite,
             Verb::Send | Verb::SendImm { .. } => WcOpcode::Send,
+            Verb::Read { .. } => WcOpcode::RdmaRead,
         }
     }
 }
 
-/// A send WR as the model sees it (one SGE: `len` bytes at `offset` of `mr`).
+/// A send WR as the model sees it (one SGE: `len` bytes at `offset` of `mr`;
+/// the source of a WRITE or SEND, the destination of a READ).
 #[derive(Clone, Copy, Debug)]
 pub struct SendOp {
     /// `wr_id`.
@@ -277,7 +302,7 @@ pub struct MemMismatch {
     pub after: Option<(u64, usize, usize)>,
 }
 
-/// Where a WRITE lands.
+/// Where a WRITE lands, or where a READ reads.
 enum Target {
     /// Zero length: nowhere, and no key is checked.
     Nothing,
@@ -337,6 +362,8 @@ struct Footprint {
     write: bool,
     /// Operations of one queue are ordered with each other.
     owner: (QpId, Queue),
+    /// Not ordered with the other operations of its own queue either (a READ's).
+    unordered: bool,
     uid: u64,
     tag: u64,
 }
@@ -498,19 +525,22 @@ impl Golden {
         if f.start == f.end {
             return;
         }
-        if let Some(o) = self
-            .live
-            .iter()
-            .find(|o| o.mr == f.mr && o.start < f.end && f.start < o.end && (o.write || f.write) && o.owner != f.owner)
-        {
+        if let Some(o) = self.live.iter().find(|o| {
+            o.mr == f.mr
+                && o.start < f.end
+                && f.start < o.end
+                && (o.write || f.write)
+                && (o.owner != f.owner || o.unordered || f.unordered)
+        }) {
             panic!(
-                "stimulus error: tag {:#x} {} [{}, {}) of region {} while tag {:#x} (another queue) {} [{}, {}): the result would depend on timing",
+                "stimulus error: tag {:#x} {} [{}, {}) of region {} while tag {:#x} ({}) {} [{}, {}): the result would depend on timing",
                 f.tag,
                 if f.write { "writes" } else { "reads" },
                 f.start,
                 f.end,
                 f.mr,
                 o.tag,
+                if o.owner != f.owner { "another queue" } else { "a READ on the same queue" },
                 if o.write { "writes" } else { "reads" },
                 o.start,
                 o.end
@@ -552,6 +582,7 @@ impl Golden {
                     end: (op.offset + op.len as u64) as usize,
                     write: true,
                     owner: (qp, Queue::Recv),
+                    unordered: false,
                     uid,
                     tag: op.tag,
                 };
@@ -562,8 +593,15 @@ impl Golden {
 
     /// Posts a send WR on `qp`; returns the status its completion will have.
     pub fn post_send(&mut self, qp: QpId, op: SendOp) -> WcStatus {
-        self.check_in_mr(op.mr, op.offset, op.len, "source");
-        assert_eq!(self.mrs[op.mr].info.nic, self.qps[qp].nic, "stimulus error: source on another NIC");
+        self.check_in_mr(op.mr, op.offset, op.len, "local buffer");
+        assert_eq!(self.mrs[op.mr].info.nic, self.qps[qp].nic, "stimulus error: local buffer on another NIC");
+        if let Verb::Read { .. } = op.verb {
+            assert!(
+                self.mrs[op.mr].info.access.contains(AccessFlags::LOCAL_WRITE),
+                "stimulus error: READ into region {} without LOCAL_WRITE (the library refuses to post it)",
+                op.mr
+            );
+        }
         let uid = self.uid();
         let me = &self.qps[qp];
         assert!(
@@ -638,6 +676,16 @@ impl Golden {
                 }
                 Target::Denied => WcStatus::RemAccessErr,
             },
+            Verb::Read { remote_addr, rkey } => {
+                match self.remote_target(peer, remote_addr, rkey, op.len, AccessFlags::REMOTE_READ) {
+                    Target::Nothing => WcStatus::Success,
+                    Target::At(mr, off) => {
+                        self.read_from(qp, uid, &op, mr, off);
+                        WcStatus::Success
+                    }
+                    Target::Denied => WcStatus::RemAccessErr,
+                }
+            }
             Verb::Send | Verb::SendImm { .. } => {
                 let imm = match op.verb {
                     Verb::SendImm { imm } => Some(imm),
@@ -684,6 +732,7 @@ impl Golden {
                     end: e,
                     write: false,
                     owner: (qp, Queue::Send),
+                    unordered: false,
                     uid,
                     tag: op.tag,
                 });
@@ -705,13 +754,32 @@ impl Golden {
     fn write_into(&mut self, qp: QpId, uid: u64, op: &SendOp, dst: MrId, off: usize) {
         let (s, len) = (op.offset as usize, op.len as usize);
         let owner = (qp, Queue::Send);
-        self.add_footprint(Footprint { mr: op.mr, start: s, end: s + len, write: false, owner, uid, tag: op.tag });
-        self.add_footprint(Footprint { mr: dst, start: off, end: off + len, write: true, owner, uid, tag: op.tag });
+        let (unordered, tag) = (false, op.tag);
+        self.add_footprint(Footprint { mr: op.mr, start: s, end: s + len, write: false, owner, unordered, uid, tag });
+        self.add_footprint(Footprint { mr: dst, start: off, end: off + len, write: true, owner, unordered, uid, tag });
         self.place(op.mr, s, dst, off, len, op.tag);
+    }
+
+    /// A READ of `op` on `qp` reads `src`+`off` into its SGE: its footprints
+    /// (source read, destination written, neither ordered with the queue's
+    /// other operations) and the bytes.
+    fn read_from(&mut self, qp: QpId, uid: u64, op: &SendOp, src: MrId, off: usize) {
+        let (d, len) = (op.offset as usize, op.len as usize);
+        let owner = (qp, Queue::Send);
+        let (unordered, tag) = (true, op.tag);
+        self.add_footprint(Footprint { mr: src, start: off, end: off + len, write: false, owner, unordered, uid, tag });
+        self.add_footprint(Footprint { mr: op.mr, start: d, end: d + len, write: true, owner, unordered, uid, tag });
+        self.place(src, off, op.mr, d, len, op.tag);
     }
 
     /// Where a WRITE lands.
     fn write_target(&self, peer: QpId, addr: u64, rkey: u32, len: u32) -> Target {
+        self.remote_target(peer, addr, rkey, len, AccessFlags::REMOTE_WRITE)
+    }
+
+    /// The bytes `[addr, addr + len)` of the peer's region `rkey` names, if
+    /// that region allows `access` to the peer QP.
+    fn remote_target(&self, peer: QpId, addr: u64, rkey: u32, len: u32, access: AccessFlags) -> Target {
         if len == 0 {
             return Target::Nothing;
         }
@@ -721,7 +789,7 @@ impl Golden {
         };
         let m = &self.mrs[i].info;
         let ok = m.pd == p.pd
-            && m.access.contains(AccessFlags::REMOTE_WRITE)
+            && m.access.contains(access)
             && addr >= m.addr
             && addr.checked_add(len as u64).is_some_and(|end| end <= m.addr + m.len as u64);
         if ok {
@@ -1081,6 +1149,91 @@ mod tests {
         };
         g.post_send(a, w(addr));
         g.post_send(c, w(addr + 4));
+    }
+
+    #[test]
+    fn read_copies_remote_bytes_and_checks_remote_read() {
+        let mut g = Golden::new();
+        let dst = mr(&mut g, 0, 1, 64, AccessFlags::LOCAL_WRITE);
+        let src = mr(&mut g, 1, 2, 64, AccessFlags::REMOTE_READ);
+        let wo = mr(&mut g, 1, 3, 64, RW);
+        let (a, b) = pair(&mut g);
+        g.cpu_write(src, 8, &[1, 2, 3, 4, 5]);
+        let addr = g.mr_info(src).addr;
+        let read = |wr_id, remote_addr, rkey, offset, len| SendOp {
+            wr_id,
+            verb: Verb::Read { remote_addr, rkey },
+            mr: dst,
+            offset,
+            len,
+            tag: wr_id,
+        };
+        assert_eq!(g.post_send(a, read(1, addr + 9, 2, 60, 4)), WcStatus::Success);
+        // Zero length: nothing placed, no key checked.
+        assert_eq!(g.post_send(a, read(2, 0, 99, 0, 0)), WcStatus::Success);
+        let mut want = [0xEE; 64];
+        want[60..64].copy_from_slice(&[2, 3, 4, 5]);
+        assert_eq!(g.mr_bytes(dst), &want[..]);
+        assert_eq!(g.mr_bytes(src)[8..13], [1, 2, 3, 4, 5], "the source is only read");
+        assert!(g.on_completion(0, &wc(1, WcStatus::Success, WcOpcode::RdmaWrite, 4, 2)).is_err());
+        assert_eq!(g.on_completion(0, &wc(1, WcStatus::Success, WcOpcode::RdmaRead, 4, 2)).unwrap().tag, 1);
+        assert_eq!(g.on_completion(0, &wc(2, WcStatus::Success, WcOpcode::RdmaRead, 0, 2)).unwrap().tag, 2);
+        // A READ consumes no receive: the peer's posted receive waits for a SEND.
+        g.post_recv(b, RecvOp { wr_id: 7, mr: wo, offset: 0, len: 8, tag: 7 });
+        assert_eq!(g.outstanding(b), 0);
+        // A region without REMOTE_READ (it has REMOTE_WRITE): refused, nothing lands, the rest is flushed.
+        let wo_addr = g.mr_info(wo).addr;
+        assert_eq!(g.post_send(a, read(3, wo_addr, 3, 0, 4)), WcStatus::RemAccessErr);
+        assert_eq!(g.post_send(a, read(4, addr, 2, 0, 4)), WcStatus::WrFlushErr);
+        assert_eq!(g.mr_bytes(dst), &want[..]);
+        assert!(g.on_completion(0, &wc(3, WcStatus::RemAccessErr, WcOpcode::RdmaRead, 4, 2)).is_ok());
+        assert!(g.on_completion(0, &wc(4, WcStatus::WrFlushErr, WcOpcode::RdmaRead, 0, 2)).is_ok());
+        // Past the end of the source region.
+        let mut g = Golden::new();
+        let dst = mr(&mut g, 0, 1, 64, AccessFlags::LOCAL_WRITE);
+        let src = mr(&mut g, 1, 2, 64, AccessFlags::REMOTE_READ);
+        let (a, _) = pair(&mut g);
+        let addr = g.mr_info(src).addr;
+        let past = SendOp {
+            wr_id: 1,
+            verb: Verb::Read { remote_addr: addr + 61, rkey: 2 },
+            mr: dst,
+            offset: 0,
+            len: 4,
+            tag: 0,
+        };
+        assert_eq!(g.post_send(a, past), WcStatus::RemAccessErr);
+    }
+
+    #[test]
+    #[should_panic(expected = "a READ on the same queue")]
+    fn a_read_destination_is_not_ordered_with_its_own_queue() {
+        let mut g = Golden::new();
+        let local = mr(&mut g, 0, 1, 64, AccessFlags::LOCAL_WRITE);
+        let src = mr(&mut g, 1, 2, 64, AccessFlags::REMOTE_READ);
+        let rbuf = mr(&mut g, 1, 3, 64, AccessFlags::LOCAL_WRITE);
+        let (a, b) = pair(&mut g);
+        let addr = g.mr_info(src).addr;
+        g.post_recv(b, RecvOp { wr_id: 0, mr: rbuf, offset: 0, len: 8, tag: 0 });
+        let read =
+            SendOp { wr_id: 1, verb: Verb::Read { remote_addr: addr, rkey: 2 }, mr: local, offset: 0, len: 8, tag: 1 };
+        g.post_send(a, read);
+        // A SEND of the bytes the READ is still bringing in, on the same queue.
+        g.post_send(a, SendOp { wr_id: 2, verb: Verb::Send, mr: local, offset: 4, len: 8, tag: 2 });
+    }
+
+    #[test]
+    #[should_panic(expected = "without LOCAL_WRITE")]
+    fn a_read_into_a_region_without_local_write_is_a_stimulus_error() {
+        let mut g = Golden::new();
+        let local = mr(&mut g, 0, 1, 64, AccessFlags::REMOTE_WRITE);
+        let src = mr(&mut g, 1, 2, 64, AccessFlags::REMOTE_READ);
+        let (a, _) = pair(&mut g);
+        let addr = g.mr_info(src).addr;
+        g.post_send(
+            a,
+            SendOp { wr_id: 1, verb: Verb::Read { remote_addr: addr, rkey: 2 }, mr: local, offset: 0, len: 8, tag: 1 },
+        );
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub enum Op {
     Write,
     /// SEND.
     Send,
+    /// RDMA READ: NIC0 (the requester) reads NIC1's memory into its own.
+    Read,
 }
 
 /// PDs, CQs and `n` connected QP pairs: side A on NIC0 (requester), side B on NIC1.
@@ -78,11 +80,30 @@ impl World {
     /// As [`World::new`], with the responders' selective repeat on or off
     /// (off: go-back-N, the responder accepts packets in order only).
     pub fn with_selective_repeat(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool) -> World {
+        World::build(nics, n, depth, mtu, sr, 0)
+    }
+
+    /// As [`World::new`], on the `n` highest QPNs of both NICs (the last
+    /// pair on QPN `params::NUM_QPS - 1`): QPs created first and dropped
+    /// afterwards take the QPNs below.
+    pub fn highest(nics: &Nics, n: u32, depth: u32, mtu: Mtu) -> World {
+        let skip = rnic_spec::params::NUM_QPS as u32 - FIRST_QPN - n;
+        World::build(nics, n, depth, mtu, true, skip)
+    }
+
+    fn build(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool, skip: u32) -> World {
         let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
         let pd_a = ctx_a.alloc_pd().unwrap();
         let pd_b = ctx_b.alloc_pd().unwrap();
         let cq_a = ctx_a.create_cq(2 * n * depth).unwrap();
         let cq_b = ctx_b.create_cq(2 * n * depth).unwrap();
+        let placeholders: Vec<Qp> = (0..skip)
+            .flat_map(|_| [(&pd_a, &cq_a), (&pd_b, &cq_b)])
+            .map(|(pd, cq)| {
+                pd.create_qp(QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: 0, max_recv_wr: 0 })
+                    .unwrap()
+            })
+            .collect();
         let mut conns = Vec::new();
         for i in 0..n {
             let attr = |cq: &Cq| QpInitAttr {
@@ -99,9 +120,21 @@ impl World {
             connect(&ctx_a, &a, initial_psn(SEED, 0, i), &ctx_b, &b, initial_psn(SEED, 1, i), mtu).unwrap();
             conns.push((a, b));
         }
+        if skip > 0 {
+            let top = rnic_spec::params::NUM_QPS as u32 - 1;
+            let (a, b) = conns.last().expect("at least one pair");
+            assert_eq!((a.qp_num(), b.qp_num()), (top, top), "the last pair takes the highest QPN on both NICs");
+        }
+        drop(placeholders);
         World { ctx_a, ctx_b, pd_a, pd_b, cq_a, cq_b, conns }
     }
 }
+
+/// The first QPN the library hands out (0 and 1 are reserved, as in IB).
+const FIRST_QPN: u32 = 2;
+
+/// Guard bytes before the first slot of a transfer's destination.
+const LEAD: usize = 64;
 
 /// The pattern stream of message `m` on QP index `q`.
 pub fn stream(q: u32, m: u32) -> u64 {
@@ -160,72 +193,98 @@ pub fn assert_completions(wcs: &[WorkCompletion], qpns: &[u32], msgs: u32, op: W
     }
 }
 
-/// Transfers `msgs` messages of `size` bytes on each of `qps` QPs from NIC0
-/// to NIC1 and checks every byte of the destination memory: each payload
-/// equals its pattern and every byte around it still holds the sentinel.
+/// Transfers `msgs` messages of `size` bytes on each of `qps` QPs (NIC0
+/// the requester; a WRITE or SEND moves data from NIC0 to NIC1, a READ from
+/// NIC1 to NIC0) and checks every byte of the destination memory: each
+/// payload equals its pattern and every byte around it still holds the
+/// sentinel.
 pub fn transfer(op: Op, size: usize, qps: u32, msgs: u32, mtu: Mtu) {
     let nics = pair();
     {
         let w = World::new(&nics, qps, msgs, mtu);
-        // Each message gets a slot with at least 64 guard bytes after it.
-        let slot = size.div_ceil(64) * 64 + 64;
-        let total = slot * (qps * msgs) as usize;
-        let src = w.pd_a.reg_mr(total, AccessFlags::empty()).unwrap();
-        let dst_access = match op {
-            Op::Write => AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE,
-            Op::Send => AccessFlags::LOCAL_WRITE,
-        };
-        let dst = w.pd_b.reg_mr(total, dst_access).unwrap();
-        let mut want = fill_sentinel(&dst);
-        for q in 0..qps {
-            for m in 0..msgs {
-                let off = (q * msgs + m) as usize * slot;
-                let data = pattern::make(SEED, stream(q, m), size);
-                src.write(off as u64, &data).unwrap();
-                want[off..off + size].copy_from_slice(&data);
-            }
-        }
-        if op == Op::Send {
-            for (q, (_, b)) in w.conns.iter().enumerate() {
-                let wrs: Vec<RecvWr> = (0..msgs)
-                    .map(|m| RecvWr {
-                        wr_id: m as u64,
-                        sg: dst.sge(((q as u32 * msgs + m) as usize * slot) as u64, slot as u32),
-                    })
-                    .collect();
-                b.post_recv_batch(&wrs).unwrap();
-            }
-        }
-        for (q, (a, _)) in w.conns.iter().enumerate() {
-            let wrs: Vec<SendWr> = (0..msgs)
-                .map(|m| {
-                    let off = ((q as u32 * msgs + m) as usize * slot) as u64;
-                    let opcode = match op {
-                        Op::Write => WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
-                        Op::Send => WrOpcode::Send,
-                    };
-                    SendWr { wr_id: m as u64, opcode, sg: src.sge(off, size as u32) }
-                })
-                .collect();
-            a.post_send_batch(&wrs).unwrap();
-        }
-        let n = (qps * msgs) as usize;
-        let bytes = (n * size) as u64;
-        let wcs = wait(&w.cq_a, n, bytes);
-        let a_qpns: Vec<u32> = w.conns.iter().map(|(a, _)| a.qp_num()).collect();
-        let wc_op = if op == Op::Write { WcOpcode::RdmaWrite } else { WcOpcode::Send };
-        assert_completions(&wcs, &a_qpns, msgs, wc_op, size as u32);
-        if op == Op::Send {
-            let wcs = wait(&w.cq_b, n, bytes);
-            let b_qpns: Vec<u32> = w.conns.iter().map(|(_, b)| b.qp_num()).collect();
-            assert_completions(&wcs, &b_qpns, msgs, WcOpcode::Recv, size as u32);
-        }
-        assert_same(&format!("{op:?} {size} B x {msgs} on {qps} QPs"), &read_all(&dst), &want, slot, msgs, size);
-        // Nothing else may arrive late.
-        assert!(
-            w.cq_a.poll_cq_vec(1).unwrap().is_empty() && w.cq_b.poll_cq_vec(1).unwrap().is_empty(),
-            "extra completions"
-        );
+        transfer_in(&w, op, size, msgs);
     }
     assert_no_violations(&nics);
+}
+
+/// [`transfer`] on the QP pairs of `w`, on the QPNs they have (each pair
+/// must allow `msgs` send and `msgs` receive WRs).
+pub fn transfer_in(w: &World, op: Op, size: usize, msgs: u32) {
+    let qps = w.conns.len() as u32;
+    // Each message gets a slot with at least 64 guard bytes after it; the first has 64 before it too.
+    let slot = size.div_ceil(64) * 64 + 64;
+    let total = LEAD + slot * (qps * msgs) as usize;
+    // `src` holds the data before the transfer, `dst` receives it.
+    let (src, dst) = match op {
+        Op::Write => (
+            w.pd_a.reg_mr(total, AccessFlags::empty()).unwrap(),
+            w.pd_b.reg_mr(total, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap(),
+        ),
+        Op::Send => (
+            w.pd_a.reg_mr(total, AccessFlags::empty()).unwrap(),
+            w.pd_b.reg_mr(total, AccessFlags::LOCAL_WRITE).unwrap(),
+        ),
+        Op::Read => (
+            w.pd_b.reg_mr(total, AccessFlags::REMOTE_READ).unwrap(),
+            w.pd_a.reg_mr(total, AccessFlags::LOCAL_WRITE).unwrap(),
+        ),
+    };
+    let mut want = fill_sentinel(&dst);
+    for q in 0..qps {
+        for m in 0..msgs {
+            let off = LEAD + (q * msgs + m) as usize * slot;
+            let data = pattern::make(SEED, stream(q, m), size);
+            src.write(off as u64, &data).unwrap();
+            want[off..off + size].copy_from_slice(&data);
+        }
+    }
+    if op == Op::Send {
+        for (q, (_, b)) in w.conns.iter().enumerate() {
+            let wrs: Vec<RecvWr> = (0..msgs)
+                .map(|m| RecvWr {
+                    wr_id: m as u64,
+                    sg: dst.sge((LEAD + (q as u32 * msgs + m) as usize * slot) as u64, slot as u32),
+                })
+                .collect();
+            b.post_recv_batch(&wrs).unwrap();
+        }
+    }
+    for (q, (a, _)) in w.conns.iter().enumerate() {
+        let wrs: Vec<SendWr> = (0..msgs)
+            .map(|m| {
+                let off = (LEAD + (q as u32 * msgs + m) as usize * slot) as u64;
+                let (opcode, local) = match op {
+                    Op::Write => (WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() }, &src),
+                    Op::Send => (WrOpcode::Send, &src),
+                    Op::Read => (WrOpcode::RdmaRead { remote_addr: src.addr() + off, rkey: src.rkey() }, &dst),
+                };
+                SendWr { wr_id: m as u64, opcode, sg: local.sge(off, size as u32) }
+            })
+            .collect();
+        a.post_send_batch(&wrs).unwrap();
+    }
+    let n = (qps * msgs) as usize;
+    let bytes = (n * size) as u64;
+    let wcs = wait(&w.cq_a, n, bytes);
+    let a_qpns: Vec<u32> = w.conns.iter().map(|(a, _)| a.qp_num()).collect();
+    let wc_op = match op {
+        Op::Write => WcOpcode::RdmaWrite,
+        Op::Send => WcOpcode::Send,
+        Op::Read => WcOpcode::RdmaRead,
+    };
+    assert_completions(&wcs, &a_qpns, msgs, wc_op, size as u32);
+    if op == Op::Send {
+        let wcs = wait(&w.cq_b, n, bytes);
+        let b_qpns: Vec<u32> = w.conns.iter().map(|(_, b)| b.qp_num()).collect();
+        assert_completions(&wcs, &b_qpns, msgs, WcOpcode::Recv, size as u32);
+    }
+    let what = format!("{op:?} {size} B x {msgs} on {qps} QPs");
+    let got = read_all(&dst);
+    assert_same(&format!("{what}, guard bytes before the first slot"), &got[..LEAD], &want[..LEAD], LEAD, 1, 0);
+    assert_same(&what, &got[LEAD..], &want[LEAD..], slot, msgs, size);
+    // Nothing else may arrive late.
+    assert!(
+        w.cq_a.poll_cq_vec(1).unwrap().is_empty() && w.cq_b.poll_cq_vec(1).unwrap().is_empty(),
+        "extra completions"
+    );
 }

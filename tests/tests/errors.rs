@@ -1,7 +1,10 @@
 //! Remote access errors: a WRITE with a bad key or outside the target region
 //! completes with REM_ACCESS_ERR, the WRs behind it are flushed, the target
-//! memory is untouched, and another QP keeps running meanwhile. A SEND
-//! longer than the receive buffer fails with REM_INV_REQ_ERR the same way.
+//! memory is untouched, and another QP keeps running meanwhile. An RDMA
+//! READ with a bad key, outside its source region or from a region without
+//! REMOTE_READ fails the same way, and nothing lands in the requester's
+//! buffers. A SEND longer than the receive buffer fails with
+//! REM_INV_REQ_ERR the same way.
 
 use rnic::{AccessFlags, Mr, Mtu, QpAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
 use rnic_tests::{assert_no_violations, assert_same, fill_sentinel, pair, read_all, stream, wait, World, SEED};
@@ -23,8 +26,9 @@ enum Fault {
     PastEnd,
     /// Starts one byte before the target region.
     BeforeStart,
-    /// The target region does not allow REMOTE_WRITE.
-    NoRemoteWrite,
+    /// The target region lacks the operation's remote access right:
+    /// REMOTE_WRITE for a WRITE, REMOTE_READ for a READ (it has the other).
+    NoRemoteAccess,
 }
 
 fn access_error(fault: Fault) {
@@ -37,7 +41,7 @@ fn access_error(fault: Fault) {
         let stale_key = stale.rkey();
         stale.dereg_mr().unwrap();
         let target_access = match fault {
-            Fault::NoRemoteWrite => AccessFlags::LOCAL_WRITE,
+            Fault::NoRemoteAccess => AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_READ,
             _ => AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE,
         };
         let target: Mr = w.pd_b.reg_mr(LEN, target_access).unwrap();
@@ -57,7 +61,7 @@ fn access_error(fault: Fault) {
             }
             Fault::PastEnd => (target.addr() + (LEN as u64 - MSG as u64 + 1), target.rkey()),
             Fault::BeforeStart => (target.addr() - 1, target.rkey()),
-            Fault::NoRemoteWrite => (target.addr(), target.rkey()),
+            Fault::NoRemoteAccess => (target.addr(), target.rkey()),
         };
         if matches!(fault, Fault::StaleKey) {
             assert_ne!(stale_key, target.rkey(), "the stale key must differ from the live one");
@@ -152,7 +156,154 @@ fn write_before_start_of_region() {
 
 #[test]
 fn write_without_remote_write_permission() {
-    access_error(Fault::NoRemoteWrite);
+    access_error(Fault::NoRemoteAccess);
+}
+
+/// The bad QP's first READ (`len` bytes) is wrong by `fault`; the two
+/// READs behind it are valid and must be flushed without landing. Another
+/// QP READs meanwhile and goes on after the failure.
+fn read_access_error(fault: Fault, len: u32) {
+    let nics = pair();
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
+        let (bad, _) = &w.conns[0];
+        let (good, _) = &w.conns[1];
+        let stale = w.pd_b.reg_mr(LEN, AccessFlags::REMOTE_READ).unwrap();
+        let stale_key = stale.rkey();
+        stale.dereg_mr().unwrap();
+        let target_access = match fault {
+            Fault::NoRemoteAccess => AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE,
+            _ => AccessFlags::REMOTE_READ,
+        };
+        // The bad READ's source: bytes that must not reach the requester.
+        let target: Mr = w.pd_b.reg_mr(LEN, target_access).unwrap();
+        let target_data = pattern::make(SEED, stream(5, 0), LEN);
+        target.write(0, &target_data).unwrap();
+        let good_src = w.pd_b.reg_mr(LEN * 8, AccessFlags::REMOTE_READ).unwrap();
+        for m in 0..8 {
+            good_src.write(m * LEN as u64, &pattern::make(SEED, stream(0, m as u32), LEN)).unwrap();
+        }
+        let dst = w.pd_a.reg_mr(LEN * 3, AccessFlags::LOCAL_WRITE).unwrap();
+        let good_dst = w.pd_a.reg_mr(LEN * 8, AccessFlags::LOCAL_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        let good_before = fill_sentinel(&good_dst);
+
+        let (addr, rkey) = match fault {
+            Fault::BadKeyTag => (target.addr(), target.rkey() ^ 0x40),
+            Fault::StaleKey => (target.addr(), stale_key),
+            Fault::UnknownIndex => {
+                (target.addr(), rnic_spec::regs::mr_key(rnic_spec::params::NUM_MRS as u32 - 1, 0x5A))
+            }
+            Fault::PastEnd => (target.addr() + (LEN as u64 - len as u64 + 1), target.rkey()),
+            Fault::BeforeStart => (target.addr() - 1, target.rkey()),
+            Fault::NoRemoteAccess => (target.addr(), target.rkey()),
+        };
+        if matches!(fault, Fault::StaleKey) {
+            assert_ne!(stale_key, target.rkey(), "the stale key must differ from the live one");
+        }
+        let read = |wr_id, remote_addr, rkey, off: u64| SendWr {
+            wr_id,
+            opcode: WrOpcode::RdmaRead { remote_addr, rkey },
+            sg: dst.sge(off, len),
+        };
+        let bad_wrs = [
+            read(100, addr, rkey, 0),
+            read(101, good_src.addr(), good_src.rkey(), LEN as u64),
+            read(102, good_src.addr() + 512, good_src.rkey(), 2 * LEN as u64),
+        ];
+        let good_wr = |m: u64| SendWr {
+            wr_id: m,
+            opcode: WrOpcode::RdmaRead { remote_addr: good_src.addr() + m * LEN as u64, rkey: good_src.rkey() },
+            sg: good_dst.sge(m * LEN as u64, LEN as u32),
+        };
+        bad.post_send_batch(&bad_wrs).unwrap();
+        good.post_send_batch(&[good_wr(0), good_wr(1), good_wr(2), good_wr(3)]).unwrap();
+
+        let wcs = wait(&w.cq_a, 7, 8 * LEN as u64);
+        let on_bad: Vec<_> =
+            wcs.iter().filter(|c| c.qp_num == bad.qp_num()).map(|c| (c.wr_id, c.status, c.opcode)).collect();
+        assert_eq!(
+            on_bad,
+            vec![
+                (100, WcStatus::RemAccessErr, WcOpcode::RdmaRead),
+                (101, WcStatus::WrFlushErr, WcOpcode::RdmaRead),
+                (102, WcStatus::WrFlushErr, WcOpcode::RdmaRead)
+            ],
+            "{fault:?}: completions of the bad QP"
+        );
+        let on_good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good.qp_num()).collect();
+        assert_eq!(on_good.len(), 4, "{fault:?}: good QP completions {on_good:?}");
+        assert!(
+            on_good.iter().enumerate().all(|(i, c)| c.wr_id == i as u64
+                && c.status == WcStatus::Success
+                && c.opcode == WcOpcode::RdmaRead
+                && c.byte_len == LEN as u32),
+            "{on_good:?}"
+        );
+        assert_eq!(bad.state(), QpState::Error);
+        assert_eq!(good.state(), QpState::Rts);
+
+        // The good QP keeps running after the other QP failed.
+        good.post_send_batch(&[good_wr(4), good_wr(5)]).unwrap();
+        let more = wait(&w.cq_a, 2, 2 * LEN as u64);
+        assert!(more.iter().all(|c| c.status == WcStatus::Success && c.qp_num == good.qp_num()), "{more:?}");
+
+        // Posting on the failed QP completes at once with a flush.
+        bad.post_send(&bad_wrs[1]).unwrap();
+        assert_eq!(
+            w.cq_a.poll_cq_vec(4).unwrap().iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>(),
+            vec![(101, WcStatus::WrFlushErr)]
+        );
+
+        nics.cluster.borrow_mut().run(20_000);
+        assert_same(&format!("{fault:?}: the bad QP's READ destinations"), &read_all(&dst), &snapshot, LEN, 3, 0);
+        assert_same(&format!("{fault:?}: the bad READ's source"), &read_all(&target), &target_data, LEN, 1, 0);
+        let mut want = good_before;
+        for m in 0..6 {
+            let o = m * LEN;
+            want[o..o + LEN].copy_from_slice(&pattern::make(SEED, stream(0, m as u32), LEN));
+        }
+        assert_same(&format!("{fault:?}: good QP's destination"), &read_all(&good_dst), &want, LEN, 8, LEN);
+    }
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn read_bad_key_tag() {
+    read_access_error(Fault::BadKeyTag, MSG);
+}
+
+#[test]
+fn read_stale_key_after_dereg() {
+    read_access_error(Fault::StaleKey, MSG);
+}
+
+#[test]
+fn read_unknown_mr_index() {
+    read_access_error(Fault::UnknownIndex, MSG);
+}
+
+#[test]
+fn read_past_end_of_region() {
+    read_access_error(Fault::PastEnd, MSG);
+}
+
+/// A READ of several response packets whose last byte is past the region:
+/// refused as a whole, no packet of it lands.
+#[test]
+fn read_of_several_packets_past_end_of_region() {
+    read_access_error(Fault::PastEnd, 3 * 1024 + 5);
+}
+
+#[test]
+fn read_before_start_of_region() {
+    read_access_error(Fault::BeforeStart, MSG);
+}
+
+/// The source region allows REMOTE_WRITE but not REMOTE_READ.
+#[test]
+fn read_without_remote_read_permission() {
+    read_access_error(Fault::NoRemoteAccess, MSG);
 }
 
 #[test]

@@ -1,14 +1,17 @@
 //! Structured fuzzer of the receive path.
 //!
 //! Two cosimulated NICs. On NIC1 a *victim* QP (its own PD, REMOTE_WRITE
-//! target MRs, posted receive buffers) is connected to an idle peer QP on
-//! NIC0, and a *good* QP pair (another PD) carries real WRITE and SEND
-//! transfers from NIC0 to NIC1 between the fuzzed frames; every byte of
-//! those transfers is checked. A third PD on NIC1 owns a REMOTE_WRITE MR
-//! nobody may write.
+//! and REMOTE_READ target MRs, a REMOTE_READ-only MR, posted receive
+//! buffers) is connected to an idle peer QP on NIC0, and a *good* QP pair
+//! (another PD) carries real WRITE and SEND transfers from NIC0 to NIC1
+//! between the fuzzed frames; every byte of those transfers is checked. A
+//! third PD on NIC1 owns a REMOTE_WRITE/REMOTE_READ MR nobody may write.
 //!
 //! Each fuzzed frame starts as a valid frame the peer would send to the
-//! victim (the next packet of a WRITE or SEND message, or an ACK), encoded
+//! victim (the next packet of a WRITE or SEND message, an ACK, or, drawn
+//! from a separate generator so the other frames keep their seeds, now and
+//! then an RDMA READ request between messages: a fresh one at ePSN, or the
+//! last accepted one again), encoded
 //! with `rnic_spec::wire::Frame`, then some fields are mutated with a seeded
 //! generator (lengths, pad, PSN, PSN_OFFSET, SSN/MSN, VA, rkey, destination
 //! QPN, opcode, payload length, truncation/extension, addresses, checksums,
@@ -31,6 +34,22 @@
 //! invalid-request NAK the victim QP is reset and reconnected with a fresh
 //! ePSN (IB lets the responder enter the error state there).
 //!
+//! RDMA READ: a READ response (0x0D..0x10) that passes the QPN/peer checks
+//! is a duplicate (RX_DUP, nothing sent), as the victim never waits for
+//! one. A READ request (0x0C) behind ePSN is a duplicate (RX_DUP only, no
+//! ACK), answered again if it passes the MR check, else silently dropped;
+//! ahead of ePSN it gets a PSN sequence NAK (never placed, the SR window
+//! untouched); at ePSN it is invalid inside a message or with a payload,
+//! then needs an MR of the victim's PD with REMOTE_READ holding
+//! [VA, VA + length) (a zero-length READ is not checked) or gets an access
+//! NAK; accepted, it writes nothing, moves ePSN by its max(1, ceil(length /
+//! PMTU)) PSNs (the SR window as far, placed packets behind it sliding in),
+//! MSN by one, is ACKed if AckReq asks, and counted by no counter. The READ
+//! response packets the victim sends for an accepted or duplicate READ are
+//! checked field by field (count, opcodes, PSNs, payload from the model's
+//! memory, VA = local address + offset, rkey = lkey, length, SSN, PSN_OFFSET);
+//! the idle peer drops them, and its RX_DUP must grow by exactly their number.
+//!
 //! After every frame the fuzzer checks:
 //! 1. RX_FRAMES grew by exactly one, and the frame was either accepted or
 //!    counted by exactly one of the RX counters (any counter added to
@@ -41,7 +60,8 @@
 //! 3. every MR of both NICs holds exactly what the model expects: bytes
 //!    outside the window a valid packet of the victim could write never
 //!    change, and bytes inside it hold what the accepted packets put there;
-//! 4. the victim's receive completions are the expected ones.
+//! 4. the victim's receive completions are the expected ones;
+//! 5. the READ response packets the victim sent are exactly the expected ones.
 //!
 //! Every `GOOD_EVERY` frames (and at the start and the end) the good pair
 //! does a verified WRITE and SEND while a few frames the model says must be
@@ -116,6 +136,13 @@ const HOST_SETTLE: u64 = 300;
 const GOOD_EVERY: u64 = 50;
 /// MTU of the good pair.
 const GOOD_MTU: Mtu = Mtu::Mtu1024;
+/// Percent of the frames between messages that are READ requests.
+const READ_PCT: u32 = 10;
+/// Most cycles to wait for the READ response packets the model expects
+/// after the NIC went quiet (they leave at line rate after their DMA reads).
+const READ_SETTLE: u64 = 4000;
+/// Cycles after a READ request's answer (or none) for a packet too many to show up.
+const READ_EXTRA: u64 = 400;
 
 // ---------------------------------------------------------------- RNG
 
@@ -485,6 +512,9 @@ struct Facts {
     msn: u32,
     /// Immediate data field.
     imm: u32,
+    /// READ request: the requester's local address and lkey.
+    laddr: u64,
+    lkey: u32,
     /// Payload bytes (frame - header - ICRC - pad); negative if pad is larger than what is there.
     plen: i64,
 }
@@ -534,6 +564,8 @@ fn facts(f: &[u8]) -> Facts {
         syndrome: g(off::AETH_SYNDROME, 1) as u8,
         msn: g(off::AETH_MSN, 3) as u32,
         imm: g(off::RXT_IMM, 4) as u32,
+        laddr: g(off::RXT_LADDR, 8),
+        lkey: g(off::RXT_LKEY, 4) as u32,
         plen: len as i64 - (HDR_LEN + ICRC_LEN) as i64 - pad as i64,
     }
 }
@@ -542,6 +574,13 @@ fn facts(f: &[u8]) -> Facts {
 enum Kind {
     Send,
     Write,
+    /// An RDMA READ request (never part of a multi-packet message).
+    Read,
+}
+
+/// A READ response opcode (0x0D..0x10).
+fn is_read_response(op: u8) -> bool {
+    wire::Opcode::from(op).is_read_response()
 }
 
 /// (kind, first, last, with immediate) of a request opcode the NIC implements.
@@ -578,6 +617,11 @@ fn op_name(op: u8) -> String {
         opcode::WRITE_LAST_IMM => "WRITE_LAST_IMM".into(),
         opcode::WRITE_ONLY_IMM => "WRITE_ONLY_IMM".into(),
         opcode::ACK => "ACK".into(),
+        opcode::READ_REQUEST => "READ_REQUEST".into(),
+        opcode::READ_RESPONSE_FIRST => "READ_RESPONSE_FIRST".into(),
+        opcode::READ_RESPONSE_MIDDLE => "READ_RESPONSE_MIDDLE".into(),
+        opcode::READ_RESPONSE_LAST => "READ_RESPONSE_LAST".into(),
+        opcode::READ_RESPONSE_ONLY => "READ_RESPONSE_ONLY".into(),
         o => format!("opcode {o:#04x}"),
     }
 }
@@ -609,6 +653,36 @@ struct Accepted {
     cqe_len: Option<u32>,
     /// Immediate data of a last packet with immediate.
     imm: Option<u32>,
+    /// PSNs the packet uses (1; a READ: its response's packet count).
+    psns: u32,
+}
+
+/// One READ response packet the victim must send.
+#[derive(Clone, Debug)]
+struct ReadRsp {
+    opcode: u8,
+    psn: u32,
+    /// RETH VA: the requester's local address of this packet.
+    va: u64,
+    /// RETH rkey: the requester's lkey.
+    rkey: u32,
+    /// RETH length: the READ's length.
+    msg_len: u32,
+    /// The requester's SSN of the READ (24 bit).
+    ssn: u32,
+    psn_offset: u32,
+    payload: Vec<u8>,
+}
+
+/// What a READ request asks of the victim.
+#[derive(Clone, Debug)]
+struct ReadExp {
+    /// PSNs it uses.
+    psns: u32,
+    /// The response packets if it passes the MR check (outcome Accept, or a
+    /// duplicate answered again); None if it fails it (a duplicate is then
+    /// dropped without an answer).
+    answer: Option<Vec<ReadRsp>>,
 }
 
 /// The model's verdict on a frame.
@@ -619,6 +693,18 @@ struct Judgement {
     accept: Option<Accepted>,
     /// Effect if placed out of order (outcome `Placed`): its window bit and the placement.
     placed: Option<(u32, Accepted)>,
+    /// A READ request: what it asks (its answer if outcome Accept or Dup).
+    read: Option<ReadExp>,
+}
+
+impl Judgement {
+    /// The READ response packets the victim must send for outcome `o`.
+    fn read_answer(&self, o: Outcome) -> &[ReadRsp] {
+        match (&self.read, o) {
+            (Some(ReadExp { answer: Some(a), .. }), Outcome::Accept | Outcome::Dup) => a,
+            _ => &[],
+        }
+    }
 }
 
 /// A message the responder is in the middle of.
@@ -719,6 +805,9 @@ struct Cfg {
     stale_icrc_pct: u32,
     /// Percent of new messages that are SENDs.
     send_pct: u32,
+    /// Percent of frames outside a message built from a READ request (drawn
+    /// from a generator of their own; inside a message: 1 %).
+    read_pct: u32,
     /// Percent of frames that abandon the message in progress and start a new one.
     restart_pct: u32,
     victim_mtu: Mtu,
@@ -747,6 +836,7 @@ impl Cfg {
             ack_pct: 0,
             stale_icrc_pct: 0,
             send_pct,
+            read_pct: READ_PCT,
             restart_pct: if c == Class::Opcode { 3 } else { 0 },
             victim_mtu: Mtu::Mtu1024,
             victim_sr: false,
@@ -833,6 +923,19 @@ struct Stats {
     resets: u64,
     /// Packets placed out of order that slid in behind an accepted one.
     slid: u64,
+    /// READ base frames: fresh ones, and the last accepted READ sent again.
+    read_base: u64,
+    read_resent: u64,
+    /// Frames with the READ request opcode, by outcome.
+    read_req: [u64; OUTCOMES.len()],
+    /// Frames with a READ response opcode, by outcome.
+    read_rsp_in: [u64; OUTCOMES.len()],
+    /// Duplicate READs answered again.
+    read_dup_answered: u64,
+    /// Packets slid in behind an accepted READ.
+    read_slid: u64,
+    /// READ response packets the victim sent (each verified).
+    read_rsp_out: u64,
     good_rounds: u64,
     good_bytes: u64,
     cycles0: u64,
@@ -888,6 +991,16 @@ struct Fuzzer {
     prev_frame: String,
     /// Receive buffer of the SEND completed by the current frame (still the victim's window).
     just_consumed: Option<(usize, usize)>,
+    /// The generator of READ frames (so the other frames keep their seeds).
+    rd_rng: Rng,
+    rd_ssn: u32,
+    /// The last READ the victim accepted (a requester's retry sends it again).
+    last_read: Option<Frame>,
+    /// NIC0's RX_DUP when READ responses were last counted from zero, and
+    /// the READ response packets the victim sent since: the idle peer, which
+    /// waits for no READ, drops each of them as a duplicate.
+    peer_dup_base: u64,
+    rsp_since_base: u64,
     stats: Stats,
     _pds: Vec<Pd>,
     nics: Nics,
@@ -903,6 +1016,7 @@ const R_GRECV: usize = 5;
 const R_X: usize = 6;
 const R_GSRC: usize = 7;
 // Region 8: the peer's REMOTE_WRITE MR on NIC0 (only compared).
+const R_VRD: usize = 9;
 
 fn packets(len: usize, mtu: usize) -> usize {
     len.div_ceil(mtu).max(1)
@@ -950,6 +1064,7 @@ impl Fuzzer {
         let m = mtu as usize;
         let gm = GOOD_MTU.bytes() as usize;
         let rw = AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE;
+        let rwr = rw | AccessFlags::REMOTE_READ;
         let lw = AccessFlags::LOCAL_WRITE;
         // NIC0: the good requester and the victim's idle peer, each in its own PD.
         let pd_ga = ctx0.alloc_pd().unwrap();
@@ -996,15 +1111,21 @@ impl Fuzzer {
             Region { name, nic, mr, expect: vec![0; n], window }
         };
         let mut regions = vec![
-            mk("victim WRITE target", NIC, pd_v.reg_mr(3 * m + 37, rw).unwrap(), Window::Whole),
-            mk("victim small WRITE target", NIC, pd_v.reg_mr(200, AccessFlags::REMOTE_WRITE).unwrap(), Window::Whole),
-            mk("victim MR without REMOTE_WRITE", NIC, pd_v.reg_mr(512, lw).unwrap(), Window::None),
+            mk("victim WRITE/READ target", NIC, pd_v.reg_mr(3 * m + 37, rwr).unwrap(), Window::Whole),
+            mk(
+                "victim small WRITE/READ target",
+                NIC,
+                pd_v.reg_mr(200, AccessFlags::REMOTE_WRITE | AccessFlags::REMOTE_READ).unwrap(),
+                Window::Whole,
+            ),
+            mk("victim MR without remote access", NIC, pd_v.reg_mr(512, lw).unwrap(), Window::None),
             mk("victim receive buffers", NIC, pd_v.reg_mr(at + 64, lw).unwrap(), Window::Posted),
             mk("good WRITE destination", NIC, pd_gb.reg_mr(4 * gm + 256, rw).unwrap(), Window::None),
             mk("good receive buffer", NIC, pd_gb.reg_mr(4 * gm + 256, lw).unwrap(), Window::None),
-            mk("third PD's REMOTE_WRITE MR", NIC, pd_x.reg_mr(4096, rw).unwrap(), Window::None),
+            mk("third PD's REMOTE_WRITE/READ MR", NIC, pd_x.reg_mr(4096, rwr).unwrap(), Window::None),
             mk("good source (NIC0)", PEER, pd_ga.reg_mr(8 * gm, AccessFlags::empty()).unwrap(), Window::None),
             mk("peer's REMOTE_WRITE MR (NIC0)", PEER, pd_p.reg_mr(4096, rw).unwrap(), Window::None),
+            mk("victim READ-only MR", NIC, pd_v.reg_mr(2 * m + 77, AccessFlags::REMOTE_READ).unwrap(), Window::None),
         ];
         for (i, r) in regions.iter_mut().enumerate() {
             let n = r.mr.len();
@@ -1082,12 +1203,24 @@ impl Fuzzer {
             violations_seen: 0,
             prev_frame: "none".into(),
             just_consumed: None,
+            rd_rng: Rng(seed ^ 0x0C0C_5EAD_0000_0000),
+            rd_ssn: 0,
+            last_read: None,
+            peer_dup_base: 0,
+            rsp_since_base: 0,
             stats: Stats {
                 frames: 0,
                 by_outcome: [0; OUTCOMES.len()],
                 by_class: cfg.classes.iter().map(|&c| (c, 0, [0; OUTCOMES.len()])).collect(),
                 resets: 0,
                 slid: 0,
+                read_base: 0,
+                read_resent: 0,
+                read_req: [0; OUTCOMES.len()],
+                read_rsp_in: [0; OUTCOMES.len()],
+                read_dup_answered: 0,
+                read_slid: 0,
+                read_rsp_out: 0,
                 good_rounds: 0,
                 good_bytes: 0,
                 cycles0,
@@ -1099,7 +1232,34 @@ impl Fuzzer {
         };
         fz.run_cycles(HOST_SETTLE);
         fz.ctr.last = fz.read_counters().unwrap_or_else(|e| panic!("{e}"));
+        fz.peer_dup_base = fz.peer_dup().unwrap_or_else(|e| panic!("{e}"));
         fz
+    }
+
+    /// NIC0's RX_DUP.
+    fn peer_dup(&self) -> Result<u64, String> {
+        self.nics
+            .cluster
+            .borrow_mut()
+            .read_reg(PEER, counters::RX_DUP)
+            .map_err(|e| format!("reading RX_DUP of NIC{PEER}: {e}"))
+    }
+
+    /// NIC0's RX_DUP must have grown by the READ response packets the victim sent, nothing else.
+    fn check_peer_dup(&mut self) -> Option<String> {
+        match self.peer_dup() {
+            Ok(d) => {
+                let grew = d.wrapping_sub(self.peer_dup_base);
+                self.peer_dup_base = d;
+                let sent = std::mem::take(&mut self.rsp_since_base);
+                (grew != sent).then(|| {
+                    format!(
+                        "NIC{PEER}'s RX_DUP grew by {grew}, but the victim sent its idle peer {sent} READ response packets (each a duplicate there)"
+                    )
+                })
+            }
+            Err(e) => Some(e),
+        }
     }
 
     /// An initial ePSN: anywhere, often close to the 24-bit wrap.
@@ -1154,6 +1314,12 @@ impl Fuzzer {
 
     /// Checks a WRITE packet's rkey and range against NIC1's MR table.
     fn mr_check(&self, rkey: u32, va: u64, len: u64) -> Result<(usize, usize), String> {
+        self.mr_check_for(rkey, va, len, AccessFlags::REMOTE_WRITE)
+    }
+
+    /// Checks an rkey and range against NIC1's MR table for access `need`:
+    /// the region and the offset of `va` in it.
+    fn mr_check_for(&self, rkey: u32, va: u64, len: u64, need: AccessFlags) -> Result<(usize, usize), String> {
         if rkey >> 16 != 0 {
             return Err(format!("rkey {rkey:#x} names no MR index (bits 31:16 set)"));
         }
@@ -1166,8 +1332,8 @@ impl Fuzzer {
         if mr.pd != self.pd_v {
             return Err(format!("rkey {rkey:#x}: MR of PD {}, the victim is in PD {}", mr.pd, self.pd_v));
         }
-        if !mr.access.contains(AccessFlags::REMOTE_WRITE) {
-            return Err(format!("rkey {rkey:#x}: MR without REMOTE_WRITE"));
+        if !mr.access.contains(need) {
+            return Err(format!("rkey {rkey:#x}: MR without {need:?}"));
         }
         if va < mr.va || (va - mr.va) as u128 + len as u128 > mr.len as u128 {
             return Err(format!(
@@ -1199,8 +1365,7 @@ impl Fuzzer {
             let mut y = x.clone();
             y.icrc_bad = false;
             let rest = self.judge_facts(&y);
-            let mut j =
-                Judgement { allowed: Set::of(&[Icrc]), why: vec!["wrong ICRC".into()], accept: None, placed: None };
+            let mut j = Judgement { allowed: Set::of(&[Icrc]), why: vec!["wrong ICRC".into()], ..Default::default() };
             if rest.allowed.has(Hdr) {
                 j.allowed.add(Hdr);
                 j.why.push(format!("may be dropped as a header error: {:?}", rest.why));
@@ -1286,6 +1451,16 @@ impl Fuzzer {
         if x.src_mac_bad {
             lenient.add(Hdr);
             j.why.push("may be dropped: source MAC is not the peer's".into());
+        }
+        if is_read_response(x.opcode) {
+            // Handled before the responder's own checks: the victim's requester
+            // never posts a READ, so it waits for no response.
+            j.allowed = Set::of(&[Dup]).with(lenient);
+            j.why.push(format!("{}: the victim waits for no READ response (a duplicate)", op_name(x.opcode)));
+            return j;
+        }
+        if x.opcode == opcode::READ_REQUEST {
+            return self.judge_read(x, lenient, j);
         }
         let Some((kind, first, last, imm)) = classify(x.opcode) else {
             j.allowed = Set::of(&[Hdr, Inv]);
@@ -1409,6 +1584,7 @@ impl Fuzzer {
             msg_len: x.msg_len,
             cqe_len: None,
             imm: imm.then_some(x.imm),
+            psns: 1,
         };
         if kind == Kind::Write && imm && v.rq.is_empty() {
             // A WRITE with immediate consumes a receive WQE; the check comes before the key's.
@@ -1437,6 +1613,7 @@ impl Fuzzer {
                     }
                 }
             },
+            Kind::Read => unreachable!("classify gives no READ"),
             Kind::Send => {
                 if first && v.rq.is_empty() {
                     j.why.push("no receive WQE posted".into());
@@ -1470,6 +1647,108 @@ impl Fuzzer {
                     j.allowed = Set::of(&[Inv]).with(lenient);
                 }
             }
+        }
+        j
+    }
+
+    /// An RDMA READ request to the victim (past the front end and the QPN
+    /// and peer checks; `lenient`: what the front end may drop it for).
+    fn judge_read(&self, x: &Facts, lenient: Set, mut j: Judgement) -> Judgement {
+        use Outcome::*;
+        let v = &self.v;
+        let m = self.mtu as u64;
+        let len = x.msg_len as u64;
+        let psns = len.div_ceil(m).max(1) as u32;
+        // The MR check (a zero-length READ reads nothing and is not checked)
+        // and the answer it gets if it passes, from the memory as the model knows it.
+        let check =
+            if len == 0 { Ok(None) } else { self.mr_check_for(x.rkey, x.va, len, AccessFlags::REMOTE_READ).map(Some) };
+        let answer = check.as_ref().ok().map(|at| {
+            (0..psns)
+                .map(|i| {
+                    let o = i as u64 * m;
+                    let n = len.saturating_sub(o).min(m) as usize;
+                    let payload = match at {
+                        Some((region, off)) => {
+                            let s = off + o as usize;
+                            self.regions[*region].expect[s..s + n].to_vec()
+                        }
+                        None => Vec::new(),
+                    };
+                    ReadRsp {
+                        opcode: wire::Opcode::read_response(i == 0, i + 1 == psns).into(),
+                        psn: x.psn.wrapping_add(i) & PSN_MASK,
+                        va: x.laddr.wrapping_add(o),
+                        rkey: x.lkey,
+                        msg_len: x.msg_len,
+                        ssn: x.ssn & PSN_MASK,
+                        psn_offset: i,
+                        payload,
+                    }
+                })
+                .collect::<Vec<_>>()
+        });
+        let mr_why = match &check {
+            Ok(None) => "a zero-length READ: no MR check, one empty response packet".to_string(),
+            Ok(Some((region, off))) => {
+                format!("READ of {len} B at +{off:#x} of the {}: {psns} response packet(s)", self.regions[*region].name)
+            }
+            Err(e) => format!("MR check fails: {e}"),
+        };
+        j.read = Some(ReadExp { psns, answer });
+        let mut inv = Vec::new();
+        if let Some(c) = v.cur {
+            inv.push(format!("READ request inside an unfinished {:?} message", c.kind));
+        }
+        if x.plen != 0 {
+            inv.push(format!("READ request with {} bytes of payload", x.plen));
+        }
+        let invset = Set::of(&[Hdr, Inv]);
+        let diff = x.psn.wrapping_sub(v.epsn) & PSN_MASK;
+        if diff != 0 {
+            if diff >= 1 << 23 {
+                j.allowed = Set::of(&[Dup]);
+                if diff == 1 << 23 {
+                    j.allowed.add(Psn);
+                }
+                j.why.push(format!(
+                    "PSN {:#x} behind ePSN {:#x}: a duplicate READ (no ACK), answered again if it passes the MR check, else dropped; {mr_why}",
+                    x.psn, v.epsn
+                ));
+            } else {
+                j.allowed = Set::of(&[Psn]);
+                j.why
+                    .push(format!("PSN {:#x} ahead of ePSN {:#x}: a READ is never placed out of order", x.psn, v.epsn));
+            }
+            if !inv.is_empty() {
+                // As for SEND and WRITE: the order of two checks that both fail is open.
+                j.allowed = j.allowed.with(invset);
+                j.why.extend(inv.into_iter().map(|s| format!("may be rejected: {s}")));
+            }
+            j.allowed = j.allowed.with(lenient);
+            return j;
+        }
+        if !inv.is_empty() {
+            j.why.extend(inv);
+            j.allowed = invset;
+            return j;
+        }
+        j.why.push(mr_why);
+        if check.is_ok() {
+            j.accept = Some(Accepted {
+                plen: 0,
+                kind: Kind::Read,
+                first: true,
+                last: true,
+                place: Place::None,
+                msg_len: x.msg_len,
+                cqe_len: None,
+                imm: None,
+                psns,
+            });
+            j.allowed = Set::of(&[Accept]).with(lenient);
+        } else {
+            j.allowed = Set::of(&[Access]).with(lenient);
         }
         j
     }
@@ -1528,6 +1807,7 @@ impl Fuzzer {
                     msg_len: x.msg_len,
                     cqe_len: None,
                     imm: None,
+                    psns: 1,
                 };
                 j.placed = Some((diff, a));
                 Some(Set::of(&[Outcome::Placed]))
@@ -1554,7 +1834,7 @@ impl Fuzzer {
     /// placed out of order before slid in behind it.
     fn apply_accept(&mut self, a: &Accepted, frame: &[u8]) -> u32 {
         let plen = a.plen;
-        self.v.epsn = (self.v.epsn + 1) & PSN_MASK;
+        self.v.epsn = (self.v.epsn + a.psns) & PSN_MASK;
         match a.place {
             Place::None => {}
             Place::Exact { region, off } => self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + plen]),
@@ -1579,12 +1859,13 @@ impl Fuzzer {
                 self.expect_cqe.push_back((w.wr_id, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
             }
         }
-        // Selective repeat: the window moves with ePSN and the packets placed
-        // right behind it slide in (as WRITE packets; their RETH length is not
-        // kept, so a message they start gets the lenient length checks).
+        // Selective repeat: the window moves with ePSN (a READ: by its PSNs)
+        // and the packets placed right behind it slide in (as WRITE packets;
+        // their RETH length is not kept, so a message they start gets the
+        // lenient length checks).
         self.v.sr_hold = false;
-        self.v.sr_rcv >>= 1;
-        self.v.sr_last >>= 1;
+        self.v.sr_rcv = self.v.sr_rcv.checked_shr(a.psns).unwrap_or(0);
+        self.v.sr_last = self.v.sr_last.checked_shr(a.psns).unwrap_or(0);
         let mut slid = 0;
         while self.v.sr_rcv & 1 != 0 {
             let last = self.v.sr_last & 1 != 0;
@@ -1610,6 +1891,7 @@ impl Fuzzer {
         let cap = match kind {
             Kind::Write => self.regions[R_VW].mr.len(),
             Kind::Send => self.v.rq.front().map_or(3 * m, |w| w.len as usize),
+            Kind::Read => unreachable!("a plan is a SEND or a WRITE"),
         };
         let len = loop {
             let l = match self.rng.below(4) {
@@ -1700,6 +1982,57 @@ impl Fuzzer {
             ts: r.next(),
             epsn: r.below(1 << 24) as u32,
             echo_entropy: r.next() as u16,
+            ..Default::default()
+        }
+    }
+
+    /// A READ request the peer could send the victim: a fresh one at ePSN
+    /// inside a READ-able MR of the victim (local address and lkey anything),
+    /// or now and then the last accepted one again (a requester's retry).
+    /// Draws from `self.rng` (the caller swaps in the READ generator).
+    fn base_read(&mut self) -> Frame {
+        if let Some(f) = self.last_read.clone().filter(|_| self.rng.pct(20)) {
+            self.stats.read_resent += 1;
+            return Frame { ts: self.now(), ..f };
+        }
+        self.stats.read_base += 1;
+        let m = self.mtu as usize;
+        let reg = self.rng.pick(&[R_VW, R_VW, R_VSMALL, R_VRD]);
+        let cap = self.regions[reg].mr.len();
+        let len = loop {
+            let l = match self.rng.below(3) {
+                0 => self.rng.below(cap as u64 + 1) as usize,
+                _ => self.rng.pick(&[0, 1, 4, 63, 64, m - 1, m, m + 1, 2 * m, 2 * m + 1, 3 * m, cap]),
+            }
+            .min(cap);
+            // Its response lands in the peer's RX ring (see `avoid_ring_residue`).
+            if !(self.cfg.avoid_ring_residue && residue_hit(l, m)) {
+                break l;
+            }
+        };
+        let mr = &self.regions[reg].mr;
+        let va = mr.addr() + self.rng.below((cap - len) as u64 + 1);
+        let rkey = mr.rkey();
+        self.rd_ssn = (self.rd_ssn + 1) & PSN_MASK;
+        let r = &mut self.rng;
+        Frame {
+            dst_mac: mac_of(NIC),
+            src_mac: mac_of(PEER),
+            src_ip: u32::from_be_bytes(ip_of(PEER)),
+            dst_ip: u32::from_be_bytes(ip_of(NIC)),
+            sport: 0xC000 | self.peer_qpn as u16,
+            opcode: opcode::READ_REQUEST,
+            dqpn: self.victim_qpn,
+            ack_req: r.pct(75),
+            psn: self.v.epsn,
+            va,
+            rkey,
+            msg_len: len as u32,
+            ssn: self.rd_ssn,
+            psn_offset: 0,
+            ts: self.nics.cluster.borrow().now(),
+            laddr: r.next(),
+            lkey: r.next() as u32,
             ..Default::default()
         }
     }
@@ -1855,7 +2188,7 @@ impl Fuzzer {
                     5 => Mut::RkeyVa(
                         self.regions[R_VRO].mr.rkey(),
                         inside(r, &self.regions[R_VRO]),
-                        "victim MR without REMOTE_WRITE",
+                        "victim MR without remote access",
                     ),
                     6 => Mut::RkeyVa(
                         self.regions[R_VSMALL].mr.rkey(),
@@ -2132,6 +2465,7 @@ impl Fuzzer {
         self.v = Victim { epsn, ..Default::default() };
         self.expect_cqe.clear();
         self.plan = None;
+        self.last_read = None;
         self.dirty = true;
         self.stats.resets += 1;
     }
@@ -2171,7 +2505,13 @@ impl Fuzzer {
             Ok(_) => {}
             Err(e) => return (vec![e], true),
         }
-        let _ = self.take_caps();
+        let late = self.take_caps().iter().filter(|f| f.get(off::BTH).is_some_and(|&o| is_read_response(o))).count();
+        if late > 0 {
+            problems.push(format!(
+                "NIC1 sent {late} READ response packet(s) after the last frame was checked ({})",
+                self.prev_frame
+            ));
+        }
         // Frames the NIC must drop, injected while the good transfers are in
         // flight: their beats share the RX ring with the good packets.
         // (None in the first round, which shows that the good pair works at all.)
@@ -2264,6 +2604,7 @@ impl Fuzzer {
         }
         problems.extend(self.check_violations());
         problems.extend(self.check_memory());
+        problems.extend(self.check_peer_dup());
         self.stats.good_rounds += 1;
         self.stats.good_bytes += bytes;
         (problems, false)
@@ -2479,11 +2820,16 @@ impl Fuzzer {
         use Outcome::*;
         let syns: Vec<u8> = resp.iter().map(|f| f.syndrome).collect();
         // Selective repeat: packets placed out of order right behind an
-        // accepted one slide in; ePSN and MSN the ACK must then carry.
-        let slid = (vb.sr_rcv >> 1).trailing_ones();
+        // accepted one (a READ: behind its PSNs) slide in; ePSN and MSN the
+        // ACK must then carry.
+        let psns = acc.map_or(1, |a| a.psns);
+        let slid = vb.sr_rcv.checked_shr(psns).unwrap_or(0).trailing_ones();
         let slid_mask = if slid == 0 { 0 } else { u128::MAX >> (128 - slid) };
-        let ended = ((vb.sr_last >> 1) & slid_mask).count_ones() + acc.is_some_and(|a| a.last) as u32;
-        let (epsn, msn) = ((vb.epsn + 1 + slid) & PSN_MASK, (vb.msn + ended) & PSN_MASK);
+        let ended =
+            (vb.sr_last.checked_shr(psns).unwrap_or(0) & slid_mask).count_ones() + acc.is_some_and(|a| a.last) as u32;
+        let (epsn, msn) = ((vb.epsn + psns + slid) & PSN_MASK, (vb.msn + ended) & PSN_MASK);
+        // A READ request or response is never re-ACKed as a duplicate.
+        let no_reack = x.opcode == opcode::READ_REQUEST || is_read_response(x.opcode);
         // A NAK of a packet placed out of order: flagged, ePSN and MSN unchanged.
         let placed_nak = |f: &Frame| {
             f.syndrome == wire::syndrome::NAK_PSN_SEQ
@@ -2501,8 +2847,15 @@ impl Fuzzer {
                     && resp[0].epsn == epsn
                     && resp[0].msn == msn
             }
-            Accept if x.ack_req => resp.len() == 1 && syns[0] == wire::syndrome::ACK && resp[0].psn == x.psn,
+            Accept if x.ack_req => {
+                resp.len() == 1
+                    && syns[0] == wire::syndrome::ACK
+                    && resp[0].psn == x.psn
+                    && resp[0].epsn == epsn
+                    && resp[0].msn == msn
+            }
             Accept => resp.is_empty(),
+            Dup if no_reack => resp.is_empty(),
             Dup => resp.len() <= 1 && syns.iter().all(|&s| s == wire::syndrome::ACK),
             Psn => {
                 resp.len() <= 1 && resp.iter().all(|f| f.syndrome == wire::syndrome::NAK_PSN_SEQ && f.ack_flags == 0)
@@ -2526,12 +2879,77 @@ impl Fuzzer {
         }
     }
 
+    /// The READ response packets the victim sent must be exactly `want`, in order.
+    fn check_read_responses(&self, want: &[ReadRsp], got: &[Frame], problems: &mut Vec<String>) {
+        if want.len() != got.len() {
+            problems.push(format!(
+                "the victim sent {} READ response packet(s), the model expects {}{}",
+                got.len(),
+                want.len(),
+                if want.is_empty() { " (this frame is not a READ it answers)" } else { "" }
+            ));
+            return;
+        }
+        let peer = (mac_of(PEER), u32::from_be_bytes(ip_of(PEER)), self.peer_qpn);
+        for (i, (w, g)) in want.iter().zip(got).enumerate() {
+            let mut bad = Vec::new();
+            if g.opcode != w.opcode {
+                bad.push(format!("opcode {} (expected {})", op_name(g.opcode), op_name(w.opcode)));
+            }
+            if (g.dst_mac, g.dst_ip, g.dqpn) != peer {
+                bad.push(format!(
+                    "sent to QP {} at {:x?}/{:#x}, not the peer QP {}",
+                    g.dqpn, g.dst_mac, g.dst_ip, peer.2
+                ));
+            }
+            if g.psn != w.psn {
+                bad.push(format!("PSN {:#x} (expected {:#x})", g.psn, w.psn));
+            }
+            if g.va != w.va {
+                bad.push(format!("RETH VA {:#x} (expected {:#x})", g.va, w.va));
+            }
+            if g.rkey != w.rkey {
+                bad.push(format!("RETH rkey {:#x} (expected the lkey {:#x})", g.rkey, w.rkey));
+            }
+            if g.msg_len != w.msg_len {
+                bad.push(format!("RETH length {} (expected {})", g.msg_len, w.msg_len));
+            }
+            if g.ssn != w.ssn {
+                bad.push(format!("SSN {:#x} (expected {:#x})", g.ssn, w.ssn));
+            }
+            if g.psn_offset != w.psn_offset {
+                bad.push(format!("PSN_OFFSET {} (expected {})", g.psn_offset, w.psn_offset));
+            }
+            if g.payload != w.payload {
+                let at = g.payload.iter().zip(&w.payload).position(|(a, b)| a != b);
+                bad.push(format!(
+                    "payload of {} B differs from the {} B expected{}",
+                    g.payload.len(),
+                    w.payload.len(),
+                    at.map_or(String::new(), |o| format!(" (first at byte {o})"))
+                ));
+            }
+            if !bad.is_empty() {
+                problems.push(format!("READ response packet {i} of {}: {}", want.len(), bad.join(", ")));
+            }
+        }
+    }
+
     // ------------------------------------------------------------ one frame
 
     fn one_frame(&mut self, idx: u64) -> Result<(), String> {
-        // Build the frame.
-        let is_ack = self.rng.pct(self.cfg.ack_pct);
-        let (base, from_plan, ahead) = if is_ack {
+        // Build the frame. A READ frame (between messages, rarely inside one)
+        // is built and mutated with the READ generator swapped in, so the
+        // other frames draw what they drew before READ existed.
+        let read_pct = if self.v.cur.is_none() { self.cfg.read_pct } else { self.cfg.read_pct.min(1) };
+        let is_read = self.rd_rng.pct(read_pct);
+        if is_read {
+            std::mem::swap(&mut self.rng, &mut self.rd_rng);
+        }
+        let is_ack = !is_read && self.rng.pct(self.cfg.ack_pct);
+        let (base, from_plan, ahead) = if is_read {
+            (self.base_read(), false, false)
+        } else if is_ack {
             (self.base_ack(), false, false)
         } else {
             // A rejected packet is sent again (mutated anew) until it gets in;
@@ -2592,6 +3010,9 @@ impl Fuzzer {
                 bytes = self.build(&base, &muts, fill_seed);
             }
         }
+        if is_read {
+            std::mem::swap(&mut self.rng, &mut self.rd_rng);
+        }
         let x = facts(&bytes);
         let j = self.judge(&bytes);
         let ctx = FrameCtx {
@@ -2603,7 +3024,13 @@ impl Fuzzer {
                 base.psn_offset,
                 base.msg_len,
                 base.payload.len(),
-                if is_ack { format!(" syndrome {:#04x} msn {}", base.syndrome, base.msn) } else { String::new() }
+                if is_ack {
+                    format!(" syndrome {:#04x} msn {}", base.syndrome, base.msn)
+                } else if is_read {
+                    format!(" va {:#x} rkey {:#x} laddr {:#x} lkey {:#x}", base.va, base.rkey, base.laddr, base.lkey)
+                } else {
+                    String::new()
+                }
             ),
             bytes,
             muts,
@@ -2618,8 +3045,22 @@ impl Fuzzer {
             self.run_cycles(HOST_SETTLE);
             self.dirty = false;
         }
-        let _ = self.take_caps();
+        let mut problems = Vec::new();
+        let late = self.take_caps().iter().filter(|f| f.get(off::BTH).is_some_and(|&o| is_read_response(o))).count();
+        if late > 0 {
+            problems.push(format!(
+                "NIC1 sent {late} READ response packet(s) after the previous frame was checked (previous frame: {})",
+                self.prev_frame
+            ));
+        }
         self.just_consumed = None;
+        // READ response packets the model may expect (they follow their DMA reads at line rate).
+        let want_rd = [Outcome::Accept, Outcome::Dup]
+            .iter()
+            .filter(|&&o| j.allowed.has(o))
+            .map(|&o| j.read_answer(o).len())
+            .max()
+            .unwrap_or(0);
         {
             let mut c = self.nics.cluster.borrow_mut();
             c.inject_frame(NIC, &ctx.bytes);
@@ -2633,9 +3074,20 @@ impl Fuzzer {
                 let busy = c.nic(NIC).dma_in_flight() + c.nic(PEER).dma_in_flight() + c.fabric().port(NIC).rx.queued();
                 quiet = if busy == 0 { quiet + 16 } else { 0 };
             }
+            if j.read.is_some() {
+                let rd_sent = || {
+                    self.caps.borrow().iter().filter(|f| f.get(off::BTH).is_some_and(|&o| is_read_response(o))).count()
+                };
+                let mut spent = 0;
+                while rd_sent() < want_rd && spent < READ_SETTLE {
+                    c.run(16);
+                    spent += 16;
+                }
+                // Room for a packet too many.
+                c.run(READ_EXTRA);
+            }
         }
         let d = self.counter_deltas()?;
-        let mut problems = Vec::new();
         if d[0] != 1 {
             let queued = self.nics.cluster.borrow().fabric().port(NIC).rx.queued();
             let msg = format!(
@@ -2644,18 +3096,21 @@ impl Fuzzer {
             );
             if queued > 0 {
                 // The core stopped taking frames: nothing after this can be checked.
-                self.report(&ctx, None, &d, &[], std::slice::from_ref(&msg));
+                self.report(&ctx, None, &d, &[], &[], std::slice::from_ref(&msg));
                 return Err(format!("RX path stalled at frame {idx}: {msg}"));
             }
             problems.push(msg);
         }
-        // What NIC1 sent: only ACKs/NAKs of the victim to its peer.
+        // What NIC1 sent: only ACKs/NAKs of the victim to its peer, and READ
+        // response packets (checked against the model's below).
         let mut resp = Vec::new();
+        let mut rd = Vec::new();
         for f in self.take_caps() {
             match Frame::decode(&f) {
                 Ok(a) if a.is_ack() && a.dqpn == self.peer_qpn => resp.push(a),
+                Ok(a) if is_read_response(a.opcode) => rd.push(a),
                 Ok(a) => problems.push(format!(
-                    "NIC1 sent {} to QP {} (only the victim's ACK/NAK to QP {} expected)",
+                    "NIC1 sent {} to QP {} (only the victim's ACK/NAK or READ response to QP {} expected)",
                     op_name(a.opcode),
                     a.dqpn,
                     self.peer_qpn
@@ -2663,12 +3118,22 @@ impl Fuzzer {
                 Err(e) => problems.push(format!("NIC1 sent a malformed frame ({} bytes): {e}", f.len())),
             }
         }
+        self.stats.read_rsp_out += rd.len() as u64;
+        self.rsp_since_base += rd.len() as u64;
         let naks: Vec<u8> = resp.iter().map(|f| f.syndrome).filter(|&s| s != wire::syndrome::ACK).collect();
         let obs = self.observed(&d, &naks);
         let mut fatal = false;
         match &obs {
             Ok(o) => {
                 self.stats.by_outcome[*o as usize] += 1;
+                if x.opcode == opcode::READ_REQUEST {
+                    self.stats.read_req[*o as usize] += 1;
+                    if *o == Outcome::Dup && !rd.is_empty() {
+                        self.stats.read_dup_answered += 1;
+                    }
+                } else if is_read_response(x.opcode) {
+                    self.stats.read_rsp_in[*o as usize] += 1;
+                }
                 for (c, n, h) in self.stats.by_class.iter_mut() {
                     if ctx.classes.contains(c) {
                         *n += 1;
@@ -2684,6 +3149,7 @@ impl Fuzzer {
                 }
                 let acc = if *o == Outcome::Accept { j.accept.as_ref() } else { None };
                 self.check_responses(*o, &x, &ctx.victim_before, acc, &resp, &mut problems);
+                self.check_read_responses(j.read_answer(*o), &rd, &mut problems);
                 let mut slid = 0;
                 if problems.is_empty() {
                     match o {
@@ -2691,6 +3157,10 @@ impl Fuzzer {
                             let a = j.accept.expect("Accept is allowed only with an effect");
                             slid = self.apply_accept(&a, &ctx.bytes);
                             self.stats.slid += slid as u64;
+                            if a.kind == Kind::Read {
+                                self.stats.read_slid += slid as u64;
+                                self.last_read = Frame::decode(&ctx.bytes).ok();
+                            }
                         }
                         Outcome::Placed => {
                             let (diff, a) = j.placed.expect("Placed is allowed only with an effect");
@@ -2742,14 +3212,23 @@ impl Fuzzer {
             obs.as_ref().map_err(|_| ())
         );
         if !problems.is_empty() {
-            self.report(&ctx, obs.ok(), &d, &resp, &problems);
+            self.report(&ctx, obs.ok(), &d, &resp, &rd, &problems);
             self.resync()?;
         }
         Ok(())
     }
 
     /// Prints a failure and either panics or records it (keep-going).
-    fn report(&mut self, c: &FrameCtx, obs: Option<Outcome>, d: &[u64], resp: &[Frame], problems: &[String]) {
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &mut self,
+        c: &FrameCtx,
+        obs: Option<Outcome>,
+        d: &[u64],
+        resp: &[Frame],
+        rd: &[Frame],
+        problems: &[String],
+    ) {
         let x = &c.facts;
         let mut s = String::new();
         let _ = writeln!(
@@ -2764,7 +3243,7 @@ impl Fuzzer {
         let _ = writeln!(s, "  mutations ({:?}): {:?}", c.classes, c.muts);
         let _ = writeln!(
             s,
-            "  frame: {} bytes, {} dqpn {} psn {:#x} AckReq {} pad {} payload {} psn_offset {:#x} ssn {:#x} va {:#x} rkey {:#x} RETH len {} syndrome {:#04x} msn {}",
+            "  frame: {} bytes, {} dqpn {} psn {:#x} AckReq {} pad {} payload {} psn_offset {:#x} ssn {:#x} va {:#x} rkey {:#x} RETH len {} laddr {:#x} lkey {:#x} syndrome {:#04x} msn {}",
             x.len,
             op_name(x.opcode),
             x.dqpn,
@@ -2777,6 +3256,8 @@ impl Fuzzer {
             x.va,
             x.rkey,
             x.msg_len,
+            x.laddr,
+            x.lkey,
             x.syndrome,
             x.msn
         );
@@ -2811,6 +3292,32 @@ impl Fuzzer {
                 r.syndrome, r.psn, r.msn, r.epsn, r.ack_flags
             );
         }
+        if let Some(r) = &c.judgement.read {
+            let _ = writeln!(
+                s,
+                "  model: the READ uses {} PSN(s); answer if accepted or a duplicate: {}",
+                r.psns,
+                match &r.answer {
+                    Some(a) => format!("{} packet(s)", a.len()),
+                    None => "none (MR check fails)".into(),
+                }
+            );
+        }
+        for r in rd {
+            let _ = writeln!(
+                s,
+                "  victim sent: {} to QP {} psn {:#x} va {:#x} rkey {:#x} len {} ssn {:#x} psn_offset {} payload {} B",
+                op_name(r.opcode),
+                r.dqpn,
+                r.psn,
+                r.va,
+                r.rkey,
+                r.msg_len,
+                r.ssn,
+                r.psn_offset,
+                r.payload.len()
+            );
+        }
         let _ = write!(s, "  frame bytes:\n{}", hex(&c.bytes));
         let _ = writeln!(
             s,
@@ -2831,6 +3338,8 @@ impl Fuzzer {
     fn resync(&mut self) -> Result<(), String> {
         self.run_cycles(3000);
         let _ = self.take_caps();
+        self.peer_dup_base = self.peer_dup()?;
+        self.rsp_since_base = 0;
         let mut ignore = Vec::new();
         self.reset_victim(&mut ignore);
         let _ = self.cq_v.poll_cq_vec(64);
@@ -2921,6 +3430,22 @@ impl Fuzzer {
                 OUTCOMES.iter().filter(|&&o| h[o as usize] > 0).map(|&o| format!("{o:?}={}", h[o as usize])).collect();
             eprintln!("fuzz {}:   class {c:?}: {n} mutated frames: {}", self.cfg.name, hist.join(" "));
         }
+        let hist = |h: &[u64; OUTCOMES.len()]| {
+            let v: Vec<String> =
+                OUTCOMES.iter().filter(|&&o| h[o as usize] > 0).map(|&o| format!("{o:?}={}", h[o as usize])).collect();
+            format!("{} ({})", h.iter().sum::<u64>(), v.join(" "))
+        };
+        eprintln!(
+            "fuzz {}: READ: {} fresh and {} resent READ base frames; READ request frames {}, {} duplicates answered, {} packets slid in behind a READ; READ response frames {}; the victim sent {} READ response packets",
+            self.cfg.name,
+            st.read_base,
+            st.read_resent,
+            hist(&st.read_req),
+            st.read_dup_answered,
+            st.read_slid,
+            hist(&st.read_rsp_in),
+            st.read_rsp_out
+        );
         eprintln!(
             "fuzz {}: {} good rounds verified {} bytes; simulator {}",
             self.cfg.name,
@@ -3019,6 +3544,7 @@ fn mixed(name: &'static str, mtu: Mtu, frames: u64) -> Cfg {
         ack_pct: 6,
         stale_icrc_pct: 5,
         send_pct: 40,
+        read_pct: READ_PCT,
         restart_pct: 3,
         victim_mtu: mtu,
         victim_sr: false,
@@ -3089,4 +3615,30 @@ fn model_self_check() {
     assert!(residue_hit(58, 1024) && residue_hit(1024 + 60, 1024) && !residue_hit(61, 1024) && !residue_hit(0, 1024));
     assert_eq!(packets(0, 1024), 1);
     assert_eq!(last_plen(2048, 1024), 1024);
+    // A READ request: the model reads its local address and lkey, and it has no payload.
+    let r = facts(
+        &Frame {
+            dst_mac: mac_of(NIC),
+            src_mac: mac_of(PEER),
+            src_ip: u32::from_be_bytes(ip_of(PEER)),
+            dst_ip: u32::from_be_bytes(ip_of(NIC)),
+            opcode: opcode::READ_REQUEST,
+            dqpn: 3,
+            psn: 5,
+            va: 0x1000,
+            rkey: 0x102,
+            msg_len: 5000,
+            laddr: 0x1122_3344_5566_7788,
+            lkey: 0xAABB_CCDD,
+            ..Default::default()
+        }
+        .encode(),
+    );
+    assert!(!r.len_bad && !r.icrc_bad && r.odd.is_empty(), "{r:?}");
+    assert_eq!(
+        (r.opcode, r.plen, r.va, r.rkey, r.msg_len, r.laddr, r.lkey),
+        (opcode::READ_REQUEST, 0, 0x1000, 0x102, 5000, 0x1122_3344_5566_7788, 0xAABB_CCDD)
+    );
+    assert!((0x0D..=0x10).all(is_read_response) && !is_read_response(0x0C) && !is_read_response(opcode::ACK));
+    assert!(classify(opcode::READ_REQUEST).is_none());
 }

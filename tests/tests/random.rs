@@ -1,5 +1,6 @@
 //! Constrained-random end-to-end tests against the golden model
-//! (`rnic_tests::golden`): random mixes of RDMA WRITE and SEND between two
+//! (`rnic_tests::golden`): random mixes of RDMA WRITE and SEND (and RDMA
+//! READ in the `random_reads*` tests and some soak worlds) between two
 //! cosimulated NICs, every byte of every registered region and every
 //! completion compared with the model's prediction.
 //!
@@ -19,6 +20,15 @@
 //!   (every alignment mod 64) inside destination MRs of odd lengths filled with
 //!   a sentinel pattern; receive buffers exactly as long as the message or longer.
 //!
+//! READs: each NIC of a world with READs has a read-only region
+//! (REMOTE_READ) filled with a pattern before the run and never written,
+//! which READs read at random offsets, and a region (LOCAL_WRITE) that only
+//! READs write, each READ of a round into its own bytes; so a READ's result
+//! does not depend on timing. Everything about READs is drawn from a
+//! generator of its own, and a world without READs (every test but the
+//! `random_reads*` ones) registers no READ regions and draws nothing from
+//! it, so it runs exactly as before READs existed.
+//!
 //! The run is cut into rounds. Within a round no two messages touch the
 //! same bytes, so the outcome does not depend on timing. Each completion is
 //! checked against the model when it is polled (with the data of that
@@ -32,7 +42,8 @@
 //! 64; more than 16 QPs; multi-packet WRITEs past the end of their region in
 //! `random_errors`), to check the harness itself on an RTL that has them.
 //! Soak: `RNIC_SOAK_MSGS=1000000 cargo test --release -p rnic-tests --test random -- soak --nocapture`
-//! (four worlds in ten with loss, duplication and some reordering on the links).
+//! (four worlds in ten with loss, duplication and some reordering on the links;
+//! three in ten with READs).
 
 use rnic::{
     AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcStatus, WrOpcode,
@@ -75,6 +86,8 @@ struct Params {
     bidir: bool,
     /// Percentage of SENDs (the rest are WRITEs).
     send_pct: u32,
+    /// Percentage of messages that are RDMA READs (0: none, and no READ regions).
+    read_pct: u32,
     /// Per mille of messages with a large size (up to 1 MiB).
     large_permille: u64,
     /// Messages in the world.
@@ -111,6 +124,7 @@ struct Spec {
     bidir: Option<bool>,
     send_pct: Option<u32>,
     large_permille: Option<u64>,
+    read_pct: Option<u32>,
     msgs: u64,
     errors: bool,
     faults: Option<Faults>,
@@ -164,6 +178,7 @@ impl Params {
             qpns,
             bidir,
             send_pct,
+            read_pct: spec.read_pct.unwrap_or(0),
             large_permille,
             msgs: spec.msgs,
             round_max,
@@ -191,9 +206,12 @@ impl Params {
             dup: r.pick(&[0.0, 0.01]),
             jitter_ns: r.pick(&[0, 0, 300]),
         });
+        // From a generator of its own, so the worlds' other parameters are as before READs.
+        let read_pct = Rng::new(seed ^ 0x4EAD_50AC).pct(30).then_some(10);
         let spec = Spec {
             pairs: Some(pairs),
             qpns: Some(qpns),
+            read_pct,
             large_permille: Some(r.pick(&[0, 5, 15, 50])),
             msgs,
             faults,
@@ -227,7 +245,19 @@ struct Node {
     src_id: MrId,
     /// Destination regions: (region, model id, accepts RDMA WRITE).
     dsts: Vec<(Mr, MrId, bool)>,
+    /// The regions of READs (worlds with READs).
+    reads: Option<ReadRegions>,
     _pd: Pd,
+}
+
+/// A NIC's regions for RDMA READs.
+struct ReadRegions {
+    /// READ sources at this NIC (REMOTE_READ): a pattern written before the run, never changed.
+    src: Mr,
+    src_id: MrId,
+    /// Destinations of this NIC's own READs (LOCAL_WRITE), written by nothing else.
+    dst: Mr,
+    dst_id: MrId,
 }
 
 /// A connected QP pair: `qp[n]` lives on NIC n.
@@ -242,6 +272,7 @@ struct Pair {
 enum Op {
     Write,
     Send,
+    Read,
 }
 
 /// How a message is meant to go.
@@ -257,6 +288,8 @@ enum Kind {
     PastEnd,
     /// A WRITE to a region without REMOTE_WRITE.
     NoRemoteWrite,
+    /// A READ from a region without REMOTE_READ.
+    NoRemoteRead,
     /// Posted behind a failing WR on the same QP: flushed.
     Doomed,
 }
@@ -273,13 +306,15 @@ struct Msg {
     op: Op,
     kind: Kind,
     size: u32,
+    /// Offset in the requester's source region (a READ: in the responder's READ source region).
     src_off: u64,
-    /// Destination region (index into the responder's `dsts`).
+    /// Destination region (index into the responder's `dsts`; a READ: unused).
     dst: usize,
+    /// Offset in that region (a READ: in the requester's READ destination region).
     dst_off: u64,
     /// Receive buffer length (SEND).
     recv_len: u32,
-    /// WRITE target.
+    /// WRITE target or READ source.
     remote_addr: u64,
     rkey: u32,
     /// Immediate data (SEND or WRITE with immediate; a WRITE with immediate
@@ -300,6 +335,7 @@ struct Stats {
     msgs: u64,
     sends: u64,
     writes: u64,
+    reads: u64,
     payload: u64,
     /// Bytes compared (payload checks at completion and whole-MR sweeps).
     verified: u64,
@@ -317,6 +353,10 @@ struct Stats {
 struct World {
     p: Params,
     rng: Rng,
+    /// Everything about READs (so worlds without them draw as before).
+    read_rng: Rng,
+    /// Residues still to use in the READs' cycle through 0..63.
+    read_residues: Vec<u32>,
     pairs: Vec<Pair>,
     nodes: Vec<Node>,
     model: Golden,
@@ -350,6 +390,7 @@ fn lane(pair: usize, nic: usize) -> usize {
 impl World {
     fn new(p: Params) -> World {
         let mut rng = Rng::new(p.seed);
+        let mut read_rng = Rng::new(p.seed ^ 0x4EAD_0000_0000);
         // `RNIC_RANDOM_PCAP=FILE` writes every frame the NICs send (a debugging aid for replays).
         let pcap = std::env::var_os("RNIC_RANDOM_PCAP").map(std::path::PathBuf::from);
         let cfg =
@@ -410,6 +451,13 @@ impl World {
                 let (mr, id) = mk(len as usize, access, SENTINEL - 10 - (nic * 4 + i) as u64);
                 dsts.push((mr, id, access.contains(AccessFlags::REMOTE_WRITE)));
             }
+            let reads = (p.read_pct > 0).then(|| {
+                let src_len = (MAX_LARGE + read_rng.range(1, 4095)) as usize;
+                let (src, src_id) = mk(src_len, AccessFlags::REMOTE_READ, SENTINEL - 30 - nic as u64);
+                let dst_len = (2 * MAX_LARGE + read_rng.range(1, 4095)) as usize;
+                let (dst, dst_id) = mk(dst_len, AccessFlags::LOCAL_WRITE, SENTINEL - 40 - nic as u64);
+                ReadRegions { src, src_id, dst, dst_id }
+            });
             // CQs: 1..3 per NIC, each QP's queues spread over them.
             let ncq = rng.range(1, 3) as usize;
             let assign: Vec<(usize, usize)> =
@@ -455,7 +503,7 @@ impl World {
                 next += 1;
             }
             drop(placeholders);
-            nodes.push(Node { ctx, cqs, src, src_id, dsts, _pd: pd });
+            nodes.push(Node { ctx, cqs, src, src_id, dsts, reads, _pd: pd });
         }
         let mut pairs = Vec::new();
         let [q0, q1] = qps;
@@ -480,6 +528,8 @@ impl World {
         let now = nics.cluster.borrow().now();
         World {
             rng,
+            read_rng,
+            read_residues: Vec::new(),
             lane_count: vec![0; p.pairs * 2],
             p,
             pairs,
@@ -519,7 +569,7 @@ impl World {
             }
         };
         format!(
-            "MTU {}, {} QP pairs ({:?}; NIC0 {}; NIC1 {}), {}directional, {}% SEND, {}‰ large, rounds of up to {}, PCIe RTT {} ns, MMIO {} ns{}{}",
+            "MTU {}, {} QP pairs ({:?}; NIC0 {}; NIC1 {}), {}directional, {}% SEND, {}% READ, {}‰ large, rounds of up to {}, PCIe RTT {} ns, MMIO {} ns{}{}",
             p.mtu.bytes(),
             p.pairs,
             p.qpns,
@@ -527,6 +577,7 @@ impl World {
             q(1),
             if p.bidir { "bi" } else { "uni" },
             p.send_pct,
+            p.read_pct,
             p.large_permille,
             p.round_max,
             p.pcie_rtt_ns,
@@ -565,7 +616,13 @@ impl World {
             if (m.size as usize) < window.len() {
                 continue;
             }
-            let data = pattern::make(self.p.seed, pattern::stream(lane(m.pair, m.req) as u32, m.idx), m.size as usize);
+            let data = match (m.op, &self.nodes[1 - m.req].reads) {
+                (Op::Read, Some(r)) => {
+                    let s = m.src_off as usize;
+                    self.model.mr_bytes(r.src_id).get(s..s + m.size as usize).unwrap_or_default().to_vec()
+                }
+                _ => pattern::make(self.p.seed, pattern::stream(lane(m.pair, m.req) as u32, m.idx), m.size as usize),
+            };
             if let Some(o) = data.windows(window.len()).position(|w| w == window) {
                 return Some((m.id, o));
             }
@@ -604,6 +661,23 @@ impl World {
                 m.dst_off,
                 m.dst_off % 64
             ),
+            Op::Read => {
+                let (src, dst) = match (&self.nodes[resp].reads, &self.nodes[m.req].reads) {
+                    (Some(s), Some(d)) => (s.src.addr(), d.dst.addr()),
+                    _ => (0, 0),
+                };
+                let off = m.remote_addr as i128 - src as i128;
+                format!(
+                    "remote addr {:#x} rkey {:#x} = NIC{resp} READ source offset {off} (mod 64 = {}), into NIC{} READ destination offset {} (addr {:#x}, mod 64 = {})",
+                    m.remote_addr,
+                    m.rkey,
+                    off.rem_euclid(64),
+                    m.req,
+                    m.dst_off,
+                    dst + m.dst_off,
+                    m.dst_off % 64
+                )
+            }
         };
         format!(
             "message #{} ({round}) {:?}{} of {} B (mod 64 = {}, {} packet(s), last carries {} B), NIC{} QP {} -> NIC{} QP {} (pair {}, message {} of that QP); source offset {} (mod 64 = {}); {}",
@@ -642,25 +716,26 @@ impl World {
         if self.p.avoid_known && (58..=60).contains(&r) {
             r -= 3;
         }
-        let mtu = self.p.mtu.bytes() as u64;
         if r == 0 && !self.zero_done {
             // One zero-length message per world.
             self.zero_done = true;
             return 0;
         }
-        let size = if self.rng.below(1000) < self.p.large_permille {
-            (64 * self.rng.below(MAX_LARGE / 64 + 1) + r).min(MAX_LARGE)
-        } else {
-            let k = match self.rng.below(10) {
-                // Within the first beats.
-                0 | 1 => self.rng.below(3),
-                // Just below or above a packet boundary.
-                2 => self.rng.range(1, 3) * (mtu / 64) - self.rng.below(2),
-                _ => self.rng.below(3 * mtu / 64),
-            };
-            64 * k + r
-        };
-        size as u32
+        size_of_residue(&mut self.rng, r, self.p.mtu.bytes() as u64, self.p.large_permille)
+    }
+
+    /// The next READ's size, as [`World::next_size`]'s (no zero-length one
+    /// set apart), from the READ generator and a cycle of residues of its own.
+    fn next_read_size(&mut self) -> u32 {
+        if self.read_residues.is_empty() {
+            self.read_residues = (0..64).collect();
+            self.read_rng.shuffle(&mut self.read_residues);
+        }
+        let mut r = self.read_residues.pop().unwrap() as u64;
+        if self.p.avoid_known && (58..=60).contains(&r) {
+            r -= 3;
+        }
+        size_of_residue(&mut self.read_rng, r, self.p.mtu.bytes() as u64, self.p.large_permille)
     }
 
     /// A random gap that leaves at least one byte of guard most of the time and covers every alignment.
@@ -687,7 +762,14 @@ impl World {
         }
         // Pairs that failed this round get no more messages after their doomed ones.
         let mut failed_now: Vec<usize> = Vec::new();
+        let mut read_cur = [0u64; 2];
         while (self.msgs.len() as u64) < quota && self.stats.msgs + (self.msgs.len() as u64) < self.p.msgs {
+            if self.carry.is_none()
+                && self.read_rng.pct(self.p.read_pct)
+                && self.gen_read(&live, &mut failed_now, &mut read_cur, &mut src_cur, &mut dst_cur)
+            {
+                continue;
+            }
             let (pair, req, op, size) = match self.carry.take() {
                 Some(c) if !self.pairs[c.0].dead => c,
                 _ => {
@@ -704,9 +786,10 @@ impl World {
             // Error injection: rare, only with errors on, never on the last live pair.
             let mut kind = Kind::Legal;
             if self.p.errors && size >= 2 && live.len() - failed_now.len() > 1 && self.rng.pct(4) {
-                kind = match op {
-                    Op::Send => Kind::Oversize,
-                    Op::Write => self.rng.pick(&[Kind::BadKey, Kind::PastEnd, Kind::NoRemoteWrite]),
+                kind = if op == Op::Send {
+                    Kind::Oversize
+                } else {
+                    self.rng.pick(&[Kind::BadKey, Kind::PastEnd, Kind::NoRemoteWrite])
                 };
                 if kind == Kind::PastEnd && self.p.avoid_known && size > self.p.mtu.bytes() {
                     // Known defect: a multi-packet WRITE past the region's end has its first packets placed.
@@ -732,7 +815,7 @@ impl World {
                     };
                     size + slack as u32
                 }
-                (Op::Write, _) => size,
+                _ => size,
             };
             let mut cands: Vec<usize> = match kind {
                 Kind::NoRemoteWrite => vec![2],
@@ -791,50 +874,130 @@ impl World {
             if kind != Kind::Legal {
                 self.stats.errors_injected += 1;
                 failed_now.push(pair);
-                // One or two WRs behind it on the same QP: flushed, never executed
-                // (as many as the world still has messages for).
-                let room = self.p.msgs - self.stats.msgs - self.msgs.len() as u64;
-                for _ in 0..self.rng.range(0, 2).min(room) {
-                    let size = self.rng.range(1, 3 * mtu) as u32;
-                    let src_off = src_cur[req] + self.gap();
-                    let d = self.rng.below(2) as usize;
-                    let dst_off = dst_cur[resp][d] + self.gap();
-                    if src_off + size as u64 > src_len
-                        || dst_off + size as u64 > self.nodes[resp].dsts[d].0.len() as u64
-                    {
-                        break;
-                    }
-                    src_cur[req] = src_off + size as u64;
-                    dst_cur[resp][d] = dst_off + size as u64;
-                    let idx = self.lane_count[l];
-                    self.lane_count[l] += 1;
-                    let id = self.next_id;
-                    self.next_id += 1;
-                    let data = pattern::make(self.p.seed, pattern::stream(l as u32, idx), size as usize);
-                    let node = &self.nodes[req];
-                    node.src.write(src_off, &data).unwrap();
-                    self.model.cpu_write(node.src_id, src_off, &data);
-                    let mr = &self.nodes[resp].dsts[d].0;
-                    let op = if self.rng.pct(50) { Op::Write } else { Op::Send };
-                    self.msgs.push(Msg {
-                        id,
-                        pair,
-                        req,
-                        idx,
-                        op,
-                        kind: Kind::Doomed,
-                        size,
-                        src_off,
-                        dst: d,
-                        dst_off,
-                        recv_len: 0,
-                        remote_addr: mr.addr() + dst_off,
-                        rkey: mr.rkey(),
-                        imm: None,
-                    });
-                }
+                self.doom_behind(pair, req, &mut src_cur, &mut dst_cur);
             }
         }
+    }
+
+    /// One or two WRs behind a failing one on the same QP (lane `pair`,
+    /// `req`): flushed, never executed (as many as the world still has
+    /// messages for).
+    fn doom_behind(&mut self, pair: usize, req: usize, src_cur: &mut [u64; 2], dst_cur: &mut [[u64; 3]; 2]) {
+        let resp = 1 - req;
+        let mtu = self.p.mtu.bytes() as u64;
+        let src_len = self.nodes[req].src.len() as u64;
+        let l = lane(pair, req);
+        let room = self.p.msgs - self.stats.msgs - self.msgs.len() as u64;
+        for _ in 0..self.rng.range(0, 2).min(room) {
+            let size = self.rng.range(1, 3 * mtu) as u32;
+            let src_off = src_cur[req] + self.gap();
+            let d = self.rng.below(2) as usize;
+            let dst_off = dst_cur[resp][d] + self.gap();
+            if src_off + size as u64 > src_len || dst_off + size as u64 > self.nodes[resp].dsts[d].0.len() as u64 {
+                break;
+            }
+            src_cur[req] = src_off + size as u64;
+            dst_cur[resp][d] = dst_off + size as u64;
+            let idx = self.lane_count[l];
+            self.lane_count[l] += 1;
+            let id = self.next_id;
+            self.next_id += 1;
+            let data = pattern::make(self.p.seed, pattern::stream(l as u32, idx), size as usize);
+            let node = &self.nodes[req];
+            node.src.write(src_off, &data).unwrap();
+            self.model.cpu_write(node.src_id, src_off, &data);
+            let mr = &self.nodes[resp].dsts[d].0;
+            let op = if self.rng.pct(50) { Op::Write } else { Op::Send };
+            self.msgs.push(Msg {
+                id,
+                pair,
+                req,
+                idx,
+                op,
+                kind: Kind::Doomed,
+                size,
+                src_off,
+                dst: d,
+                dst_off,
+                recv_len: 0,
+                remote_addr: mr.addr() + dst_off,
+                rkey: mr.rkey(),
+                imm: None,
+            });
+        }
+    }
+
+    /// Adds a READ to the round, everything about it drawn from the READ
+    /// generator: from a random offset of the responder's READ source
+    /// (with errors on, now and then a failing one) into the next free
+    /// bytes of the requester's READ destination. False if none fits.
+    fn gen_read(
+        &mut self,
+        live: &[usize],
+        failed_now: &mut Vec<usize>,
+        read_cur: &mut [u64; 2],
+        src_cur: &mut [u64; 2],
+        dst_cur: &mut [[u64; 3]; 2],
+    ) -> bool {
+        let pair = self.read_rng.pick(live);
+        if failed_now.contains(&pair) {
+            return false;
+        }
+        let req = if self.p.bidir { self.read_rng.below(2) as usize } else { 0 };
+        let resp = 1 - req;
+        let size = self.next_read_size();
+        let mut kind = Kind::Legal;
+        if self.p.errors && size >= 2 && live.len() - failed_now.len() > 1 && self.read_rng.pct(4) {
+            kind = self.read_rng.pick(&[Kind::BadKey, Kind::PastEnd, Kind::NoRemoteRead]);
+        }
+        let (Some(src), Some(dst)) = (&self.nodes[resp].reads, &self.nodes[req].reads) else {
+            return false;
+        };
+        let (src_addr, src_len, src_key) = (src.src.addr(), src.src.len() as u64, src.src.rkey());
+        let dst_len = dst.dst.len() as u64;
+        let dst_off = read_cur[req] + self.read_rng.below(192);
+        if dst_off + size as u64 > dst_len {
+            return false;
+        }
+        let src_off = self.read_rng.below(src_len - size as u64 + 1);
+        let (remote_addr, rkey) = match kind {
+            Kind::BadKey => (src_addr + src_off, src_key ^ 0x40),
+            Kind::PastEnd => (src_addr + src_len - size as u64 + 1, src_key),
+            Kind::NoRemoteRead => {
+                // A WRITE destination: REMOTE_WRITE without REMOTE_READ.
+                let other = &self.nodes[resp].dsts[0].0;
+                (other.addr() + self.read_rng.below(other.len() as u64 - size as u64 + 1), other.rkey())
+            }
+            _ => (src_addr + src_off, src_key),
+        };
+        read_cur[req] = dst_off + size as u64;
+        let l = lane(pair, req);
+        let idx = self.lane_count[l];
+        self.lane_count[l] += 1;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.msgs.push(Msg {
+            id,
+            pair,
+            req,
+            idx,
+            op: Op::Read,
+            kind,
+            size,
+            src_off,
+            dst: 0,
+            dst_off,
+            recv_len: 0,
+            remote_addr,
+            rkey,
+            imm: None,
+        });
+        if kind != Kind::Legal {
+            self.stats.errors_injected += 1;
+            failed_now.push(pair);
+            self.doom_behind(pair, req, src_cur, dst_cur);
+        }
+        true
     }
 
     // ------------------------------------------------------------ running
@@ -879,16 +1042,24 @@ impl World {
             return;
         }
         let Some(msg) = self.msg(m.tag).cloned() else { return };
-        let check = matches!((msg.op, m.queue), (Op::Write, Queue::Send) | (Op::Send, Queue::Recv));
+        let check =
+            matches!((msg.op, m.queue), (Op::Write, Queue::Send) | (Op::Send, Queue::Recv) | (Op::Read, Queue::Send));
         if !check || msg.size == 0 {
             return;
         }
-        let resp = 1 - msg.req;
-        let (mr, id, _) = &self.nodes[resp].dsts[msg.dst];
+        // A READ's data lands at the requester, the others' at the responder.
+        let (mr, id, region) = match (msg.op, &self.nodes[msg.req].reads) {
+            (Op::Read, Some(r)) => (&r.dst, r.dst_id, format!("NIC{} READ destination", msg.req)),
+            _ => {
+                let resp = 1 - msg.req;
+                let (mr, id, _) = &self.nodes[resp].dsts[msg.dst];
+                (mr, *id, format!("NIC{resp} MR{}", msg.dst))
+            }
+        };
         let (s, e) = (msg.dst_off as usize, msg.dst_off as usize + msg.size as usize);
         let mut got = vec![0u8; msg.size as usize];
         mr.read(msg.dst_off, &mut got).unwrap();
-        let want = &self.model.mr_bytes(*id)[s..e];
+        let want = &self.model.mr_bytes(id)[s..e];
         if got[..] != *want {
             let o = got.iter().zip(want).position(|(a, b)| a != b).unwrap();
             let (g, w) = (got[o], want[o]);
@@ -896,12 +1067,11 @@ impl World {
             // Wait, then look again: wrong data, or data that lands after the completion?
             self.run(20_000);
             mr.read(msg.dst_off, &mut got).unwrap();
-            let want = &self.model.mr_bytes(*id)[s..e];
+            let want = &self.model.mr_bytes(id)[s..e];
             let late = got[..] == *want;
             self.fail(format!(
-                "data mismatch at the completion of {}:\nfirst differing byte at offset {o} of the message (MR{} offset {}): got {g:#04x}, expected {w:#04x}; {n} of {} bytes differ{}",
+                "data mismatch at the completion of {}:\nfirst differing byte at offset {o} of the message ({region} offset {}): got {g:#04x}, expected {w:#04x}; {n} of {} bytes differ{}",
                 self.describe_msg(msg.id),
-                msg.dst,
                 s + o,
                 msg.size,
                 if late { "; 20000 cycles later the data is right: it landed AFTER the completion was visible" } else { "" }
@@ -991,16 +1161,25 @@ impl World {
                 ),
                 (Op::Send, None) => (Verb::Send, WrOpcode::Send),
                 (Op::Send, Some(imm)) => (Verb::SendImm { imm }, WrOpcode::SendWithImm { imm }),
+                (Op::Read, _) => (
+                    Verb::Read { remote_addr: m.remote_addr, rkey: m.rkey },
+                    WrOpcode::RdmaRead { remote_addr: m.remote_addr, rkey: m.rkey },
+                ),
+            };
+            // The local buffer: a READ's destination, the others' source.
+            let (local, local_id, local_off) = match (m.op, &node.reads) {
+                (Op::Read, Some(r)) => (&r.dst, r.dst_id, m.dst_off),
+                _ => (&node.src, node.src_id, m.src_off),
             };
             let st = self.model.post_send(
                 self.pairs[pair].id[req],
-                SendOp { wr_id: m.id, verb, mr: node.src_id, offset: m.src_off, len: m.size, tag: m.id },
+                SendOp { wr_id: m.id, verb, mr: local_id, offset: local_off, len: m.size, tag: m.id },
             );
             let expect_ok = m.kind == Kind::Legal;
             if (st == WcStatus::Success) != expect_ok {
                 panic!("harness error: the model predicts {st:?} for {}", self.describe_msg(m.id));
             }
-            wrs.push(SendWr { wr_id: m.id, opcode, sg: node.src.sge(m.src_off, m.size) });
+            wrs.push(SendWr { wr_id: m.id, opcode, sg: local.sge(local_off, m.size) });
         }
         if let Err(e) = self.pairs[pair].qp[req].post_send_batch(&wrs) {
             self.fail(format!(
@@ -1135,6 +1314,7 @@ impl World {
             match m.op {
                 Op::Send => self.stats.sends += 1,
                 Op::Write => self.stats.writes += 1,
+                Op::Read => self.stats.reads += 1,
             }
             if m.kind == Kind::Legal {
                 self.stats.residues |= 1u64 << (m.size % 64);
@@ -1161,6 +1341,12 @@ impl World {
                 mr.write(0, &fill).unwrap();
                 self.model.cpu_write(*id, 0, &fill);
             }
+            if let Some(r) = &self.nodes[nic].reads {
+                let fill =
+                    pattern::make(self.p.seed, SENTINEL - 100 - self.round * 16 - nic as u64 * 4 - 3, r.dst.len());
+                r.dst.write(0, &fill).unwrap();
+                self.model.cpu_write(r.dst_id, 0, &fill);
+            }
         }
     }
 
@@ -1168,9 +1354,14 @@ impl World {
     fn verify_all(&mut self) {
         for nic in 0..2 {
             let node = &self.nodes[nic];
-            let regions: Vec<(&Mr, MrId, String)> = std::iter::once((&node.src, node.src_id, "source MR".to_string()))
-                .chain(node.dsts.iter().enumerate().map(|(i, (mr, id, _))| (mr, *id, format!("MR{i}"))))
-                .collect();
+            let mut regions: Vec<(&Mr, MrId, String)> =
+                std::iter::once((&node.src, node.src_id, "source MR".to_string()))
+                    .chain(node.dsts.iter().enumerate().map(|(i, (mr, id, _))| (mr, *id, format!("MR{i}"))))
+                    .collect();
+            if let Some(r) = &node.reads {
+                regions.push((&r.src, r.src_id, "READ source".to_string()));
+                regions.push((&r.dst, r.dst_id, "READ destination".to_string()));
+            }
             for (mr, id, name) in regions {
                 let mut got = vec![0u8; mr.len()];
                 mr.read(0, &mut got).unwrap();
@@ -1253,6 +1444,25 @@ impl World {
     }
 }
 
+/// A message size of residue `r` mod 64 at path MTU `mtu`: large (up to
+/// [`MAX_LARGE`]) `large_permille` times in a thousand, otherwise within the
+/// first beats, around a packet boundary or below three packets.
+fn size_of_residue(rng: &mut Rng, r: u64, mtu: u64, large_permille: u64) -> u32 {
+    let size = if rng.below(1000) < large_permille {
+        (64 * rng.below(MAX_LARGE / 64 + 1) + r).min(MAX_LARGE)
+    } else {
+        let k = match rng.below(10) {
+            // Within the first beats.
+            0 | 1 => rng.below(3),
+            // Just below or above a packet boundary.
+            2 => rng.range(1, 3) * (mtu / 64) - rng.below(2),
+            _ => rng.below(3 * mtu / 64),
+        };
+        64 * k + r
+    };
+    size as u32
+}
+
 /// `n` distinct QPNs for one NIC.
 fn choose_qpns(rng: &mut Rng, mode: Qpns, n: usize) -> Vec<u32> {
     let max = params::NUM_QPS as u32 - 1;
@@ -1295,10 +1505,11 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         let cycles = w.now();
         let sim = w.nics.stats().wall.as_secs_f64();
         eprintln!(
-            "{test}: seed {seed:#x}: {} messages ({} SEND, {} WRITE, {} failing on purpose, {} of 0 B), {} payload bytes (largest {}), {} rounds, {} completions, {} bytes verified, {} cycles in {:.1} s ({sim:.1} s simulating)",
+            "{test}: seed {seed:#x}: {} messages ({} SEND, {} WRITE, {} READ, {} failing on purpose, {} of 0 B), {} payload bytes (largest {}), {} rounds, {} completions, {} bytes verified, {} cycles in {:.1} s ({sim:.1} s simulating)",
             s.msgs,
             s.sends,
             s.writes,
+            s.reads,
             s.errors_injected,
             s.zero,
             s.payload,
@@ -1312,6 +1523,9 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         assert_eq!(s.msgs, p.msgs, "every message of the world was run");
         if p.errors {
             assert!(s.errors_injected > 0, "errors were injected");
+        }
+        if p.read_pct > 0 {
+            assert!(s.reads > 0, "READs were posted");
         }
         if !p.avoid_known && s.msgs >= 64 {
             assert_eq!(s.residues, u64::MAX, "every size residue mod 64 was covered: {:#x}", s.residues);
@@ -1417,6 +1631,78 @@ fn random_errors() {
         "random_errors",
         &[0xE220_0001, 0xE220_0002],
         Spec { pairs: Some(8), msgs: 200, errors: true, ..Default::default() },
+    );
+}
+
+/// RDMA READs (15 % of the messages) among WRITEs and SENDs, MTU and QPNs
+/// from the seed.
+#[test]
+fn random_reads() {
+    random_test(
+        "random_reads",
+        &[0x4EAD_0001, 0x4EAD_0002, 0x4EAD_0003],
+        Spec { read_pct: Some(15), msgs: 250, ..Default::default() },
+    );
+}
+
+/// READs at MTU 256: many response packets per READ.
+#[test]
+fn random_reads_mtu256() {
+    random_test(
+        "random_reads_mtu256",
+        &[0x4EAD_2561, 0x4EAD_2562],
+        Spec { mtu: Some(Mtu::Mtu256), read_pct: Some(20), msgs: 200, ..Default::default() },
+    );
+}
+
+/// READs both ways on every pair: each NIC reads the other's memory while
+/// answering its READs, with WRITEs and SENDs both ways.
+#[test]
+fn random_reads_bidir() {
+    random_test(
+        "random_reads_bidir",
+        &[0x4EAD_B1D1, 0x4EAD_B1D2],
+        Spec { bidir: Some(true), pairs: Some(4), read_pct: Some(20), msgs: 300, ..Default::default() },
+    );
+}
+
+/// READs on the highest QPNs (255 included on both NICs).
+#[test]
+fn random_reads_high_qpns() {
+    random_test(
+        "random_reads_high_qpns",
+        &[0x4EAD_0FF1, 0x4EAD_0FF2],
+        Spec { qpns: Some(Qpns::High), pairs: Some(6), read_pct: Some(15), msgs: 300, ..Default::default() },
+    );
+}
+
+/// Failing READs (bad key, past the source region's end, a region without
+/// REMOTE_READ) among failing WRITEs and SENDs: each failing pair reports
+/// the error and flushes, nothing lands, the others go on.
+#[test]
+fn random_reads_errors() {
+    random_test(
+        "random_reads_errors",
+        &[0x4EAD_E221, 0x4EAD_E222],
+        Spec { pairs: Some(8), read_pct: Some(20), msgs: 200, errors: true, ..Default::default() },
+    );
+}
+
+/// READs under 1 % loss on both links: lost requests and responses are
+/// recovered (resends from the lowest missing packet of a READ, rewinds,
+/// timeouts), every byte still right.
+#[test]
+fn random_reads_loss_1pct() {
+    random_test(
+        "random_reads_loss_1pct",
+        &[0x4EAD_1051, 0x4EAD_1052],
+        Spec {
+            pairs: Some(6),
+            read_pct: Some(20),
+            msgs: 200,
+            faults: Some(Faults { loss: 0.01, ..Default::default() }),
+            ..Default::default()
+        },
     );
 }
 

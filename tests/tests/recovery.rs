@@ -19,6 +19,10 @@
 //! - A timeout's rewind reaches WQEs completed meanwhile, whose ring slots
 //!   the application reuses at once: the NIC skips them.
 //! - A lost resend on one of 16 QPs is resent again before the timeout.
+//! - Each single fault of RDMA READ: a READ request (the first, a middle,
+//!   the last), the first, a middle or the last response packet of each of
+//!   those, an ACK (none needed: the responses complete the READs); every
+//!   byte lands in the requester's buffer, completions in order.
 
 use rnic::{AccessFlags, Mtu, QpAttr, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
 use rnic_sim::FrameClass;
@@ -194,6 +198,105 @@ fn lost_acks_and_naks_recover() {
             run(kind, Lose::Ack(MSGS as u64 - 1), sr);
             run(kind, Lose::Nak, sr);
         }
+    }
+}
+
+/// Which frame a READ run loses.
+#[derive(Clone, Copy, Debug)]
+enum ReadLose {
+    /// The READ request of message `m` (requester to responder).
+    Request(u32),
+    /// Response packet `i` (0, 1 or 2) of message `m` (responder to requester).
+    Response(u32, u32),
+    /// The `n`-th ACK the responder sends (READ requests are acknowledged
+    /// too; their responses complete the READs, so no ACK is needed).
+    Ack(u64),
+}
+
+/// `MSGS` READs of `SIZE` bytes (3 response packets each) on one QP with
+/// one frame lost: every byte lands in the requester's buffer, guard bytes
+/// untouched, completions `RdmaRead` in order.
+fn run_read(lose: ReadLose, sr: bool) {
+    let nics = pair();
+    {
+        let w = World::with_selective_repeat(&nics, 1, 2 * MSGS, Mtu::Mtu1024, sr);
+        let (qa, _qb) = &w.conns[0];
+        let total = SLOT * MSGS as usize;
+        let src = w.pd_b.reg_mr(total, AccessFlags::REMOTE_READ).unwrap();
+        for m in 0..MSGS {
+            src.write((m as usize * SLOT) as u64, &pattern::make(SEED, stream(0, m), SIZE)).unwrap();
+        }
+        let dst = w.pd_a.reg_mr(total, AccessFlags::LOCAL_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        {
+            let mut c = nics.cluster.borrow_mut();
+            let data = |f: &FrameClass| !f.opcode.is_ack();
+            match lose {
+                ReadLose::Request(m) => c.faults(0).drop_matching(m as u64, 1, Box::new(data)),
+                ReadLose::Response(m, i) => c.faults(1).drop_matching(3 * m as u64 + i as u64, 1, Box::new(data)),
+                ReadLose::Ack(n) => {
+                    c.faults(1).drop_matching(n, 1, Box::new(|f: &FrameClass| f.syndrome == Some(Syndrome::Ack)))
+                }
+            }
+        }
+        for m in 0..MSGS {
+            let remote_addr = src.addr() + (m as usize * SLOT) as u64;
+            qa.post_send(&SendWr {
+                wr_id: m as u64,
+                opcode: WrOpcode::RdmaRead { remote_addr, rkey: src.rkey() },
+                sg: dst.sge((m as usize * SLOT) as u64, SIZE as u32),
+            })
+            .unwrap();
+        }
+        let wcs = wait(&w.cq_a, MSGS as usize, 40 * total as u64);
+        let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
+        let want: Vec<_> = (0..MSGS as u64).map(|m| (m, WcStatus::Success, WcOpcode::RdmaRead)).collect();
+        assert_eq!(got, want, "READ losing {lose:?} (sr {sr}): requester completions");
+        let mut want = snapshot.clone();
+        for m in 0..MSGS as usize {
+            want[m * SLOT..m * SLOT + SIZE].copy_from_slice(&pattern::make(SEED, stream(0, m as u32), SIZE));
+        }
+        assert_same(&format!("READ losing {lose:?}"), &read_all(&dst), &want, SLOT, MSGS, SIZE);
+        let stats = qa.recovery_stats();
+        eprintln!("READ losing {lose:?} (sr {sr}): {stats:?}, {} cycles", nics.cluster.borrow().now());
+        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
+        assert!(dropped >= 1, "READ losing {lose:?}: the fault never matched");
+        if matches!(lose, ReadLose::Ack(_)) {
+            assert_eq!(stats.episodes, 0, "READ losing {lose:?}: the responses complete the READs: {stats:?}");
+        } else {
+            assert!(stats.rewinds + stats.resends >= 1, "READ losing {lose:?}: no retransmission? {stats:?}");
+            assert!(stats.episodes >= 1, "READ losing {lose:?}: {stats:?}");
+        }
+        assert_eq!(reg(0, counters::SQ_REWINDS), stats.rewinds, "{stats:?}");
+        assert_eq!(reg(0, counters::SQ_RESENDS), stats.resends, "{stats:?}");
+        assert_eq!(reg(0, counters::CTRLQ_DROP), 0);
+        assert_eq!(qa.state(), QpState::Rts);
+    }
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn single_losses_of_read_requests_and_responses_recover() {
+    for sr in [true, false] {
+        for m in [0, 1, MSGS - 1] {
+            run_read(ReadLose::Request(m), sr);
+            for i in 0..3 {
+                run_read(ReadLose::Response(m, i), sr);
+            }
+        }
+    }
+}
+
+/// A lost ACK of a READ request needs nothing: the READ's response completes it.
+/// (No NAK case: a QP has one READ in flight, so no request follows a lost
+/// READ request and the responder has nothing to NAK; the timeout resends it,
+/// as `single_losses_of_read_requests_and_responses_recover` shows.)
+#[test]
+fn lost_acks_of_reads_need_no_retransmission() {
+    for sr in [true, false] {
+        run_read(ReadLose::Ack(0), sr);
+        run_read(ReadLose::Ack(MSGS as u64 - 1), sr);
     }
 }
 

@@ -1,6 +1,13 @@
 //! The perftest-style engine behind `rnic-perf`: two contexts (requester and
 //! responder), Q connected RC QPs, D WRs in flight per QP, every byte verified.
 //! Independent of the device backend: it needs only two [`Context`]s.
+//!
+//! Where the data goes: WRITE and SEND move it from the requester's source
+//! region to the responder's destination region; READ moves it from the
+//! responder's source region (`REMOTE_READ`) to the requester's destination
+//! region (`LOCAL_WRITE`). Either way each message's pattern is written into
+//! its source slot before it is posted and checked in its destination slot
+//! at its completion.
 
 use crate::pattern;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -14,11 +21,22 @@ use thiserror::Error;
 
 /// Which benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // perftest's names: ib_write_bw, ib_send_bw, ib_read_bw
 pub enum Mode {
     /// RDMA WRITE bandwidth (ib_write_bw).
     WriteBw,
     /// SEND bandwidth (ib_send_bw).
     SendBw,
+    /// RDMA READ bandwidth (ib_read_bw): the requester reads the responder's memory.
+    ReadBw,
+}
+
+impl Mode {
+    /// Whether every message may get its own destination slot, checked
+    /// again at the end (one-sided operations; SEND lands in receive buffers).
+    fn one_sided(self) -> bool {
+        matches!(self, Mode::WriteBw | Mode::ReadBw)
+    }
 }
 
 /// Benchmark parameters.
@@ -40,7 +58,7 @@ pub struct BenchConfig {
     pub seed: u64,
     /// Fail when nothing completes for this many device cycles.
     pub stall_cycles: u64,
-    /// Destination memory (bytes) up to which every WRITE gets its own slot.
+    /// Destination memory (bytes) up to which every WRITE or READ gets its own slot.
     pub own_slot_budget: u64,
     /// Draw a progress bar on stderr.
     pub progress: bool,
@@ -80,7 +98,7 @@ pub struct Report {
     pub wall: Duration,
     /// Payload bytes compared against the expected pattern.
     pub verified_bytes: u64,
-    /// Whether every WRITE had its own destination slot (else slots were reused after verification).
+    /// Whether every WRITE or READ had its own destination slot (else slots were reused after verification).
     pub own_slots: bool,
     /// The requester QPs' loss-recovery counters, summed.
     pub recovery: rnic::RecoveryStats,
@@ -237,7 +255,10 @@ struct Setup {
     _pds: (Pd, Pd),
     req_cq: Cq,
     resp_cq: Cq,
+    /// Where the messages' data is written before posting: the requester's
+    /// (WRITE, SEND) or the responder's (READ).
     src: Mr,
+    /// Where it lands: the responder's (WRITE, SEND) or the requester's (READ).
     dst: Mr,
     lanes: Vec<Lane>,
     /// Source slots per QP.
@@ -254,10 +275,10 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
     let size = c.size as u64;
     // Receives are kept twice as deep as sends so replenishing never stalls the sender.
     let rx_depth = (c.tx_depth * 2).min(1 << rnic::ring::MAX_WQ_LOG2);
-    let own_slots = c.mode == Mode::WriteBw && size * c.iters <= c.own_slot_budget;
+    let own_slots = c.mode.one_sided() && size * c.iters <= c.own_slot_budget;
     let dst_len = match c.mode {
-        Mode::WriteBw if own_slots => size * c.iters,
-        Mode::WriteBw => size * q * src_slots,
+        Mode::WriteBw | Mode::ReadBw if own_slots => size * c.iters,
+        Mode::WriteBw | Mode::ReadBw => size * q * src_slots,
         Mode::SendBw => size * q * rx_depth as u64,
     };
     let pd_a = req.alloc_pd()?;
@@ -266,12 +287,21 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
     let recv_wrs = if c.mode == Mode::SendBw { rx_depth } else { 0 };
     let resp_cq = resp.create_cq((c.qps * recv_wrs).max(1))?;
     // Source memory is read-only for the NIC, so a stray DMA write into it is a violation.
-    let src = pd_a.reg_mr((size * q * src_slots).max(1) as usize, AccessFlags::empty())?;
-    let dst_access = match c.mode {
-        Mode::WriteBw => AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE,
-        Mode::SendBw => AccessFlags::LOCAL_WRITE,
+    let src_len = (size * q * src_slots).max(1) as usize;
+    let (src, dst) = match c.mode {
+        Mode::WriteBw => (
+            pd_a.reg_mr(src_len, AccessFlags::empty())?,
+            pd_b.reg_mr(dst_len.max(1) as usize, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)?,
+        ),
+        Mode::SendBw => (
+            pd_a.reg_mr(src_len, AccessFlags::empty())?,
+            pd_b.reg_mr(dst_len.max(1) as usize, AccessFlags::LOCAL_WRITE)?,
+        ),
+        Mode::ReadBw => (
+            pd_b.reg_mr(src_len, AccessFlags::REMOTE_READ)?,
+            pd_a.reg_mr(dst_len.max(1) as usize, AccessFlags::LOCAL_WRITE)?,
+        ),
     };
-    let dst = pd_b.reg_mr(dst_len.max(1) as usize, dst_access)?;
     let mut lanes = Vec::new();
     for i in 0..c.qps {
         let a = pd_a.create_qp(QpInitAttr {
@@ -458,14 +488,23 @@ impl<'a> Runner<'a> {
             let off = self.src_off(qi, k);
             pattern::fill(self.c.seed, pattern::stream(qi, g), &mut self.scratch);
             self.s.src.write(off, &self.scratch)?;
-            let opcode = match self.c.mode {
-                Mode::WriteBw => WrOpcode::RdmaWrite {
-                    remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g),
-                    rkey: self.s.dst.rkey(),
+            let wr = match self.c.mode {
+                Mode::WriteBw => SendWr {
+                    wr_id: g,
+                    opcode: WrOpcode::RdmaWrite {
+                        remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g),
+                        rkey: self.s.dst.rkey(),
+                    },
+                    sg: self.s.src.sge(off, self.c.size),
                 },
-                Mode::SendBw => WrOpcode::Send,
+                Mode::SendBw => SendWr { wr_id: g, opcode: WrOpcode::Send, sg: self.s.src.sge(off, self.c.size) },
+                Mode::ReadBw => SendWr {
+                    wr_id: g,
+                    opcode: WrOpcode::RdmaRead { remote_addr: self.s.src.addr() + off, rkey: self.s.src.rkey() },
+                    sg: self.s.dst.sge(self.dst_off(qi, k, g), self.c.size),
+                },
             };
-            wrs.push(SendWr { wr_id: g, opcode, sg: self.s.src.sge(off, self.c.size) });
+            wrs.push(wr);
         }
         self.s.lanes[qi as usize].req.post_send_batch(&wrs)?;
         self.s.lanes[qi as usize].posted += n;
@@ -499,7 +538,11 @@ impl<'a> Runner<'a> {
         let g = wc.wr_id;
         let qi = (g % self.q()) as u32;
         let k = g / self.q();
-        let want_op = if self.c.mode == Mode::WriteBw { WcOpcode::RdmaWrite } else { WcOpcode::Send };
+        let want_op = match self.c.mode {
+            Mode::WriteBw => WcOpcode::RdmaWrite,
+            Mode::SendBw => WcOpcode::Send,
+            Mode::ReadBw => WcOpcode::RdmaRead,
+        };
         if wc.status != WcStatus::Success {
             return Err(self.bad(
                 "requester",
@@ -526,8 +569,8 @@ impl<'a> Runner<'a> {
         if self.done == self.c.iters / 2 && self.half_at.is_none() {
             self.half_at = Some(self.last_completion);
         }
-        if self.c.mode == Mode::WriteBw {
-            // A WRITE's completion means it is placed: check it before its slot is reused.
+        if self.c.mode.one_sided() {
+            // A WRITE's or READ's completion means it is placed: check it before its slot is reused.
             let off = self.dst_off(qi, k, g);
             self.check(qi, g, off)?;
         }
@@ -590,8 +633,8 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// Every WRITE had its own slot: check them all again, so a write that
-    /// landed in another message's slot after that one was checked is caught.
+    /// Every WRITE or READ had its own slot: check them all again, so data
+    /// that landed in another message's slot after that one was checked is caught.
     fn final_sweep(&mut self) -> Result<(), BenchError> {
         let verified = self.verified;
         for g in 0..self.c.iters {

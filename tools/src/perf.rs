@@ -1,5 +1,6 @@
 //! `rnic-perf`: perftest-style bandwidth benchmark over two cosimulated NICs
-//! (NIC0 requester, NIC1 responder), every byte verified.
+//! (NIC0 requester, NIC1 responder), every byte verified. Tests: `write_bw`,
+//! `send_bw` (data from NIC0 to NIC1) and `read_bw` (NIC0 reads NIC1's memory).
 
 use clap::{Parser, ValueEnum};
 use rnic::Mtu;
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
+#[allow(clippy::enum_variant_names)] // perftest's names: ib_write_bw, ib_send_bw, ib_read_bw
 enum Test {
     /// RDMA WRITE bandwidth (like ib_write_bw).
     #[value(name = "write_bw")]
@@ -18,9 +20,13 @@ enum Test {
     /// SEND bandwidth (like ib_send_bw).
     #[value(name = "send_bw")]
     SendBw,
+    /// RDMA READ bandwidth (like ib_read_bw): NIC0 reads NIC1's memory into its own.
+    #[value(name = "read_bw")]
+    ReadBw,
 }
 
-/// Bandwidth and message rate between two cosimulated rnic NICs.
+/// Bandwidth and message rate between two cosimulated rnic NICs (NIC0
+/// requester, NIC1 responder): write_bw, send_bw or read_bw.
 #[derive(Parser, Debug)]
 #[command(name = "rnic-perf", version, about)]
 struct Args {
@@ -122,6 +128,7 @@ fn run(a: &Args) -> Result<(), String> {
     let mut c = BenchConfig::new(match a.test {
         Test::WriteBw => Mode::WriteBw,
         Test::SendBw => Mode::SendBw,
+        Test::ReadBw => Mode::ReadBw,
     });
     c.size = a.size;
     c.iters = a.iters;
@@ -131,12 +138,13 @@ fn run(a: &Args) -> Result<(), String> {
     c.seed = a.seed;
     c.stall_cycles = a.stall_cycles;
     c.progress = std::io::stderr().is_terminal();
-    let name = match a.test {
-        Test::WriteBw => "RDMA_Write",
-        Test::SendBw => "Send",
+    let (name, flow) = match a.test {
+        Test::WriteBw => ("RDMA_Write", "NIC0 -> NIC1"),
+        Test::SendBw => ("Send", "NIC0 -> NIC1"),
+        Test::ReadBw => ("RDMA_Read", "NIC0 reads NIC1"),
     };
     println!("---------------------------------------------------------------------------------------");
-    println!("                    {name} BW Test (rnic cosimulation, NIC0 -> NIC1)");
+    println!("                    {name} BW Test (rnic cosimulation, {flow})");
     println!(" Number of qps   : {:<10} Transport type : RC", a.qps);
     println!(" Mtu             : {:<10} TX depth       : {}", a.mtu, a.tx_depth);
     println!(
@@ -251,7 +259,7 @@ fn print_report(a: &Args, r: &Report) {
         r.wall.as_secs_f64(),
         r.cycles_per_sec()
     );
-    if !r.own_slots && matches!(a.test, Test::WriteBw) {
+    if !r.own_slots && matches!(a.test, Test::WriteBw | Test::ReadBw) {
         println!(" (destination slots reused: each verified at its completion, before reuse)");
     }
     let gap = r.steady_state_gap();

@@ -15,6 +15,9 @@ pub mod send_op {
     pub const RDMA_WRITE_IMM: u8 = 2;
     /// SEND with immediate.
     pub const SEND_IMM: u8 = 3;
+    /// RDMA READ: `length` bytes from `remote_addr`/`rkey` at the responder
+    /// into `local_addr`/`lkey`.
+    pub const RDMA_READ: u8 = 4;
     /// Bit of the opcode that means SEND.
     pub const SEND_BIT: u8 = 1;
     /// Bit of the opcode that means immediate data.
@@ -37,9 +40,9 @@ pub struct SendWqe {
     pub local_addr: U64,
     /// Local MR key.
     pub lkey: U32,
-    /// Remote MR key (RDMA WRITE).
+    /// Remote MR key (RDMA WRITE and READ).
     pub rkey: U32,
-    /// Remote virtual address (RDMA WRITE).
+    /// Remote virtual address (RDMA WRITE and READ).
     pub remote_addr: U64,
     /// Immediate data (opcodes with immediate), delivered in the responder's CQE.
     pub imm: U32,
@@ -72,6 +75,8 @@ pub mod cqe_op {
     pub const SEND: u8 = 0;
     /// An RDMA WRITE completed at the requester.
     pub const RDMA_WRITE: u8 = 1;
+    /// An RDMA READ completed at the requester (its data has landed).
+    pub const RDMA_READ: u8 = 2;
     /// A SEND was received into a receive WQE.
     pub const RECV: u8 = 128;
     /// An RDMA WRITE with immediate consumed a receive WQE (`byte_len` is the

@@ -12,7 +12,7 @@
 //! carries the immediate (bytes 90..94): the value they show is not the
 //! immediate.
 //!
-//! | bytes   | request (SEND/WRITE)                      | ACK / NAK                       |
+//! | bytes   | request (SEND/WRITE/READ, READ response)  | ACK / NAK                       |
 //! |---------|-------------------------------------------|---------------------------------|
 //! | 0..14   | Ethernet II, type 0x0800                  | same                            |
 //! | 14..34  | IPv4, no options, DF, TTL 64, proto 17    | same                            |
@@ -24,12 +24,25 @@
 //! | 78..86  | TX timestamp (cycles)                     | 66..74 echoed TX timestamp      |
 //! | 86..90  | RSN (16 bit): receive WQE index a SEND or WRITE-with-immediate consumes | (see the next row) |
 //! | 90..94  | immediate data (opcodes with immediate)   | (see the next row)              |
-//! | 94..128 | zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 flags, 78..82 ePSN, 82..86 SACK base, 86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..110 bytes received, rest zero |
+//! | 94..102 | READ request: requester's local address   | (see the next row)              |
+//! | 102..106| READ request: requester's lkey            | (see the next row)              |
+//! | 106..128| zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 flags, 78..82 ePSN, 82..86 SACK base, 86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..110 bytes received, rest zero |
 //!
 //! All multi-byte wire fields are big-endian. The payload is padded with
 //! zeros to a multiple of 4 (BTH PadCnt), then the 4-byte ICRC follows,
 //! least significant byte first. The Ethernet FCS is added by the MAC and
 //! is not part of the frames the core exchanges.
+//!
+//! RDMA READ: the request (opcode 0x0C) has the request layout; its RETH
+//! names the responder's memory (VA, rkey, length), and its extension adds
+//! where the data lands at the requester (local address and lkey). It uses
+//! as many PSNs as its response has packets. Each READ response packet
+//! (0x0D..0x10) has the request layout too, not the standard AETH: its
+//! RETH carries the requester's local address of this packet (the
+//! request's plus the offset), the requester's lkey and the READ's length,
+//! and its SSN the requester's SSN of the READ, so the requester places it
+//! and knows which WQE it finishes without keeping a table. Standard
+//! decoders read the first four RETH bytes of a READ response as an AETH.
 //!
 //! MSN_PSN is the PSN at which message MSN starts: the first packet of the
 //! oldest message the responder has not completed, which is the first
@@ -86,6 +99,8 @@
 //!     ts: 0,
 //!     rsn: 0,
 //!     imm: 0,
+//!     laddr: 0,
+//!     lkey: 0,
 //!     payload: b"abc",
 //! };
 //! let mut buf = vec![0u8; repr.buffer_len()];
@@ -270,7 +285,7 @@ pub mod field {
     pub const RETH_LEN: Field = Field::new(66, 4);
 
     /// rnic request extension.
-    pub const RXT: Field = Field::new(70, 24);
+    pub const RXT: Field = Field::new(70, 36);
     /// Request extension: SSN (24 bit, in a 32-bit field).
     pub const RXT_SSN: Field = Field::new(70, 4);
     /// Request extension: PSN_OFFSET, the packet's index in its message.
@@ -282,6 +297,13 @@ pub mod field {
     pub const RXT_RSN: Field = Field::new(86, 4);
     /// Request extension: immediate data (opcodes with immediate).
     pub const RXT_IMM: Field = Field::new(90, 4);
+    /// Request extension: RDMA READ request: the requester's local address
+    /// the response lands at (each READ response carries it, plus its
+    /// offset, in its RETH, so the requester places it without state).
+    pub const RXT_LADDR: Field = Field::new(94, 8);
+    /// Request extension: RDMA READ request: the requester's lkey of that
+    /// address (echoed as the READ responses' RETH rkey).
+    pub const RXT_LKEY: Field = Field::new(102, 4);
 
     /// ACK extended transport header.
     pub const AETH: Field = Field::new(54, 4);
@@ -411,6 +433,10 @@ pub mod off {
     pub const RXT_RSN: usize = field::RXT_RSN.start;
     /// Request extension: immediate data.
     pub const RXT_IMM: usize = field::RXT_IMM.start;
+    /// Request extension: READ request's local address.
+    pub const RXT_LADDR: usize = field::RXT_LADDR.start;
+    /// Request extension: READ request's lkey.
+    pub const RXT_LKEY: usize = field::RXT_LKEY.start;
     /// AETH syndrome.
     pub const AETH_SYNDROME: usize = field::AETH_SYNDROME.start;
     /// AETH MSN (24 bit).
@@ -467,6 +493,16 @@ pub mod opcode {
     pub const WRITE_ONLY: u8 = 0x0A;
     /// RDMA WRITE Only with Immediate.
     pub const WRITE_ONLY_IMM: u8 = 0x0B;
+    /// RDMA READ Request.
+    pub const READ_REQUEST: u8 = 0x0C;
+    /// RDMA READ Response First.
+    pub const READ_RESPONSE_FIRST: u8 = 0x0D;
+    /// RDMA READ Response Middle.
+    pub const READ_RESPONSE_MIDDLE: u8 = 0x0E;
+    /// RDMA READ Response Last.
+    pub const READ_RESPONSE_LAST: u8 = 0x0F;
+    /// RDMA READ Response Only.
+    pub const READ_RESPONSE_ONLY: u8 = 0x10;
     /// Acknowledge (ACK or NAK, by AETH syndrome).
     pub const ACK: u8 = 0x11;
 
@@ -517,6 +553,16 @@ pub enum Opcode {
     WriteLastImm,
     /// RDMA WRITE Only with Immediate.
     WriteOnlyImm,
+    /// RDMA READ Request.
+    ReadRequest,
+    /// RDMA READ Response First.
+    ReadResponseFirst,
+    /// RDMA READ Response Middle.
+    ReadResponseMiddle,
+    /// RDMA READ Response Last.
+    ReadResponseLast,
+    /// RDMA READ Response Only.
+    ReadResponseOnly,
     /// Acknowledge (ACK or NAK, by AETH syndrome).
     Ack,
     /// An opcode rnic does not use (the responder NAKs such requests as
@@ -584,6 +630,32 @@ impl Opcode {
         matches!(self, Opcode::SendLastImm | Opcode::SendOnlyImm | Opcode::WriteLastImm | Opcode::WriteOnlyImm)
     }
 
+    /// An RDMA READ request.
+    pub const fn is_read_request(self) -> bool {
+        matches!(self, Opcode::ReadRequest)
+    }
+
+    /// A packet of an RDMA READ response.
+    pub const fn is_read_response(self) -> bool {
+        matches!(
+            self,
+            Opcode::ReadResponseFirst
+                | Opcode::ReadResponseMiddle
+                | Opcode::ReadResponseLast
+                | Opcode::ReadResponseOnly
+        )
+    }
+
+    /// Opcode for packet `first`/`last` of an RDMA READ response.
+    pub const fn read_response(first: bool, last: bool) -> Opcode {
+        match (first, last) {
+            (true, false) => Opcode::ReadResponseFirst,
+            (false, false) => Opcode::ReadResponseMiddle,
+            (false, true) => Opcode::ReadResponseLast,
+            (true, true) => Opcode::ReadResponseOnly,
+        }
+    }
+
     /// An ACK or NAK.
     pub const fn is_ack(self) -> bool {
         matches!(self, Opcode::Ack)
@@ -599,6 +671,9 @@ impl Opcode {
                 | Opcode::WriteFirst
                 | Opcode::WriteOnly
                 | Opcode::WriteOnlyImm
+                | Opcode::ReadRequest
+                | Opcode::ReadResponseFirst
+                | Opcode::ReadResponseOnly
         )
     }
 
@@ -614,15 +689,18 @@ impl Opcode {
                 | Opcode::WriteOnly
                 | Opcode::WriteLastImm
                 | Opcode::WriteOnlyImm
+                | Opcode::ReadRequest
+                | Opcode::ReadResponseLast
+                | Opcode::ReadResponseOnly
         )
     }
 
     /// Whether standard RoCEv2 decoders read bytes 54..70 as a RETH:
-    /// WRITE First and WRITE Only. rnic fills the RETH bytes in every
+    /// WRITE First, WRITE Only and READ Request. rnic fills the RETH bytes in every
     /// request (see [`RequestRepr`]); for the other opcodes, standard tools
     /// see them as the start of the payload.
     pub const fn has_reth(self) -> bool {
-        matches!(self, Opcode::WriteFirst | Opcode::WriteOnly | Opcode::WriteOnlyImm)
+        matches!(self, Opcode::WriteFirst | Opcode::WriteOnly | Opcode::WriteOnlyImm | Opcode::ReadRequest)
     }
 }
 
@@ -641,6 +719,11 @@ impl From<u8> for Opcode {
             opcode::WRITE_ONLY => Opcode::WriteOnly,
             opcode::WRITE_LAST_IMM => Opcode::WriteLastImm,
             opcode::WRITE_ONLY_IMM => Opcode::WriteOnlyImm,
+            opcode::READ_REQUEST => Opcode::ReadRequest,
+            opcode::READ_RESPONSE_FIRST => Opcode::ReadResponseFirst,
+            opcode::READ_RESPONSE_MIDDLE => Opcode::ReadResponseMiddle,
+            opcode::READ_RESPONSE_LAST => Opcode::ReadResponseLast,
+            opcode::READ_RESPONSE_ONLY => Opcode::ReadResponseOnly,
             opcode::ACK => Opcode::Ack,
             other => Opcode::Unknown(other),
         }
@@ -662,6 +745,11 @@ impl From<Opcode> for u8 {
             Opcode::WriteOnly => opcode::WRITE_ONLY,
             Opcode::WriteLastImm => opcode::WRITE_LAST_IMM,
             Opcode::WriteOnlyImm => opcode::WRITE_ONLY_IMM,
+            Opcode::ReadRequest => opcode::READ_REQUEST,
+            Opcode::ReadResponseFirst => opcode::READ_RESPONSE_FIRST,
+            Opcode::ReadResponseMiddle => opcode::READ_RESPONSE_MIDDLE,
+            Opcode::ReadResponseLast => opcode::READ_RESPONSE_LAST,
+            Opcode::ReadResponseOnly => opcode::READ_RESPONSE_ONLY,
             Opcode::Ack => opcode::ACK,
             Opcode::Unknown(other) => other,
         }
@@ -1149,6 +1237,10 @@ int_fields! {
     rsn, set_rsn: u32 = field::RXT_RSN;
     /// Requests: immediate data from the request extension.
     imm, set_imm: u32 = field::RXT_IMM;
+    /// READ requests: the requester's local address.
+    laddr, set_laddr: u64 = field::RXT_LADDR;
+    /// READ requests: the requester's lkey.
+    lkey, set_lkey: u32 = field::RXT_LKEY;
     /// ACKs: AETH MSN (24 bit; the setter keeps the low 24 bits).
     msn, set_msn: u32 = field::AETH_MSN;
     /// ACKs: echoed SSN.
@@ -1298,6 +1390,10 @@ pub struct RequestRepr<'a> {
     pub rsn: u32,
     /// Extension: immediate data (meaningful with [`Opcode::has_imm`]).
     pub imm: u32,
+    /// Extension: a READ request's local address at the requester (0 otherwise).
+    pub laddr: u64,
+    /// Extension: a READ request's lkey at the requester (0 otherwise).
+    pub lkey: u32,
     /// Payload, without pad.
     pub payload: &'a [u8],
 }
@@ -1329,6 +1425,8 @@ impl<'a> RequestRepr<'a> {
             ts: packet.timestamp(),
             rsn: packet.rsn(),
             imm: packet.imm(),
+            laddr: packet.laddr(),
+            lkey: packet.lkey(),
             payload: &bytes[packet.payload_range()],
         })
     }
@@ -1355,6 +1453,8 @@ impl<'a> RequestRepr<'a> {
         packet.set_timestamp(self.ts);
         packet.set_rsn(self.rsn);
         packet.set_imm(self.imm);
+        packet.set_laddr(self.laddr);
+        packet.set_lkey(self.lkey);
         packet.payload_mut().copy_from_slice(self.payload);
         packet.fill_checksums();
     }
@@ -1554,6 +1654,10 @@ pub struct Frame {
     pub rsn: u32,
     /// Requests: immediate data.
     pub imm: u32,
+    /// READ requests: the requester's local address.
+    pub laddr: u64,
+    /// READ requests: the requester's lkey.
+    pub lkey: u32,
     /// ACKs: AETH syndrome.
     pub syndrome: u8,
     /// ACKs: AETH MSN.
@@ -1610,6 +1714,8 @@ impl Frame {
             ts: self.ts,
             rsn: self.rsn,
             imm: self.imm,
+            laddr: self.laddr,
+            lkey: self.lkey,
             payload: &self.payload,
         }
     }
@@ -1691,6 +1797,8 @@ impl From<RequestRepr<'_>> for Frame {
             ts: r.ts,
             rsn: r.rsn,
             imm: r.imm,
+            laddr: r.laddr,
+            lkey: r.lkey,
             payload: r.payload.to_vec(),
             ..Frame::default()
         }
@@ -1855,7 +1963,8 @@ mod tests {
             IP_SRC, IP_DST, UDP_SPORT, UDP_DPORT, UDP_LEN, UDP_CSUM, BTH_OPCODE, BTH_FLAGS, BTH_PKEY, BTH_RESV8A,
             BTH_DQPN, BTH_ACKREQ, BTH_PSN,
         ];
-        let request = [RETH_VA, RETH_RKEY, RETH_LEN, RXT_SSN, RXT_PSN_OFFSET, RXT_TS, RXT_RSN, RXT_IMM];
+        let request =
+            [RETH_VA, RETH_RKEY, RETH_LEN, RXT_SSN, RXT_PSN_OFFSET, RXT_TS, RXT_RSN, RXT_IMM, RXT_LADDR, RXT_LKEY];
         let ack = [
             AETH_SYNDROME,
             AETH_MSN,
@@ -1872,9 +1981,9 @@ mod tests {
             AXT_SACK_BITMAP,
             AXT_BYTES_RX,
         ];
-        assert_tiles(&[common.as_slice(), &request].concat(), 94);
+        assert_tiles(&[common.as_slice(), &request].concat(), 106);
         assert_tiles(&[common.as_slice(), &ack].concat(), 110);
-        assert_tiles(&[ETH, IPV4, UDP, BTH, RETH, RXT], 94);
+        assert_tiles(&[ETH, IPV4, UDP, BTH, RETH, RXT], 106);
         assert_tiles(&[ETH, IPV4, UDP, BTH, AETH, AXT], 110);
         let request_groups = [ETH, IPV4, UDP, BTH, RETH, RXT];
         let ack_groups = [ETH, IPV4, UDP, BTH, AETH, AXT];
@@ -1904,7 +2013,10 @@ mod tests {
         for v in 0..=u8::MAX {
             let op = Opcode::from(v);
             assert_eq!(u8::from(op), v);
-            assert_eq!(matches!(op, Opcode::Unknown(_)), !(op.is_send() || op.is_write() || op.is_ack()));
+            assert_eq!(
+                matches!(op, Opcode::Unknown(_)),
+                !(op.is_send() || op.is_write() || op.is_ack() || op.is_read_request() || op.is_read_response())
+            );
             let syn = Syndrome::from(v);
             assert_eq!(u8::from(syn), v);
             assert_eq!(matches!(syn, Syndrome::Unknown(_)), !(syn.is_ack() || syn.is_nak()));
@@ -1952,8 +2064,15 @@ mod tests {
         }
         let ack = Opcode::Ack;
         assert!(ack.is_ack() && !ack.is_send() && !ack.is_write() && !ack.is_first() && !ack.has_reth());
-        let unknown = Opcode::from(0x0C);
-        assert_eq!(unknown, Opcode::Unknown(0x0C));
+        for (first, last) in [(true, false), (false, false), (false, true), (true, true)] {
+            let op = Opcode::read_response(first, last);
+            assert!(op.is_read_response() && !op.is_read_request() && !op.is_write() && !op.is_send());
+            assert_eq!((op.is_first(), op.is_last(), op.has_reth()), (first, last, false));
+        }
+        let read = Opcode::ReadRequest;
+        assert!(read.is_read_request() && read.is_first() && read.is_last() && read.has_reth());
+        let unknown = Opcode::from(0x12);
+        assert_eq!(unknown, Opcode::Unknown(0x12));
         assert!(!unknown.is_ack() && !unknown.is_send() && !unknown.is_write() && !unknown.is_last());
     }
 

@@ -59,6 +59,8 @@ fn write_first_repr() -> RequestRepr<'static> {
         ts: 0x1_0203_0405,
         rsn: 0,
         imm: 0,
+        laddr: 0,
+        lkey: 0,
         payload: &[0xDE, 0xAD, 0xBE, 0xEF, 0x01, 0x02],
     }
 }
@@ -108,6 +110,8 @@ fn send_only_repr() -> RequestRepr<'static> {
         ts: 0x1122_3344_5566_7788,
         rsn: 0,
         imm: 0,
+        laddr: 0,
+        lkey: 0,
         payload: b"abc",
     }
 }
@@ -335,6 +339,8 @@ fn random_request<'a>(r: &mut Rng, payload: &'a [u8]) -> RequestRepr<'a> {
         ts: r.next(),
         rsn: r.next() as u32,
         imm: r.next() as u32,
+        laddr: r.next(),
+        lkey: r.next() as u32,
         payload,
     }
 }

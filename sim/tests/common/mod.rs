@@ -41,6 +41,8 @@ pub fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
         ts: 0x1122_3344_5566,
         rsn: if op == opcode::ACK { 0 } else { 0xBCDE },
         imm: if op == opcode::ACK { 0 } else { 0x8765_4321 ^ seed as u32 },
+        laddr: if op == opcode::READ_REQUEST { 0x55aa_0000_1000 ^ seed as u64 } else { 0 },
+        lkey: if op == opcode::READ_REQUEST { 0x0203 } else { 0 },
         syndrome: if op == opcode::ACK { 0x1F } else { 0 },
         msn: if op == opcode::ACK { 10 } else { 0 },
         epsn: if op == opcode::ACK { 0x12_3457 } else { 0 },
@@ -81,6 +83,8 @@ pub fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
         ("imm", f.imm as u64),
         ("ack_flags", f.ack_flags as u64),
         ("msn_psn", f.msn_psn as u64),
+        ("laddr", if ack { 0 } else { f.laddr }),
+        ("lkey", if ack { 0 } else { f.lkey as u64 }),
     ]
 }
 
