@@ -228,6 +228,7 @@ pub struct AckRecv {
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
     flag_hold: Num<{ ACKIN_HOLD }, 8>,
     flag_rdone: Num<{ ACKIN_RDONE }, 8>,
+    flag_placed: Num<{ rnic_spec::wire::ack_flags::PLACED as u64 }, 8>,
 }
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
@@ -368,7 +369,8 @@ impl Logic for AckRecv {
         self.cqr_valid.next = false;
         // A PSN sequence NAK's report for the host's slow path (CtrlQ).
         self.ctl.kind.next = self.ctl_kind.q.val();
-        self.ctl.flags.next = self.au.flags.val();
+        // The host sees the wire's flags only (not the responder's HOLD/RDONE marks).
+        self.ctl.flags.next = self.au.flags.val() & self.flag_placed.val();
         self.ctl.qpn.next = self.au.qpn.val();
         self.ctl.psn.next = self.au.psn.val();
         self.ctl.epsn.next = self.au.epsn.val();
@@ -510,7 +512,7 @@ impl Logic for AckRecv {
                         self.held.write_enable.next = true;
                         self.held.write_data.next = self.hp.pword.val();
                     }
-                } else if self.w_rdone.val() {
+                } else if self.w_rdone.val() & (self.au.msn.val() == self.reqp.acked.val()) {
                     if self.held_ahead.val() {
                         self.msn_e.d.next = self.hu.msn.val();
                         self.mpsn_e.d.next = self.hu.psn.val();

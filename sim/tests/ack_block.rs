@@ -43,13 +43,21 @@
 //! requester reset writes zero, in order, and no successful completion is
 //! requested before the table shows its WQE acknowledged.
 //!
+//! READ waits: some words carry the responder's `HOLD` mark (the QP waits
+//! for a READ's response): they complete nothing, an ACK's MSN is kept per
+//! QP if it is the furthest yet, and an error NAK for a WQE other than lACK
+//! is ignored and counted; NAKs are still reported. `RDONE` words (a READ's
+//! last response packet) complete lACK's WQE (their MSN must be lACK + 1,
+//! else ignored and counted) and up to the kept MSN if that is further,
+//! with the kept MSN_PSN for the lACK table, and clear it.
+//!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
 //! seed s only.
 
 mod common;
 
 use common::{block_seeds, near_wrap, p};
-use rnic_hw::desc::{AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack};
+use rnic_hw::desc::{AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack, ACKIN_HOLD, ACKIN_RDONE};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
@@ -120,6 +128,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     // folded so far, bits 22:12 of the reported NAK's timestamp), and the last timestamp sent.
     let mut fold = vec![(false, 0u64, 0u64, 0u64, 0u64); NUM_QPS];
     let mut last_ts = vec![0u64; NUM_QPS];
+    // Per QP, the MSN (and its MSN_PSN) kept from HOLD ACKs while a READ is awaited.
+    let mut held: Vec<Option<(u64, u64)>> = vec![None; NUM_QPS];
     // The cycle a state word's timer started (its low 32 bits are in the word).
     let started = |w: u64, t: u64| t - ((t as u32).wrapping_sub((w >> 32) as u32) as u64);
     let (mut reports, mut got_rto) = (0u64, 0u64);
@@ -163,6 +173,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     rst.push_back(q);
                     want_lack.push_back((q as u64, 0, 0));
                     fold[q] = (false, 0, 0, 0, 0);
+                    held[q] = None;
                     req[q] = Req { acked: 0, err: false, pi: r.below(4) };
                     pi_tab[q] = req[q].pi;
                 }
@@ -215,6 +226,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             }
             last_ts[q] = ts;
             let msn_psn = near_wrap(&mut r, 24);
+            // The responder's READ marks: HOLD on any word, RDONE on an ACK (mostly for lACK's WQE).
+            let mark = if burst { 0 } else { r.below(100) };
+            let hold = mark < 15;
+            let rdone = !hold && mark < 23 && cls == 0;
+            let msn = if rdone && r.pct(80) { (s.acked + 1) & M24 } else { msn };
+            let flags = placed as u64 | if hold { ACKIN_HOLD } else { 0 } | if rdone { ACKIN_RDONE } else { 0 };
             words.push_back(pack_words(
                 AckInPack::FIELDS,
                 AckInPack::WIDTH,
@@ -230,12 +247,34 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     ("psn_offset", off),
                     ("msn_psn", msn_psn),
                     ("ts", ts),
-                    ("flags", placed as u64),
+                    ("flags", flags),
                 ],
             ));
             acks += 1;
-            // The model, in order.
-            let dist = msn.wrapping_sub(s.acked) & M24;
+            // The model, in order. The MSN the word completes up to (and its MSN_PSN).
+            let (mut msn_e, mut mpsn_e) = (msn, msn_psn);
+            if hold {
+                msn_e = s.acked;
+                let ahead = |k: u64| {
+                    let d = msn.wrapping_sub(k) & M24;
+                    d != 0 && d & 0x80_0000 == 0
+                };
+                if cls == 0 && held[q].is_none_or(|(k, _)| ahead(k)) {
+                    held[q] = Some((msn, msn_psn));
+                }
+            } else if rdone {
+                if msn != (s.acked + 1) & M24 {
+                    want_bad += 1;
+                    continue;
+                }
+                if let Some((k, kp)) = held[q].take() {
+                    let d = k.wrapping_sub(msn) & M24;
+                    if d != 0 && d & 0x80_0000 == 0 {
+                        (msn_e, mpsn_e) = (k, kp);
+                    }
+                }
+            }
+            let dist = msn_e.wrapping_sub(s.acked) & M24;
             let s = &mut req[q];
             if s.err || dist & 0x80_0000 != 0 {
                 continue;
@@ -244,10 +283,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 want_bad += 1;
                 continue;
             }
-            if s.acked != msn {
-                want_lack.push_back((q as u64, msn, msn_psn));
+            if s.acked != msn_e {
+                want_lack.push_back((q as u64, msn_e, mpsn_e));
+            } else if hold && cls == 3 && syn as u8 != syndrome::NAK_PSN_SEQ && msn != s.acked {
+                // An error NAK for a WQE after the awaited READ: ignored.
+                want_bad += 1;
+                continue;
             }
-            while s.acked != msn {
+            while s.acked != msn_e {
                 want_ack.push_back((
                     cqn_of(q),
                     s.acked & M16,
