@@ -112,6 +112,8 @@ pub struct RnicCore {
     req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
     /// Per QP, lACK and the PSN its WQE starts at (ACK receiver to turn engine).
     lack: RAM<Bits<LACK_BITS>, QPN_BITS>,
+    /// Per QP, the sequence number of the newest READ response job (responder to send path).
+    jseq: RAM<Bits<3>, QPN_BITS>,
     /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
     sq_sent: RAM<Bits<16>, QPN_BITS>,
     sqst_wdata: Signal<Local, Bits<128>>,
@@ -158,6 +160,8 @@ impl Logic for RnicCore {
         self.qp_err.write_clock.next = self.clock.val();
         self.lack.read_clock.next = self.clock.val();
         self.lack.write_clock.next = self.clock.val();
+        self.jseq.read_clock.next = self.clock.val();
+        self.jseq.write_clock.next = self.clock.val();
         self.cq_cfg.read_clock.next = self.clock.val();
         self.cq_cfg.write_clock.next = self.clock.val();
         self.cq_pi.read_clock.next = self.clock.val();
@@ -232,6 +236,11 @@ impl Logic for RnicCore {
         self.sq.job_write.next = self.resp.job_write.val();
         self.sq.job_data.next = self.resp.job_data.val();
         self.resp.job_full.next = self.sq.job_full.val();
+        self.jseq.read_address.next = self.sq.jseq_addr.val();
+        self.sq.jseq_data.next = self.jseq.read_data.val();
+        self.jseq.write_enable.next = self.resp.jseq_we.val();
+        self.jseq.write_address.next = self.resp.jseq_waddr.val();
+        self.jseq.write_data.next = self.resp.jseq_wdata.val();
         self.sq.rew_data.next = self.rewp.pword.val();
         self.qpc_tx.read_address.next = self.sq.qpc_addr.val();
         self.sq.qpc_data.next = self.qpc_tx.read_data.val();

@@ -184,6 +184,8 @@ crate::pack_blocks!(RewindPack, RewindUnpack, 409, [qpn: 8, ssn: 24, psn: 24, ms
 const _: () = assert!(rnic_spec::regs::rewind::WQE_BYTES * 8 == 320);
 /// Bit of [`RewindPack`]'s `one` field (the turn engine tests the queue head's).
 pub const REW_ONE_BIT: usize = 88;
+/// Bit of [`RewindPack`] where its WQE (and so the WQE's opcode byte) starts.
+pub const REW_WQE_BIT: usize = 89;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
@@ -191,13 +193,15 @@ pub const RXS_BITS: usize = 256;
 
 // The responder's per-QP state (and the requester's READ wait: `rd_on`
 // while a READ's response is awaited, `rd_psn` the PSN of its next packet,
-// which is the only one placed). Selective repeat: `sr_win` is the window
+// which is the only one placed; `rd_jseq` the responder's count of READ
+// response jobs queued for the QP, mod 8: a job that is not the newest is
+// dropped by the send path). Selective repeat: `sr_win` is the window
 // the QP borrowed from the responder's pool (valid with `sr_win_valid`);
 // `sr_hold`: the packet at ePSN was NAKed with an error, so nothing after
 // it is placed until ePSN moves (IBA: nothing executes past a NAK error).
 crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
-    sr_hold: 1, rsvd: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
+    sr_hold: 1, rd_jseq: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
     sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24,
 ]);
 const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
@@ -250,6 +254,7 @@ mod tests {
             fields[..i].iter().map(|f| f.1).sum::<usize>()
         };
         assert_eq!(lsb(RewindPack::FIELDS, "one"), REW_ONE_BIT);
+        assert_eq!(lsb(RewindPack::FIELDS, "wqe"), REW_WQE_BIT);
         assert_eq!(lsb(RxStatePack::FIELDS, "sr_win"), RXS_SR_WIN_BIT);
     }
 }

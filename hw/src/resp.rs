@@ -190,6 +190,13 @@ pub struct Responder {
     pub job_data: Signal<Out, Bits<REW_BITS>>,
     /// The job queue is full.
     pub job_full: Signal<In, Bit>,
+    /// Job sequence table write (per QP, the newest job's `rd_jseq`, read by the send path).
+    pub jseq_we: Signal<Out, Bit>,
+    /// Its address (QPN).
+    pub jseq_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// Its data.
+    pub jseq_wdata: Signal<Out, Bits<3>>,
+    jseq_next: Signal<Local, Bits<3>>,
     armq: SynchronousFIFO<Bits<ARM_BITS>, 3, 4, 1>,
     arm_word: DFF<Bits<ARM_BITS>>,
     armu: ArmUnpack,
@@ -403,7 +410,7 @@ impl Logic for Responder {
         self.rsp.resp_err.next = self.rsu.resp_err.val();
         self.rsp.msg_pkts.next = self.rsu.msg_pkts.val();
         self.rsp.rwqe_lkey.next = self.rsu.rwqe_lkey.val();
-        self.rsp.rsvd.next = 0.into();
+        self.rsp.rd_jseq.next = self.rsu.rd_jseq.val();
         self.rsp.sr_hold.next = self.rsu.sr_hold.val();
         self.rsp.rwqe_iova.next = self.rsu.rwqe_iova.val();
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
@@ -603,7 +610,12 @@ impl Logic for Responder {
         self.ackr_valid.next = false;
         // A READ response job: the request's PSN and SSN, a WQE naming our memory and the requester's.
         self.jwqe.opcode.next = self.send_op_read_resp.val();
-        self.jwqe.flags.next = 0.into();
+        // The job's sequence number rides in the WQE's flags byte; the send path drops a job that is not the QP's newest.
+        self.jseq_next.next = self.rsu.rd_jseq.val() + 1;
+        self.jwqe.flags.next = bit_cast::<8, 3>(self.jseq_next.val());
+        self.jseq_we.next = false;
+        self.jseq_waddr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+        self.jseq_wdata.next = self.jseq_next.val();
         self.jwqe.rsvd0.next = 0.into();
         self.jwqe.length.next = self.du.msg_len.val();
         self.jwqe.local_addr.next = self.du.va.val();
@@ -792,11 +804,14 @@ impl Logic for Responder {
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
                 } else if self.psn_diff.val().get_bit(23) & self.is_read_req.val() {
-                    // A READ behind ePSN is answered again (its response was lost).
+                    // A READ behind ePSN is answered again (its response was lost); one with payload is not a READ.
                     self.cnt_dup.next = true;
                     self.rd_dup.d.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::RdMr;
+                    if self.du.plen.val() != 0 {
+                        self.state.d.next = RState::Idle;
+                    }
                 } else if self.psn_diff.val().get_bit(23) {
                     // Behind ePSN: a duplicate; re-ACK so the requester moves on.
                     self.cnt_dup.next = true;
@@ -890,9 +905,15 @@ impl Logic for Responder {
             RState::RdJob => {
                 // The send path answers it like a WRITE of ours (waits while its queue is full).
                 if !self.job_full.val() {
+                    // A newer job for the QP (a resent READ) makes any older one stale.
                     self.job_write.next = true;
+                    self.jseq_we.next = true;
+                    self.rsp.rd_jseq.next = self.jseq_next.val();
+                    self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::RdDone;
                     if self.rd_dup.q.val() {
+                        self.rxs_we.next = true;
+                        self.rxs_wdata.next = self.rsp.pword.val();
                         self.state.d.next = RState::Idle;
                     }
                 }

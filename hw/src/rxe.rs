@@ -184,6 +184,12 @@ pub struct RxEngine {
     pub job_data: Signal<Out, Bits<REW_BITS>>,
     /// The send path's job queue is full.
     pub job_full: Signal<In, Bit>,
+    /// Job sequence table write (`Responder::jseq_we`).
+    pub jseq_we: Signal<Out, Bit>,
+    /// Its address.
+    pub jseq_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// Its data.
+    pub jseq_wdata: Signal<Out, Bits<3>>,
     resp: Responder,
     ack: AckRecv,
     cqmux: CqReqMux,
@@ -239,6 +245,9 @@ impl Logic for RxEngine {
         self.job_write.next = self.resp.job_write.val();
         self.job_data.next = self.resp.job_data.val();
         self.resp.job_full.next = self.job_full.val();
+        self.jseq_we.next = self.resp.jseq_we.val();
+        self.jseq_waddr.next = self.resp.jseq_waddr.val();
+        self.jseq_wdata.next = self.resp.jseq_wdata.val();
         // ACK receiver: ACKs from the responder, the send path's local errors, requester resets.
         self.ack.ack_valid.next = self.resp.ackr_valid.val();
         self.ack.ack_data.next = self.resp.ackr_data.val();

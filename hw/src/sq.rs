@@ -98,6 +98,10 @@ pub struct SqEngine {
     pub arm_data: Signal<Out, Bits<ARM_BITS>>,
     /// The arm queue is full.
     pub arm_full: Signal<In, Bit>,
+    /// Job sequence table read address (`TurnEngine::jseq_addr`).
+    pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// Its data.
+    pub jseq_data: Signal<In, Bits<3>>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: a rewind was dropped (queue full).
@@ -150,6 +154,8 @@ impl Logic for SqEngine {
         self.arm_write.next = self.turn.arm_write.val();
         self.arm_data.next = self.turn.arm_data.val();
         self.turn.arm_full.next = self.arm_full.val();
+        self.jseq_addr.next = self.turn.jseq_addr.val();
+        self.turn.jseq_data.next = self.jseq_data.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();
         self.cnt_skip.next = self.turn.cnt_skip.val();

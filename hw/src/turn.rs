@@ -43,7 +43,7 @@
 
 use crate::desc::{
     ArmPack, ErrPack, LackUnpack, QpcView, RewindPack, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack,
-    TxDescPack, ARM_BITS, LACK_BITS, REW_BITS, REW_ONE_BIT, SEND_OP_READ_RESP, TXD_BITS,
+    TxDescPack, ARM_BITS, LACK_BITS, REW_BITS, REW_ONE_BIT, REW_WQE_BIT, SEND_OP_READ_RESP, TXD_BITS,
 };
 use crate::fetch::WqeFetch;
 use crate::num::Num;
@@ -190,6 +190,10 @@ pub struct TurnEngine {
     pub rq_data: Signal<Out, Bits<REW_BITS>>,
     /// The job queue takes it.
     pub rq_ready: Signal<In, Bit>,
+    /// Job sequence table read address: always the current QP.
+    pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// The QP's newest READ response job (one cycle after the address): an older job is stale.
+    pub jseq_data: Signal<In, Bits<3>>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: the turn skipped to lACK, past WQEs completed while a rewind resent them.
@@ -203,6 +207,10 @@ pub struct TurnEngine {
     rqp: RewindPack,
     /// Bytes of the READ response job sent in this share (a share is a turn's budget).
     jbytes: DFF<Bits<32>>,
+    /// Bytes the turns sent since the last READ response job's share ended (saturating at a budget).
+    own_bytes: DFF<Bits<32>>,
+    /// The queue head is a READ response job.
+    head_job: Signal<Local, Bit>,
     /// The WQE is an RDMA READ (one request packet, as many PSNs as its response has packets).
     is_read: Signal<Local, Bit>,
     /// The WQE is a READ response job from the responder (`SEND_OP_READ_RESP`).
@@ -329,7 +337,7 @@ const _: () = assert!(
 );
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
 // The queue head's resend bit is read with a literal offset.
-const _: () = assert!(REW_ONE_BIT == 88);
+const _: () = assert!(REW_ONE_BIT == 88 && REW_WQE_BIT == 89);
 // Widths follow QPN_BITS, but the QPN fields of the descriptor words
 // (`desc.rs`, `pack_blocks!` takes literal widths) are 8 bits.
 const _: () = assert!(QPN_BITS == 8);
@@ -374,7 +382,8 @@ impl Logic for TurnEngine {
             sv_psn,
             sv_msg_off,
             sv_iova,
-            jbytes
+            jbytes,
+            own_bytes
         );
         clock!(self, clock, fetch);
         self.qv2.word.next = self.qpc2.q.val();
@@ -406,6 +415,7 @@ impl Logic for TurnEngine {
         self.st_addr.next = self.qpn.q.val();
         self.err_addr.next = self.qpn.q.val();
         self.lack_addr.next = self.qpn.q.val();
+        self.jseq_addr.next = self.qpn.q.val();
         self.wv.word.next = self.wqe.q.val();
         self.is_read.next = self.wv.opcode.val() == self.send_op_read.val();
         self.is_rsp.next = self.wv.opcode.val() == self.send_op_read_resp.val();
@@ -442,9 +452,6 @@ impl Logic for TurnEngine {
         self.cnt_rewind.next = false;
         self.cnt_resend.next = false;
         self.cnt_skip.next = false;
-        self.park.next = (self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val())
-            & ((self.state.q.val() == SqState::Seg)
-                | ((self.state.q.val() == SqState::WqePop) & !self.fetch.head_valid.val()));
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
@@ -475,6 +482,17 @@ impl Logic for TurnEngine {
         if self.is_read.val() {
             self.cost.next = self.remaining.val();
         }
+        // A READ response job interrupts a sending turn only after the turns
+        // sent a budget's worth since the last job's share (the two alternate
+        // by bytes); a host resend, a waiting turn or a fetch wait does not wait.
+        self.head_job.next = self.rew_data.val().get_bits::<8>(89) == self.send_op_read_resp.val();
+        self.park.next = (self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val())
+            & ((self.state.q.val() == SqState::Seg)
+                | ((self.state.q.val() == SqState::WqePop) & !self.fetch.head_valid.val()))
+            & (!self.head_job.val()
+                | (self.own_bytes.q.val() >= self.burst_bytes.val())
+                | (self.state.q.val() == SqState::WqePop)
+                | (self.is_read.val() & !self.rd_gate.val()));
         self.is_write.next = !self.wv.opcode.val().get_bit(0);
         self.has_imm.next = self.wv.opcode.val().get_bit(1);
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
@@ -827,6 +845,9 @@ impl Logic for TurnEngine {
                             }
                         }
                     } else {
+                        if self.own_bytes.q.val() < self.burst_bytes.val() {
+                            self.own_bytes.d.next = self.own_bytes.q.val() + self.pkt_len.val();
+                        }
                         self.budget.d.next = self.budget.q.val() - self.cost.val();
                         if self.budget.q.val() <= self.cost.val() {
                             self.budget.d.next = 0.into();
@@ -974,10 +995,17 @@ impl Logic for TurnEngine {
                 if self.err_data.val() | self.stu.err.val().any() | !self.qpc_data.val().get_bit(0) {
                     self.state.d.next = SqState::RsEnd;
                 }
+                // A READ response job the requester asked again for since (a newer job of the QP) is dropped.
+                if self.rw_job.val() & (self.rwu.wqe.val().get_bits::<3>(8) != self.jseq_data.val()) {
+                    self.state.d.next = SqState::RsEnd;
+                }
             }
             SqState::RsEnd => {
                 // The interrupted turn's context comes back; its lkey is read again next.
                 self.resend.d.next = false;
+                if self.is_rsp.val() {
+                    self.own_bytes.d.next = 0.into();
+                }
                 self.state.d.next = SqState::Idle;
                 if self.rs_turn.q.val() {
                     self.qpn.d.next = self.sv_qpn.q.val();

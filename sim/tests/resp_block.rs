@@ -11,7 +11,16 @@
 //! descriptor's `rptr` (the ring is read with the same one-cycle latency);
 //! receive-WQE DMA reads are answered after a random latency; DMA writes are
 //! taken with random `wr_ready` and applied to a host memory image; the ACK
-//! FIFO is randomly full.
+//! FIFO is randomly full, and so is the send path's READ job queue
+//! (`job_full`, at random and in long stretches, so the responder waits in
+//! `RdJob`). Arm words (`arm_write`, `ArmPack`) are queued in the stimulus
+//! among the descriptors: the harness writes one when it reaches the head
+//! (never while `arm_full`) and shows the descriptor FIFO empty for a few
+//! cycles after, so the arm queue shows it before the next descriptor could
+//! be popped; the responder must apply it before that descriptor (arms go
+//! ahead of descriptors). One parameter set has a CtrlQ (8 entries, its
+//! consumer index advanced at quiescent points, so it also fills); the
+//! other sets none (every report is dropped, `ctrlq_drop`).
 //!
 //! Stimulus: per QP, WRITE and SEND messages, some with immediate data,
 //! segmented at the PMTU into descriptors (mostly valid), with faults: PSN ahead / behind (duplicate),
@@ -27,26 +36,87 @@
 //! posts receive WQEs, raises SQ producer indices and resets QPs through
 //! `rst_valid` (responder and/or requester half).
 //!
+//! RDMA READ (a share of the batches, drawn from a random stream of its
+//! own, so the MR table, the QPs and the other stimulus of a seed start as
+//! before READ existed; a few MRs of 4 GiB and more with REMOTE_READ are
+//! added in unused slots). READ requests at ePSN on MRs with REMOTE_READ
+//! (lengths from 0 to 2^32 - 1, to the MR's end), and faulty ones: PSN
+//! ahead, PSN behind (a resent READ, answered again; or dropped when its MR
+//! check fails or it carries payload), payload, inside a message, bad rkey
+//! (tag, another PD, no REMOTE_READ, invalid entry, bits above the index),
+//! starting before / running past the MR, zero length with any rkey,
+//! PSN_OFFSET set, from a wrong peer, to a QP not in RTR. The requester
+//! side: at quiescent points a QP gets a READ to play back (its SQ PI past
+//! lACK), armed in a READ batch as lACK's WQE (now and then as another
+//! WQE), whose response packets then come in order into an MR with
+//! LOCAL_WRITE, with faults: a gap (PSN ahead), duplicates (behind), a
+//! response with nothing armed or after the READ ended, bad lkey (tag,
+//! another PD, no LOCAL_WRITE, invalid, upper bits), before / past the MR,
+//! payload over the PMTU (or short), an empty packet with any lkey, LAST
+//! too early or missing, re-arms at `rd_psn` or at the READ's start, arm
+//! bursts, a wrong peer; ACK descriptors while the READ is awaited (their
+//! flags byte random: PLACED and bits to be masked off; now and then a
+//! placed PSN sequence NAK continuing the QP's fold chain); requester
+//! resets while armed (at random, and for a READ whose lkey keeps failing).
+//!
 //! The reference model gives, per descriptor, the outcome (placed,
 //! duplicate re-ACK, NAK with syndrome, drop, ACK processing) and the exact
 //! ordered list of the responder's side effects: receive-WQE read address,
 //! every DMA write (address, length, bytes: payload chunks and CQEs with
-//! owner bit), QP error-flag writes, and ACK/NAK descriptors (the whole
-//! 512-bit word). Checked against the RTL: that sequence exactly (no other
-//! DMA write, read or ACK), except for three streams of their own, each in
-//! order: the receive CQEs, the requester CQEs and the QP error-flag
-//! writes. The ACK receiver works beside the responder, and the completion
+//! owner bit), QP error-flag writes, ACK/NAK descriptors (the whole
+//! 672-bit word) and READ job words (the whole 409-bit word). Checked
+//! against the RTL: that sequence exactly (no other DMA write, read, ACK or
+//! job), except for four streams of their own, each in order: the receive
+//! CQEs, the ACK receiver's requester CQEs and CtrlQ entries, the QP
+//! error-flag writes and the lACK table writes. The ACK receiver works beside the responder, and the completion
 //! writer takes the two CQE streams in turn and writes each CQE a few cycles
 //! later, so these may come before or after the responder's next writes. A
 //! CQE's slot (address, owner bit) is assigned when it is written, from the
 //! CQ's producer index then, since receive and requester CQEs may share a CQ.
 //! Also checked: the responder's RX-state word of the QP after every
-//! descriptor, and every QP's RX-state and requester-state words at
-//! quiescent points, the CQ producer-index
+//! descriptor (with `rd_on`, `rd_psn`, `rd_jseq`; an arm applied to it
+//! before the next descriptor included), and every QP's RX-state and
+//! requester-state words at quiescent points, the CQ producer-index
 //! writes, the ring `rptr` (never outside the current descriptor's beats,
 //! never backwards, exactly at the descriptor's end when the next is popped
 //! and at the write pointer at quiescence), the event counters, and the host
 //! memory image at the end.
+//!
+//! READ in the model. A request at ePSN (no message in progress, no
+//! payload, the MR check: valid, tag, upper rkey bits zero, PD,
+//! REMOTE_READ, `[va, va + length)` inside the MR; zero length unchecked)
+//! gives a job word in the main sequence (`RewindPack`, `one` set, its WQE
+//! a `SEND_OP_READ_RESP` with length, VA/rkey as local address/lkey, the
+//! request's laddr/lkey as remote address/rkey, the QP's job count + 1
+//! mod 8 in its flags byte; the job count table write with it), then ePSN
+//! moved by max(1, ceil(length / PMTU)), MSN + 1, no message in progress,
+//! the hold cleared, and the ACK if AckReq; failing it a NAK REM_ACCESS (hold
+//! set), with a message in progress or payload NAK INV_REQ, ahead NAK PSN
+//! sequence; behind: `rx_dup`, a job (and the job count) if it has no
+//! payload and passes the MR check, else nothing. A READ response packet
+//! (after the QPN/peer checks, before the RTR and responder-error checks):
+//! nothing awaited (`rd_on` clear) or behind `rd_psn`: dropped, `rx_dup`;
+//! ahead: dropped, `rx_psn_err`, a PSN sequence NAK word to the ACK
+//! receiver (HOLD, MSN its SSN, ePSN `rd_psn`, its PSN/SSN/PSN_OFFSET, no
+//! timestamp); at `rd_psn`: the lkey check (LOCAL_WRITE, bounds, at most a
+//! PMTU; an empty packet unchecked) or dropped (`rx_access_err`), placed in
+//! 64-byte chunks at its address, `rd_psn` + 1, `rd_on` cleared by
+//! LAST/ONLY, and an ACK word: HOLD with MSN its SSN, or at LAST/ONLY RDONE
+//! with MSN SSN + 1, MSN_PSN its PSN + 1. An arm word sets `rd_on` and
+//! `rd_psn`; a requester reset clears `rd_on`. The ACK receiver's model
+//! covers every word, ACK descriptors (HOLD while `rd_on`, with the wire's
+//! PLACED bit only) and response words alike: a HOLD word completes
+//! nothing, an ACK's MSN (and MSN_PSN) kept if the furthest yet, an error
+//! NAK for a WQE other than lACK ignored (`rx_hdr_err`); an RDONE word for
+//! a WQE other than lACK ignored (`rx_hdr_err`, the kept MSN stays), else it
+//! clears the kept MSN and completes up to it if that is further; then the
+//! usual checks (failed, stale, beyond the posted WQEs); PSN sequence and
+//! RNR NAKs reported (CtrlQ entry: kind, the wire's flags only, PSN, ePSN,
+//! SSN, PSN_OFFSET, folded count, timestamp; or dropped), placed PSN
+//! sequence NAKs folded per QP as `NakFoldPack` says. The lACK table
+//! writes (a stream of their own: one per ACK that completes WQEs, with
+//! its MSN and MSN_PSN, or the kept ones; zero at a requester reset) are
+//! checked too.
 //!
 //! Seeds are fixed; a failure prints its seed. `RNIC_RESP_BLOCK_ITERS=n`
 //! runs n seeds per parameter set, `RNIC_RESP_BLOCK_SEED=s` runs seed s only.
@@ -54,11 +124,14 @@
 mod common;
 
 use common::{block_seeds, near_wrap};
-use rnic_hw::desc::{CqePack, ReqStatePack, RxDescPack, RxStatePack, TxDescPack};
+use rnic_hw::desc::{
+    CqePack, CtrlqPack, LackPack, ReqStatePack, RewindPack, RxDescPack, RxStatePack, TxDescPack, WqeHeadPack,
+    ACKIN_HOLD, ACKIN_RDONE, SEND_OP_READ_RESP,
+};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
-use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, off};
+use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, off};
 use rnic_spec::regs::{cq, mr, qpc, Access, NUM_STAGE};
 use rnic_spec::wire::{opcode, syndrome, Opcode};
 use std::collections::{HashMap, VecDeque};
@@ -73,6 +146,11 @@ const RING_LIMIT: u64 = RING - 80;
 const STALL_MAX: u64 = 20_000;
 const M24: u64 = 0xFF_FFFF;
 const M16: u64 = 0xFFFF;
+/// Bus address of the CtrlQ ring (sets with `ctrlq_log2` > 0).
+const CTRLQ_BASE: u64 = 0x50_0000_0000;
+/// Cycles the descriptor FIFO shows empty after an arm word is written, so
+/// the arm queue shows it before the next descriptor can be popped.
+const ARM_GAP: u64 = 4;
 
 /// One parameter set.
 #[derive(Clone, Copy, Debug)]
@@ -102,6 +180,13 @@ struct Cfg {
     /// wrapped below those of the acked count (regression
     /// `resp_block_ack_beyond_posted_after_sq_pi_wrap`).
     ack_over_pi_wrap: bool,
+    /// Share of batches with READ stimulus (READ requests, arms, READ
+    /// responses, ACKs while a READ is awaited).
+    read_batch_pct: u32,
+    /// Share of cycles `job_full` is high (outside its stall stretches).
+    job_full_pct: u32,
+    /// log2 of the CtrlQ's entries (0: no CtrlQ, reports are dropped).
+    ctrlq_log2: u32,
 }
 
 const SETS: [Cfg; 2] = [
@@ -121,6 +206,9 @@ const SETS: [Cfg; 2] = [
         lat: (1, 40),
         push_pct: 60,
         ack_over_pi_wrap: true,
+        read_batch_pct: 40,
+        job_full_pct: 20,
+        ctrlq_log2: 0,
     },
     Cfg {
         name: "12qp_qpn255_pmtu4096",
@@ -138,6 +226,9 @@ const SETS: [Cfg; 2] = [
         lat: (5, 200),
         push_pct: 40,
         ack_over_pi_wrap: true,
+        read_batch_pct: 40,
+        job_full_pct: 30,
+        ctrlq_log2: 3,
     },
 ];
 
@@ -160,6 +251,11 @@ struct Rxs {
     req_acked: u64,
     msg_pkts: u64,
     rwqe_lkey: u64,
+    /// The requester's READ wait: a READ's response is awaited, from PSN `rd_psn` on.
+    rd_on: bool,
+    rd_psn: u64,
+    /// The responder's count of READ response jobs queued for the QP (mod 8).
+    rd_jseq: u64,
 }
 
 impl Rxs {
@@ -180,6 +276,9 @@ impl Rxs {
                 ("rwqe_len", self.rwqe_len),
                 ("msg_pkts", self.msg_pkts),
                 ("rwqe_lkey", self.rwqe_lkey),
+                ("rd_on", self.rd_on as u64),
+                ("rd_psn", self.rd_psn),
+                ("rd_jseq", self.rd_jseq),
             ],
         );
         v.try_into().unwrap()
@@ -209,6 +308,9 @@ impl Rxs {
             req_acked: gr("acked"),
             msg_pkts: g("msg_pkts"),
             rwqe_lkey: g("rwqe_lkey"),
+            rd_on: g("rd_on") != 0,
+            rd_psn: g("rd_psn"),
+            rd_jseq: g("rd_jseq"),
         }
     }
 }
@@ -262,6 +364,49 @@ struct Msg {
     tag: &'static str,
 }
 
+/// The requester's READ on a QP (one at a time), whose response the
+/// generator plays back: armed at `psn0`, `npkts` response packets.
+#[derive(Clone, Copy, Debug)]
+struct RdGen {
+    /// The READ's SSN (set when it is armed: lACK, unless `wrong_ssn`).
+    ssn: u64,
+    len: u64,
+    npkts: u64,
+    laddr: u64,
+    lkey: u64,
+    psn0: u64,
+    armed: bool,
+    /// Made not to be lACK's WQE: its end is refused by the ACK receiver.
+    wrong_ssn: bool,
+    /// Response descriptors sent (a READ stuck on a failing lkey is reset).
+    sent: u64,
+}
+
+/// The ACK receiver's chain of placed PSN sequence NAKs of a QP (`NakFoldPack`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Fold {
+    valid: bool,
+    epsn: u64,
+    last: u64,
+    run: u64,
+    tsc: u64,
+}
+
+/// An ACK word as the responder hands it to the ACK receiver (`AckInPack`,
+/// the fields the receiver acts on or reports).
+#[derive(Clone, Copy, Debug)]
+struct AckWord {
+    msn: u64,
+    syn: u64,
+    flags: u64,
+    psn: u64,
+    epsn: u64,
+    ssn: u64,
+    psn_offset: u64,
+    ts: u64,
+    msn_psn: u64,
+}
+
 #[derive(Clone, Debug)]
 struct Qp {
     qpn: usize,
@@ -269,6 +414,8 @@ struct Qp {
     /// Posted receive WQEs by RQ index (16-bit).
     rq: HashMap<u64, Rwqe>,
     ssn: u64,
+    /// The requester's READ whose response is being played back.
+    rd: Option<RdGen>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -293,8 +440,13 @@ struct Desc {
     plen: u64,
     rptr: u64,
     nbeats: u64,
+    laddr: u64,
+    lkey: u64,
     payload: Vec<u8>,
     what: String,
+    /// Not a descriptor: an arm word (`ArmPack` {qpn, psn}) the harness
+    /// writes when it reaches the head of the stimulus queue.
+    arm: bool,
 }
 
 impl Desc {
@@ -323,6 +475,8 @@ impl Desc {
                 ("rptr", self.rptr),
                 ("nbeats", self.nbeats),
                 ("imm", self.imm),
+                ("laddr", self.laddr),
+                ("lkey", self.lkey),
             ],
         )
     }
@@ -341,6 +495,12 @@ enum Ev {
     QpErr(usize),
     /// A CQE; its slot is assigned when it is written.
     Cqe(Cqe),
+    /// A READ response job word (`RewindPack`).
+    Job(Vec<u32>),
+    /// A CtrlQ entry write (address, bytes), in the ACK receiver's stream.
+    Ctl(u64, Vec<u8>),
+    /// An lACK table write: QPN, SSN (lACK), the PSN its WQE starts at.
+    Lack(usize, u64, u64),
 }
 
 /// A completion as the model predicts it.
@@ -369,6 +529,14 @@ fn ev_brief(e: &Ev) -> String {
         ),
         Ev::Cqe(c) => format!("CQE cq {} qpn {} idx {:#x} status {} op {}", c.cqn, c.qpn, c.idx, c.status, c.op),
         Ev::QpErr(q) => format!("QP error flag of qpn {q}"),
+        Ev::Job(w) => format!(
+            "READ job qpn {} ssn {:#x} psn {:#x}",
+            unpack_field(RewindPack::FIELDS, w, "qpn"),
+            unpack_field(RewindPack::FIELDS, w, "ssn"),
+            unpack_field(RewindPack::FIELDS, w, "psn")
+        ),
+        Ev::Ctl(a, b) => format!("CtrlQ entry at {a:#x} kind {} qpn {}", b[0], b[2]),
+        Ev::Lack(q, ssn, psn) => format!("lACK table write qpn {q} ssn {ssn:#x} psn {psn:#x}"),
     }
 }
 
@@ -384,8 +552,10 @@ struct Cnt {
     ack: u64,
     cqe: u64,
     inv: u64,
-    /// CtrlQ reports dropped: the harness sets no CtrlQ up (log2 0).
+    /// CtrlQ reports dropped: no CtrlQ set up (log2 0) or the ring full.
     ctl_drop: u64,
+    /// CtrlQ entries written.
+    ctl: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -423,6 +593,9 @@ struct Ports {
     rqs_we: PortId,
     rqs_waddr: PortId,
     rqs_wdata: PortId,
+    lack_we: PortId,
+    lack_waddr: PortId,
+    lack_wdata: PortId,
     cnt_ack_bad: PortId,
     rd_valid: PortId,
     rd_ready: PortId,
@@ -441,6 +614,19 @@ struct Ports {
     idle: PortId,
     rst_valid: PortId,
     rst_data: PortId,
+    arm_write: PortId,
+    arm_data: PortId,
+    arm_full: PortId,
+    job_write: PortId,
+    job_data: PortId,
+    job_full: PortId,
+    jseq_we: PortId,
+    jseq_waddr: PortId,
+    jseq_wdata: PortId,
+    ctrlq_base: PortId,
+    ctrlq_log2: PortId,
+    ctrlq_ci: PortId,
+    ctrlq_reset: PortId,
     cnt: [PortId; 11],
 }
 
@@ -481,6 +667,9 @@ impl Ports {
             rqs_we: p("rqs_we"),
             rqs_waddr: p("rqs_waddr"),
             rqs_wdata: p("rqs_wdata"),
+            lack_we: p("lack_we"),
+            lack_waddr: p("lack_waddr"),
+            lack_wdata: p("lack_wdata"),
             cnt_ack_bad: p("cnt_ack_bad"),
             rd_valid: p("rd_valid"),
             rd_ready: p("rd_ready"),
@@ -499,6 +688,19 @@ impl Ports {
             idle: p("idle"),
             rst_valid: p("rst_valid"),
             rst_data: p("rst_data"),
+            arm_write: p("arm_write"),
+            arm_data: p("arm_data"),
+            arm_full: p("arm_full"),
+            job_write: p("job_write"),
+            job_data: p("job_data"),
+            job_full: p("job_full"),
+            jseq_we: p("jseq_we"),
+            jseq_waddr: p("jseq_waddr"),
+            jseq_wdata: p("jseq_wdata"),
+            ctrlq_base: p("ctrlq_base"),
+            ctrlq_log2: p("ctrlq_log2"),
+            ctrlq_ci: p("ctrlq_ci"),
+            ctrlq_reset: p("ctrlq_reset"),
             cnt: [
                 p("cnt_hdr"),
                 p("cnt_psn"),
@@ -529,6 +731,42 @@ struct Stats {
     cqes: u64,
     bytes: u64,
     resets: u64,
+    /// READ requests accepted at ePSN (job queued, ePSN moved).
+    rd_req_ok: u64,
+    /// Job words (accepted READs and duplicates answered again).
+    rd_jobs: u64,
+    /// Duplicate READs answered again / dropped by the MR check.
+    rd_dup_jobs: u64,
+    rd_dup_dropped: u64,
+    /// Arm words written.
+    arms: u64,
+    /// READ response packets placed (and their bytes), gaps (PSN ahead of
+    /// rd_psn), duplicates (behind rd_psn or nothing awaited), lkey failures.
+    rsp_placed: u64,
+    rsp_bytes: u64,
+    rsp_gaps: u64,
+    rsp_dups: u64,
+    rsp_access: u64,
+    /// HOLD words (ACKs and responses while armed) and kept MSNs.
+    hold_words: u64,
+    held_kept: u64,
+    /// READ ends (RDONE) accepted, of them completing past the READ by a kept MSN, and refused.
+    rdone: u64,
+    rdone_kept: u64,
+    rdone_bad: u64,
+    /// READ ends ignored as completing WQEs never posted (a kept MSN beyond them).
+    rdone_over: u64,
+    /// Error NAKs for a WQE after the awaited READ (ignored), and for the READ (it fails).
+    hold_err_ignored: u64,
+    hold_err_done: u64,
+    /// Requester resets while a READ was awaited.
+    rst_armed: u64,
+    /// Cycles `job_full` held a due job back, and `arm_full` was high.
+    job_waits: u64,
+    arm_full_cycles: u64,
+    /// CtrlQ entries expected written, placed NAKs folded.
+    ctl_entries: u64,
+    folded: u64,
     /// (stimulus tag, outcome) -> count.
     cover: std::collections::BTreeMap<(String, String), u64>,
 }
@@ -574,6 +812,9 @@ impl Mem {
 struct Tb {
     cfg: Cfg,
     rng: Rng,
+    /// The READ stimulus's own stream (so the MR table, the QPs and the
+    /// first draws of the other stimulus stay those of the seed before READ).
+    rrng: Rng,
     m: Model,
     p: Ports,
     qps: Vec<Qp>,
@@ -620,6 +861,9 @@ struct Tb {
     expect_cqe: VecDeque<(u64, Ev)>,
     expect_req_cqe: VecDeque<(u64, Ev)>,
     expect_qperr: VecDeque<(u64, Ev)>,
+    /// Expected lACK table writes, in order (the ACK receiver writes one
+    /// before the first completion of an ACK, or at a requester reset).
+    expect_lack: VecDeque<(u64, Ev)>,
     /// Receive-WQE completions: (ready cycle, data).
     dma: VecDeque<(u64, [u8; 64])>,
     rst_q: VecDeque<u64>,
@@ -632,11 +876,30 @@ struct Tb {
     last_progress: u64,
     hist: VecDeque<String>,
     st: Stats,
+    /// The ACK receiver's per-QP MSN (and its MSN_PSN) kept while a READ is awaited (`HeldPack`).
+    held: Vec<Option<(u64, u64)>>,
+    /// The ACK receiver's per-QP placed-NAK chain.
+    fold: Vec<Fold>,
+    /// CtrlQ producer index (the model's, as the completion writer will
+    /// have it) and the consumer index the harness shows.
+    ctl_pi: u64,
+    ctl_ci: u64,
+    /// The current batch carries READ stimulus.
+    read_batch: bool,
+    /// Cycles left of the FIFO shown empty after an arm word.
+    arm_gap: u64,
+    /// `arm_full` as last seen.
+    arm_full_q: bool,
+    /// QPs whose arm word was written since the last pop (their RX state may be written).
+    arm_pending: Vec<usize>,
+    /// `job_full` in a stretch of mostly high.
+    job_stall: bool,
 }
 
 impl Tb {
     fn new(cfg: Cfg, seed: u64) -> Tb {
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x7E5B);
+        let mut rrng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x4EAD);
         let m = Model::new("resp").unwrap_or_else(|e| panic!("{e}"));
         let p = Ports::new(&m);
         let pds = [0x11u16 + rng.below(0x100) as u16, 0x300 + rng.below(0x100) as u16];
@@ -677,6 +940,21 @@ impl Tb {
                 tag: rng.next() as u8,
                 access,
                 valid: k % 11 != 10,
+                pd: pds[k % 2],
+            };
+        }
+        // READ: MRs of 4 GiB and more with REMOTE_READ only (READs up to
+        // 2^32 - 1 bytes, ePSN moving by up to 2^24 packets; one ending at
+        // the top of the address space), from the READ stream.
+        for (k, &i) in slots[40..44].iter().enumerate() {
+            let len = (1u64 << 32) + rrng.below(1 << 32);
+            mrs[i] = Mr {
+                va: if k == 2 { 0u64.wrapping_sub(len) } else { rrng.below(1 << 47) },
+                len,
+                iova: 0x10_0000_0000 + ((i as u64) << 24) + rrng.below(1 << 12),
+                tag: rrng.next() as u8,
+                access: Access::REMOTE_READ.bits(),
+                valid: true,
                 pd: pds[k % 2],
             };
         }
@@ -736,7 +1014,11 @@ impl Tb {
             r.req_acked = near_wrap(&mut rng, 24);
             rqpi_tab[qpn] = r.rq_ci;
             sqpi_tab[qpn] = (r.req_acked + rng.below(4)) & M16;
-            qps.push(Qp { qpn, msg: None, rq: HashMap::new(), ssn: rng.below(1 << 24) });
+            qps.push(Qp { qpn, msg: None, rq: HashMap::new(), ssn: rng.below(1 << 24), rd: None });
+        }
+        for &qpn in &qpns {
+            rxs[qpn].rd_psn = near_wrap(&mut rrng, 24);
+            rxs[qpn].rd_jseq = rrng.below(8);
         }
         let qpc_tab: Vec<[u32; 14]> = qpcs
             .iter()
@@ -773,6 +1055,7 @@ impl Tb {
         Tb {
             cfg,
             rng,
+            rrng,
             m,
             p,
             qps,
@@ -811,6 +1094,7 @@ impl Tb {
             expect_cqe: VecDeque::new(),
             expect_req_cqe: VecDeque::new(),
             expect_qperr: VecDeque::new(),
+            expect_lack: VecDeque::new(),
             dma: VecDeque::new(),
             rst_q: VecDeque::new(),
             rst_busy: false,
@@ -822,7 +1106,25 @@ impl Tb {
             last_progress: 0,
             hist: VecDeque::new(),
             st: Stats::default(),
+            held: vec![None; NQPN],
+            fold: vec![Fold::default(); NQPN],
+            ctl_pi: 0,
+            ctl_ci: 0,
+            read_batch: false,
+            arm_gap: 0,
+            arm_full_q: false,
+            arm_pending: Vec::new(),
+            job_stall: false,
         }
+    }
+
+    /// Runs `f` with the READ stream as `self.rng` (READ stimulus draws
+    /// from its own stream, through the same generator code).
+    fn with_rrng<T>(&mut self, f: impl FnOnce(&mut Tb) -> T) -> T {
+        std::mem::swap(&mut self.rng, &mut self.rrng);
+        let r = f(self);
+        std::mem::swap(&mut self.rng, &mut self.rrng);
+        r
     }
 
     fn note(&mut self, s: String) {
@@ -934,6 +1236,293 @@ impl Tb {
         ok.then(|| e.iova.wrapping_add(d.va.wrapping_sub(e.va)))
     }
 
+    /// READ request MR check (`RdMrChk`): the whole READ inside an MR of the
+    /// QP's PD with REMOTE_READ; a zero-length READ is not checked.
+    fn read_ok(&self, q: &QpcInfo, d: &Desc) -> bool {
+        let e = self.mrs[((d.rkey >> 8) & 0xFF) as usize];
+        let off = d.va.wrapping_sub(e.va);
+        d.msg_len == 0
+            || (e.valid
+                && e.pd == q.pd
+                && e.tag as u64 == d.rkey & 0xFF
+                && d.rkey >> 16 == 0
+                && e.access & 4 != 0
+                && d.va >= e.va
+                && off <= e.len
+                && d.msg_len <= e.len - off)
+    }
+
+    /// READ response MR check (`RspMrChk`, the packet has a payload): the
+    /// lkey it echoes, LOCAL_WRITE, the packet inside the MR, at most a
+    /// PMTU; its destination if it passes.
+    fn rsp_ok(&self, q: &QpcInfo, d: &Desc) -> Option<u64> {
+        let e = self.mrs[((d.rkey >> 8) & 0xFF) as usize];
+        let off = d.va.wrapping_sub(e.va);
+        let ok = e.valid
+            && e.pd == q.pd
+            && e.tag as u64 == d.rkey & 0xFF
+            && d.rkey >> 16 == 0
+            && e.access & 1 != 0
+            && d.va >= e.va
+            && off <= e.len
+            && d.plen <= e.len - off
+            && d.plen <= self.pmtu();
+        ok.then(|| e.iova.wrapping_add(off))
+    }
+
+    /// The job word of an accepted (or duplicate) READ request: a
+    /// `SEND_OP_READ_RESP` WQE naming our memory (VA, rkey as lkey) and the
+    /// requester's (its local address and lkey), at the request's SSN and
+    /// PSN; its flags byte the QP's job count `jseq`.
+    fn job_ev(&self, qpn: usize, d: &Desc, jseq: u64) -> Ev {
+        let wqe = pack_words(
+            WqeHeadPack::FIELDS,
+            WqeHeadPack::WIDTH,
+            &[
+                ("opcode", SEND_OP_READ_RESP as u64),
+                ("flags", jseq),
+                ("length", d.msg_len),
+                ("local_addr", d.va),
+                ("lkey", d.rkey),
+                ("rkey", d.lkey),
+                ("remote_addr", d.laddr),
+            ],
+        );
+        let mut w = pack_words(
+            RewindPack::FIELDS,
+            RewindPack::WIDTH,
+            &[("qpn", qpn as u64), ("ssn", d.ssn), ("psn", d.psn), ("msg_off", 0), ("one", 1)],
+        );
+        let at: usize = RewindPack::FIELDS.iter().take_while(|f| f.0 != "wqe").map(|f| f.1).sum();
+        for b in 0..WqeHeadPack::WIDTH {
+            if wqe[b / 32] >> (b % 32) & 1 != 0 {
+                w[(at + b) / 32] |= 1 << ((at + b) % 32);
+            }
+        }
+        Ev::Job(w)
+    }
+
+    /// A report for the host's slow path: a CtrlQ entry at the producer
+    /// index if the ring has room, else dropped.
+    fn ctl_report(&mut self, kind: u8, qpn: usize, w: &AckWord, plen: u64, evs: &mut Vec<Ev>) {
+        let size = 1u64 << self.cfg.ctrlq_log2;
+        if self.cfg.ctrlq_log2 == 0 || self.ctl_pi.wrapping_sub(self.ctl_ci) & 0xFFFF_FFFF >= size {
+            self.cnt_model.ctl_drop += 1;
+            return;
+        }
+        let pi = self.ctl_pi;
+        let owner = if (pi >> self.cfg.ctrlq_log2) & 1 == 1 { 0 } else { 1 };
+        let e = pack_words(
+            CtrlqPack::FIELDS,
+            256,
+            &[
+                ("kind", kind as u64),
+                // The wire's flags only (not the responder's HOLD/RDONE marks).
+                ("flags", w.flags & 1),
+                ("qpn", qpn as u64),
+                ("psn", w.psn),
+                ("epsn", w.epsn),
+                ("ssn", w.ssn),
+                ("psn_offset", w.psn_offset),
+                ("plen", plen),
+                ("imm", w.ts),
+                ("owner", owner),
+            ],
+        );
+        let addr = CTRLQ_BASE + ((pi & (size - 1)) << 5);
+        evs.push(Ev::Ctl(addr, words_to_bytes(&e)));
+        self.ctl_pi = (pi + 1) & 0xFFFF_FFFF;
+        self.cnt_model.ctl += 1;
+        self.st.ctl_entries += 1;
+    }
+
+    /// The ACK receiver (`crate::ack`) on one word of QP `qpn`: requester
+    /// completions, the QP's error, CtrlQ reports, and the kept MSN of a
+    /// READ wait. Returns a short outcome.
+    fn ack_recv(&mut self, qpn: usize, w: AckWord, evs: &mut Vec<Ev>) -> String {
+        let q = self.qpcs[qpn];
+        let mut s = self.rxs[qpn];
+        let hold = w.flags & ACKIN_HOLD != 0;
+        let rdone = w.flags & ACKIN_RDONE != 0;
+        let cls = w.syn >> 5;
+        let ahead = |a: u64, b: u64| {
+            let x = a.wrapping_sub(b) & M24;
+            x != 0 && x & 0x80_0000 == 0
+        };
+        // The MSN the word completes up to: a HOLD word none (its ACK MSN
+        // kept if the furthest yet), a READ's end lACK's WQE, or up to the
+        // kept MSN if that is further.
+        let (mut msn_e, mut mpsn_e) = (w.msn, w.msn_psn);
+        let mut pre = "";
+        if hold {
+            self.st.hold_words += 1;
+            msn_e = s.req_acked;
+            if cls == 0 && self.held[qpn].is_none_or(|(k, _)| ahead(w.msn, k)) {
+                self.held[qpn] = Some((w.msn, w.msn_psn));
+                self.st.held_kept += 1;
+                pre = "HOLD+kept: ";
+            } else {
+                pre = "HOLD: ";
+            }
+        } else if rdone {
+            pre = "READ end: ";
+            if w.msn != (s.req_acked + 1) & M24 {
+                self.cnt_model.hdr += 1;
+                self.st.rdone_bad += 1;
+                return "READ end: not for lACK's WQE: ignored".into();
+            }
+            if let Some((k, kp)) = self.held[qpn].take() {
+                if ahead(k, w.msn) {
+                    (msn_e, mpsn_e) = (k, kp);
+                    pre = "READ end+kept: ";
+                }
+            }
+        }
+        let dist = msn_e.wrapping_sub(s.req_acked) & M24;
+        let posted = self.sqpi_tab[qpn].wrapping_sub(s.req_acked) & M16;
+        if s.req_err || dist & 0x80_0000 != 0 {
+            return format!("{pre}ACK ignored (QP failed or stale)");
+        }
+        if dist > posted || (dist == posted && cls != 0) {
+            self.cnt_model.hdr += 1;
+            if rdone {
+                self.st.rdone_over += 1;
+            }
+            return format!("{pre}ACK ignored (beyond posted)");
+        }
+        if rdone {
+            self.st.rdone += 1;
+            if msn_e != w.msn {
+                self.st.rdone_kept += 1;
+            }
+        }
+        if s.req_acked != msn_e {
+            // The acknowledged position for the turn engine, before the first completion.
+            evs.push(Ev::Lack(qpn, msn_e, mpsn_e));
+        }
+        while s.req_acked != msn_e {
+            let e = self.cqe_ev(q.send_cqn, s.req_acked, cqe_status::SUCCESS, cqe_op::SEND, 0, qpn);
+            evs.push(e);
+            s.req_acked = (s.req_acked + 1) & M24;
+        }
+        let err_nak = cls == 3 && w.syn as u8 != syndrome::NAK_PSN_SEQ;
+        if err_nak && hold && w.msn != s.req_acked {
+            // An error NAK for a WQE after the awaited READ: ignored.
+            self.cnt_model.hdr += 1;
+            self.st.hold_err_ignored += 1;
+            return "HOLD: error NAK behind the awaited READ: ignored".into();
+        }
+        if cls == 3 || cls == 1 {
+            self.cnt_model.nak += 1;
+        }
+        let pending = if self.fold[qpn].valid { self.fold[qpn].run } else { 0 };
+        if err_nak {
+            let st = match w.syn as u8 {
+                syndrome::NAK_REM_ACCESS => cqe_status::REM_ACCESS_ERR,
+                syndrome::NAK_REM_OP => cqe_status::REM_OP_ERR,
+                _ => cqe_status::REM_INV_REQ_ERR,
+            };
+            evs.push(Ev::QpErr(qpn));
+            if hold {
+                self.st.hold_err_done += 1;
+            }
+            let e = self.cqe_ev(q.send_cqn, s.req_acked, st, cqe_op::SEND, 0, qpn);
+            evs.push(e);
+            s.req_acked = (s.req_acked + 1) & M24;
+            s.req_err = true;
+        } else if cls == 1 {
+            // RNR: reported; the placed-NAK chain ends.
+            self.fold[qpn] = Fold::default();
+            self.ctl_report(ctrlq_kind::REQ_RNR, qpn, &w, pending, evs);
+        } else if cls == 3 {
+            // A PSN sequence NAK: reported, unless it is placed and follows
+            // the chain's last (same ePSN, next PSN, same 16 us, fewer than 15 folded).
+            let f = self.fold[qpn];
+            let placed = w.flags & 1 != 0;
+            let tsc = (w.ts >> 12) & 0x7FF;
+            let folds =
+                placed && f.valid && f.epsn == w.epsn && w.psn == (f.last + 1) & M24 && f.run != 15 && f.tsc == tsc;
+            self.fold[qpn] = Fold {
+                valid: placed,
+                epsn: w.epsn,
+                last: w.psn,
+                run: if folds { f.run + 1 } else { 0 },
+                tsc: if folds { f.tsc } else { tsc },
+            };
+            if folds {
+                self.st.folded += 1;
+            } else {
+                self.ctl_report(ctrlq_kind::REQ_NAK_PSN, qpn, &w, pending, evs);
+            }
+        }
+        self.rxs[qpn] = s;
+        format!("{pre}ACK processed, acked up to {:#x}{}", s.req_acked, if s.req_err { ", QP failed" } else { "" })
+    }
+
+    /// A READ response packet (the requester side of the responder block):
+    /// placed only if the QP awaits it next.
+    fn model_rsp(&mut self, d: &Desc, qpn: usize, mut evs: Vec<Ev>) -> (Vec<Ev>, String) {
+        let q = self.qpcs[qpn];
+        let s = self.rxs[qpn];
+        let last = d.op == opcode::READ_RESPONSE_LAST || d.op == opcode::READ_RESPONSE_ONLY;
+        let diff = d.psn.wrapping_sub(s.rd_psn) & M24;
+        if !s.rd_on || diff & 0x80_0000 != 0 {
+            self.cnt_model.dup += 1;
+            self.st.rsp_dups += 1;
+            let why = if s.rd_on { "behind the awaited PSN" } else { "no READ awaited" };
+            return (evs, format!("READ response dropped ({why})"));
+        }
+        // The packet as an ACK word: its SSN as MSN, HOLD, rd_psn as ePSN.
+        let w = AckWord {
+            msn: d.ssn,
+            syn: syndrome::ACK as u64,
+            flags: ACKIN_HOLD,
+            psn: d.psn,
+            epsn: s.rd_psn,
+            ssn: d.ssn,
+            psn_offset: d.psn_offset,
+            ts: 0,
+            msn_psn: (d.psn + 1) & M24,
+        };
+        if diff != 0 {
+            // A packet before it was lost: a PSN sequence NAK at rd_psn.
+            self.cnt_model.psn += 1;
+            self.st.rsp_gaps += 1;
+            let r = self.ack_recv(qpn, AckWord { syn: syndrome::NAK_PSN_SEQ as u64, ..w }, &mut evs);
+            return (evs, format!("READ response gap reported: {r}"));
+        }
+        let mut dest = None;
+        if d.plen != 0 {
+            match self.rsp_ok(&q, d) {
+                Some(a) => dest = Some(a),
+                None => {
+                    self.cnt_model.access += 1;
+                    self.st.rsp_access += 1;
+                    return (evs, "READ response dropped (lkey)".into());
+                }
+            }
+        }
+        if let Some(a) = dest {
+            self.place(a, &d.payload, &mut evs);
+            self.st.rsp_bytes += d.plen;
+        }
+        self.st.rsp_placed += 1;
+        let mut u = s;
+        u.rd_psn = (s.rd_psn + 1) & M24;
+        if last {
+            u.rd_on = false;
+        }
+        self.rxs[qpn] = u;
+        let w = if last {
+            AckWord { msn: (d.ssn + 1) & M24, flags: ACKIN_RDONE, epsn: u.rd_psn, ..w }
+        } else {
+            AckWord { epsn: u.rd_psn, ..w }
+        };
+        let r = self.ack_recv(qpn, w, &mut evs);
+        let at = dest.map(|a| format!(" at {a:#x}")).unwrap_or_default();
+        (evs, format!("READ response placed {} bytes{at}{}; {r}", d.plen, if last { ", READ done" } else { "" }))
+    }
+
     fn place(&mut self, dest: u64, payload: &[u8], evs: &mut Vec<Ev>) {
         for (i, c) in payload.chunks(64).enumerate() {
             let a = dest.wrapping_add(64 * i as u64);
@@ -960,55 +1549,31 @@ impl Tb {
         if d.op == opcode::ACK {
             self.cnt_model.ack += 1;
             self.st.acks_in += 1;
-            let dist = d.msn.wrapping_sub(s.req_acked) & M24;
-            let posted = self.sqpi_tab[qpn].wrapping_sub(s.req_acked) & M16;
-            let cls = d.syn >> 5;
-            if s.req_err || dist & 0x80_0000 != 0 {
-                return (evs, "ACK ignored (QP failed or stale)".into());
-            }
-            if dist > posted || (dist == posted && cls != 0) {
-                self.cnt_model.hdr += 1;
-                return (evs, "ACK ignored (beyond posted)".into());
-            }
-            let mut s = s;
-            while s.req_acked != d.msn {
-                let e = self.cqe_ev(q.send_cqn, s.req_acked, cqe_status::SUCCESS, cqe_op::SEND, 0, qpn);
-                evs.push(e);
-                s.req_acked = (s.req_acked + 1) & M24;
-            }
-            let status = if cls == 3 && d.syn & 0x1F != 0 {
-                Some(match d.syn as u8 {
-                    syndrome::NAK_REM_ACCESS => cqe_status::REM_ACCESS_ERR,
-                    syndrome::NAK_REM_OP => cqe_status::REM_OP_ERR,
-                    _ => cqe_status::REM_INV_REQ_ERR,
-                })
-            } else {
-                None
+            // The ACK's fields as the RX parser leaves them in the request
+            // fields they overlap; while the QP awaits a READ, HOLD (the
+            // wire's flags but PLACED masked off).
+            let w = AckWord {
+                msn: d.msn,
+                syn: d.syn,
+                flags: (d.psn_offset & 1) | if s.rd_on { ACKIN_HOLD } else { 0 },
+                psn: d.psn,
+                epsn: (d.ts >> 32) & M24,
+                ssn: d.va & M24,
+                psn_offset: d.rkey & M24,
+                ts: d.ssn & M24,
+                msn_psn: d.imm & M24,
             };
-            if cls == 3 || cls == 1 {
-                self.cnt_model.nak += 1;
-            }
-            // PSN sequence and RNR NAKs go to the CtrlQ, which this harness never sets up.
-            if d.syn as u8 == syndrome::NAK_PSN_SEQ || cls == 1 {
-                self.cnt_model.ctl_drop += 1;
-            }
-            if let Some(st) = status {
-                evs.push(Ev::QpErr(qpn));
-                let e = self.cqe_ev(q.send_cqn, s.req_acked, st, cqe_op::SEND, 0, qpn);
-                evs.push(e);
-                s.req_acked = (s.req_acked + 1) & M24;
-                s.req_err = true;
-            }
-            self.rxs[qpn] = s;
-            return (
-                evs,
-                format!("ACK processed, acked up to {:#x}{}", s.req_acked, if s.req_err { ", QP failed" } else { "" }),
-            );
+            let r = self.ack_recv(qpn, w, &mut evs);
+            return (evs, r);
+        }
+        if Opcode::from(d.op).is_read_response() {
+            return self.model_rsp(d, qpn, evs);
         }
         let op = Opcode::from(d.op);
         let (is_send, is_write, first, last, imm) =
             (op.is_send(), op.is_write(), op.is_first(), op.is_last(), op.has_imm());
-        if !(is_send || is_write) || !q.rtr || s.resp_err {
+        let is_read = op.is_read_request();
+        if !(is_send || is_write || is_read) || !q.rtr || s.resp_err {
             self.cnt_model.hdr += 1;
             self.st.drops += 1;
             return (evs, "drop (opcode/RTR/responder stopped)".into());
@@ -1023,6 +1588,64 @@ impl Tb {
                 tb.rxs[qpn] = Rxs { sr_hold: true, req_err: req.req_err, req_acked: req.req_acked, ..*st };
             }
         };
+        if is_read {
+            // A READ request: behind ePSN answered again (or dropped) with
+            // no ACK and no state change; ahead NAKed (never placed); at
+            // ePSN checked and queued as a job, ePSN past its packets.
+            // Each job carries the QP's job count, one up (the send path drops older ones).
+            let job = self.read_ok(&q, d);
+            let jseq = (s.rd_jseq + 1) & 7;
+            if diff & 0x80_0000 != 0 {
+                self.cnt_model.dup += 1;
+                self.st.dups += 1;
+                if d.plen != 0 {
+                    self.st.rd_dup_dropped += 1;
+                    return (evs, "duplicate READ dropped (payload)".into());
+                }
+                if job {
+                    evs.push(self.job_ev(qpn, d, jseq));
+                    self.st.rd_jobs += 1;
+                    self.st.rd_dup_jobs += 1;
+                    self.rxs[qpn].rd_jseq = jseq;
+                    return (evs, "duplicate READ answered again".into());
+                }
+                self.st.rd_dup_dropped += 1;
+                return (evs, "duplicate READ dropped (MR check)".into());
+            }
+            if diff != 0 {
+                self.cnt_model.psn += 1;
+                nak(self, &mut evs, syndrome::NAK_PSN_SEQ, &s);
+                return (evs, "NAK PSN sequence".into());
+            }
+            if s.in_msg || d.plen != 0 {
+                self.cnt_model.inv += 1;
+                nak(self, &mut evs, syndrome::NAK_INV_REQ, &s);
+                return (evs, "NAK INV_REQ".into());
+            }
+            if !job {
+                self.cnt_model.access += 1;
+                nak(self, &mut evs, syndrome::NAK_REM_ACCESS, &s);
+                return (evs, "NAK REM_ACCESS".into());
+            }
+            evs.push(self.job_ev(qpn, d, jseq));
+            self.st.rd_jobs += 1;
+            self.st.rd_req_ok += 1;
+            // Packets of its response: one per PMTU, at least one (24-bit PSN space).
+            let npkts = if d.msg_len == 0 { 1 } else { (d.msg_len + pmtu - 1) >> self.cfg.pmtu_log2 };
+            let mut u = s;
+            u.epsn = (s.epsn + npkts) & M24;
+            u.msn = (s.msn + 1) & M24;
+            u.in_msg = false;
+            u.in_write = false;
+            u.msg_pkts = 0;
+            u.sr_hold = false;
+            u.rd_jseq = jseq;
+            if d.ack_req {
+                evs.push(self.ack_ev(d, &q, syndrome::ACK as u64, &u));
+            }
+            self.rxs[qpn] = u;
+            return (evs, format!("READ accepted ({npkts} packets)"));
+        }
         if diff & 0x80_0000 != 0 {
             self.cnt_model.dup += 1;
             self.st.dups += 1;
@@ -1492,6 +2115,562 @@ impl Tb {
         d
     }
 
+    // ------------------------------------------------------ READ stimulus
+    //
+    // These run through `with_rrng`: `self.rng` is the READ stream here.
+
+    /// A READ request on QP `qi`: valid (an MR of its PD with REMOTE_READ)
+    /// or with a fault; None if the QP has no such MR, or (half the time)
+    /// while a message is in progress.
+    fn gen_read_req(&mut self, qi: usize) -> Option<Desc> {
+        let qpn = self.qps[qi].qpn;
+        let q = self.qpcs[qpn];
+        let s = self.rxs[qpn];
+        let pmtu = self.pmtu();
+        let cands = self.mrs_with(q.pd, Access::REMOTE_READ.bits());
+        if cands.is_empty() {
+            return None;
+        }
+        let i = self.rng.pick(&cands);
+        let e = self.mrs[i];
+        let cap = pmtu * self.cfg.max_pkts;
+        let len = match self.rng.below(10) {
+            0 => 0,
+            1 => self.rng.range(1, 64),
+            2 => pmtu * self.rng.range(1, self.cfg.max_pkts),
+            3 => self.rng.range(cap, 64 * cap),
+            4 => e.len,
+            5 => self.rng.range(1 << 24, 0xFFFF_FFFF),
+            6 => 0xFFFF_FFFF - self.rng.below(2 * pmtu),
+            _ => self.rng.range(1, cap),
+        }
+        .min(e.len)
+        .min(0xFFFF_FFFF);
+        let va = if self.rng.pct(15) {
+            e.va.wrapping_add(e.len - len)
+        } else {
+            e.va.wrapping_add(self.rng.range(0, e.len - len))
+        };
+        let mut d = self.base_desc(qpn);
+        d.op = opcode::READ_REQUEST;
+        d.psn = s.epsn;
+        d.plen = 0;
+        d.msg_len = len;
+        d.va = va;
+        d.rkey = ((i as u64) << 8) | e.tag as u64;
+        d.ssn = self.qps[qi].ssn;
+        self.qps[qi].ssn = (d.ssn + 1) & M24;
+        d.laddr = self.rng.next();
+        d.lkey = self.rng.below(1 << 32);
+        d.ack_req = self.rng.pct(50);
+        d.psn_offset = 0;
+        d.what = format!("READ request of len {len}");
+        if s.in_msg {
+            if !self.rng.pct(12) {
+                return None;
+            }
+            d.what += " [READ inside a message]";
+            return Some(d);
+        }
+        if !self.rng.pct(self.cfg.fault_pct + 15) {
+            return Some(d);
+        }
+        let bad_key = |tb: &mut Tb, d: &mut Desc| {
+            let len = d.msg_len.max(1);
+            match tb.rng.below(5) {
+                0 => {
+                    d.rkey ^= 1 + tb.rng.below(255);
+                    d.what += " [rkey tag]";
+                }
+                1 => {
+                    let c = (0..NMR)
+                        .filter(|&j| tb.mrs[j].valid && tb.mrs[j].pd != q.pd && tb.mrs[j].access & 4 != 0)
+                        .collect::<Vec<_>>();
+                    if !c.is_empty() {
+                        let j = tb.rng.pick(&c);
+                        d.rkey = ((j as u64) << 8) | tb.mrs[j].tag as u64;
+                        d.va = tb.mrs[j].va;
+                        d.msg_len = len.min(tb.mrs[j].len);
+                    }
+                    d.what += " [rkey of another PD]";
+                }
+                2 => {
+                    let c = (0..NMR)
+                        .filter(|&j| tb.mrs[j].valid && tb.mrs[j].pd == q.pd && tb.mrs[j].access & 4 == 0)
+                        .collect::<Vec<_>>();
+                    if !c.is_empty() {
+                        let j = tb.rng.pick(&c);
+                        d.rkey = ((j as u64) << 8) | tb.mrs[j].tag as u64;
+                        d.va = tb.mrs[j].va;
+                        d.msg_len = len.min(tb.mrs[j].len);
+                    }
+                    d.what += " [MR without REMOTE_READ]";
+                }
+                3 => {
+                    let c = (0..NMR).filter(|&j| !tb.mrs[j].valid).collect::<Vec<_>>();
+                    let j = tb.rng.pick(&c);
+                    d.rkey = ((j as u64) << 8) | tb.mrs[j].tag as u64;
+                    d.what += " [invalid MR]";
+                }
+                _ => {
+                    d.rkey |= tb.rng.range(1, 0xFFFF) << 16;
+                    d.what += " [rkey bits above the index]";
+                }
+            }
+        };
+        let hi = if self.rng.pct(50) { 8 } else { 0x7F_FFFF };
+        match self.rng.below(10) {
+            0 => {
+                d.psn = (s.epsn + self.rng.range(1, hi)) & M24;
+                d.what += " [PSN ahead]";
+            }
+            1 | 2 => {
+                // A READ resent after its response was lost (maybe from an
+                // offset: the rest of it), answered again; or dropped if its
+                // MR check fails now.
+                d.psn = s.epsn.wrapping_sub(self.rng.range(1, hi + 1)) & M24;
+                d.what += " [PSN behind]";
+                if self.rng.pct(40) {
+                    bad_key(self, &mut d);
+                } else if self.rng.pct(20) {
+                    d.plen = self.rng.range(1, pmtu.min(256));
+                    d.what += " [READ with payload]";
+                }
+            }
+            3 => {
+                d.plen = self.rng.range(1, pmtu.min(256));
+                d.what += " [READ with payload]";
+            }
+            4 | 5 => bad_key(self, &mut d),
+            6 => {
+                d.msg_len = d.msg_len.max(1);
+                if self.rng.pct(40) {
+                    d.va = e.va.wrapping_sub(self.rng.range(1, 64));
+                    d.what += " [starts before its MR]";
+                } else {
+                    let r = self.rng.range(0, (d.msg_len - 1).min(e.len));
+                    d.va = e.va.wrapping_add(e.len - r);
+                    d.what += " [runs past its MR]";
+                }
+            }
+            7 => {
+                d.msg_len = 0;
+                d.va = self.rng.next();
+                d.rkey = self.rng.below(1 << 32);
+                d.what += " [zero length, any rkey]";
+            }
+            8 => {
+                d.psn_offset = self.rng.range(1, M24);
+                d.what += " [READ with PSN_OFFSET]";
+            }
+            _ => {
+                // A READ resent from an offset: the rest of it, behind ePSN.
+                let k = self.rng.range(1, 8);
+                d.psn = s.epsn.wrapping_sub(k) & M24;
+                let off = self.rng.below(d.msg_len / pmtu + 1) * pmtu;
+                d.va = d.va.wrapping_add(off.min(d.msg_len));
+                d.msg_len -= off.min(d.msg_len);
+                d.laddr = d.laddr.wrapping_add(off);
+                d.what += " [PSN behind, resent from an offset]";
+            }
+        }
+        Some(d)
+    }
+
+    /// Response packet `j` of READ `rd` on QP `qpn`, as the peer sends it.
+    fn rsp_pkt(&mut self, qpn: usize, rd: &RdGen, j: u64) -> Desc {
+        let pmtu = self.pmtu();
+        let mut d = self.base_desc(qpn);
+        let (first, last) = (j == 0, j + 1 >= rd.npkts);
+        d.op = Opcode::read_response(first, last).into();
+        d.psn = (rd.psn0 + j) & M24;
+        d.va = rd.laddr.wrapping_add(j * pmtu);
+        d.rkey = rd.lkey;
+        d.msg_len = rd.len;
+        d.ssn = rd.ssn;
+        d.psn_offset = j & M24;
+        d.plen = if last { rd.len.saturating_sub(j * pmtu) } else { pmtu };
+        d.ack_req = self.rng.pct(30);
+        d.what = format!("READ response {j}/{} of len {}", rd.npkts, rd.len);
+        d
+    }
+
+    /// Queues an arm word for QP `qpn` (its READ's response from `psn` on)
+    /// and applies it in the model: the responder takes it between packets,
+    /// before any descriptor queued after it.
+    fn push_arm(&mut self, qpn: usize, psn: u64, what: String) {
+        self.rxs[qpn].rd_on = true;
+        self.rxs[qpn].rd_psn = psn;
+        self.st.arms += 1;
+        let tag = what.split('[').nth(1).map(|t| t.trim_end_matches(']').to_string()).unwrap_or("arm".into());
+        *self.st.cover.entry(("arm".into(), tag)).or_default() += 1;
+        self.note(format!("push arm qpn {qpn:#x} psn {psn:#x} ({what})"));
+        let d = Desc { dqpn: qpn as u64, psn, arm: true, what, ..Desc::default() };
+        let after = self.rxs[qpn];
+        self.fifo.push_back((d, qpn, after));
+    }
+
+    /// An ACK descriptor for QP `qi` in a READ batch: the wire's flags byte
+    /// (PSN_OFFSET's low byte) random, so PLACED and bits that must be
+    /// masked off; now and then a placed NAK continuing the QP's chain.
+    fn gen_ack_read(&mut self, qi: usize) -> Desc {
+        let qpn = self.qps[qi].qpn;
+        let mut d = self.gen_ack(qi);
+        d.psn_offset = self.rng.below(1 << 24);
+        let f = self.fold[qpn];
+        if f.valid && self.rng.pct(60) {
+            d.syn = syndrome::NAK_PSN_SEQ as u64;
+            d.psn_offset |= 1;
+            d.ts = (d.ts & !(M24 << 32)) | (f.epsn << 32);
+            d.psn = (f.last + 1) & M24;
+            d.ssn = (d.ssn & !(0x7FF << 12)) | (f.tsc << 12);
+            d.what += " [placed NAK after the chain's last]";
+        } else if self.rng.pct(30) {
+            d.syn = syndrome::NAK_PSN_SEQ as u64;
+            d.psn_offset |= 1;
+            d.what += " [placed NAK]";
+        }
+        if self.rxs[qpn].rd_on {
+            d.what += " [while a READ is awaited]";
+        }
+        d
+    }
+
+    /// The next step of QP `qi`'s READ: its arm, a response packet (maybe
+    /// with a fault), a re-arm, an ACK while it is awaited. False if nothing.
+    fn gen_rsp_step(&mut self, qi: usize) -> bool {
+        let qpn = self.qps[qi].qpn;
+        let Some(mut rd) = self.qps[qi].rd else { return false };
+        let s = self.rxs[qpn];
+        let pmtu = self.pmtu();
+        if !rd.armed {
+            if self.rng.pct(10) {
+                let mut d = self.rsp_pkt(qpn, &rd, 0);
+                d.what += " [response with no READ armed]";
+                self.push_desc(d);
+                return true;
+            }
+            let acked = s.req_acked;
+            if rd.wrong_ssn {
+                rd.ssn = (acked + self.rng.pick(&[2u64, 3, M24])) & M24;
+            } else {
+                // The turn engine sends a READ only as lACK's WQE, posted.
+                if self.sqpi_tab[qpn].wrapping_sub(acked) & M16 == 0 {
+                    return false;
+                }
+                rd.ssn = acked;
+            }
+            rd.armed = true;
+            self.qps[qi].rd = Some(rd);
+            let what = format!(
+                "READ ssn {:#x} psn {:#x} len {} ({} packets){}",
+                rd.ssn,
+                rd.psn0,
+                rd.len,
+                rd.npkts,
+                if rd.wrong_ssn { " [READ not lACK's WQE]" } else { "" }
+            );
+            self.push_arm(qpn, rd.psn0, what);
+            return true;
+        }
+        if !s.rd_on {
+            // Its last packet was placed, or a requester reset ended the wait.
+            if self.rng.pct(40) {
+                let j = self.rng.below(rd.npkts);
+                let mut d = self.rsp_pkt(qpn, &rd, j);
+                d.what += " [after the READ ended]";
+                self.push_desc(d);
+            }
+            self.qps[qi].rd = None;
+            return true;
+        }
+        let k = s.rd_psn.wrapping_sub(rd.psn0) & M24;
+        if k >= rd.npkts {
+            self.qps[qi].rd = None;
+            return false;
+        }
+        rd.sent += 1;
+        self.qps[qi].rd = Some(rd);
+        let mut d = self.rsp_pkt(qpn, &rd, k);
+        if !self.rng.pct(self.cfg.fault_pct + 10) {
+            self.push_desc(d);
+            return true;
+        }
+        match self.rng.below(14) {
+            12 => {
+                // The opcode alone ends the READ (the RETH length is not checked).
+                if k + 1 < rd.npkts {
+                    d.op = if k == 0 { opcode::READ_RESPONSE_ONLY } else { opcode::READ_RESPONSE_LAST };
+                    d.what += " [LAST before the READ's end]";
+                } else {
+                    d.op = if k == 0 { opcode::READ_RESPONSE_FIRST } else { opcode::READ_RESPONSE_MIDDLE };
+                    d.what += " [no LAST at the READ's end]";
+                }
+            }
+            13 => {
+                // The READ resent from rd_psn several times in a row: the
+                // arm queue may fill while the responder waits (job_full).
+                for _ in 0..self.rng.range(2, 10) {
+                    self.push_arm(qpn, s.rd_psn, "re-arm [arm burst]".into());
+                }
+                return true;
+            }
+            0 | 11 => {
+                if k + 1 < rd.npkts {
+                    let j = k + self.rng.range(1, (rd.npkts - 1 - k).min(4));
+                    d = self.rsp_pkt(qpn, &rd, j);
+                    d.what += " [gap]";
+                } else {
+                    d.psn = (d.psn + self.rng.range(1, 8)) & M24;
+                    d.what += " [PSN ahead]";
+                }
+            }
+            1 => {
+                if k > 0 {
+                    let j = self.rng.below(k);
+                    d = self.rsp_pkt(qpn, &rd, j);
+                    d.what += " [duplicate]";
+                } else {
+                    d.psn = d.psn.wrapping_sub(self.rng.range(1, 8)) & M24;
+                    d.what += " [PSN behind]";
+                }
+            }
+            2 | 3 => {
+                let q = self.qpcs[qpn];
+                match self.rng.below(5) {
+                    0 => {
+                        d.rkey ^= 1 + self.rng.below(255);
+                        d.what += " [lkey tag]";
+                    }
+                    1 => {
+                        let c = (0..NMR)
+                            .filter(|&j| self.mrs[j].valid && self.mrs[j].pd != q.pd && self.mrs[j].access & 1 != 0)
+                            .collect::<Vec<_>>();
+                        if !c.is_empty() {
+                            let j = self.rng.pick(&c);
+                            d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
+                            d.va = self.mrs[j].va;
+                        }
+                        d.what += " [lkey of another PD]";
+                    }
+                    2 => {
+                        let c = (0..NMR)
+                            .filter(|&j| self.mrs[j].valid && self.mrs[j].pd == q.pd && self.mrs[j].access & 1 == 0)
+                            .collect::<Vec<_>>();
+                        if !c.is_empty() {
+                            let j = self.rng.pick(&c);
+                            d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
+                            d.va = self.mrs[j].va;
+                        }
+                        d.what += " [MR without LOCAL_WRITE]";
+                    }
+                    3 => {
+                        let c = (0..NMR).filter(|&j| !self.mrs[j].valid).collect::<Vec<_>>();
+                        let j = self.rng.pick(&c);
+                        d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
+                        d.what += " [invalid MR]";
+                    }
+                    _ => {
+                        d.rkey |= self.rng.range(1, 0xFFFF) << 16;
+                        d.what += " [lkey bits above the index]";
+                    }
+                }
+            }
+            4 => {
+                let e = self.mrs[((rd.lkey >> 8) & 0xFF) as usize];
+                if d.plen == 0 || self.rng.pct(40) {
+                    d.va = e.va.wrapping_sub(self.rng.range(1, 64));
+                    d.what += " [before its MR]";
+                } else {
+                    d.va = e.va.wrapping_add(e.len - self.rng.range(0, (d.plen - 1).min(e.len)));
+                    d.what += " [past its MR]";
+                }
+            }
+            5 => {
+                if pmtu < 4096 {
+                    d.plen = pmtu + self.rng.range(1, 256);
+                    d.what += " [payload > PMTU]";
+                } else {
+                    d.plen = self.rng.below(d.plen + 1);
+                    d.what += " [short payload]";
+                }
+            }
+            6 => {
+                d.plen = 0;
+                d.rkey = self.rng.below(1 << 32);
+                d.what += " [empty, any lkey]";
+            }
+            7 => {
+                self.push_arm(qpn, s.rd_psn, "re-arm [re-armed at rd_psn]".into());
+                return true;
+            }
+            8 => {
+                self.push_arm(qpn, rd.psn0, "re-arm [READ resent from its start]".into());
+                return true;
+            }
+            _ => d = self.gen_ack_read(qi),
+        }
+        self.push_desc(d);
+        true
+    }
+
+    /// One READ stimulus descriptor (or arm) of a READ batch. False if nothing was queued.
+    fn gen_read_one(&mut self) -> bool {
+        let r = self.rng.below(100);
+        let qi = self.rng.below(self.qps.len() as u64) as usize;
+        if r < 30 {
+            let Some(d) = self.gen_read_req(qi) else { return false };
+            self.push_desc(d);
+            return true;
+        }
+        if r < 36 {
+            let c: Vec<usize> = (0..NQPN).filter(|&n| !self.qpcs[n].rtr).collect();
+            let n = self.rng.pick(&c);
+            let qpn = self.qps[qi].qpn;
+            let mut d = match self.rng.below(4) {
+                0 => {
+                    let mut d = self.base_desc(n);
+                    d.op = opcode::READ_REQUEST;
+                    d.msg_len = self.rng.below(1 << 12);
+                    d.what = format!("READ request to QPN {n} not in RTR");
+                    d
+                }
+                1 => {
+                    let mut d = self.base_desc(n);
+                    d.op = opcode::READ_RESPONSE_ONLY;
+                    d.psn = self.rxs[n].rd_psn;
+                    d.plen = self.rng.below(64);
+                    d.what = format!("READ response to QPN {n} not in RTR");
+                    d
+                }
+                2 => {
+                    let rd = self.qps[qi].rd.unwrap_or(RdGen {
+                        ssn: 0,
+                        len: 64,
+                        npkts: 1,
+                        laddr: 0,
+                        lkey: 0,
+                        psn0: self.rxs[qpn].rd_psn,
+                        armed: false,
+                        wrong_ssn: false,
+                        sent: 0,
+                    });
+                    let k = self.rxs[qpn].rd_psn.wrapping_sub(rd.psn0) & M24;
+                    let mut d = self.rsp_pkt(qpn, &rd, k.min(rd.npkts - 1));
+                    d.src_ip ^= 1 << self.rng.below(32);
+                    d.what += " [from a wrong peer]";
+                    d
+                }
+                _ => {
+                    let mut d = self.gen_read_req(qi).unwrap_or_else(|| self.base_desc(qpn));
+                    d.op = opcode::READ_REQUEST;
+                    d.src_mac ^= 1 << self.rng.below(48);
+                    d.what += " [from a wrong peer]";
+                    d
+                }
+            };
+            if d.what.is_empty() {
+                d.what = "READ request".into();
+            }
+            self.push_desc(d);
+            return true;
+        }
+        if r < 46 {
+            let armed: Vec<usize> = (0..self.qps.len()).filter(|&i| self.rxs[self.qps[i].qpn].rd_on).collect();
+            let qi = if !armed.is_empty() && self.rng.pct(75) { self.rng.pick(&armed) } else { qi };
+            let d = self.gen_ack_read(qi);
+            self.push_desc(d);
+            return true;
+        }
+        let with: Vec<usize> = (0..self.qps.len()).filter(|&i| self.qps[i].rd.is_some()).collect();
+        if with.is_empty() {
+            let Some(d) = self.gen_read_req(qi) else { return false };
+            self.push_desc(d);
+            return true;
+        }
+        let qi = self.rng.pick(&with);
+        self.gen_rsp_step(qi)
+    }
+
+    /// At a quiescent point: the requester starts a READ on a QP now and
+    /// then (armed in a later READ batch), with its SQ PI past lACK; a READ
+    /// whose wait is stuck (its lkey fails) or by chance ends in a requester
+    /// reset; the host consumes the CtrlQ now and then.
+    fn host_read_actions(&mut self) {
+        for qi in 0..self.qps.len() {
+            let qpn = self.qps[qi].qpn;
+            let q = self.qpcs[qpn];
+            let s = self.rxs[qpn];
+            let pmtu = self.pmtu();
+            match self.qps[qi].rd {
+                Some(rd) => {
+                    if rd.armed && s.rd_on && (rd.sent > 3 * rd.npkts + 12 || self.rrng.pct(5)) {
+                        // A requester reset while the READ is awaited.
+                        self.rst_q.push_back((1 << 9) | qpn as u64);
+                        self.st.resets += 1;
+                        self.req_reset(qi);
+                        self.note(format!("reset qpn {qpn} req 1 (READ awaited)"));
+                    } else if !rd.armed && !rd.wrong_ssn && self.sqpi_tab[qpn].wrapping_sub(s.req_acked) & M16 == 0 {
+                        self.sqpi_tab[qpn] = (s.req_acked + self.rrng.range(1, 5)) & M16;
+                    }
+                }
+                None => {
+                    let cands = self.mrs_with(q.pd, Access::LOCAL_WRITE.bits());
+                    if cands.is_empty() || !self.rrng.pct(25) {
+                        continue;
+                    }
+                    let i = self.rrng.pick(&cands);
+                    let e = self.mrs[i];
+                    let cap = pmtu * self.cfg.max_pkts;
+                    let len = match self.rrng.below(6) {
+                        0 => 0,
+                        1 => self.rrng.range(1, 64),
+                        2 => pmtu * self.rrng.range(1, 2 * self.cfg.max_pkts),
+                        _ => self.rrng.range(1, 2 * cap),
+                    }
+                    .min(e.len);
+                    let rd = RdGen {
+                        ssn: 0,
+                        len,
+                        npkts: len.div_ceil(pmtu).max(1),
+                        laddr: e.va.wrapping_add(self.rrng.range(0, e.len - len)),
+                        lkey: ((i as u64) << 8) | e.tag as u64,
+                        psn0: near_wrap(&mut self.rrng, 24),
+                        armed: false,
+                        wrong_ssn: self.rrng.pct(8),
+                        sent: 0,
+                    };
+                    if !rd.wrong_ssn && self.sqpi_tab[qpn].wrapping_sub(s.req_acked) & M16 == 0 {
+                        self.sqpi_tab[qpn] = (s.req_acked + self.rrng.range(1, 5)) & M16;
+                    }
+                    self.qps[qi].rd = Some(rd);
+                    self.note(format!("qpn {qpn}: READ of len {len} at {:#x} lkey {:#x} to come", rd.laddr, rd.lkey));
+                }
+            }
+        }
+        if self.rrng.pct(50) {
+            self.ctl_ci = self.ctl_pi;
+        }
+    }
+
+    /// The model's side of a requester reset (`rst_valid` bit 9): lACK 0,
+    /// not failed, SQ PI 0, no READ awaited, no kept MSN, no NAK chain.
+    fn req_reset(&mut self, qi: usize) {
+        let qpn = self.qps[qi].qpn;
+        if self.rxs[qpn].rd_on {
+            self.st.rst_armed += 1;
+        }
+        self.expect_lack.push_back((self.desc_id, Ev::Lack(qpn, 0, 0)));
+        let r = &mut self.rxs[qpn];
+        r.req_acked = 0;
+        r.req_err = false;
+        r.rd_on = false;
+        self.sqpi_tab[qpn] = 0;
+        self.held[qpn] = None;
+        self.fold[qpn] = Fold::default();
+        self.qps[qi].rd = None;
+    }
+
     /// Writes the payload beats into the ring, runs the model, queues the descriptor.
     fn push_desc(&mut self, mut d: Desc) {
         if d.op != opcode::ACK {
@@ -1516,8 +2695,25 @@ impl Tb {
             .match_indices('[')
             .map(|(i, _)| d.what[i..].split(']').next().unwrap_or("").trim_start_matches('[').to_string())
             .collect();
+        let rd_kind = if d.op == opcode::READ_REQUEST {
+            Some("READ request")
+        } else if Opcode::from(d.op).is_read_response() {
+            Some("READ response")
+        } else {
+            None
+        };
         let kind = if d.op == opcode::ACK {
-            "ACK".to_string()
+            if tags.is_empty() {
+                "ACK".to_string()
+            } else {
+                format!("ACK: {}", tags.join("+"))
+            }
+        } else if let Some(k) = rd_kind {
+            if tags.is_empty() {
+                format!("{k} valid")
+            } else {
+                format!("{k}: {}", tags.join("+"))
+            }
         } else if tags.is_empty() {
             if d.what.contains("_IMM ") && Opcode::from(d.op).has_imm() {
                 "valid with immediate".to_string()
@@ -1531,7 +2727,13 @@ impl Tb {
         };
         let oc =
             outcome.split(&[',', '('][..]).next().unwrap_or("").split(" at ").next().unwrap_or("").trim().to_string();
-        let oc = if oc.starts_with("placed") { "placed".to_string() } else { oc };
+        let oc = if oc.starts_with("placed") {
+            "placed".to_string()
+        } else if oc.starts_with("READ response placed") {
+            "READ response placed".to_string()
+        } else {
+            oc
+        };
         *self.st.cover.entry((kind, oc)).or_default() += 1;
         self.note(format!(
             "push #{} qpn {:#x} op {:#x} psn {:#x} off {} plen {} msg_len {} va {:#x} rkey {:#x} ack_req {} ({}) -> {outcome}",
@@ -1542,8 +2744,9 @@ impl Tb {
                 Ev::Cqe(c) if c.op == cqe_op::RECV || c.op == cqe_op::RECV_RDMA_WITH_IMM => {
                     self.expect_cqe.push_back((self.desc_id, e))
                 }
-                Ev::Cqe(_) => self.expect_req_cqe.push_back((self.desc_id, e)),
+                Ev::Cqe(_) | Ev::Ctl(..) => self.expect_req_cqe.push_back((self.desc_id, e)),
                 Ev::QpErr(_) => self.expect_qperr.push_back((self.desc_id, e)),
+                Ev::Lack(..) => self.expect_lack.push_back((self.desc_id, e)),
                 _ => self.expect.push_back((self.desc_id, e)),
             }
         }
@@ -1555,6 +2758,9 @@ impl Tb {
 
     /// One new descriptor.
     fn gen_one(&mut self) {
+        if self.read_batch && self.rrng.pct(55) && self.with_rrng(|tb| tb.gen_read_one()) {
+            return;
+        }
         if self.rng.pct(self.cfg.drop_pct) {
             let d = self.gen_drop();
             self.push_desc(d);
@@ -1624,9 +2830,7 @@ impl Tb {
                     self.qps[qi].msg = None;
                 }
                 if want_rst_req {
-                    r.req_acked = 0;
-                    r.req_err = false;
-                    self.sqpi_tab[qpn] = 0;
+                    self.req_reset(qi);
                 }
                 self.note(format!(
                     "reset qpn {qpn} resp {} req {} epsn {epsn:#x}",
@@ -1737,11 +2941,62 @@ impl Tb {
         ))
     }
 
+    /// A CtrlQ entry write: the next of the ACK receiver's stream.
+    fn take_ctl(&mut self, addr: u64, data: &[u8]) -> Result<(), String> {
+        match self.expect_req_cqe.front() {
+            Some((_, Ev::Ctl(a, b))) if *a == addr && b[..] == data[..] => {
+                let b = b.clone();
+                self.expect_req_cqe.pop_front();
+                self.mem_model.write(addr, &b);
+                self.last_progress = self.cycle;
+                Ok(())
+            }
+            Some((_, Ev::Ctl(a, b))) => {
+                let (fe, fw) = (ctl_fields(b), ctl_fields(data));
+                let diffs: Vec<String> = fe
+                    .iter()
+                    .zip(&fw)
+                    .filter(|(x, y)| x.1 != y.1)
+                    .map(|(x, y)| format!("{}: got {:#x} expected {:#x}", x.0, y.1, x.1))
+                    .collect();
+                Err(format!("CtrlQ entry at {addr:#x} (expected at {a:#x}) differs: {}", diffs.join(", ")))
+            }
+            other => Err(format!(
+                "CtrlQ entry written at {addr:#x} ({:?}), expected {}",
+                ctl_fields(data),
+                other.map(|e| ev_brief(&e.1)).unwrap_or("nothing in the ACK receiver's stream".into())
+            )),
+        }
+    }
+
     fn step(&mut self) -> Result<(), String> {
         let p = self.p;
         let t = self.cycle;
-        // Inputs.
-        match self.fifo.front() {
+        // Inputs. An arm word at the head of the stimulus is written; the
+        // FIFO then shows empty for ARM_GAP cycles, so the responder sees
+        // the arm queue non-empty before it can pop the next descriptor.
+        let mut arm = None;
+        if self.arm_gap > 0 {
+            self.arm_gap -= 1;
+        } else if self.fifo.front().is_some_and(|e| e.0.arm) && !self.arm_full_q {
+            let (d, qpn, _) = self.fifo.pop_front().expect("arm");
+            arm = Some(qpn as u64 | d.psn << 8);
+            self.arm_gap = ARM_GAP;
+            // Applied after the descriptor being processed, before the next.
+            if let Some((_, cq, after)) = self.cur.as_mut() {
+                if *cq == qpn {
+                    after.rd_on = true;
+                    after.rd_psn = d.psn;
+                }
+            }
+            self.arm_pending.push(qpn);
+            self.note(format!("arm written: qpn {qpn:#x} psn {:#x}", d.psn));
+            self.last_progress = t;
+        }
+        self.m.set(p.arm_write, arm.is_some() as u64);
+        self.m.set(p.arm_data, arm.unwrap_or(0));
+        let shown = if self.arm_gap == 0 { self.fifo.front().filter(|e| !e.0.arm) } else { None };
+        match shown {
             Some((d, _, _)) => {
                 let w = d.words();
                 self.m.set(p.desc_empty, 0);
@@ -1778,6 +3033,19 @@ impl Tb {
         if rst.is_some() {
             self.rst_busy = true;
         }
+        // The send path's job queue: full at random, in stretches now and then.
+        if self.rrng.pct(2) {
+            self.job_stall = !self.job_stall;
+        }
+        let job_full = if self.job_stall { self.rrng.pct(97) } else { self.rrng.pct(self.cfg.job_full_pct) };
+        self.m.set(p.job_full, job_full as u64);
+        if job_full && matches!(self.expect.front(), Some((_, Ev::Job(_)))) {
+            self.st.job_waits += 1;
+        }
+        self.m.set(p.ctrlq_base, CTRLQ_BASE);
+        self.m.set(p.ctrlq_log2, self.cfg.ctrlq_log2 as u64);
+        self.m.set(p.ctrlq_ci, self.ctl_ci);
+        self.m.set(p.ctrlq_reset, 0);
         self.m.eval();
 
         // Outputs.
@@ -1809,6 +3077,19 @@ impl Tb {
         let wr = g(&self.m, p.wr_valid) == 1 && wr_ready;
         let ack = g(&self.m, p.ack_write) == 1;
         let qperr = g(&self.m, p.qperr_we) == 1;
+        let job = g(&self.m, p.job_write) == 1;
+        let lack = (g(&self.m, p.lack_we) == 1).then(|| {
+            let w = g(&self.m, p.lack_wdata);
+            let wd = [w as u32, (w >> 32) as u32];
+            (
+                g(&self.m, p.lack_waddr) as usize,
+                unpack_field(LackPack::FIELDS, &wd, "ssn"),
+                unpack_field(LackPack::FIELDS, &wd, "psn"),
+            )
+        });
+        let jseq_w = (g(&self.m, p.jseq_we) == 1).then(|| (g(&self.m, p.jseq_waddr), g(&self.m, p.jseq_wdata)));
+        self.arm_full_q = g(&self.m, p.arm_full) == 1;
+        self.st.arm_full_cycles += self.arm_full_q as u64;
         let cnts: Vec<bool> = p.cnt.iter().map(|&c| g(&self.m, c) == 1).collect();
 
         let r = (|| -> Result<(), String> {
@@ -1841,6 +3122,10 @@ impl Tb {
                     return Err(format!("descriptor popped with rptr {rptr:#x}, expected {:#x} (the previous packet's beats not exactly freed)", d.rptr));
                 }
                 self.note(format!("pop qpn {:#x} op {:#x} psn {:#x} ({})", d.dqpn, d.op, d.psn, d.what));
+                if d.arm {
+                    return Err("an arm word popped as a descriptor (harness)".into());
+                }
+                self.arm_pending.clear();
                 self.cur = Some((d, qpn, after));
                 self.cur_done = 0;
                 self.last_progress = self.cycle;
@@ -1865,8 +3150,11 @@ impl Tb {
                     return Err(format!("DMA write len {len}"));
                 }
                 self.mem_rtl.write(addr, &data[..len]);
+                let ctl_end = CTRLQ_BASE + (32 << self.cfg.ctrlq_log2);
                 if cqpi_we {
                     self.take_cqe(addr, &data[..len], Some((cq_a as u64, cqpi_wdata)))?;
+                } else if self.cfg.ctrlq_log2 > 0 && (CTRLQ_BASE..ctl_end).contains(&addr) {
+                    self.take_ctl(addr, &data[..len])?;
                 } else {
                     match self.take_expect(&got)? {
                         Ev::Wr(a, b, c) => {
@@ -1926,8 +3214,57 @@ impl Tb {
                     e => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
                 }
             }
+            if job {
+                if job_full {
+                    return Err("job_write while job_full".into());
+                }
+                let mut w = vec![0u32; RewindPack::WIDTH.div_ceil(32)];
+                self.m.get_wide(p.job_data, &mut w);
+                let got = Ev::Job(w.clone());
+                match self.take_expect(&got)? {
+                    Ev::Job(e) if e == w => {
+                        // The job count table is written with the job: its QP, the job's count.
+                        let want = (
+                            unpack_field(RewindPack::FIELDS, &w, "qpn"),
+                            job_fields(&w).iter().find(|f| f.0 == "wqe.flags").map(|f| f.1).unwrap_or(0),
+                        );
+                        if jseq_w != Some(want) {
+                            return Err(format!("job count table write {jseq_w:x?} with the job, expected {want:x?}"));
+                        }
+                    }
+                    Ev::Job(e) => {
+                        let (fe, fw) = (job_fields(&e), job_fields(&w));
+                        let diffs: Vec<String> = fe
+                            .iter()
+                            .zip(&fw)
+                            .filter(|(a, b)| a.1 != b.1)
+                            .map(|(a, b)| format!("{}: got {:#x} expected {:#x}", a.0, b.1, a.1))
+                            .collect();
+                        return Err(format!(
+                            "READ job word differs: {}\n  got      {fw:x?}\n  expected {fe:x?}",
+                            diffs.join(", ")
+                        ));
+                    }
+                    e => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
+                }
+            }
+            if let Some((q, ssn, psn)) = lack {
+                let got = Ev::Lack(q, ssn, psn);
+                match self.expect_lack.pop_front() {
+                    Some((_, Ev::Lack(eq, essn, epsn))) if (eq, essn, epsn) == (q, ssn, psn) => {
+                        self.last_progress = self.cycle;
+                    }
+                    Some((_, e)) => return Err(format!("got {}, expected {}", ev_brief(&got), ev_brief(&e))),
+                    None => return Err(format!("unexpected {} (nothing expected)", ev_brief(&got))),
+                }
+            }
+            if jseq_w.is_some() && !job {
+                return Err(format!("job count table write {jseq_w:x?} without a job"));
+            }
             if rxs_we {
-                let ok_addr = self.cur.as_ref().map(|c| c.1) == Some(rxs_waddr) || self.rst_busy;
+                let ok_addr = self.cur.as_ref().map(|c| c.1) == Some(rxs_waddr)
+                    || self.rst_busy
+                    || self.arm_pending.contains(&rxs_waddr);
                 if !ok_addr {
                     return Err(format!("RX state write to qpn {rxs_waddr} outside its descriptor"));
                 }
@@ -1935,7 +3272,7 @@ impl Tb {
             Ok(())
         })();
         r.map_err(|e| self.fail(e))?;
-        if cnts[10] {
+        if cnts[10] && self.cfg.ctrlq_log2 == 0 {
             return Err(self.fail("a CtrlQ entry written with no CtrlQ set up".into()));
         }
         let c = &mut self.cnt_rtl;
@@ -1956,6 +3293,7 @@ impl Tb {
                     7 => c.cqe += 1,
                     8 => c.inv += 1,
                     9 => c.ctl_drop += 1,
+                    10 => c.ctl += 1,
                     _ => {}
                 }
             }
@@ -1970,10 +3308,14 @@ impl Tb {
             || !self.expect_cqe.is_empty()
             || !self.expect_req_cqe.is_empty()
             || !self.expect_qperr.is_empty()
+            || !self.expect_lack.is_empty()
             || rqs_we
             || !self.dma.is_empty()
             || rst.is_some()
-            || !self.rst_q.is_empty();
+            || !self.rst_q.is_empty()
+            || arm.is_some()
+            || self.arm_gap > 0
+            || job;
         if busy {
             self.last_busy = t;
         }
@@ -1998,7 +3340,7 @@ impl Tb {
             self.cqpi_tab[cq_a] = cqpi_wdata;
         }
         self.cycle += 1;
-        let streams = [&self.expect, &self.expect_cqe, &self.expect_req_cqe, &self.expect_qperr];
+        let streams = [&self.expect, &self.expect_cqe, &self.expect_req_cqe, &self.expect_qperr, &self.expect_lack];
         if (streams.iter().any(|q| !q.is_empty()) || !self.fifo.is_empty())
             && self.cycle - self.last_progress > STALL_MAX
         {
@@ -2065,7 +3407,9 @@ impl Tb {
                     break;
                 }
                 self.host_actions();
+                self.host_read_actions();
                 batch = self.rng.range(1, 30);
+                self.read_batch = self.rrng.pct(self.cfg.read_batch_pct);
             }
             if batch > 0
                 && self.fifo.len() < 8
@@ -2092,6 +3436,35 @@ impl Tb {
         self.st.cycles = self.cycle;
         Ok(self.st)
     }
+}
+
+/// The fields of a job word (`RewindPack` and its `WqeHeadPack`), for messages.
+fn job_fields(w: &[u32]) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = RewindPack::FIELDS
+        .iter()
+        .filter(|f| f.0 != "wqe")
+        .map(|f| (f.0.to_string(), unpack_field(RewindPack::FIELDS, w, f.0)))
+        .collect();
+    let at: usize = RewindPack::FIELDS.iter().take_while(|f| f.0 != "wqe").map(|f| f.1).sum();
+    let mut wqe = vec![0u32; WqeHeadPack::WIDTH / 32];
+    for b in 0..WqeHeadPack::WIDTH {
+        if w[(at + b) / 32] >> ((at + b) % 32) & 1 != 0 {
+            wqe[b / 32] |= 1 << (b % 32);
+        }
+    }
+    for f in WqeHeadPack::FIELDS {
+        v.push((format!("wqe.{}", f.0), unpack_field(WqeHeadPack::FIELDS, &wqe, f.0)));
+    }
+    v
+}
+
+/// The fields of a CtrlQ entry (`CtrlqPack`), for messages.
+fn ctl_fields(b: &[u8]) -> Vec<(&'static str, u64)> {
+    let mut w = vec![0u32; 8];
+    for (i, x) in b.iter().take(32).enumerate() {
+        w[i / 4] |= (*x as u32) << (8 * (i % 4));
+    }
+    CtrlqPack::FIELDS.iter().map(|f| (f.0, unpack_field(CtrlqPack::FIELDS, &w, f.0))).collect()
 }
 
 fn off_of(k: u64, pmtu: u64) -> u64 {
@@ -2128,6 +3501,32 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                     s.acks_in,
                     s.cqes,
                     s.resets
+                );
+                println!(
+                    "  READ: {} requests accepted, {} jobs ({} duplicates answered again, {} dropped), {} arms, {} response packets placed ({} KiB), {} gaps, {} duplicates, {} lkey failures, {} HOLD words ({} MSNs kept), {} READ ends ({} with a kept MSN, {} not lACK's, {} beyond posted), {} error NAKs behind a READ ignored, {} failing it, {} requester resets while armed, {} cycles a job waited on job_full, {} cycles arm_full, {} CtrlQ entries, {} placed NAKs folded",
+                    s.rd_req_ok,
+                    s.rd_jobs,
+                    s.rd_dup_jobs,
+                    s.rd_dup_dropped,
+                    s.arms,
+                    s.rsp_placed,
+                    s.rsp_bytes / 1024,
+                    s.rsp_gaps,
+                    s.rsp_dups,
+                    s.rsp_access,
+                    s.hold_words,
+                    s.held_kept,
+                    s.rdone,
+                    s.rdone_kept,
+                    s.rdone_bad,
+                    s.rdone_over,
+                    s.hold_err_ignored,
+                    s.hold_err_done,
+                    s.rst_armed,
+                    s.job_waits,
+                    s.arm_full_cycles,
+                    s.ctl_entries,
+                    s.folded
                 )
             }
             Err(e) => panic!(

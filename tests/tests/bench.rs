@@ -1,10 +1,13 @@
-//! The rnic-perf engine end to end (write_bw, send_bw, read_bw): small runs by default, the heavy ones
+//! The rnic-perf engine end to end (write_bw, send_bw, read_bw; latency,
+//! timed and bidirectional runs): small runs by default, the heavy ones
 //! behind #[ignore]:
 //!     cargo test --release -p rnic-tests --test bench -- --ignored
+//! The rnic-perf binary itself (its tables and flags) is tested in tools/tests/cli.rs.
 
 use rnic::Mtu;
-use rnic_tests::{assert_no_violations, pair};
-use rnic_tools::bench::{run, BenchConfig, Mode};
+use rnic_sim::SimConfig;
+use rnic_tests::{assert_no_violations, pair, pair_with};
+use rnic_tools::bench::{run, run_bidir, BenchConfig, Mode, Report};
 
 fn bench(mode: Mode, size: u32, iters: u64, qps: u32, tx_depth: u32, mtu: Mtu) {
     let nics = pair();
@@ -67,6 +70,97 @@ fn read_bw_slot_reuse() {
 #[test]
 fn read_bw_mtu256() {
     bench(Mode::ReadBw, 10000, 32, 2, 8, Mtu::Mtu256);
+}
+
+/// One message in flight: each is posted after the previous one completed,
+/// and its doorbell-to-completion time is its latency (the CQ polled every cycle).
+fn latency(mode: Mode) {
+    let nics = pair_with(SimConfig { wait_cycles: 1, ..Default::default() });
+    let mut c = BenchConfig::new(mode);
+    c.latency = true;
+    c.size = 1000;
+    c.iters = 20;
+    let r = run(&nics.ctxs[0], &nics.ctxs[1], &c).unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+    assert_eq!((r.iters, r.posts.len(), r.verified_bytes), (20, 20, 20_000), "{mode:?}");
+    for k in 1..r.completions.len() {
+        assert!(r.posts[k] >= r.completions[k - 1], "{mode:?}: message {k} posted before {} completed", k - 1);
+    }
+    let s = r.latency_stats().unwrap();
+    // At least the doorbell's MMIO write (125 cycles) and a PCIe round trip (250).
+    assert!(s.min > 375 && s.min as f64 <= s.typical && s.typical <= s.max as f64, "{mode:?}: {s:?}");
+    assert!(s.max < 10_000, "{mode:?}: {s:?}");
+    println!("{}\n{}", Report::lat_header(), r.lat_row());
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn write_latency() {
+    latency(Mode::WriteBw);
+}
+
+#[test]
+fn send_latency() {
+    latency(Mode::SendBw);
+}
+
+#[test]
+fn read_latency() {
+    latency(Mode::ReadBw);
+}
+
+/// A timed run posts until its deadline, then lets what is in flight complete.
+#[test]
+fn timed_runs_stop_posting_at_the_deadline() {
+    for mode in [Mode::WriteBw, Mode::SendBw] {
+        let nics = pair();
+        let mut c = BenchConfig::new(mode);
+        c.size = 4096;
+        c.qps = 2;
+        c.tx_depth = 8;
+        c.duration_cycles = Some(5000);
+        let r = run(&nics.ctxs[0], &nics.ctxs[1], &c).unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        assert!(r.iters > 20, "{mode:?}: {} messages in 20 us", r.iters);
+        assert!(r.posts.iter().all(|&p| p < r.start + 5000), "{mode:?}: posted after the deadline");
+        assert!(r.cycles >= 5000 && !r.own_slots, "{mode:?}");
+        assert_eq!(r.verified_bytes, 4096 * r.iters, "{mode:?}");
+        assert_no_violations(&nics);
+    }
+}
+
+/// Both ways at once, each direction on its own QPs with its own patterns.
+#[test]
+fn bidirectional_runs() {
+    for mode in [Mode::WriteBw, Mode::SendBw, Mode::ReadBw] {
+        let nics = pair();
+        let mut c = BenchConfig::new(mode);
+        c.size = 4096;
+        c.iters = 32;
+        c.qps = 2;
+        c.tx_depth = 8;
+        let (ab, ba) = run_bidir(&nics.ctxs[0], &nics.ctxs[1], &c).unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        for r in [&ab, &ba] {
+            assert_eq!((r.iters, r.verified_bytes), (32, 32 * 4096), "{mode:?}");
+        }
+        let both = Report::combine(&ab, &ba);
+        assert_eq!(both.iters, 64);
+        assert!(both.gbps() > ab.gbps().max(ba.gbps()), "{mode:?}: {} vs {} and {}", both.gbps(), ab.gbps(), ba.gbps());
+        assert_no_violations(&nics);
+    }
+}
+
+/// Several sizes on one pair of NICs, as `rnic-perf -a` runs them.
+#[test]
+fn runs_one_after_another_on_the_same_nics() {
+    let nics = pair();
+    for (mode, size) in [(Mode::WriteBw, 2), (Mode::SendBw, 3000), (Mode::ReadBw, 70_000), (Mode::WriteBw, 64)] {
+        let mut c = BenchConfig::new(mode);
+        c.size = size;
+        c.iters = 6;
+        c.qps = 3;
+        let r = run(&nics.ctxs[0], &nics.ctxs[1], &c).unwrap_or_else(|e| panic!("{mode:?} {size}: {e}"));
+        assert_eq!(r.verified_bytes, 6 * size as u64, "{mode:?} {size}");
+    }
+    assert_no_violations(&nics);
 }
 
 #[test]

@@ -37,7 +37,7 @@
 //! RDMA READ: a READ response (0x0D..0x10) that passes the QPN/peer checks
 //! is a duplicate (RX_DUP, nothing sent), as the victim never waits for
 //! one. A READ request (0x0C) behind ePSN is a duplicate (RX_DUP only, no
-//! ACK), answered again if it passes the MR check, else silently dropped;
+//! ACK), answered again if it carries no payload and passes the MR check, else silently dropped;
 //! ahead of ePSN it gets a PSN sequence NAK (never placed, the SR window
 //! untouched); at ePSN it is invalid inside a message or with a payload,
 //! then needs an MR of the victim's PD with REMOTE_READ holding
@@ -1712,9 +1712,12 @@ impl Fuzzer {
                     j.allowed.add(Psn);
                 }
                 j.why.push(format!(
-                    "PSN {:#x} behind ePSN {:#x}: a duplicate READ (no ACK), answered again if it passes the MR check, else dropped; {mr_why}",
+                    "PSN {:#x} behind ePSN {:#x}: a duplicate READ (no ACK), answered again if it passes the MR check and carries no payload, else dropped; {mr_why}",
                     x.psn, v.epsn
                 ));
+                if x.plen != 0 {
+                    j.read = Some(ReadExp { psns, answer: None });
+                }
             } else {
                 j.allowed = Set::of(&[Psn]);
                 j.why

@@ -8,6 +8,12 @@
 //! region (`LOCAL_WRITE`). Either way each message's pattern is written into
 //! its source slot before it is posted and checked in its destination slot
 //! at its completion.
+//!
+//! Variants: a latency run ([`BenchConfig::latency`]) keeps one message in
+//! flight and times each from its doorbell to its completion; a timed run
+//! ([`BenchConfig::duration_cycles`]) posts for a span of simulated time
+//! instead of a message count; [`run_bidir`] runs one benchmark each way at
+//! once.
 
 use crate::pattern;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -16,6 +22,9 @@ use rnic::{
     WrOpcode,
 };
 use rnic_spec::params;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -46,7 +55,8 @@ pub struct BenchConfig {
     pub mode: Mode,
     /// Message size in bytes.
     pub size: u32,
-    /// Messages in total (spread round-robin over the QPs).
+    /// Messages in total, spread round-robin over the QPs (`rnic-perf -n`
+    /// is per QP: it passes `n * qps`). Ignored when `duration_cycles` is set.
     pub iters: u64,
     /// Number of QPs.
     pub qps: u32,
@@ -62,6 +72,18 @@ pub struct BenchConfig {
     pub own_slot_budget: u64,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Post new messages for this many device cycles from the first post
+    /// (instead of `iters` messages), then wait for those in flight.
+    pub duration_cycles: Option<u64>,
+    /// Latency run: one QP, one message in flight (`tx_depth` is taken as
+    /// 1; a SEND waits for the previous one's receive completion too), each
+    /// timed from its doorbell to the host seeing its requester completion
+    /// ([`Report::latencies`]). The resolution is the device's wait step
+    /// (`SimConfig::wait_cycles` in the cosimulation).
+    pub latency: bool,
+    /// Stop with [`BenchError::Cancelled`] once this is set (checked every
+    /// round of posting and polling).
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl BenchConfig {
@@ -78,8 +100,65 @@ impl BenchConfig {
             stall_cycles: 2_000_000,
             own_slot_budget: 256 << 20,
             progress: false,
+            duration_cycles: None,
+            latency: false,
+            cancel: None,
         }
     }
+
+    /// WRs in flight per QP: `tx_depth`, or 1 in a latency run.
+    pub fn in_flight(&self) -> u32 {
+        if self.latency {
+            1
+        } else {
+            self.tx_depth
+        }
+    }
+
+    /// The buffers a run allocates.
+    fn layout(&self) -> Layout {
+        let q = self.qps.max(1) as u64;
+        let depth = self.in_flight() as u64;
+        let size = self.size as u64;
+        // Messages of the busiest QP, when known.
+        let per_qp_max = if self.duration_cycles.is_some() { None } else { Some(self.iters.div_ceil(q)) };
+        let src_slots = depth.min(per_qp_max.unwrap_or(u64::MAX)).max(1);
+        // Receives are kept twice as deep as sends so replenishing never stalls
+        // the sender (and never deeper than the messages a QP gets).
+        let rx_depth = (depth * 2).min(1 << rnic::ring::MAX_WQ_LOG2).min(per_qp_max.unwrap_or(u64::MAX)).max(1) as u32;
+        let own_slots =
+            self.mode.one_sided() && per_qp_max.is_some() && size.saturating_mul(self.iters) <= self.own_slot_budget;
+        let dst_len = match self.mode {
+            Mode::WriteBw | Mode::ReadBw if own_slots => size * self.iters,
+            Mode::WriteBw | Mode::ReadBw => size.saturating_mul(q * src_slots),
+            Mode::SendBw => size.saturating_mul(q * rx_depth as u64),
+        };
+        let src_len = size.saturating_mul(q * src_slots);
+        Layout { src_slots, rx_depth, own_slots, src_len: src_len.max(1), dst_len: dst_len.max(1) }
+    }
+
+    /// Bytes of host memory the run's data buffers take on the requester's
+    /// and on the responder's side (rings and CQs not counted): the source
+    /// is the requester's for WRITE and SEND, the responder's for READ.
+    pub fn buffer_bytes(&self) -> (u64, u64) {
+        let l = self.layout();
+        match self.mode {
+            Mode::WriteBw | Mode::SendBw => (l.src_len, l.dst_len),
+            Mode::ReadBw => (l.dst_len, l.src_len),
+        }
+    }
+}
+
+/// Sizes of a run's buffers ([`BenchConfig::layout`]).
+struct Layout {
+    /// Source slots per QP.
+    src_slots: u64,
+    /// Receive slots per QP (send_bw).
+    rx_depth: u32,
+    /// Whether every WRITE or READ gets its own destination slot.
+    own_slots: bool,
+    src_len: u64,
+    dst_len: u64,
 }
 
 /// What a run measured.
@@ -87,8 +166,10 @@ impl BenchConfig {
 pub struct Report {
     /// Message size.
     pub size: u32,
-    /// Messages completed.
+    /// Messages completed (over all QPs).
     pub iters: u64,
+    /// Device cycle of the first post.
+    pub start: u64,
     /// Device cycles from the first post to the last completion.
     pub cycles: u64,
     /// Device cycles from the completion of message `iters / 2` to the last
@@ -102,7 +183,20 @@ pub struct Report {
     pub own_slots: bool,
     /// The requester QPs' loss-recovery counters, summed.
     pub recovery: rnic::RecoveryStats,
+    /// Device cycle at which the host saw each requester completion, in order.
+    pub completions: Vec<u64>,
+    /// Device cycle each of those messages was posted (its doorbell), in the
+    /// same order: `completions[k] - posts[k]` is message k's latency.
+    pub posts: Vec<u64>,
+    /// Device cycle at which the host saw each message delivered, in order:
+    /// the responder's receive completion for a SEND, the requester's
+    /// completion for a WRITE (the data placed and acknowledged) or a READ
+    /// (the data back). [`Report::peak_gbps`] counts these.
+    pub deliveries: Vec<u64>,
 }
+
+/// [`Report::peak_gbps`] looks at stretches of at least this fraction of the run.
+pub const PEAK_WINDOW_DIVISOR: u64 = 10;
 
 impl Report {
     /// Simulated seconds at `params::CLOCK_HZ`.
@@ -124,6 +218,35 @@ impl Report {
             return 0.0;
         }
         self.iters as f64 / self.secs() / 1e6
+    }
+
+    /// Peak goodput in Gb/s: the best delivery rate ([`Report::deliveries`])
+    /// over a stretch of at least a tenth of the run ([`PEAK_WINDOW_DIVISOR`];
+    /// the run is first post to last completion, in simulated time). For
+    /// each delivery, the shortest such stretch ending at it is taken,
+    /// starting at an earlier delivery (or the first post); its rate is the
+    /// payload delivered after its start and up to its end over its length.
+    /// The deliveries seen at the stretch's start are not counted, so a burst
+    /// (one poll finding several) is not counted at both ends. The whole run
+    /// counts too, so the peak is never below the average.
+    pub fn peak_gbps(&self) -> f64 {
+        if self.cycles == 0 || self.deliveries.is_empty() {
+            return 0.0;
+        }
+        let w = self.cycles.div_ceil(PEAK_WINDOW_DIVISOR).max(1);
+        // Time of the k-th event: the first post, then each delivery.
+        let t = |k: usize| if k == 0 { self.start } else { self.deliveries[k - 1] };
+        let mut best = self.iters as f64 / self.cycles as f64;
+        let mut i = 0;
+        for j in 1..=self.deliveries.len() {
+            while i + 1 < j && t(i + 1) + w <= t(j) {
+                i += 1;
+            }
+            if t(i) + w <= t(j) {
+                best = best.max((j - i) as f64 / (t(j) - t(i)) as f64);
+            }
+        }
+        self.size as f64 * 8.0 * best * params::CLOCK_HZ as f64 / 1e9
     }
 
     /// Goodput of the second half of the run (see
@@ -153,14 +276,151 @@ impl Report {
         self.cycles as f64 / self.wall.as_secs_f64().max(1e-9)
     }
 
-    /// perftest's table header.
-    pub fn header() -> String {
-        format!(" {:<11}{:<15}{:<21}{}", "#bytes", "#iterations", "BW average[Gb/sec]", "MsgRate[Mpps]")
+    /// The two directions of a bidirectional run ([`run_bidir`]) as one:
+    /// their messages and bytes added up over the span from the first post of
+    /// either to the last completion of either (perftest's `-b` reports the sum).
+    pub fn combine(a: &Report, b: &Report) -> Report {
+        let start = a.start.min(b.start);
+        let end = (a.start + a.cycles).max(b.start + b.cycles);
+        let mut pairs: Vec<(u64, u64)> = a
+            .completions
+            .iter()
+            .zip(&a.posts)
+            .chain(b.completions.iter().zip(&b.posts))
+            .map(|(&c, &p)| (c, p))
+            .collect();
+        pairs.sort_unstable();
+        let (completions, posts): (Vec<u64>, Vec<u64>) = pairs.into_iter().unzip();
+        let mut deliveries: Vec<u64> = a.deliveries.iter().chain(&b.deliveries).copied().collect();
+        deliveries.sort_unstable();
+        let iters = a.iters + b.iters;
+        let half_at = if iters / 2 >= 1 { completions[(iters / 2 - 1) as usize] } else { start };
+        Report {
+            size: a.size,
+            iters,
+            start,
+            cycles: end - start,
+            second_half_cycles: end - half_at,
+            wall: a.wall.max(b.wall),
+            verified_bytes: a.verified_bytes + b.verified_bytes,
+            own_slots: a.own_slots && b.own_slots,
+            recovery: [a.recovery, b.recovery].into_iter().sum(),
+            completions,
+            posts,
+            deliveries,
+        }
     }
 
-    /// perftest's table row.
+    /// perftest's bandwidth table header.
+    pub fn header() -> String {
+        format!(
+            " {:<11}{:<15}{:<19}{:<21}{}",
+            "#bytes", "#iterations", "BW peak[Gb/sec]", "BW average[Gb/sec]", "MsgRate[Mpps]"
+        )
+    }
+
+    /// perftest's bandwidth table row (Gb/s with 2 decimals, or 6 below 0.1
+    /// Gb/s on average, as perftest does).
     pub fn row(&self) -> String {
-        format!(" {:<11}{:<15}{:<21.2}{:.6}", self.size, self.iters, self.gbps(), self.mpps())
+        let p = if self.gbps() < 0.1 { 6 } else { 2 };
+        format!(
+            " {:<11}{:<15}{:<19.p$}{:<21.p$}{:.6}",
+            self.size,
+            self.iters,
+            self.peak_gbps(),
+            self.gbps(),
+            self.mpps()
+        )
+    }
+
+    /// Each message's device cycles from its doorbell to the host seeing
+    /// its requester completion, in completion order (in a latency run, one
+    /// message in flight, this is its latency).
+    pub fn latencies(&self) -> Vec<u64> {
+        self.completions.iter().zip(&self.posts).map(|(&c, &p)| c - p).collect()
+    }
+
+    /// Statistics of [`Report::latencies`] (None if there are none).
+    pub fn latency_stats(&self) -> Option<LatencyStats> {
+        LatencyStats::of(&self.latencies())
+    }
+
+    /// perftest's latency table header (times in simulated microseconds).
+    pub fn lat_header() -> String {
+        format!(
+            " {:<11}{:<15}{:<15}{:<15}{:<17}{:<15}{:<16}{:<23}{}",
+            "#bytes",
+            "#iterations",
+            "t_min[usec]",
+            "t_max[usec]",
+            "t_typical[usec]",
+            "t_avg[usec]",
+            "t_stdev[usec]",
+            "99% percentile[usec]",
+            "99.9% percentile[usec]"
+        )
+    }
+
+    /// perftest's latency table row (see [`LatencyStats`]).
+    pub fn lat_row(&self) -> String {
+        let s = self.latency_stats().unwrap_or_default();
+        let us = |c: f64| c * 1e6 / params::CLOCK_HZ as f64;
+        format!(
+            " {:<11}{:<15}{:<15.3}{:<15.3}{:<17.3}{:<15.3}{:<16.3}{:<23.3}{:.3}",
+            self.size,
+            self.iters,
+            us(s.min as f64),
+            us(s.max as f64),
+            us(s.typical),
+            us(s.avg),
+            us(s.stdev),
+            us(s.p99 as f64),
+            us(s.p999 as f64)
+        )
+    }
+}
+
+/// Latency statistics, in device cycles.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatencyStats {
+    /// Shortest sample.
+    pub min: u64,
+    /// Longest sample.
+    pub max: u64,
+    /// The median (the mean of the two middle samples for an even count), perftest's t_typical.
+    pub typical: f64,
+    /// The mean.
+    pub avg: f64,
+    /// The population standard deviation.
+    pub stdev: f64,
+    /// 99th percentile, nearest rank: the smallest sample with at least 99 % of the samples at or below it.
+    pub p99: u64,
+    /// 99.9th percentile, nearest rank.
+    pub p999: u64,
+}
+
+impl LatencyStats {
+    /// The statistics of `samples` (None if empty).
+    pub fn of(samples: &[u64]) -> Option<LatencyStats> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut v = samples.to_vec();
+        v.sort_unstable();
+        let n = v.len();
+        let typical = if n % 2 == 1 { v[n / 2] as f64 } else { (v[n / 2 - 1] + v[n / 2]) as f64 / 2.0 };
+        let avg = v.iter().map(|&x| x as f64).sum::<f64>() / n as f64;
+        let var = v.iter().map(|&x| (x as f64 - avg).powi(2)).sum::<f64>() / n as f64;
+        let rank = |per_mille: usize| v[(n * per_mille).div_ceil(1000).max(1) - 1];
+        Some(LatencyStats {
+            min: v[0],
+            max: v[n - 1],
+            typical,
+            avg,
+            stdev: var.sqrt(),
+            p99: rank(990),
+            p999: rank(999),
+        })
     }
 }
 
@@ -205,6 +465,9 @@ pub enum BenchError {
         /// Pattern seed.
         seed: u64,
     },
+    /// [`BenchConfig::cancel`] was set.
+    #[error("cancelled")]
+    Cancelled,
     /// Nothing completed for too long.
     #[error("no progress for {cycles} cycles ({done} of {total} messages done); requester {req}; responder {resp}")]
     Stall {
@@ -242,12 +505,14 @@ pub fn connect(a_ctx: &Context, a: &Qp, a_psn: u32, b_ctx: &Context, b: &Qp, b_p
 struct Lane {
     req: Qp,
     resp: Qp,
-    /// Messages this QP carries.
+    /// Messages this QP carries (`u64::MAX` in a timed run until it stops posting).
     count: u64,
     posted: u64,
     completed: u64,
     recv_posted: u64,
     recv_completed: u64,
+    /// Doorbell cycle of each message posted and not completed, in order.
+    posted_at: VecDeque<u64>,
 }
 
 /// Everything a run allocates.
@@ -270,44 +535,31 @@ struct Setup {
 
 fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchError> {
     let q = c.qps as u64;
-    let per_qp_max = c.iters.div_ceil(q);
-    let src_slots = (c.tx_depth as u64).min(per_qp_max).max(1);
-    let size = c.size as u64;
-    // Receives are kept twice as deep as sends so replenishing never stalls the sender.
-    let rx_depth = (c.tx_depth * 2).min(1 << rnic::ring::MAX_WQ_LOG2);
-    let own_slots = c.mode.one_sided() && size * c.iters <= c.own_slot_budget;
-    let dst_len = match c.mode {
-        Mode::WriteBw | Mode::ReadBw if own_slots => size * c.iters,
-        Mode::WriteBw | Mode::ReadBw => size * q * src_slots,
-        Mode::SendBw => size * q * rx_depth as u64,
-    };
+    let depth = c.in_flight();
+    let Layout { src_slots, rx_depth, own_slots, src_len, dst_len } = c.layout();
     let pd_a = req.alloc_pd()?;
     let pd_b = resp.alloc_pd()?;
-    let req_cq = req.create_cq(c.qps * c.tx_depth)?;
+    let req_cq = req.create_cq(c.qps * depth)?;
     let recv_wrs = if c.mode == Mode::SendBw { rx_depth } else { 0 };
     let resp_cq = resp.create_cq((c.qps * recv_wrs).max(1))?;
     // Source memory is read-only for the NIC, so a stray DMA write into it is a violation.
-    let src_len = (size * q * src_slots).max(1) as usize;
+    let (src_len, dst_len) = (src_len as usize, dst_len as usize);
     let (src, dst) = match c.mode {
         Mode::WriteBw => (
             pd_a.reg_mr(src_len, AccessFlags::empty())?,
-            pd_b.reg_mr(dst_len.max(1) as usize, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)?,
+            pd_b.reg_mr(dst_len, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)?,
         ),
-        Mode::SendBw => (
-            pd_a.reg_mr(src_len, AccessFlags::empty())?,
-            pd_b.reg_mr(dst_len.max(1) as usize, AccessFlags::LOCAL_WRITE)?,
-        ),
-        Mode::ReadBw => (
-            pd_b.reg_mr(src_len, AccessFlags::REMOTE_READ)?,
-            pd_a.reg_mr(dst_len.max(1) as usize, AccessFlags::LOCAL_WRITE)?,
-        ),
+        Mode::SendBw => (pd_a.reg_mr(src_len, AccessFlags::empty())?, pd_b.reg_mr(dst_len, AccessFlags::LOCAL_WRITE)?),
+        Mode::ReadBw => {
+            (pd_b.reg_mr(src_len, AccessFlags::REMOTE_READ)?, pd_a.reg_mr(dst_len, AccessFlags::LOCAL_WRITE)?)
+        }
     };
     let mut lanes = Vec::new();
     for i in 0..c.qps {
         let a = pd_a.create_qp(QpInitAttr {
             send_cq: req_cq.clone(),
             recv_cq: req_cq.clone(),
-            max_send_wr: c.tx_depth,
+            max_send_wr: depth,
             max_recv_wr: 0,
         })?;
         let b = pd_b.create_qp(QpInitAttr {
@@ -317,49 +569,136 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             max_recv_wr: recv_wrs,
         })?;
         connect(req, &a, initial_psn(c.seed, 0, i), resp, &b, initial_psn(c.seed, 1, i), c.mtu)?;
-        let count = c.iters / q + u64::from((i as u64) < c.iters % q);
-        lanes.push(Lane { req: a, resp: b, count, posted: 0, completed: 0, recv_posted: 0, recv_completed: 0 });
+        let count =
+            if c.duration_cycles.is_some() { u64::MAX } else { c.iters / q + u64::from((i as u64) < c.iters % q) };
+        lanes.push(Lane {
+            req: a,
+            resp: b,
+            count,
+            posted: 0,
+            completed: 0,
+            recv_posted: 0,
+            recv_completed: 0,
+            posted_at: VecDeque::new(),
+        });
     }
     Ok(Setup { _pds: (pd_a, pd_b), req_cq, resp_cq, src, dst, lanes, src_slots, rx_depth, own_slots })
 }
 
-/// Runs one benchmark between `req` (NIC0) and `resp` (NIC1).
-pub fn run(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Report, BenchError> {
-    if c.qps == 0 || c.iters == 0 || c.size == 0 || c.tx_depth == 0 {
-        return Err(BenchError::Config("size, iters, qps and tx-depth must be at least 1".into()));
+/// Refuses parameters the engine cannot run; `qps_per_nic` is the QPs each NIC will hold.
+fn validate(c: &BenchConfig, qps_per_nic: u64) -> Result<(), BenchError> {
+    if c.qps == 0 || c.size == 0 || c.tx_depth == 0 {
+        return Err(BenchError::Config("size, qps and tx-depth must be at least 1".into()));
     }
-    if c.qps as usize > params::NUM_QPS - 2 {
-        return Err(BenchError::Config(format!("at most {} QPs", params::NUM_QPS - 2)));
+    match c.duration_cycles {
+        Some(0) => return Err(BenchError::Config("the duration must be at least 1 cycle".into())),
+        None if c.iters == 0 => return Err(BenchError::Config("iters must be at least 1".into())),
+        _ => {}
+    }
+    if c.size as u64 > params::MAX_MSG_LEN {
+        return Err(BenchError::Config(format!("size at most {} bytes", params::MAX_MSG_LEN)));
+    }
+    if qps_per_nic > params::NUM_QPS as u64 - 2 {
+        return Err(BenchError::Config(format!("at most {} QPs per NIC", params::NUM_QPS - 2)));
     }
     if c.tx_depth > 1 << rnic::ring::MAX_WQ_LOG2 {
         return Err(BenchError::Config(format!("tx-depth at most {}", 1 << rnic::ring::MAX_WQ_LOG2)));
     }
+    if c.latency && c.qps != 1 {
+        return Err(BenchError::Config("a latency run has one QP".into()));
+    }
+    Ok(())
+}
+
+/// Runs one benchmark between `req` (NIC0) and `resp` (NIC1).
+pub fn run(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Report, BenchError> {
+    validate(c, c.qps as u64)?;
     let s = setup(req, resp, c)?;
-    Runner::new(req, c, s).run()
+    let mut r = Runner::new(req, c, s);
+    r.start()?;
+    while !r.finished() {
+        if !r.step()? {
+            r.dev.wait().map_err(rnic::Error::from)?;
+        }
+    }
+    r.finish()
+}
+
+/// Seed of the second direction of [`run_bidir`] (XORed into `seed`), so
+/// the two directions carry different patterns and PSNs.
+pub const BIDIR_SEED: u64 = 0xB1D1_0000_0000;
+
+/// Runs the benchmark both ways at once: `a` to `b` with `c`, and `b` to
+/// `a` with `c` under `seed ^ BIDIR_SEED`, each with its own QPs, half the
+/// destination slot budget each, every byte verified. Returns the reports of
+/// the two directions (a to b first); [`Report::combine`] adds them up.
+pub fn run_bidir(a: &Context, b: &Context, c: &BenchConfig) -> Result<(Report, Report), BenchError> {
+    if c.latency {
+        return Err(BenchError::Config("a latency run is one-way".into()));
+    }
+    validate(c, 2 * c.qps as u64)?;
+    let mut c_ab = c.clone();
+    c_ab.own_slot_budget /= 2;
+    let mut c_ba = c_ab.clone();
+    c_ba.seed ^= BIDIR_SEED;
+    c_ba.progress = false;
+    let s_ab = setup(a, b, &c_ab)?;
+    let s_ba = setup(b, a, &c_ba)?;
+    let mut ab = Runner::new(a, &c_ab, s_ab);
+    let mut ba = Runner::new(b, &c_ba, s_ba);
+    ab.start()?;
+    ba.start()?;
+    while !(ab.finished() && ba.finished()) {
+        let mut progress = false;
+        for r in [&mut ab, &mut ba] {
+            if !r.finished() {
+                progress |= r.step()?;
+            }
+        }
+        if !progress {
+            // Either device steps the whole cluster.
+            ab.dev.wait().map_err(rnic::Error::from)?;
+        }
+    }
+    Ok((ab.finish()?, ba.finish()?))
 }
 
 struct Runner<'a> {
     c: &'a BenchConfig,
     dev: &'a dyn rnic::Device,
     s: Setup,
+    /// Cycle of the first post.
+    start: u64,
+    /// Timed run: the cycle from which nothing new is posted.
+    deadline: Option<u64>,
     done: u64,
     recv_done: u64,
     last_progress: u64,
     last_completion: u64,
-    /// Cycle message `iters / 2` completed.
-    half_at: Option<u64>,
+    completions: Vec<u64>,
+    posts: Vec<u64>,
+    deliveries: Vec<u64>,
     verified: u64,
     scratch: Vec<u8>,
+    /// Completion buffer, reused: polling does not allocate.
+    wcs: Vec<WorkCompletion>,
+    wall: Instant,
     bar: ProgressBar,
 }
 
 impl<'a> Runner<'a> {
     fn new(req: &'a Context, c: &'a BenchConfig, s: Setup) -> Self {
         let bar = if c.progress {
-            let b = ProgressBar::with_draw_target(Some(c.iters), ProgressDrawTarget::stderr());
+            let (len, unit) = match c.duration_cycles {
+                Some(d) => (d, "cycles"),
+                None => (c.iters, "msgs"),
+            };
+            let b = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
             b.set_style(
-                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} msgs {msg}")
-                    .expect("valid template"),
+                ProgressStyle::with_template(&format!(
+                    "{{spinner}} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {unit} {{msg}}"
+                ))
+                .expect("valid template"),
             );
             b
         } else {
@@ -369,13 +708,19 @@ impl<'a> Runner<'a> {
             c,
             dev: &**req.device(),
             s,
+            start: 0,
+            deadline: None,
             done: 0,
             recv_done: 0,
             last_progress: 0,
             last_completion: 0,
-            half_at: None,
+            completions: Vec::new(),
+            posts: Vec::new(),
+            deliveries: Vec::new(),
             verified: 0,
             scratch: vec![0u8; c.size as usize],
+            wcs: vec![WorkCompletion::default(); 256],
+            wall: Instant::now(),
             bar,
         }
     }
@@ -386,6 +731,10 @@ impl<'a> Runner<'a> {
 
     fn size(&self) -> u64 {
         self.c.size as u64
+    }
+
+    fn send(&self) -> bool {
+        self.c.mode == Mode::SendBw
     }
 
     fn src_off(&self, qi: u32, k: u64) -> u64 {
@@ -404,24 +753,54 @@ impl<'a> Runner<'a> {
         (qi as u64 * self.s.rx_depth as u64 + slot) * self.size()
     }
 
-    fn run(mut self) -> Result<Report, BenchError> {
-        let send = self.c.mode == Mode::SendBw;
-        if send {
+    /// Pre-posts the receives and starts the clock.
+    fn start(&mut self) -> Result<(), BenchError> {
+        if self.send() {
             for qi in 0..self.c.qps {
                 self.replenish(qi)?;
             }
         }
-        let start = self.dev.now_cycles();
-        let wall = Instant::now();
-        self.last_progress = start;
-        self.last_completion = start;
-        // One completion buffer for the whole run: polling does not allocate.
-        let mut wcs = [WorkCompletion::default(); 256];
-        while self.done < self.c.iters || (send && self.recv_done < self.c.iters) {
-            let mut progress = false;
-            for qi in 0..self.c.qps {
-                progress |= self.post(qi)?;
+        self.start = self.dev.now_cycles();
+        self.deadline = self.c.duration_cycles.map(|d| self.start + d);
+        self.wall = Instant::now();
+        self.last_progress = self.start;
+        self.last_completion = self.start;
+        Ok(())
+    }
+
+    /// Every message posted is complete (and received), and no more will be posted.
+    fn finished(&self) -> bool {
+        let send = self.send();
+        self.s.lanes.iter().all(|l| l.completed == l.count && (!send || l.recv_completed == l.count))
+    }
+
+    /// Messages the run will have: planned, or posted so far in a timed run.
+    fn total(&self) -> u64 {
+        match self.c.duration_cycles {
+            Some(_) => self.s.lanes.iter().map(|l| l.posted).sum(),
+            None => self.c.iters,
+        }
+    }
+
+    /// One round without stepping the device: stop posting at the deadline,
+    /// post, poll both CQs. Whether anything happened; a stall is an error.
+    fn step(&mut self) -> Result<bool, BenchError> {
+        if self.c.cancel.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Err(BenchError::Cancelled);
+        }
+        let send = self.send();
+        if self.deadline.is_some_and(|d| self.dev.now_cycles() >= d) {
+            self.deadline = None;
+            for l in &mut self.s.lanes {
+                l.count = l.posted;
             }
+        }
+        let mut progress = false;
+        for qi in 0..self.c.qps {
+            progress |= self.post(qi)?;
+        }
+        let mut wcs = std::mem::take(&mut self.wcs);
+        let result = (|| {
             let n = self.s.req_cq.poll_cq(&mut wcs)?;
             progress |= n > 0;
             for wc in &wcs[..n] {
@@ -434,49 +813,67 @@ impl<'a> Runner<'a> {
                     self.on_recv_completion(wc)?;
                 }
             }
-            let now = self.dev.now_cycles();
-            if progress {
-                self.last_progress = now;
-                self.bar.set_position(if send { self.recv_done.min(self.done) } else { self.done });
-            } else {
-                if now - self.last_progress > self.c.stall_cycles {
-                    return Err(BenchError::Stall {
-                        cycles: now - self.last_progress,
-                        done: self.done,
-                        total: self.c.iters,
-                        req: self.s.req_cq.describe(),
-                        resp: self.s.resp_cq.describe(),
-                    });
-                }
-                self.dev.wait().map_err(rnic::Error::from)?;
-            }
+            Ok::<_, BenchError>(())
+        })();
+        self.wcs = wcs;
+        result?;
+        let now = self.dev.now_cycles();
+        if progress {
+            self.last_progress = now;
+            self.bar.set_position(match self.c.duration_cycles {
+                Some(_) => now - self.start,
+                None if send => self.recv_done.min(self.done),
+                None => self.done,
+            });
+        } else if now - self.last_progress > self.c.stall_cycles {
+            return Err(BenchError::Stall {
+                cycles: now - self.last_progress,
+                done: self.done,
+                total: self.total(),
+                req: self.s.req_cq.describe(),
+                resp: self.s.resp_cq.describe(),
+            });
         }
-        let cycles = self.last_completion - start;
-        let second_half_cycles = self.last_completion - self.half_at.unwrap_or(start);
-        let wall = wall.elapsed();
+        Ok(progress)
+    }
+
+    fn finish(mut self) -> Result<Report, BenchError> {
+        let cycles = self.last_completion - self.start;
+        let half = self.done / 2;
+        let half_at = if half >= 1 { self.completions[half as usize - 1] } else { self.start };
+        let second_half_cycles = self.last_completion - half_at;
+        let wall = self.wall.elapsed();
         self.bar.finish_and_clear();
         if self.s.own_slots {
             self.final_sweep()?;
         }
         Ok(Report {
             size: self.c.size,
-            iters: self.c.iters,
+            iters: self.done,
+            start: self.start,
             cycles,
             second_half_cycles,
             wall,
             verified_bytes: self.verified,
             own_slots: self.s.own_slots,
             recovery: self.s.lanes.iter().map(|l| l.req.recovery_stats()).sum(),
+            completions: std::mem::take(&mut self.completions),
+            posts: std::mem::take(&mut self.posts),
+            deliveries: std::mem::take(&mut self.deliveries),
         })
     }
 
     /// Posts as many WRs as QP `qi` may have in flight, as one batch.
     fn post(&mut self, qi: u32) -> Result<bool, BenchError> {
         let l = &self.s.lanes[qi as usize];
-        let mut n = (self.c.tx_depth as u64 - (l.posted - l.completed)).min(l.count - l.posted);
-        if self.c.mode == Mode::SendBw {
+        let mut n = (self.c.in_flight() as u64 - (l.posted - l.completed)).min(l.count - l.posted);
+        if self.send() {
             // Never send more than the responder has receives posted for.
             n = n.min(l.recv_posted - l.posted);
+            if self.c.latency {
+                // One message in flight: the previous SEND is received too.
+                n = n.min(l.recv_completed + 1 - l.posted);
+            }
         }
         if n == 0 {
             return Ok(false);
@@ -506,8 +903,12 @@ impl<'a> Runner<'a> {
             };
             wrs.push(wr);
         }
-        self.s.lanes[qi as usize].req.post_send_batch(&wrs)?;
-        self.s.lanes[qi as usize].posted += n;
+        // The doorbell: the library writes it in this call, at this cycle.
+        let now = self.dev.now_cycles();
+        let l = &mut self.s.lanes[qi as usize];
+        l.req.post_send_batch(&wrs)?;
+        l.posted += n;
+        l.posted_at.extend(std::iter::repeat_n(now, n as usize));
         Ok(true)
     }
 
@@ -563,12 +964,17 @@ impl<'a> Runner<'a> {
             );
             return Err(self.bad("requester", wc, g, what));
         }
-        self.s.lanes[qi as usize].completed += 1;
+        let now = self.dev.now_cycles();
+        let l = &mut self.s.lanes[qi as usize];
+        l.completed += 1;
+        let posted_at = l.posted_at.pop_front().unwrap_or(now);
         self.done += 1;
-        self.last_completion = self.last_completion.max(self.dev.now_cycles());
-        if self.done == self.c.iters / 2 && self.half_at.is_none() {
-            self.half_at = Some(self.last_completion);
+        self.completions.push(now);
+        self.posts.push(posted_at);
+        if !self.send() {
+            self.deliveries.push(now);
         }
+        self.last_completion = self.last_completion.max(now);
         if self.c.mode.one_sided() {
             // A WRITE's or READ's completion means it is placed: check it before its slot is reused.
             let off = self.dst_off(qi, k, g);
@@ -609,7 +1015,9 @@ impl<'a> Runner<'a> {
         self.check(qi, g, off)?;
         self.s.lanes[qi as usize].recv_completed += 1;
         self.recv_done += 1;
-        self.last_completion = self.last_completion.max(self.dev.now_cycles());
+        let now = self.dev.now_cycles();
+        self.deliveries.push(now);
+        self.last_completion = self.last_completion.max(now);
         self.replenish(qi)
     }
 
@@ -617,7 +1025,7 @@ impl<'a> Runner<'a> {
     fn replenish(&mut self, qi: u32) -> Result<(), BenchError> {
         let depth = self.s.rx_depth as u64;
         let l = &self.s.lanes[qi as usize];
-        let n = (depth - (l.recv_posted - l.recv_completed)).min(l.count - l.recv_posted);
+        let n = (depth - (l.recv_posted - l.recv_completed)).min(l.count.saturating_sub(l.recv_posted));
         if n == 0 {
             return Ok(());
         }
@@ -637,7 +1045,7 @@ impl<'a> Runner<'a> {
     /// that landed in another message's slot after that one was checked is caught.
     fn final_sweep(&mut self) -> Result<(), BenchError> {
         let verified = self.verified;
-        for g in 0..self.c.iters {
+        for g in 0..self.done {
             let qi = (g % self.q()) as u32;
             self.check(qi, g, g * self.size())?;
         }
@@ -654,12 +1062,16 @@ mod tests {
         Report {
             size: 4096,
             iters: 1000,
+            start: 0,
             cycles,
             second_half_cycles,
             wall: Duration::from_secs(1),
             verified_bytes: 0,
             own_slots: true,
             recovery: Default::default(),
+            completions: Vec::new(),
+            posts: Vec::new(),
+            deliveries: Vec::new(),
         }
     }
 
@@ -673,5 +1085,115 @@ mod tests {
         let r = report(100_000, 40_000);
         assert!((r.steady_state_gap() - 0.25).abs() < 1e-9, "{}", r.steady_state_gap());
         assert_eq!(report(0, 0).steady_state_gap(), 0.0);
+    }
+
+    /// A run of 1000-byte messages from cycle 0 with these deliveries (also its completions, posted at 0).
+    fn delivered(at: &[u64]) -> Report {
+        let last = *at.iter().max().unwrap();
+        Report {
+            size: 1000,
+            iters: at.len() as u64,
+            cycles: last,
+            second_half_cycles: last,
+            completions: at.to_vec(),
+            posts: vec![0; at.len()],
+            deliveries: at.to_vec(),
+            ..report(last, last)
+        }
+    }
+
+    /// Gb/s of `msgs` 1000-byte messages per `cycles`.
+    fn gbps(msgs: f64, cycles: f64) -> f64 {
+        1000.0 * 8.0 * msgs / cycles * params::CLOCK_HZ as f64 / 1e9
+    }
+
+    #[test]
+    fn peak_is_the_best_tenth_of_the_run() {
+        // Steady: the peak is the average.
+        let steady: Vec<u64> = (1..=10).map(|k| 100 * k).collect();
+        let r = delivered(&steady);
+        assert!((r.peak_gbps() - r.gbps()).abs() < 1e-9, "{} {}", r.peak_gbps(), r.gbps());
+        // Slow first half, fast second: 3 messages in the last 60 cycles (a tenth of 600).
+        let mut v: Vec<u64> = (1..=5).map(|k| 100 * k).collect();
+        v.extend((1..=5).map(|k| 500 + 20 * k));
+        let r = delivered(&v);
+        assert!((r.peak_gbps() - gbps(3.0, 60.0)).abs() < 1e-9, "{}", r.peak_gbps());
+        assert!(r.peak_gbps() > 2.9 * r.gbps());
+        // Bursts (one poll finds four): a burst opening a stretch is not counted.
+        let r = delivered(&[400, 400, 400, 400, 800, 800, 800, 800]);
+        assert!((r.peak_gbps() - r.gbps()).abs() < 1e-9, "{} {}", r.peak_gbps(), r.gbps());
+        // Never below the average, even when no stretch but the whole run qualifies.
+        let r = delivered(&[1000]);
+        assert!((r.peak_gbps() - r.gbps()).abs() < 1e-9);
+        assert_eq!(report(0, 0).peak_gbps(), 0.0);
+    }
+
+    #[test]
+    fn two_directions_add_up() {
+        let a = Report { start: 10, ..delivered(&[100, 200, 300, 400]) };
+        let b = Report { start: 0, ..delivered(&[150, 250, 350, 450, 550, 650]) };
+        let c = Report::combine(&a, &b);
+        assert_eq!((c.iters, c.start, c.cycles), (10, 0, 650));
+        assert_eq!(c.completions, vec![100, 150, 200, 250, 300, 350, 400, 450, 550, 650]);
+        assert_eq!(c.deliveries, c.completions);
+        // The 5th completion (at 300) opens the second half.
+        assert_eq!(c.second_half_cycles, 650 - 300);
+        assert!((c.gbps() - gbps(10.0, 650.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn latency_statistics() {
+        let s = LatencyStats::of(&[5, 1, 3, 2, 4]).unwrap();
+        assert_eq!((s.min, s.max, s.typical, s.avg, s.p99, s.p999), (1, 5, 3.0, 3.0, 5, 5));
+        assert!((s.stdev - 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(LatencyStats::of(&[4, 1, 3, 2]).unwrap().typical, 2.5);
+        let v: Vec<u64> = (1..=1000).rev().collect();
+        let s = LatencyStats::of(&v).unwrap();
+        assert_eq!((s.min, s.max, s.p99, s.p999), (1, 1000, 990, 999));
+        assert_eq!(LatencyStats::of(&[7]).unwrap().p999, 7);
+        assert_eq!(LatencyStats::of(&[]), None);
+        // Latencies are completion minus post, per message.
+        let r = Report { posts: vec![0, 100, 200], ..delivered(&[40, 150, 230]) };
+        assert_eq!(r.latencies(), vec![40, 50, 30]);
+        assert_eq!(r.latency_stats().unwrap().typical, 40.0);
+    }
+
+    #[test]
+    fn tables_have_perftest_columns() {
+        let h = Report::header();
+        let cols = ["#bytes", "#iterations", "BW peak[Gb/sec]", "BW average[Gb/sec]", "MsgRate[Mpps]"];
+        assert!(cols.iter().all(|c| h.contains(c)), "{h}");
+        assert_eq!(delivered(&[100, 200]).row().split_whitespace().count(), 5);
+        let h = Report::lat_header();
+        for c in ["t_min[usec]", "t_max[usec]", "t_typical[usec]", "t_avg[usec]", "t_stdev[usec]"] {
+            assert!(h.contains(c), "{h}");
+        }
+        assert!(h.contains("99% percentile[usec]") && h.contains("99.9% percentile[usec]"), "{h}");
+        let row = delivered(&[250, 500]).lat_row();
+        let f: Vec<&str> = row.split_whitespace().collect();
+        // 250 cycles at 250 MHz: 1 us.
+        assert_eq!(f, ["1000", "2", "1.000", "2.000", "1.500", "1.500", "0.500", "2.000", "2.000"], "{row}");
+    }
+
+    #[test]
+    fn layout_fits_the_run() {
+        let mut c = BenchConfig::new(Mode::WriteBw);
+        c.size = 4096;
+        c.iters = 10;
+        assert_eq!(c.buffer_bytes(), (10 * 4096, 10 * 4096), "10 messages: 10 source slots, 10 own destination slots");
+        c.iters = 1_000_000;
+        assert_eq!(c.buffer_bytes(), (128 * 4096, 128 * 4096), "past the budget: slots reused");
+        c.duration_cycles = Some(1000);
+        assert_eq!(c.buffer_bytes(), (128 * 4096, 128 * 4096), "timed: slots reused");
+        let mut c = BenchConfig::new(Mode::SendBw);
+        c.size = 1 << 20;
+        c.iters = 3;
+        assert_eq!(c.buffer_bytes(), (3 << 20, 3 << 20), "receives no deeper than the messages");
+        let mut c = BenchConfig::new(Mode::ReadBw);
+        c.latency = true;
+        c.iters = 1000;
+        c.size = 1 << 20;
+        assert_eq!(c.in_flight(), 1);
+        assert_eq!(c.buffer_bytes().1, 1 << 20, "one READ in flight: one source slot at the responder");
     }
 }

@@ -3,6 +3,7 @@
 
 use rnic::{Context, Device, NetAddr};
 use rnic_sim::{Cluster, ClusterStats, CosimDevice, SimConfig};
+use rnic_spec::regs::counters as ctr;
 use std::cell::RefCell;
 use std::net::Ipv4Addr;
 use std::rc::Rc;
@@ -45,5 +46,123 @@ impl Nics {
     /// Flushes the pcap capture, if any.
     pub fn flush(&self) {
         self.cluster.borrow_mut().flush();
+    }
+
+    /// Every NIC's event counters ([`COUNTERS`]) as of one simulated instant.
+    ///
+    /// A counter is a register, read over MMIO, which takes simulated time,
+    /// and a NIC answers one read at a time. So counter `k` is read on every
+    /// NIC at once (the reads posted in the same cycle reach the cores in the
+    /// same cycle), and all the counters are read again, up to
+    /// [`COUNTER_PASSES`] times, until two passes in a row agree: then no
+    /// counter moved from the first of them to the second, and the values are
+    /// those of every cycle in between ([`CounterSnapshot::stable`]).
+    /// Nothing but these reads happens meanwhile (the host is not polling).
+    pub fn counters(&self) -> Result<CounterSnapshot, String> {
+        let mut c = self.cluster.borrow_mut();
+        let mut from = c.now();
+        let mut prev = read_counters(&mut c)?;
+        for _ in 1..COUNTER_PASSES {
+            let at = c.now();
+            let cur = read_counters(&mut c)?;
+            if cur == prev {
+                return Ok(CounterSnapshot { from, to: c.now(), values: cur, stable: true });
+            }
+            (from, prev) = (at, cur);
+        }
+        Ok(CounterSnapshot { from, to: c.now(), values: prev, stable: false })
+    }
+}
+
+/// The NICs' event counters, by name, in register order (`regs::counters`).
+pub const COUNTERS: [(&str, u32); ctr::COUNT] = [
+    ("tx_pkts", ctr::TX_PKTS),
+    ("tx_acks", ctr::TX_ACKS),
+    ("rx_frames", ctr::RX_FRAMES),
+    ("rx_icrc_err", ctr::RX_ICRC_ERR),
+    ("rx_hdr_err", ctr::RX_HDR_ERR),
+    ("rx_drop_nobuf", ctr::RX_DROP_NOBUF),
+    ("rx_psn_err", ctr::RX_PSN_ERR),
+    ("rx_access_err", ctr::RX_ACCESS_ERR),
+    ("rx_dup", ctr::RX_DUP),
+    ("rx_rnr", ctr::RX_RNR),
+    ("rx_nak", ctr::RX_NAK),
+    ("rx_acks", ctr::RX_ACKS),
+    ("cqes", ctr::CQES),
+    ("rx_inv_req", ctr::RX_INV_REQ),
+    ("reg_err", ctr::REG_ERR),
+    ("ctrlq_drop", ctr::CTRLQ_DROP),
+    ("ctrlq_entries", ctr::CTRLQ_ENTRIES),
+    ("sq_rewinds", ctr::SQ_REWINDS),
+    ("sq_rewind_drop", ctr::SQ_REWIND_DROP),
+    ("rto_expired", ctr::RTO_EXPIRED),
+    ("rx_ooo_placed", ctr::RX_OOO_PLACED),
+    ("sq_resends", ctr::SQ_RESENDS),
+    ("rx_ooo_no_window", ctr::RX_OOO_NO_WINDOW),
+    ("sq_skips", ctr::SQ_SKIPS),
+];
+
+/// Most passes [`Nics::counters`] reads before it gives up on two agreeing.
+pub const COUNTER_PASSES: usize = 8;
+
+/// The counters of every NIC ([`Nics::counters`]).
+#[derive(Clone, Debug)]
+pub struct CounterSnapshot {
+    /// Cycle the pass these values come from began.
+    pub from: u64,
+    /// Cycle the last pass ended.
+    pub to: u64,
+    /// Per NIC, the value of each of [`COUNTERS`].
+    pub values: Vec<[u64; ctr::COUNT]>,
+    /// Two passes agreed: the values held at every cycle from `from` to `to`.
+    /// If not, the last pass is given and each counter is that of the cycle it was read.
+    pub stable: bool,
+}
+
+/// One pass over the counters: counter k of every NIC read in the same cycles.
+fn read_counters(c: &mut Cluster) -> Result<Vec<[u64; ctr::COUNT]>, String> {
+    let n = c.len();
+    let mut values = vec![[0u64; ctr::COUNT]; n];
+    for (k, &(name, offset)) in COUNTERS.iter().enumerate() {
+        let now = c.now();
+        for i in 0..n {
+            c.nic_mut(i).post_read(now, offset).map_err(|e| format!("reading {name}: {e}"))?;
+        }
+        let mut pending: Vec<usize> = (0..n).collect();
+        loop {
+            let now = c.now();
+            let mut failed = None;
+            pending.retain(|&i| match c.nic_mut(i).read_result(now) {
+                Some(Ok(v)) => {
+                    values[i][k] = v;
+                    false
+                }
+                Some(Err(e)) => {
+                    failed = Some(format!("reading {name}: {e}"));
+                    false
+                }
+                None => true,
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if pending.is_empty() {
+                break;
+            }
+            c.run(1);
+        }
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_table_is_the_register_block_in_order() {
+        for (k, &(name, offset)) in COUNTERS.iter().enumerate() {
+            assert_eq!(offset, ctr::TX_PKTS + 8 * k as u32, "{name}");
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! `rnic-tools`: the perftest-style benchmark engine behind `rnic-perf`,
-//! the deterministic data patterns and the cosimulation glue, also used by
+//! its argument parsers, the deterministic data patterns and the cosimulation glue, also used by
 //! the end-to-end tests.
 #![deny(missing_docs)]
 
+pub mod args;
 pub mod bench;
 pub mod cosim;
 pub mod pattern;

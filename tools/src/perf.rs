@@ -1,18 +1,42 @@
-//! `rnic-perf`: perftest-style bandwidth benchmark over two cosimulated NICs
-//! (NIC0 requester, NIC1 responder), every byte verified. Tests: `write_bw`,
-//! `send_bw` (data from NIC0 to NIC1) and `read_bw` (NIC0 reads NIC1's memory).
+//! `rnic-perf`: perftest-style bandwidth and latency benchmarks over two
+//! cosimulated NICs (NIC0 requester, NIC1 responder), every byte verified.
+//! Bandwidth: `write_bw`, `send_bw` (data from NIC0 to NIC1) and `read_bw`
+//! (NIC0 reads NIC1's memory), `-b` both ways at once. Latency: `write_lat`,
+//! `send_lat`, `read_lat`, one message in flight. Run `rnic-perf --help`.
 
 use clap::{Parser, ValueEnum};
-use rnic::Mtu;
+use rnic::{Mtu, RecoveryStats};
 use rnic_sim::{RandomFaults, SimConfig};
+use rnic_tools::args::{self, parse_duration, parse_size};
 use rnic_tools::bench::{self, BenchConfig, Mode, Report};
-use rnic_tools::cosim::Nics;
-use std::io::IsTerminal;
+use rnic_tools::cosim::{self, CounterSnapshot, Nics};
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
-#[allow(clippy::enum_variant_names)] // perftest's names: ib_write_bw, ib_send_bw, ib_read_bw
+/// Writes one line to stdout. When stdout is closed (`rnic-perf ... | head`)
+/// the tool exits at once, quietly, with status 0; any other write error
+/// exits with status 1.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        emit(format_args!($($arg)*))
+    };
+}
+
+fn emit(line: std::fmt::Arguments) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(line).and_then(|()| o.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("rnic-perf: cannot write the report: {e}");
+        std::process::exit(1);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum Test {
     /// RDMA WRITE bandwidth (like ib_write_bw).
     #[value(name = "write_bw")]
@@ -23,34 +47,149 @@ enum Test {
     /// RDMA READ bandwidth (like ib_read_bw): NIC0 reads NIC1's memory into its own.
     #[value(name = "read_bw")]
     ReadBw,
+    /// RDMA WRITE latency (like ib_write_lat), one WRITE in flight.
+    #[value(name = "write_lat")]
+    WriteLat,
+    /// SEND latency (like ib_send_lat), one SEND in flight.
+    #[value(name = "send_lat")]
+    SendLat,
+    /// RDMA READ latency (like ib_read_lat), one READ in flight.
+    #[value(name = "read_lat")]
+    ReadLat,
 }
 
-/// Bandwidth and message rate between two cosimulated rnic NICs (NIC0
-/// requester, NIC1 responder): write_bw, send_bw or read_bw.
+impl Test {
+    fn mode(self) -> Mode {
+        match self {
+            Test::WriteBw | Test::WriteLat => Mode::WriteBw,
+            Test::SendBw | Test::SendLat => Mode::SendBw,
+            Test::ReadBw | Test::ReadLat => Mode::ReadBw,
+        }
+    }
+
+    fn latency(self) -> bool {
+        matches!(self, Test::WriteLat | Test::SendLat | Test::ReadLat)
+    }
+
+    /// perftest's name of the verb.
+    fn verb(self) -> &'static str {
+        match self.mode() {
+            Mode::WriteBw => "RDMA_Write",
+            Mode::SendBw => "Send",
+            Mode::ReadBw => "RDMA_Read",
+        }
+    }
+}
+
+/// Message size of a single run when `-s` is not given (perftest's: 2 B for latency).
+const DEFAULT_SIZE_BW: u32 = 65536;
+/// See [`DEFAULT_SIZE_BW`].
+const DEFAULT_SIZE_LAT: u32 = 2;
+/// Iterations per QP when neither `-n`, `--total-iters`, `-D` nor `-a` is given.
+const DEFAULT_ITERS: u64 = 1000;
+/// Simulated host memory kept free for rings, CQs and the CtrlQ beside the
+/// data buffers, per NIC.
+const HOST_MEM_RESERVE: u64 = 16 << 20;
+/// Most simulated host memory per NIC the tool gives a run (the simulator's
+/// default, 1 GiB, is raised to fit larger buffers; only what the buffers
+/// use is ever touched).
+const HOST_MEM_MAX: u64 = 8 << 30;
+
+const LONG_ABOUT: &str = "\
+Bandwidth, message rate and latency between two cosimulated rnic NICs
+(NIC0 requester, NIC1 responder), like perftest's ib_*_bw and ib_*_lat.
+Every byte is verified. All rates and times are in simulated time: device
+cycles at 250 MHz, from the first post to the last completion.
+
+Bandwidth tests (write_bw, send_bw, read_bw) keep -t work requests in
+flight on each of -q QPs and print one row per size:
+  #bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]
+#iterations is the messages completed over all QPs (perftest prints -n,
+per QP: the same with -q 1). BW average is the payload over the whole run.
+BW peak is the best delivery rate over any stretch of about a tenth of
+the run: for each delivery (a SEND's receive completion at NIC1, a WRITE's
+or READ's completion at NIC0), the shortest stretch of at least a tenth of
+the run (simulated time) that ends at it and starts at an earlier delivery
+(or the first post), the payload delivered after its start over its
+length; the whole run counts too, so the peak is never below the average.
+On a run of a few messages the peak is coarse (the host polls every 16
+cycles) and can exceed the link. Rates are in Gb/s (1 Gb = 10^9 bits):
+--report_gbits is the default and the only unit. -b runs the test both
+ways at once, each direction on its own QPs, and reports the sum.
+
+Latency tests (write_lat, send_lat, read_lat) keep one message in flight
+on one QP and time each one from its doorbell (the post's MMIO write,
+which reaches the NIC after the MMIO latency) to the host seeing its
+requester completion (CQ polled every cycle), in simulated time: for a
+WRITE or a SEND that is the data placed in NIC1's memory and its ACK back
+to NIC0 (perftest's write_lat and send_lat report half a ping-pong round
+trip instead), for a READ the data back in NIC0's memory (as read_lat).
+The next SEND is posted once the previous one is received too. One row
+per size:
+  #bytes #iterations t_min[usec] t_max[usec] t_typical[usec] t_avg[usec]
+  t_stdev[usec] 99% percentile[usec] 99.9% percentile[usec]
+in simulated microseconds; t_typical is the median, the percentiles are
+nearest-rank (the smallest sample with that share at or below it).
+
+-a runs the sizes 2, 4, 8, ..., 8M, one row each. Without -n, -D or
+--total-iters each size runs 16 MiB / size iterations per QP (10 to 1000)
+in the bandwidth tests and 1 MiB / size (10 to 100) in the latency tests:
+about a minute of cosimulation for the whole sweep.";
+
+/// Bandwidth, message rate and latency between two cosimulated rnic NICs
+/// (NIC0 requester, NIC1 responder), perftest-style, every byte verified.
 #[derive(Parser, Debug)]
-#[command(name = "rnic-perf", version, about)]
+#[command(name = "rnic-perf", version, about, long_about = LONG_ABOUT)]
 struct Args {
     /// Benchmark to run.
     test: Test,
-    /// Message size in bytes.
-    #[arg(short = 's', long = "size", default_value_t = 65536)]
-    size: u32,
-    /// Number of messages (spread round-robin over the QPs).
-    #[arg(short = 'n', long = "iters", default_value_t = 1000)]
-    iters: u64,
-    /// Number of QPs.
+    /// Message size: bytes, or with K, M or G (KiB, MiB, GiB), e.g. 4096, 4K,
+    /// 64K, 1M; 1 to 2G [default: 65536 for the bandwidth tests, 2 for the latency tests].
+    #[arg(short = 's', long = "size", value_parser = parse_size, conflicts_with = "all")]
+    size: Option<u32>,
+    /// Every size from 2 to 8M by powers of two, one table row each (the
+    /// iterations per size: see --help).
+    #[arg(short = 'a', long = "all")]
+    all: bool,
+    /// Iterations per QP, as perftest's -n: -q 4 -n 1000 sends 4000
+    /// messages [default: 1000; with -a see --help].
+    #[arg(short = 'n', long = "iters", value_parser = clap::value_parser!(u64).range(1..))]
+    iters: Option<u64>,
+    /// Messages in total, spread round-robin over the QPs (what -n meant
+    /// before it became per QP; for totals -q does not divide).
+    #[arg(long = "total-iters", value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "iters")]
+    total_iters: Option<u64>,
+    /// Run each size for this long in SIMULATED time instead of a number of
+    /// iterations, then let the messages in flight complete: seconds
+    /// (0.001) or a number with s, ms, us or ns (500us). A simulated
+    /// millisecond takes a few seconds of wall time.
+    #[arg(short = 'D', long = "duration", value_parser = parse_duration, value_name = "SECONDS",
+          conflicts_with_all = ["iters", "total_iters"])]
+    duration: Option<u64>,
+    /// Number of QPs (bandwidth tests; the latency tests run on one).
     #[arg(short = 'q', long = "qps", default_value_t = 1)]
     qps: u32,
-    /// Path MTU in bytes (256, 512, 1024, 2048 or 4096).
-    #[arg(long, default_value_t = 4096)]
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096.
+    #[arg(short = 'm', long = "mtu", default_value_t = 4096)]
     mtu: u32,
+    /// Bidirectional: NIC0 and NIC1 both run the test towards each other at
+    /// once, each direction on its own -q QPs; the row is their sum
+    /// (bandwidth tests only).
+    #[arg(short = 'b', long = "bidirectional")]
+    bidirectional: bool,
+    /// Report rates in Gb/s: the default, and the only unit (accepted for perftest compatibility).
+    #[arg(long = "report_gbits")]
+    report_gbits: bool,
+    /// Print both NICs' event counters at the end, read at one simulated instant.
+    #[arg(long)]
+    counters: bool,
     /// Write every frame to this pcap file.
     #[arg(long)]
     pcap: Option<PathBuf>,
     /// PCIe round trip of DMA reads, ns.
     #[arg(long, default_value_t = 1000)]
     pcie_rtt_ns: u64,
-    /// Work requests in flight per QP.
+    /// Work requests in flight per QP (bandwidth tests; the latency tests keep 1).
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     tx_depth: u32,
     /// Seed of the data patterns and initial PSNs.
@@ -91,9 +230,10 @@ fn percent(v: &str) -> Result<f64, String> {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    match run(&a) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    match run(&a, stdout_closed()) {
+        // Nobody reads the report any more (`rnic-perf ... | head`): stop quietly.
+        Ok(()) | Err(Stop::Closed) => ExitCode::SUCCESS,
+        Err(Stop::Failed(e)) => {
             eprintln!("rnic-perf: FAILED: {e}");
             eprintln!("rnic-perf: seed {:#x}; rerun with the same arguments to reproduce", a.seed);
             ExitCode::FAILURE
@@ -101,13 +241,240 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(a: &Args) -> Result<(), String> {
-    let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
-    let cfg = SimConfig { pcap: a.pcap.clone(), pcie_rtt_ns: a.pcie_rtt_ns, ..Default::default() };
-    let nics = Nics::new(2, cfg)?;
+/// Why a run ended early.
+enum Stop {
+    /// Stdout was closed.
+    Closed,
+    /// The run failed: why.
+    Failed(String),
+}
+
+impl From<String> for Stop {
+    fn from(e: String) -> Stop {
+        Stop::Failed(e)
+    }
+}
+
+/// A flag that rises when stdout is a pipe and its reader goes away, so a
+/// run stops at once rather than at its next line of output (the header
+/// fits in the pipe's buffer; `rnic-perf ... | head -3` would otherwise
+/// run the whole benchmark first).
+fn stdout_closed() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    {
+        use std::os::fd::{AsFd, AsRawFd};
+        use std::os::unix::fs::FileTypeExt;
+        let out = std::io::stdout();
+        let is_pipe = out
+            .as_fd()
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .is_ok_and(|m| m.file_type().is_fifo());
+        if is_pipe {
+            let fd = out.as_fd().as_raw_fd();
+            let f = flag.clone();
+            std::thread::spawn(move || {
+                if pipe::wait_for_reader_gone(fd) {
+                    f.store(true, Ordering::Relaxed);
+                }
+            });
+        }
+    }
+    flag
+}
+
+#[cfg(unix)]
+mod pipe {
+    use std::ffi::{c_int, c_short, c_ulong};
+
+    #[repr(C)]
+    struct PollFd {
+        fd: c_int,
+        events: c_short,
+        revents: c_short,
+    }
+
+    extern "C" {
+        /// poll(2), from the C library std links.
+        fn poll(fds: *mut PollFd, nfds: c_ulong, timeout: c_int) -> c_int;
+    }
+
+    const POLLERR: c_short = 0x008;
+    const POLLHUP: c_short = 0x010;
+    const POLLNVAL: c_short = 0x020;
+
+    /// Blocks until the pipe `fd` writes to has no reader (true), or polling
+    /// it fails (false). Asks for no events: poll reports errors and hang-ups
+    /// regardless, and a pipe with room would otherwise be ready at once.
+    pub fn wait_for_reader_gone(fd: c_int) -> bool {
+        loop {
+            let mut p = PollFd { fd, events: 0, revents: 0 };
+            // SAFETY: one valid, exclusively borrowed pollfd for the duration of the call.
+            let n = unsafe { poll(&mut p, 1, -1) };
+            if n < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return false;
+            }
+            if p.revents & (POLLERR | POLLHUP) != 0 {
+                return true;
+            }
+            if p.revents & POLLNVAL != 0 {
+                return false;
+            }
+        }
+    }
+}
+
+/// How many messages each size runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Amount {
+    /// Per QP (`-n`, or `-a`'s default).
+    PerQp(u64),
+    /// In total, round-robin over the QPs (`--total-iters`).
+    Total(u64),
+    /// For this many simulated cycles (`-D`).
+    Cycles(u64),
+}
+
+impl Args {
+    fn sizes(&self) -> Vec<u32> {
+        if self.all {
+            args::sweep_sizes()
+        } else {
+            vec![self.size.unwrap_or(if self.test.latency() { DEFAULT_SIZE_LAT } else { DEFAULT_SIZE_BW })]
+        }
+    }
+
+    fn amount(&self, size: u32) -> Amount {
+        match (self.iters, self.total_iters, self.duration) {
+            (Some(n), _, _) => Amount::PerQp(n),
+            (_, Some(t), _) => Amount::Total(t),
+            (_, _, Some(c)) => Amount::Cycles(c),
+            _ if self.all => Amount::PerQp(args::sweep_iters(size, self.test.latency())),
+            _ => Amount::PerQp(DEFAULT_ITERS),
+        }
+    }
+
+    /// The engine's configuration for one size.
+    fn bench_config(&self, size: u32, mtu: Mtu) -> Result<BenchConfig, String> {
+        let mut c = BenchConfig::new(self.test.mode());
+        c.size = size;
+        c.qps = self.qps;
+        c.mtu = mtu;
+        c.tx_depth = self.tx_depth;
+        c.seed = self.seed;
+        c.stall_cycles = self.stall_cycles;
+        c.latency = self.test.latency();
+        c.progress = std::io::stderr().is_terminal();
+        match self.amount(size) {
+            Amount::PerQp(n) => {
+                c.iters = n
+                    .checked_mul(self.qps as u64)
+                    .ok_or(format!("-n {n} x -q {} messages is more than the tool counts", self.qps))?
+            }
+            Amount::Total(t) => c.iters = t,
+            Amount::Cycles(d) => c.duration_cycles = Some(d),
+        }
+        Ok(c)
+    }
+
+    /// The header's line on how long each size runs.
+    fn amount_line(&self) -> String {
+        let q = self.qps as u64;
+        match (self.iters, self.total_iters, self.duration) {
+            (Some(n), _, _) => format!("{n} per QP ({} in total)", n.saturating_mul(q)),
+            (_, Some(t), _) => format!("{t} in total, round-robin over the QPs"),
+            (_, _, Some(c)) => format!(
+                "as many as {:.1} us of simulated time ({c} cycles) takes, then those in flight",
+                c as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64
+            ),
+            _ if self.all && self.test.latency() => "1 MiB / size per size (10 to 100)".into(),
+            _ if self.all => "16 MiB / size per QP and size (10 to 1000)".into(),
+            _ => format!("{DEFAULT_ITERS} per QP ({} in total)", DEFAULT_ITERS.saturating_mul(q)),
+        }
+    }
+}
+
+/// Refuses what the tool does not run, before building the simulator, and
+/// sizes the simulated host memory to the largest run's buffers.
+fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, String> {
     if a.burst < 1.0 {
         return Err(format!("--burst {} must be at least 1 (frames)", a.burst));
     }
+    if a.test.latency() {
+        if a.bidirectional {
+            return Err(
+                "-b (bidirectional) is for the bandwidth tests: a latency test keeps one message in flight, one way"
+                    .into(),
+            );
+        }
+        if a.qps != 1 {
+            return Err(format!("-q {}: the latency tests run on one QP (as perftest's)", a.qps));
+        }
+    }
+    let most = rnic_spec::params::NUM_QPS as u32 - 2;
+    let per_nic = if a.bidirectional { 2 * a.qps } else { a.qps };
+    if a.qps == 0 || per_nic > most {
+        return Err(format!(
+            "-q {}: 1 to {} QPs{} (the NIC has {} QP contexts, QPNs 0 and 1 are reserved)",
+            a.qps,
+            if a.bidirectional { most / 2 } else { most },
+            if a.bidirectional { " with -b, which opens them on both NICs" } else { "" },
+            rnic_spec::params::NUM_QPS
+        ));
+    }
+    let room = HOST_MEM_MAX - HOST_MEM_RESERVE;
+    let mut configs = Vec::new();
+    let mut most = 0;
+    for size in a.sizes() {
+        let c = a.bench_config(size, mtu)?;
+        let (req, resp) = c.buffer_bytes();
+        // NIC0 holds the requester's buffers (and the responder's of the way back with -b).
+        let nic = if a.bidirectional { [req + resp, req + resp] } else { [req, resp] };
+        if let Some(i) = (0..2).find(|&i| nic[i] > room) {
+            return Err(format!(
+                "-s {size}: the run's buffers take {} MiB of simulated host memory on NIC{i} (slots of {size} bytes for \
+                 the messages in flight on {} QP(s), or for every message when they fit), more than the {} MiB the \
+                 tool gives each NIC: lower -s, -t or -q",
+                nic[i].div_ceil(1 << 20),
+                a.qps,
+                room >> 20
+            ));
+        }
+        most = most.max(nic[0]).max(nic[1]);
+        configs.push(c);
+    }
+    cfg.host_mem_bytes = cfg.host_mem_bytes.max((most + HOST_MEM_RESERVE).next_power_of_two());
+    Ok(configs)
+}
+
+/// What the runs of all sizes add up to.
+#[derive(Default)]
+struct Totals {
+    payload: u64,
+    cycles: u64,
+    wall: std::time::Duration,
+    verified: u64,
+    recovery: Vec<RecoveryStats>,
+}
+
+fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
+    let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
+    let mut cfg = SimConfig { pcap: a.pcap.clone(), pcie_rtt_ns: a.pcie_rtt_ns, ..Default::default() };
+    if a.test.latency() {
+        // Poll the CQ every cycle: latencies to the cycle.
+        cfg.wait_cycles = 1;
+    }
+    let mut configs = check(a, &mut cfg, mtu)?;
+    for c in &mut configs {
+        c.cancel = Some(closed.clone());
+    }
+    let mmio_ns = cfg.mmio_latency_ns;
+    let nics = Nics::new(2, cfg)?;
     let faults = RandomFaults {
         loss: a.loss / 100.0,
         burst: a.burst,
@@ -125,133 +492,124 @@ fn run(a: &Args) -> Result<(), String> {
                 .set_random(RandomFaults { seed: a.seed ^ ((nic as u64 + 1) << 32), ..faults });
         }
     }
-    let mut c = BenchConfig::new(match a.test {
-        Test::WriteBw => Mode::WriteBw,
-        Test::SendBw => Mode::SendBw,
-        Test::ReadBw => Mode::ReadBw,
-    });
-    c.size = a.size;
-    c.iters = a.iters;
-    c.qps = a.qps;
-    c.mtu = mtu;
-    c.tx_depth = a.tx_depth;
-    c.seed = a.seed;
-    c.stall_cycles = a.stall_cycles;
-    c.progress = std::io::stderr().is_terminal();
-    let (name, flow) = match a.test {
-        Test::WriteBw => ("RDMA_Write", "NIC0 -> NIC1"),
-        Test::SendBw => ("Send", "NIC0 -> NIC1"),
-        Test::ReadBw => ("RDMA_Read", "NIC0 reads NIC1"),
-    };
-    println!("---------------------------------------------------------------------------------------");
-    println!("                    {name} BW Test (rnic cosimulation, {flow})");
-    println!(" Number of qps   : {:<10} Transport type : RC", a.qps);
-    println!(" Mtu             : {:<10} TX depth       : {}", a.mtu, a.tx_depth);
-    println!(
-        " PCIe RTT        : {:<10} Clock          : {} MHz",
-        format!("{} ns", a.pcie_rtt_ns),
-        rnic_spec::params::CLOCK_HZ / 1_000_000
-    );
-    if !faults.is_perfect() {
-        println!(
-            " Link faults     : loss {}% (bursts of {} frames), reorder up to {} ns, dup {}%, corrupt {}%, both directions",
-            a.loss, a.burst, a.reorder_ns, a.dup, a.corrupt
-        );
+    print_header(a, &faults);
+    out!("{}", if a.test.latency() { Report::lat_header() } else { Report::header() });
+    let mut totals = Totals::default();
+    let mut last = None;
+    for c in &configs {
+        let outcome = run_one(a, &nics, c).map_err(|e| match e {
+            Stop::Failed(e) if a.all => Stop::Failed(format!("-s {}: {e}", c.size)),
+            e => e,
+        })?;
+        let r = &outcome.0;
+        out!("{}", if a.test.latency() { r.lat_row() } else { r.row() });
+        totals.payload += r.size as u64 * r.iters;
+        totals.cycles += r.cycles;
+        totals.wall += r.wall;
+        totals.verified += r.verified_bytes;
+        totals.recovery.push(r.recovery);
+        last = Some(outcome);
     }
-    println!("---------------------------------------------------------------------------------------");
-    let result = bench::run(&nics.ctxs[0], &nics.ctxs[1], &c);
-    let violations = nics.violations();
-    let r = match result {
-        Ok(r) => r,
-        Err(e) => {
-            let mut msg = e.to_string();
-            if !violations.is_empty() {
-                msg += &format!(
-                    "\nDMA violations ({}): {}",
-                    violations.len(),
-                    violations.iter().take(5).cloned().collect::<Vec<_>>().join("; ")
-                );
-            }
-            return Err(msg);
-        }
-    };
-    print_report(a, &r);
+    // Read before anything else touches the NICs: the state the run left.
+    let counters = if a.counters { Some(nics.counters()?) } else { None };
+    out!("---------------------------------------------------------------------------------------");
+    if a.all {
+        out!(
+            " sweep         : {} sizes, simulated {:.3} us in all ({} cycles at {} MHz), wall {:.2} s",
+            configs.len(),
+            totals.cycles as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64,
+            totals.cycles,
+            rnic_spec::params::CLOCK_HZ / 1_000_000,
+            totals.wall.as_secs_f64()
+        );
+    } else if let Some((r, dirs)) = &last {
+        print_report(a, r, dirs.as_ref(), mmio_ns);
+    }
+    if !faults.is_perfect() {
+        print_faults(&nics, &totals);
+    }
+    if let Some(s) = &counters {
+        print_counters(s);
+    }
     let st = nics.stats();
-    if !faults.is_perfect() {
-        let rec = &r.recovery;
-        let reg = |nic: usize, off: u32| nics.cluster.borrow_mut().read_reg(nic, off).unwrap_or(0);
-        let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES);
-        // CtrlQ entries the NIC wrote plus the slow path's 8-byte register writes.
-        let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.reg_writes * 8;
-        let payload = r.size as u64 * r.iters;
-        // The slow path runs in both contexts' polling threads (the requester's handles the NAKs).
-        let (cpu, entries) = nics
-            .ctxs
-            .iter()
-            .map(|c| c.slow_path_time())
-            .fold((std::time::Duration::ZERO, 0u64), |(t, n), (dt, dn)| (t + dt, n + dn));
-        let run_us = r.cycles as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64;
-        let cpu_us = cpu.as_secs_f64() * 1e6;
-        println!(
-            " loss recovery : {} PSN NAKs, {} timeouts, {} RNR NAKs, {} placed out of order, {} resends, {} resent again, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
-            rec.psn_naks,
-            rec.timeouts,
-            rec.rnr_naks,
-            rec.ooo_placed,
-            rec.resends,
-            rec.resends_again,
-            rec.rewinds,
-            slow_bytes,
-            100.0 * slow_bytes as f64 / payload.max(1) as f64
-        );
-        println!(
-            " episodes      : {} recovery episodes; the send path skipped to lACK {} times",
-            rec.episodes,
-            reg(0, rnic_spec::regs::counters::SQ_SKIPS)
-        );
-        println!(
-            " SR windows    : {} packets placed out of order on NIC1, {} not placed for want of a free window (pool of {})",
-            reg(1, rnic_spec::regs::counters::RX_OOO_PLACED),
-            reg(1, rnic_spec::regs::counters::RX_OOO_NO_WINDOW),
-            rnic_spec::params::SR_POOL
-        );
-        println!(
-            " slow path CPU : {:.1} us for {} CtrlQ entries ({:.0} ns each), {:.2}% of one core over the {:.1} us run",
-            cpu_us,
-            entries,
-            if entries > 0 { cpu_us * 1e3 / entries as f64 } else { 0.0 },
-            100.0 * cpu_us / run_us.max(1e-9),
-            run_us
-        );
-        for (i, l) in st.links.iter().enumerate() {
-            println!(
-                " link of NIC{i}: {} frames, {} dropped, {} delayed, {} duplicated, {} corrupted, {} retransmitted",
-                l.frames, l.dropped, l.delayed, l.duplicated, l.corrupted, l.retransmissions
-            );
-        }
-    }
-    println!(
+    out!(
         " simulator: {} cycles in {:.2} s of stepping, {:.0} cycles/s (whole run incl. setup)",
         st.cycles,
         st.wall.as_secs_f64(),
         st.cycles_per_sec
     );
-    println!(" DMA violations: {}", violations.len());
+    let violations = nics.violations();
+    out!(" DMA violations: {}", violations.len());
     if !violations.is_empty() {
         for v in violations.iter().take(10) {
-            println!("   {v}");
+            out!("   {v}");
         }
-        return Err(format!("{} DMA violations", violations.len()));
+        return Err(Stop::Failed(format!("{} DMA violations", violations.len())));
     }
-    println!(" verified {} bytes: OK", r.verified_bytes);
+    out!(" verified {} bytes: OK", totals.verified);
     Ok(())
 }
 
-fn print_report(a: &Args, r: &Report) {
-    println!("{}", Report::header());
-    println!("{}", r.row());
-    println!("---------------------------------------------------------------------------------------");
-    println!(
+/// The report of one size, and with -b the two directions' own.
+type Outcome = (Report, Option<(Report, Report)>);
+
+fn run_one(a: &Args, nics: &Nics, c: &BenchConfig) -> Result<Outcome, Stop> {
+    let result = if a.bidirectional {
+        bench::run_bidir(&nics.ctxs[0], &nics.ctxs[1], c).map(|(ab, ba)| (Report::combine(&ab, &ba), Some((ab, ba))))
+    } else {
+        bench::run(&nics.ctxs[0], &nics.ctxs[1], c).map(|r| (r, None))
+    };
+    result.map_err(|e| {
+        if matches!(e, bench::BenchError::Cancelled) {
+            return Stop::Closed;
+        }
+        let mut msg = e.to_string();
+        let violations = nics.violations();
+        if !violations.is_empty() {
+            msg += &format!(
+                "\nDMA violations ({}): {}",
+                violations.len(),
+                violations.iter().take(5).cloned().collect::<Vec<_>>().join("; ")
+            );
+        }
+        Stop::Failed(msg)
+    })
+}
+
+fn print_header(a: &Args, faults: &RandomFaults) {
+    let (kind, flow) = match (a.test.latency(), a.test.mode(), a.bidirectional) {
+        (true, ..) => ("Latency", "NIC0 -> NIC1"),
+        (false, Mode::ReadBw, false) => ("BW", "NIC0 reads NIC1"),
+        (false, Mode::ReadBw, true) => ("BW", "NIC0 and NIC1 read each other"),
+        (false, _, false) => ("BW", "NIC0 -> NIC1"),
+        (false, _, true) => ("BW", "NIC0 <-> NIC1, bidirectional"),
+    };
+    let depth = if a.test.latency() { 1 } else { a.tx_depth };
+    out!("---------------------------------------------------------------------------------------");
+    out!("                    {} {kind} Test (rnic cosimulation, {flow})", a.test.verb());
+    out!(" Number of qps   : {:<10} Transport type : RC", a.qps);
+    out!(" Mtu             : {:<10} TX depth       : {}", a.mtu, depth);
+    out!(
+        " PCIe RTT        : {:<10} Clock          : {} MHz",
+        format!("{} ns", a.pcie_rtt_ns),
+        rnic_spec::params::CLOCK_HZ / 1_000_000
+    );
+    out!(" Iterations      : {}", a.amount_line());
+    if !faults.is_perfect() {
+        out!(
+            " Link faults     : loss {}% (bursts of {} frames), reorder up to {} ns, dup {}%, corrupt {}%, both directions",
+            a.loss,
+            a.burst,
+            a.reorder_ns,
+            a.dup,
+            a.corrupt
+        );
+    }
+    out!("---------------------------------------------------------------------------------------");
+}
+
+fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: u64) {
+    out!(
         " simulated {:.3} us ({} cycles at {} MHz), wall {:.2} s, {:.0} simulated cycles per wall second (incl. host work and verification)",
         r.secs() * 1e6,
         r.cycles,
@@ -259,11 +617,20 @@ fn print_report(a: &Args, r: &Report) {
         r.wall.as_secs_f64(),
         r.cycles_per_sec()
     );
+    if a.test.latency() {
+        out!(
+            " latency       : from the doorbell (the post's MMIO write, which reaches the NIC {mmio_ns} ns later) to the host seeing the requester's completion, one message in flight"
+        );
+        return;
+    }
+    if let Some((ab, ba)) = dirs {
+        out!(" directions    : NIC0 -> NIC1 {:.2} Gb/s, NIC1 -> NIC0 {:.2} Gb/s", ab.gbps(), ba.gbps());
+    }
     if !r.own_slots && matches!(a.test, Test::WriteBw | Test::ReadBw) {
-        println!(" (destination slots reused: each verified at its completion, before reuse)");
+        out!(" (destination slots reused: each verified at its completion, before reuse)");
     }
     let gap = r.steady_state_gap();
-    println!(
+    out!(
         " steady state  : second half {:.2} Gb/s, whole run {:.2} ({:.2} % apart){}",
         r.second_half_gbps(),
         r.gbps(),
@@ -272,7 +639,163 @@ fn print_report(a: &Args, r: &Report) {
     );
 }
 
+fn print_faults(nics: &Nics, t: &Totals) {
+    let rec: RecoveryStats = t.recovery.iter().copied().sum();
+    let reg = |nic: usize, off: u32| nics.cluster.borrow_mut().read_reg(nic, off).unwrap_or(0);
+    let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES);
+    // CtrlQ entries the NIC wrote plus the slow path's 8-byte register writes.
+    let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.reg_writes * 8;
+    // The slow path runs in both contexts' polling threads (the requester's handles the NAKs).
+    let (cpu, entries) = nics
+        .ctxs
+        .iter()
+        .map(|c| c.slow_path_time())
+        .fold((std::time::Duration::ZERO, 0u64), |(t, n), (dt, dn)| (t + dt, n + dn));
+    let run_us = t.cycles as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64;
+    let cpu_us = cpu.as_secs_f64() * 1e6;
+    out!(
+        " loss recovery : {} PSN NAKs, {} timeouts, {} RNR NAKs, {} placed out of order, {} resends, {} resent again, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
+        rec.psn_naks,
+        rec.timeouts,
+        rec.rnr_naks,
+        rec.ooo_placed,
+        rec.resends,
+        rec.resends_again,
+        rec.rewinds,
+        slow_bytes,
+        100.0 * slow_bytes as f64 / t.payload.max(1) as f64
+    );
+    out!(
+        " episodes      : {} recovery episodes; the send path skipped to lACK {} times",
+        rec.episodes,
+        reg(0, rnic_spec::regs::counters::SQ_SKIPS)
+    );
+    out!(
+        " SR windows    : {} packets placed out of order on NIC1, {} not placed for want of a free window (pool of {})",
+        reg(1, rnic_spec::regs::counters::RX_OOO_PLACED),
+        reg(1, rnic_spec::regs::counters::RX_OOO_NO_WINDOW),
+        rnic_spec::params::SR_POOL
+    );
+    out!(
+        " slow path CPU : {:.1} us for {} CtrlQ entries ({:.0} ns each), {:.2}% of one core over the {:.1} us run",
+        cpu_us,
+        entries,
+        if entries > 0 { cpu_us * 1e3 / entries as f64 } else { 0.0 },
+        100.0 * cpu_us / run_us.max(1e-9),
+        run_us
+    );
+    for (i, l) in nics.stats().links.iter().enumerate() {
+        out!(
+            " link of NIC{i}: {} frames, {} dropped, {} delayed, {} duplicated, {} corrupted, {} retransmitted",
+            l.frames,
+            l.dropped,
+            l.delayed,
+            l.duplicated,
+            l.corrupted,
+            l.retransmissions
+        );
+    }
+}
+
+fn print_counters(s: &CounterSnapshot) {
+    if s.stable {
+        out!(
+            " counters      : both NICs' event counters at cycle {} (read twice to cycle {}, no counter moved):",
+            s.from,
+            s.to
+        );
+    } else {
+        out!(
+            " counters      : both NICs' event counters, read from cycle {} to {}; they kept moving over {} passes, \
+             each NIC0/NIC1 pair is of one cycle:",
+            s.from,
+            s.to,
+            cosim::COUNTER_PASSES
+        );
+    }
+    let head: String = (0..s.values.len()).map(|i| format!("{:>14}", format!("NIC{i}"))).collect();
+    out!("   {:<18}{head}", "counter");
+    for (k, (name, _)) in cosim::COUNTERS.iter().enumerate() {
+        let vals: String = s.values.iter().map(|v| format!("{:>14}", v[k])).collect();
+        out!("   {name:<18}{vals}");
+    }
+}
+
 /// Whole run against its second half, relative, beyond which the run is
 /// called too short (doubling it would change the figure by about half
 /// this, so under 1 % passes the README's steady-state rule).
 const STEADY_GAP: f64 = 0.01;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(cmd: &str) -> Result<Args, clap::Error> {
+        Args::try_parse_from(std::iter::once("rnic-perf").chain(cmd.split_whitespace()))
+    }
+
+    #[test]
+    fn defaults_keep_the_old_runs() {
+        let a = parse("write_bw").unwrap();
+        assert_eq!(a.sizes(), vec![65536]);
+        assert_eq!(a.amount(65536), Amount::PerQp(1000));
+        let c = a.bench_config(65536, Mtu::Mtu4096).unwrap();
+        assert_eq!((c.iters, c.qps, c.tx_depth, c.duration_cycles, c.latency), (1000, 1, 128, None, false));
+        let a = parse("write_lat").unwrap();
+        assert_eq!(a.sizes(), vec![2]);
+        assert!(a.bench_config(2, Mtu::Mtu4096).unwrap().latency);
+    }
+
+    #[test]
+    fn iterations_are_per_qp() {
+        let a = parse("write_bw -q 2 -n 10").unwrap();
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().iters, 20);
+        let a = parse("write_bw -q 16 --total-iters 1600").unwrap();
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().iters, 1600);
+        let a = parse("write_bw -q 16 -D 10us").unwrap();
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().duration_cycles, Some(2500));
+        assert!(parse("write_bw -n 0").is_err());
+        assert!(parse("write_bw -n 5 -D 1ms").is_err());
+        assert!(parse("write_bw -n 5 --total-iters 10").is_err());
+        assert!(parse("write_bw --total-iters 5 -D 1ms").is_err());
+    }
+
+    #[test]
+    fn perftest_flags() {
+        let a = parse("read_bw -m 1024 --report_gbits -s 4K -b --counters").unwrap();
+        assert_eq!((a.mtu, a.report_gbits, a.size, a.bidirectional, a.counters), (1024, true, Some(4096), true, true));
+        assert_eq!(parse("write_bw --mtu 256").unwrap().mtu, 256);
+        let a = parse("write_bw -a").unwrap();
+        assert_eq!(a.sizes().len(), 23);
+        assert_eq!(a.amount(2), Amount::PerQp(1000));
+        assert_eq!(a.amount(1 << 23), Amount::PerQp(10));
+        assert_eq!(parse("write_bw -a -n 3").unwrap().amount(1 << 23), Amount::PerQp(3));
+        assert!(parse("write_bw -a -s 4K").is_err(), "-a and -s conflict");
+        let e = parse("write_bw -s 0").unwrap_err().to_string();
+        assert!(e.contains("at least 1 byte"), "{e}");
+        let e = parse("write_bw -s 3G").unwrap_err().to_string();
+        assert!(e.contains("too large"), "{e}");
+    }
+
+    #[test]
+    fn unsupported_combinations_are_refused_before_the_simulator() {
+        let refuse = |cmd: &str| check(&parse(cmd).unwrap(), &mut SimConfig::default(), Mtu::Mtu4096).unwrap_err();
+        let host_mem = |cmd: &str| {
+            let mut cfg = SimConfig::default();
+            check(&parse(cmd).unwrap(), &mut cfg, Mtu::Mtu4096).map(|_| cfg.host_mem_bytes)
+        };
+        assert!(refuse("write_lat -b").contains("-b (bidirectional) is for the bandwidth tests"));
+        assert!(refuse("send_lat -q 2").contains("one QP"));
+        assert!(refuse("write_bw -q 255").contains("1 to 254 QPs"));
+        assert!(refuse("write_bw -q 128 -b").contains("1 to 127 QPs with -b"));
+        assert!(refuse("write_bw -s 2G -n 8").contains("simulated host memory on NIC0"));
+        // Receives twice as deep as the sends: 16 slots of 512 MiB at NIC1.
+        assert!(refuse("send_bw -s 512M -t 8 -n 100").contains("simulated host memory on NIC1"));
+        // The simulator's 1 GiB per NIC, or more when the buffers need it.
+        assert_eq!(host_mem("write_bw -a"), Ok(1 << 30));
+        assert_eq!(host_mem("send_bw -a -b"), Ok(1 << 30));
+        assert_eq!(host_mem("read_lat -a"), Ok(1 << 30));
+        assert_eq!(host_mem("write_bw -a -D 1ms"), Ok(2 << 30), "128 slots of 8 MiB in flight");
+        assert_eq!(host_mem("write_bw -s 2G -n 1"), Ok(4 << 30));
+    }
+}

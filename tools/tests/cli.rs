@@ -1,7 +1,11 @@
 //! `rnic-perf` as a user runs it: the fault flags act on the links, losses
-//! are recovered and counted, bad values are refused.
+//! are recovered and counted, bad values are refused; perftest's tables
+//! (bandwidth with its peak, latency), -n per QP, -a, -D, -b, --counters,
+//! and a reader that closes stdout early.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn perf(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_rnic-perf")).args(args).output().expect("rnic-perf runs");
@@ -35,7 +39,8 @@ fn duplicated_frames_are_absorbed_and_counted() {
 
 #[test]
 fn lost_frames_are_recovered_and_counted() {
-    let (ok, out, err) = perf(&["write_bw", "-s", "4096", "-n", "200", "-q", "2", "--loss", "5"]);
+    // 100 per QP: 200 messages.
+    let (ok, out, err) = perf(&["write_bw", "-s", "4096", "-n", "100", "-q", "2", "--loss", "5"]);
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("verified 819200 bytes: OK"), "{out}");
     let line = out.lines().find(|l| l.starts_with(" loss recovery")).unwrap_or_else(|| panic!("{out}"));
@@ -54,4 +59,162 @@ fn bad_fault_values_are_refused() {
     assert!(!ok && err.contains("not a percentage"), "{err}");
     let (ok, _, err) = perf(&["write_bw", "--burst", "0.5"]);
     assert!(!ok && err.contains("--burst 0.5 must be at least 1"), "{err}");
+}
+
+/// Runs `args`, which must succeed, and returns stdout.
+fn perf_ok(args: &[&str]) -> String {
+    let (ok, out, err) = perf(args);
+    assert!(ok, "rnic-perf {}:\n{out}\n{err}", args.join(" "));
+    out
+}
+
+/// The whitespace-separated fields of the table rows under the header line containing `header`.
+fn rows(out: &str, header: &str) -> Vec<Vec<f64>> {
+    out.lines()
+        .skip_while(|l| !l.contains(header))
+        .skip(1)
+        .take_while(|l| !l.starts_with("---"))
+        .map(|l| l.split_whitespace().map(|f| f.parse().unwrap_or_else(|_| panic!("{l}\n{out}"))).collect())
+        .collect()
+}
+
+const LAT_HEADER: &str = " #bytes     #iterations    t_min[usec]    t_max[usec]    t_typical[usec]  t_avg[usec]    \
+                          t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec]";
+const BW_HEADER: &str = " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
+
+#[test]
+fn latency_tests_print_perftest_latency_table() {
+    for test in ["write_lat", "read_lat", "send_lat"] {
+        let out = perf_ok(&[test, "-s", "64", "-n", "30"]);
+        assert!(out.contains(LAT_HEADER), "{out}");
+        let r = rows(&out, "t_typical[usec]");
+        assert_eq!(r.len(), 1, "{out}");
+        let [bytes, iters, min, max, typical, avg, stdev, p99, p999] = r[0][..] else { panic!("{out}") };
+        assert_eq!((bytes, iters), (64.0, 30.0), "{out}");
+        assert!(min > 0.0 && min <= typical && typical <= max, "{out}");
+        assert!(min <= avg && avg <= max && stdev >= 0.0, "{out}");
+        assert!(typical <= p99 && p99 <= p999 && p999 <= max, "{out}");
+        // Doorbell to completion includes at least the MMIO write (0.5 us) and a PCIe round trip (1 us).
+        assert!(min > 1.5 && max < 50.0, "{out}");
+        assert!(out.contains(" TX depth       : 1\n"), "{out}");
+        assert!(out.contains(" verified 1920 bytes: OK"), "{out}");
+    }
+}
+
+#[test]
+fn iterations_are_per_qp() {
+    let out = perf_ok(&["write_bw", "-s", "4K", "-q", "2", "-n", "10"]);
+    assert!(out.contains(" Iterations      : 10 per QP (20 in total)"), "{out}");
+    assert!(out.contains(BW_HEADER), "{out}");
+    let r = rows(&out, "BW peak[Gb/sec]");
+    let [bytes, iters, peak, avg, mpps] = r[0][..] else { panic!("{out}") };
+    assert_eq!((bytes, iters), (4096.0, 20.0), "{out}");
+    assert!(avg > 0.0 && peak >= avg && mpps > 0.0, "{out}");
+    assert!(out.contains(" verified 81920 bytes: OK"), "{out}");
+    // The old meaning, a total spread round-robin.
+    let out = perf_ok(&["write_bw", "-s", "4K", "-q", "4", "--total-iters", "10"]);
+    assert_eq!(rows(&out, "BW peak[Gb/sec]")[0][1], 10.0, "{out}");
+    assert!(out.contains(" verified 40960 bytes: OK"), "{out}");
+}
+
+#[test]
+fn counters_of_both_nics() {
+    let out = perf_ok(&["write_bw", "-s", "4K", "-n", "20", "--counters"]);
+    let head = out.lines().position(|l| l.starts_with(" counters      : both NICs")).unwrap_or_else(|| panic!("{out}"));
+    assert!(out.lines().nth(head).unwrap().contains("no counter moved"), "{out}");
+    let cols: Vec<&str> = out.lines().nth(head + 1).unwrap().split_whitespace().collect();
+    assert_eq!(cols, ["counter", "NIC0", "NIC1"], "{out}");
+    let counter = |name: &str| -> (u64, u64) {
+        let l = out.lines().find(|l| l.split_whitespace().next() == Some(name)).unwrap_or_else(|| panic!("{out}"));
+        let v: Vec<u64> = l.split_whitespace().skip(1).map(|f| f.parse().unwrap()).collect();
+        (v[0], v[1])
+    };
+    // 20 one-packet WRITEs from NIC0, each acknowledged by NIC1.
+    assert_eq!(counter("tx_pkts"), (20, 0), "{out}");
+    assert_eq!(counter("rx_frames").1, 20, "{out}");
+    assert!(counter("tx_acks").1 > 0 && counter("rx_acks").0 == counter("tx_acks").1, "{out}");
+    assert_eq!(counter("cqes").0, 20, "{out}");
+    assert_eq!(counter("rx_icrc_err"), (0, 0), "{out}");
+}
+
+#[test]
+fn sweep_prints_one_row_per_size() {
+    let out = perf_ok(&["write_bw", "-a", "-n", "1"]);
+    let r = rows(&out, "BW peak[Gb/sec]");
+    let sizes: Vec<f64> = r.iter().map(|f| f[0]).collect();
+    let want: Vec<f64> = (1..=23).map(|b| (1u64 << b) as f64).collect();
+    assert_eq!(sizes, want, "{out}");
+    assert!(r.iter().all(|f| f.len() == 5 && f[1] == 1.0 && f[3] > 0.0), "{out}");
+    assert!(out.contains(" sweep         : 23 sizes"), "{out}");
+    assert!(out.contains(&format!(" verified {} bytes: OK", (1u64 << 24) - 2)), "{out}");
+}
+
+#[test]
+fn timed_and_bidirectional_runs() {
+    let out = perf_ok(&["write_bw", "-s", "4K", "-D", "20us"]);
+    assert!(out.contains(" Iterations      : as many as 20.0 us of simulated time (5000 cycles) takes"), "{out}");
+    let iters = rows(&out, "BW peak[Gb/sec]")[0][1];
+    assert!(iters > 10.0, "{out}");
+    assert!(out.contains(&format!(" verified {} bytes: OK", iters as u64 * 4096)), "{out}");
+
+    let out = perf_ok(&["send_bw", "-b", "-s", "4K", "-q", "2", "-n", "20"]);
+    assert!(out.contains("NIC0 <-> NIC1, bidirectional"), "{out}");
+    assert_eq!(rows(&out, "BW peak[Gb/sec]")[0][1], 80.0, "2 QPs x 20 each way: {out}");
+    assert!(out.contains(" directions    : NIC0 -> NIC1 "), "{out}");
+    assert!(out.contains(" verified 327680 bytes: OK"), "{out}");
+}
+
+#[test]
+fn perftest_flags_and_refusals() {
+    let out = perf_ok(&["write_bw", "-s", "1K", "-n", "4", "-m", "1024", "--report_gbits"]);
+    assert!(out.contains(" Mtu             : 1024 "), "{out}");
+    let refused = |args: &[&str], why: &str| {
+        let (ok, out, err) = perf(args);
+        assert!(!ok && err.contains(why), "{args:?}: {out}\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    refused(&["write_bw", "-s", "0"], "at least 1 byte");
+    refused(&["write_bw", "-s", "3G"], "too large");
+    refused(&["write_bw", "-s", "4KB"], "is not a size");
+    refused(&["write_bw", "-a", "-s", "4K"], "cannot be used with");
+    refused(&["write_bw", "-n", "10", "-D", "1ms"], "cannot be used with");
+    refused(&["write_lat", "-b"], "-b (bidirectional) is for the bandwidth tests");
+    refused(&["send_lat", "-q", "2"], "one QP");
+    refused(&["write_bw", "-s", "1G", "-t", "16", "-n", "100"], "simulated host memory");
+}
+
+/// `rnic-perf ... | head -3`: the reader goes away after the header; the
+/// tool stops at once, quietly, with status 0 (it would otherwise run for
+/// many minutes).
+#[test]
+fn closed_stdout_ends_the_run_quietly() {
+    for args in [&["write_bw", "-n", "1000000"][..], &["write_lat", "-a", "-n", "100000"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rnic-perf"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("rnic-perf runs");
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        for _ in 0..3 {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            assert!(!line.is_empty());
+        }
+        drop(stdout);
+        let t = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if t.elapsed() > Duration::from_secs(60) {
+                child.kill().unwrap();
+                panic!("rnic-perf {args:?} still runs 60 s after its stdout was closed");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let err = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
+        assert!(status.success(), "{args:?}: {status}\n{err}");
+        assert!(!err.contains("panicked") && !err.contains("FAILED"), "{args:?}: {err}");
+    }
 }
