@@ -208,6 +208,9 @@ pub struct Responder {
     /// A READ response packet (to our own READ request).
     is_rsp: Signal<Local, Bit>,
     rsp_last: Signal<Local, Bit>,
+    /// A READ response packet that does not fit its response: more than a PMTU,
+    /// short but not the last, past the READ's length, or a last that does not end it.
+    rsp_len_bad: Signal<Local, Bit>,
     /// Response PSN − the PSN the QP's READ expects next (bit 23 set: behind).
     rd_diff: Signal<Local, Bits<24>>,
     /// Packets of a READ's response (at least one).
@@ -495,6 +498,10 @@ impl Logic for Responder {
         self.pmtu64.next = bits::<64>(1) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.off64.next = bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
+        self.rsp_len_bad.next = (self.plen64.val() > self.pmtu64.val())
+            | ((!self.rsp_last.val()) & (self.plen64.val() != self.pmtu64.val()))
+            | ((self.off64.val() + self.plen64.val()) > self.msg_len64.val())
+            | (self.rsp_last.val() & ((self.off64.val() + self.plen64.val()) != self.msg_len64.val()));
         // A WRITE packet's message starts PSN_OFFSET x PMTU before its own VA;
         // the whole message must fit the MR, so a WRITE that would run past it
         // is refused at its FIRST packet, before any byte lands.
@@ -793,6 +800,11 @@ impl Logic for Responder {
                         self.syn.d.next = self.syn_nak_psn_seq.val();
                         self.rp_next.next = self.end_ptr.q.val();
                         self.state.d.next = RState::AckFwd;
+                    } else if self.rsp_len_bad.val() {
+                        // Only a packet that fits the READ's length is placed, and only its last ends it.
+                        self.cnt_inv.next = true;
+                        self.rp_next.next = self.end_ptr.q.val();
+                        self.state.d.next = RState::Idle;
                     } else {
                         self.state.d.next = RState::RspMr;
                     }

@@ -98,7 +98,9 @@
 //! nothing awaited (`rd_on` clear) or behind `rd_psn`: dropped, `rx_dup`;
 //! ahead: dropped, `rx_psn_err`, a PSN sequence NAK word to the ACK
 //! receiver (HOLD, MSN its SSN, ePSN `rd_psn`, its PSN/SSN/PSN_OFFSET, no
-//! timestamp); at `rd_psn`: the lkey check (LOCAL_WRITE, bounds, at most a
+//! timestamp); at `rd_psn`: dropped (`rx_inv_req`) unless it fits the READ: a
+//! full PMTU but the last, PSN_OFFSET × PMTU + payload within the RETH length
+//! and equal to it at LAST/ONLY; then the lkey check (LOCAL_WRITE, bounds, at most a
 //! PMTU; an empty packet unchecked) or dropped (`rx_access_err`), placed in
 //! 64-byte chunks at its address, `rd_psn` + 1, `rd_on` cleared by
 //! LAST/ONLY, and an ACK word: HOLD with MSN its SSN, or at LAST/ONLY RDONE
@@ -747,6 +749,8 @@ struct Stats {
     rsp_gaps: u64,
     rsp_dups: u64,
     rsp_access: u64,
+    /// READ response packets that do not fit the READ's length (dropped, `rx_inv_req`).
+    rsp_len_bad: u64,
     /// HOLD words (ACKs and responses while armed) and kept MSNs.
     hold_words: u64,
     held_kept: u64,
@@ -1490,6 +1494,14 @@ impl Tb {
             self.st.rsp_gaps += 1;
             let r = self.ack_recv(qpn, AckWord { syn: syndrome::NAK_PSN_SEQ as u64, ..w }, &mut evs);
             return (evs, format!("READ response gap reported: {r}"));
+        }
+        // Only a packet that fits the READ's length (RETH) at its PSN_OFFSET is placed, and only the last ends it.
+        let (pmtu, off) = (self.pmtu(), d.psn_offset << self.pmtu().trailing_zeros());
+        let end = off + d.plen;
+        if d.plen > pmtu || (!last && d.plen != pmtu) || end > d.msg_len || (last && end != d.msg_len) {
+            self.cnt_model.inv += 1;
+            self.st.rsp_len_bad += 1;
+            return (evs, "READ response dropped (does not fit the READ's length)".into());
         }
         let mut dest = None;
         if d.plen != 0 {
@@ -3503,7 +3515,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                     s.resets
                 );
                 println!(
-                    "  READ: {} requests accepted, {} jobs ({} duplicates answered again, {} dropped), {} arms, {} response packets placed ({} KiB), {} gaps, {} duplicates, {} lkey failures, {} HOLD words ({} MSNs kept), {} READ ends ({} with a kept MSN, {} not lACK's, {} beyond posted), {} error NAKs behind a READ ignored, {} failing it, {} requester resets while armed, {} cycles a job waited on job_full, {} cycles arm_full, {} CtrlQ entries, {} placed NAKs folded",
+                    "  READ: {} requests accepted, {} jobs ({} duplicates answered again, {} dropped), {} arms, {} response packets placed ({} KiB), {} gaps, {} duplicates, {} lkey failures, {} not fitting the READ's length, {} HOLD words ({} MSNs kept), {} READ ends ({} with a kept MSN, {} not lACK's, {} beyond posted), {} error NAKs behind a READ ignored, {} failing it, {} requester resets while armed, {} cycles a job waited on job_full, {} cycles arm_full, {} CtrlQ entries, {} placed NAKs folded",
                     s.rd_req_ok,
                     s.rd_jobs,
                     s.rd_dup_jobs,
@@ -3514,6 +3526,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                     s.rsp_gaps,
                     s.rsp_dups,
                     s.rsp_access,
+                    s.rsp_len_bad,
                     s.hold_words,
                     s.held_kept,
                     s.rdone,
