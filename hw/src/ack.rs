@@ -16,7 +16,8 @@
 //!
 //! While the QP waits for a READ's response, the responder marks every
 //! ACK word `HOLD`: it completes nothing (the READ is lACK and its data has
-//! not all landed), an ACK's MSN is kept per QP (`HeldPack`), and an error
+//! not all landed), an ACK's MSN is kept per QP (`HeldPack`; one beyond the
+//! posted WQEs is not kept, and counted), and an error
 //! NAK for a later WQE is ignored. The READ's last response packet comes as
 //! an `RDONE` word and completes the READ, and up to the kept MSN if that
 //! is further.
@@ -162,6 +163,10 @@ pub struct AckRecv {
     held_ahead: Signal<Local, Bit>,
     held_dist: Signal<Local, Bits<24>>,
     hold_dist: Signal<Local, Bits<24>>,
+    /// The word's MSN − lACK, and whether that lies within the posted WQEs or beyond them.
+    msn_dist: Signal<Local, Bits<24>>,
+    in_posted: Signal<Local, Bit>,
+    beyond_posted: Signal<Local, Bit>,
     nfu: NakFoldUnpack,
     nfp: NakFoldPack,
     /// The chain word to write back in `Save`, and whether to.
@@ -340,6 +345,9 @@ impl Logic for AckRecv {
         // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
         self.posted16.next = self.au.sq_pi.val() - self.ru.acked.val().get_bits::<16>(0);
         self.posted.next = bit_cast::<24, 16>(self.posted16.val());
+        self.msn_dist.next = self.au.msn.val() - self.ru.acked.val();
+        self.in_posted.next = !self.msn_dist.val().get_bit(23) & (self.msn_dist.val() <= self.posted.val());
+        self.beyond_posted.next = !self.msn_dist.val().get_bit(23) & (self.msn_dist.val() > self.posted.val());
         self.syn_class.next = self.au.syndrome.val().get_bits::<3>(5);
         self.rqs_addr.next = self.au.qpn.val();
         self.rqs_we.next = false;
@@ -505,7 +513,10 @@ impl Logic for AckRecv {
                 self.mpsn_e.d.next = self.au.msn_psn.val();
                 if self.w_hold.val() {
                     self.msn_e.d.next = self.ru.acked.val();
+                    // An MSN beyond the posted WQEs is bad input: not kept, counted.
+                    self.cnt_bad.next = (self.syn_class.val() == self.class_ack.val()) & self.beyond_posted.val();
                     if (self.syn_class.val() == self.class_ack.val())
+                        & self.in_posted.val()
                         & ((!self.hu.valid.val().any())
                             | ((self.hold_dist.val() != 0) & !self.hold_dist.val().get_bit(23)))
                     {

@@ -45,7 +45,8 @@
 //!
 //! READ waits: some words carry the responder's `HOLD` mark (the QP waits
 //! for a READ's response): they complete nothing, an ACK's MSN is kept per
-//! QP if it is the furthest yet, and an error NAK for a WQE other than lACK
+//! QP if it is the furthest yet and within the posted WQEs (beyond them: ignored
+//! and counted), and an error NAK for a WQE other than lACK
 //! is ignored and counted; NAKs are still reported. `RDONE` words (a READ's
 //! last response packet) complete lACK's WQE (their MSN must be lACK + 1,
 //! else ignored and counted) and up to the kept MSN if that is further,
@@ -259,7 +260,13 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     let d = msn.wrapping_sub(k) & M24;
                     d != 0 && d & 0x80_0000 == 0
                 };
-                if cls == 0 && held[q].is_none_or(|(k, _)| ahead(k)) {
+                let d = msn.wrapping_sub(s.acked) & M24;
+                let in_posted = d & 0x80_0000 == 0 && d <= posted;
+                if cls == 0 && d & 0x80_0000 == 0 && d > posted {
+                    // An MSN beyond the posted WQEs: not kept, counted.
+                    want_bad += 1;
+                }
+                if cls == 0 && in_posted && held[q].is_none_or(|(k, _)| ahead(k)) {
                     held[q] = Some((msn, msn_psn));
                 }
             } else if rdone {

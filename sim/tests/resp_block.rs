@@ -1361,7 +1361,14 @@ impl Tb {
         if hold {
             self.st.hold_words += 1;
             msn_e = s.req_acked;
-            if cls == 0 && self.held[qpn].is_none_or(|(k, _)| ahead(w.msn, k)) {
+            let d = w.msn.wrapping_sub(s.req_acked) & M24;
+            let posted = self.sqpi_tab[qpn].wrapping_sub(s.req_acked) & M16;
+            let in_posted = d & 0x80_0000 == 0 && d <= posted;
+            if cls == 0 && d & 0x80_0000 == 0 && d > posted {
+                // An MSN beyond the posted WQEs: not kept, counted.
+                self.cnt_model.hdr += 1;
+            }
+            if cls == 0 && in_posted && self.held[qpn].is_none_or(|(k, _)| ahead(w.msn, k)) {
                 self.held[qpn] = Some((w.msn, w.msn_psn));
                 self.st.held_kept += 1;
                 pre = "HOLD+kept: ";
