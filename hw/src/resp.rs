@@ -284,6 +284,10 @@ pub struct Responder {
     va_off: Signal<Local, Bits<64>>,
     plen64: Signal<Local, Bits<64>>,
     key_ok: Signal<Local, Bit>,
+    /// The packet's RETH key names a valid MR of the QP's PD (tag, no bits above the index).
+    rkey_ok: Signal<Local, Bit>,
+    /// The packet's RETH VA lies in that MR (READ request, READ response).
+    va_in_mr: Signal<Local, Bit>,
     rq_mask: Signal<Local, Bits<16>>,
     chunk: Signal<Local, Bits<16>>,
     rw_off: Signal<Local, Bits<64>>,
@@ -487,6 +491,10 @@ impl Logic for Responder {
         self.va_off.next = self.du.va.val() - self.mv.va_base.val();
         self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();
         self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
+        self.rkey_ok.next = self.key_ok.val()
+            & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
+            & (self.du.rkey.val().get_bits::<16>(16) == 0);
+        self.va_in_mr.next = (self.du.va.val() >= self.mv.va_base.val()) & (self.va_off.val() <= self.mv.length.val());
         // Only the QP's peer may talk to it.
         self.peer_ok.next =
             (self.du.src_mac.val() == self.qv.dest_mac.val()) & (self.du.src_ip.val() == self.qv.dest_ip.val());
@@ -896,12 +904,9 @@ impl Logic for Responder {
                 // The whole READ must lie in an MR of the QP's PD with REMOTE_READ
                 // (a zero-length READ reads nothing: its rkey is not checked).
                 if (self.du.msg_len.val() == 0)
-                    | (self.key_ok.val()
-                        & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
-                        & (self.du.rkey.val().get_bits::<16>(16) == 0)
+                    | (self.rkey_ok.val()
                         & self.mv.access.val().get_bit(2)
-                        & (self.du.va.val() >= self.mv.va_base.val())
-                        & (self.va_off.val() <= self.mv.length.val())
+                        & self.va_in_mr.val()
                         & (self.msg_len64.val() <= (self.mv.length.val() - self.va_off.val())))
                 {
                     self.state.d.next = RState::RdJob;
@@ -961,16 +966,12 @@ impl Logic for Responder {
             }
             RState::RspMrChk => {
                 // Placed at the address it carries, through the lkey it echoes
-                // (LOCAL_WRITE, bounds); an empty packet writes nothing.
+                // (LOCAL_WRITE, bounds; its length was checked in Dispatch); an empty packet writes nothing.
                 if (self.du.plen.val() == 0)
-                    | (self.key_ok.val()
-                        & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
-                        & (self.du.rkey.val().get_bits::<16>(16) == 0)
+                    | (self.rkey_ok.val()
                         & self.mv.access.val().get_bit(0)
-                        & (self.du.va.val() >= self.mv.va_base.val())
-                        & (self.va_off.val() <= self.mv.length.val())
-                        & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val()))
-                        & (self.plen64.val() <= self.pmtu64.val()))
+                        & self.va_in_mr.val()
+                        & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val())))
                 {
                     self.syn.d.next = self.syn_ack.val();
                     self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
@@ -988,9 +989,7 @@ impl Logic for Responder {
                 self.state.d.next = RState::AckFwd;
             }
             RState::WrMrChk => {
-                if self.key_ok.val()
-                    & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
-                    & (self.du.rkey.val().get_bits::<16>(16) == 0)
+                if self.rkey_ok.val()
                     & self.mv.access.val().get_bit(1)
                     & (self.msg_va.val() >= self.mv.va_base.val())
                     & (self.msg_off.val() <= self.mv.length.val())
