@@ -18,14 +18,14 @@
 //!   `rnr_retry` times in a row (7: forever), then `RNR_RETRY_EXC_ERR`.
 //!
 //! Selective repeat (QPs with [`crate::QpAttr::selective_repeat`]): the
-//! responder places a plain WRITE packet that arrives ahead of ePSN (within
+//! responder places a WRITE or SEND packet that arrives ahead of ePSN (within
 //! its on-chip window) and says so in its NAK (`ack_flags::PLACED`). Such a
 //! NAK tells the slow path that everything between ePSN and that packet
 //! which it has not seen placed is missing; it resends those packets one by
 //! one (`rewind::ONE`), each once, and keeps the PSNs reported placed in a
 //! set pruned as ePSN moves: the requester bitmap of SRNIC, held only while
-//! the QP has packets out of order. A NAK without the flag (a SEND, a WRITE
-//! with immediate, a packet beyond the window) still rewinds.
+//! the QP has packets out of order. A NAK without the flag (a packet beyond
+//! the window, a SEND whose receive WQE is not posted yet) still rewinds.
 //!
 //! An RDMA READ uses as many PSNs as a WRITE of its length (its response
 //! packets), so the same map from PSN to WR and byte offset holds. A resend

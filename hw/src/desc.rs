@@ -14,12 +14,12 @@ crate::pack_blocks!(TxDescPack, TxDescUnpack, 672, [
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 
 /// Width of an RX descriptor word ([`RxDescPack`]).
-pub const RXD_BITS: usize = 640;
+pub const RXD_BITS: usize = 656;
 
-crate::pack_blocks!(RxDescPack, RxDescUnpack, 640, [
+crate::pack_blocks!(RxDescPack, RxDescUnpack, 656, [
     opcode: 8, dqpn: 24, psn: 24, ack_req: 1, va: 64, rkey: 32, msg_len: 32, ssn: 24,
     psn_offset: 24, ts: 64, syndrome: 8, msn: 24, src_mac: 48, src_ip: 32, sport: 16,
-    ecn: 8, plen: 13, rptr: 10, nbeats: 7, imm: 32, laddr: 64, lkey: 32,
+    ecn: 8, plen: 13, rptr: 10, nbeats: 7, imm: 32, laddr: 64, lkey: 32, rsn: 16,
 ]);
 const _: () = assert!(RxDescPack::WIDTH == RXD_BITS);
 
@@ -216,6 +216,26 @@ pub const SRW_BITS: usize = 2 * rnic_spec::params::SR_WINDOW_BITS;
 // its message.
 crate::pack_blocks!(SrWinPack, SrWinUnpack, 256, [rcv: 128, last: 128]);
 const _: () = assert!(SrWinPack::WIDTH == SRW_BITS);
+
+/// Width of a window slot's completion record ([`SrSidePack`]).
+pub const SRS_BITS: usize = 68;
+
+// What a packet placed out of order leaves for the slide that passes it,
+// one record per window slot (the responder's `side` RAM, addressed by
+// window and PSN mod 128): `send` a SEND packet (not a WRITE); `cmp` it
+// ends a message that consumes a receive WQE (SEND, WRITE with immediate),
+// whose completion gets `len` bytes and, if `with_imm`, `imm`; `wimm` that
+// message is a WRITE with immediate.
+crate::pack_blocks!(SrSidePack, SrSideUnpack, 68, [cmp: 1, send: 1, wimm: 1, with_imm: 1, len: 32, imm: 32]);
+const _: () = assert!(SrSidePack::WIDTH == SRS_BITS);
+
+/// Width of an entry of the responder's receive WQE cache for packets out of order ([`OooRwqePack`]).
+pub const OCW_BITS: usize = 153;
+
+// The receive WQE a packet out of order was placed through: QPN, RSN, the
+// buffer's IOVA and length, its lkey (re-checked at every use).
+crate::pack_blocks!(OooRwqePack, OooRwqeUnpack, 153, [valid: 1, qpn: 8, rsn: 16, iova: 64, len: 32, lkey: 32]);
+const _: () = assert!(OooRwqePack::WIDTH == OCW_BITS);
 const _: () = assert!(RxStatePack::WIDTH == RXS_BITS);
 
 crate::pack_blocks!(CqePack, CqeUnpack, 256, [

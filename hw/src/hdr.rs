@@ -272,6 +272,8 @@ pub struct RxHeader {
     pub laddr: Signal<Out, Bits<64>>,
     /// READ request: the requester's lkey.
     pub lkey: Signal<Out, Bits<32>>,
+    /// Request RSN: the receive WQE a SEND or WRITE with immediate consumes (low 16 bits).
+    pub rsn: Signal<Out, Bits<16>>,
 }
 
 impl Logic for RxHeader {
@@ -316,6 +318,7 @@ impl Logic for RxHeader {
         self.imm.next = be(off::RXT_IMM, 4).into();
         self.laddr.next = be(off::RXT_LADDR, 8).into();
         self.lkey.next = be(off::RXT_LKEY, 4).into();
+        self.rsn.next = (be(off::RXT_RSN, 4) & 0xFFFF).into();
     }
     fn connect(&mut self) {
         self.is_roce.connect();
@@ -344,11 +347,15 @@ impl Logic for RxHeader {
         self.imm.connect();
         self.laddr.connect();
         self.lkey.connect();
+        self.rsn.connect();
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off;\nreg [19:0] csum;")
-            .unwrap();
+        writeln!(
+            v,
+            "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off, w_rsn;\nreg [19:0] csum;"
+        )
+        .unwrap();
         writeln!(v, "always @(*) begin\n  h = {{beat1, beat0}};").unwrap();
         get(&mut v, "etype", off::ETH_TYPE, 2);
         get(&mut v, "dport", off::UDP_DPORT, 2);
@@ -403,6 +410,8 @@ impl Logic for RxHeader {
         get(&mut v, "imm", off::RXT_IMM, 4);
         get(&mut v, "laddr", off::RXT_LADDR, 8);
         get(&mut v, "lkey", off::RXT_LKEY, 4);
+        get(&mut v, "w_rsn", off::RXT_RSN, 4);
+        writeln!(v, "  rsn = w_rsn[15:0];").unwrap();
         writeln!(v, "end").unwrap();
         Verilog::Custom(v)
     }

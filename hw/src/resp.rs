@@ -11,16 +11,23 @@
 //! placement straight into host memory (no reorder buffer): a WRITE packet
 //! carries its own remote address, checked against the MR table (rkey, tag,
 //! PD, REMOTE_WRITE, bounds); a SEND fetches its receive WQE when its first
-//! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU. ACKs echo
+//! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU.
+//!
+//! Selective repeat: a WRITE or SEND packet up to 127 PSNs ahead of ePSN is
+//! placed too (a SEND's in the receive WQE its RSN names), recorded in a
+//! window borrowed from a shared pool, with a per-slot record of the
+//! completion it may end; when the packet at ePSN arrives, ePSN slides over
+//! the placed packets behind it and writes their completions in order. ACKs echo
 //! SSN/PSN_OFFSET/timestamp/entropy. ACKs to our own requests, once their
 //! QPN and source are checked, go to the ACK receiver (`crate::ack`). Every
 //! receive completion goes as a request to the completion writer
 //! (`crate::cqw`), so each CQ has one producer; `crate::rxe` joins them.
 
 use crate::desc::{
-    AckInPack, ArmUnpack, CqReqPack, MrView, QpcView, RecvWqeView, RewindPack, RxDescUnpack, RxStatePack,
-    RxStateUnpack, SrWinPack, SrWinUnpack, TxDescPack, WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDONE, ARM_BITS,
-    CQR_BITS, REW_BITS, RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRW_BITS, TXD_BITS,
+    AckInPack, ArmUnpack, CqReqPack, MrView, OooRwqePack, OooRwqeUnpack, QpcView, RecvWqeView, RewindPack,
+    RxDescUnpack, RxStatePack, RxStateUnpack, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, TxDescPack,
+    WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDONE, ARM_BITS, CQR_BITS, OCW_BITS, REW_BITS, RXD_BITS, RXS_BITS,
+    RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
@@ -236,6 +243,38 @@ pub struct Responder {
     win: DFF<Bits<SRW_BITS>>,
     wu: SrWinUnpack,
     wp: SrWinPack,
+    /// A completion record per window slot (`SrSidePack`), addressed by
+    /// `{window, PSN mod 128}`: written when a packet is placed out of
+    /// order, read by the slide that passes it (read one cycle ahead).
+    side: RAM<Bits<SRS_BITS>, SIDE_LOG2>,
+    sdu: SrSideUnpack,
+    sdp: SrSidePack,
+    /// The slide goes on after the completion being written.
+    slide_cont: DFF<Bit>,
+    /// The receive buffer a SEND packet is placed in (IOVA, length): the
+    /// QP's cached one, or the one its RSN names (fetched).
+    sp_iova: DFF<Bits<64>>,
+    sp_len: DFF<Bits<32>>,
+    /// The packet's RSN names a posted receive WQE (rq_ci <= RSN < rq_pi).
+    rsn_posted: Signal<Local, Bit>,
+    /// An out-of-order SEND packet of the message the QP has started: its
+    /// receive buffer is the QP's cached one.
+    rsn_cached: Signal<Local, Bit>,
+    /// This in-order packet ends a message that writes a receive completion.
+    fin_cqe: Signal<Local, Bit>,
+    /// The receive WQE last fetched for a packet out of order, per QPN mod
+    /// 16 (`OooRwqePack`), so the other packets of its message are placed
+    /// without a fetch each; dropped when its WQE is consumed or its QP's
+    /// responder is reset. Read at the packet's QPN from `Look` on.
+    occ: RAM<Bits<OCW_BITS>, OCC_LOG2>,
+    ocu: OooRwqeUnpack,
+    ocp: OooRwqePack,
+    /// The packet's RSN is the cached one's.
+    oc_hit: Signal<Local, Bit>,
+    /// The cached WQE's MR still grants it (tag, PD, LOCAL_WRITE).
+    key_ok_oc: Signal<Local, Bit>,
+    /// The QP's cached receive buffer's MR still grants it (tag, PD, LOCAL_WRITE).
+    key_ok_cached: Signal<Local, Bit>,
     rst_word: DFF<Bits<40>>,
     state: DFF<RState>,
     rx_desc: DFF<Bits<RXD_BITS>>,
@@ -333,6 +372,12 @@ pub struct Responder {
     sr_window: Num<{ SR_WINDOW as u64 }, 24>,
 }
 
+/// Entries of the receive WQE cache for packets out of order (QPN mod 16).
+const OCC_LOG2: usize = 4;
+/// Address bits of the window slots' completion records: window index, PSN mod 128.
+const SIDE_LOG2: usize = SR_POOL_LOG2 + 7;
+const _: () = assert!(SR_WINDOW_BITS == 1 << 7);
+
 // rust-hdl needs literal slice offsets: the QPN's upper bits start at 8, and
 // the reset word packs the QPN into bits 7:0.
 const _: () = assert!(QPN_BITS == 8);
@@ -359,6 +404,15 @@ impl Logic for Responder {
         clock!(self, clock, rstq, freeq, armq);
         self.pool.read_clock.next = self.clock.val();
         self.pool.write_clock.next = self.clock.val();
+        self.side.read_clock.next = self.clock.val();
+        self.occ.read_clock.next = self.clock.val();
+        self.occ.write_clock.next = self.clock.val();
+        self.occ.read_address.next = self.du.dqpn.val().get_bits::<OCC_LOG2>(0);
+        self.ocu.pword.next = self.occ.read_data.val();
+        self.occ.write_enable.next = false;
+        self.occ.write_address.next = self.du.dqpn.val().get_bits::<OCC_LOG2>(0);
+        self.occ.write_data.next = self.ocp.pword.val();
+        self.side.write_clock.next = self.clock.val();
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = self.rst_data.val();
         self.rstq.read.next = false;
@@ -400,7 +454,10 @@ impl Logic for Responder {
             c_imm,
             c_flags,
             arm_word,
-            rd_dup
+            rd_dup,
+            slide_cont,
+            sp_iova,
+            sp_len
         );
         self.du.pword.next = self.rx_desc.q.val();
         self.qv.word.next = self.qpc.q.val();
@@ -433,6 +490,11 @@ impl Logic for Responder {
         self.wp.rcv.next = self.wu.rcv.val();
         self.wp.last.next = self.wu.last.val();
         self.pool.write_data.next = self.wp.pword.val();
+        self.sdu.pword.next = self.side.read_data.val();
+        self.side.write_enable.next = false;
+        self.side.write_address.next = (bit_cast::<SIDE_LOG2, SR_POOL_LOG2>(self.rsu.sr_win.val()) << 7)
+            | bit_cast::<SIDE_LOG2, 7>(self.du.psn.val().get_bits::<7>(0));
+        self.side.write_data.next = self.sdp.pword.val();
         self.pool_rcv.next = 0.into();
         if self.rsu.sr_win_valid.val().any() {
             self.pool_rcv.next = self.pool.read_data.val().get_bits::<SR_WINDOW_BITS>(0);
@@ -556,16 +618,48 @@ impl Logic for Responder {
         if self.du.msg_len.val() == 0 {
             self.rd_npkts.next = 1.into();
         }
-        // Selective repeat: a plain WRITE packet inside the window ahead of
+        // Selective repeat: a WRITE or SEND packet inside the window ahead of
         // ePSN may be placed out of order; `sr_bit` is its window bit.
         self.in_window.next = self.psn_diff.val() <= self.sr_window.val();
         self.sr_bit.next = bits::<SR_WINDOW_BITS>(1) << bit_cast::<SR_WINDOW_BITS, 24>(self.psn_diff.val());
         self.sr_ok.next = self.qv.sr_en.val().any()
             & !self.rsu.sr_hold.val().any()
             & self.in_window.val()
-            & self.is_write.val()
-            & !self.is_imm.val()
+            & (self.is_write.val() | self.is_send.val())
             & !self.len_inv.val();
+        self.rsn_posted.next = (self.du.rsn.val() - self.rsu.rq_ci.val()) < (self.rq_pi.q.val() - self.rsu.rq_ci.val());
+        self.rsn_cached.next = self.rsu.in_msg.val().any()
+            & self.rsu.rwqe_valid.val().any()
+            & (self.du.rsn.val() == self.rsu.rq_ci.val())
+            & !self.is_first.val();
+        self.fin_cqe.next = (self.is_send.val() & self.is_last.val()) | (self.is_write.val() & self.is_imm.val());
+        self.key_ok_cached.next = self.key_ok.val()
+            & (self.mv.key_tag.val() == self.rsu.rwqe_lkey.val().get_bits::<8>(0))
+            & self.mv.access.val().get_bit(0);
+        self.oc_hit.next = self.ocu.valid.val().any()
+            & (self.ocu.qpn.val() == self.du.dqpn.val().get_bits::<QPN_BITS>(0))
+            & (self.ocu.rsn.val() == self.du.rsn.val());
+        self.key_ok_oc.next = self.key_ok.val()
+            & (self.mv.key_tag.val() == self.ocu.lkey.val().get_bits::<8>(0))
+            & self.mv.access.val().get_bit(0);
+        self.sdp.cmp.next = (self.is_last.val() & (self.is_send.val() | self.is_imm.val())).into();
+        self.sdp.send.next = self.is_send.val().into();
+        self.sdp.wimm.next = (self.is_write.val() & self.is_imm.val()).into();
+        self.sdp.with_imm.next = self.is_imm.val().into();
+        self.sdp.len.next = self.du.msg_len.val();
+        if self.is_send.val() {
+            self.sdp.len.next = self.send_off.q.val() + bit_cast::<32, 13>(self.du.plen.val());
+        }
+        self.sdp.imm.next = 0.into();
+        if self.is_imm.val() {
+            self.sdp.imm.next = self.du.imm.val();
+        }
+        self.ocp.valid.next = 0.into();
+        self.ocp.qpn.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+        self.ocp.rsn.next = self.du.rsn.val();
+        self.ocp.iova.next = self.mv.iova_base.val() + self.rw_off.val();
+        self.ocp.len.next = self.rv.length.val();
+        self.ocp.lkey.next = self.rv.lkey.val();
         self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
         self.chunk.next = 64.into();
         if self.left.q.val() < 64 {
@@ -650,6 +744,10 @@ impl Logic for Responder {
         self.rd_valid.next = false;
         self.rd_addr.next =
             self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
+        if self.ooo.q.val() {
+            self.rd_addr.next =
+                self.qv.rq_base.val() + (bit_cast::<64, 16>(self.du.rsn.val() & self.rq_mask.val()) << 5);
+        }
         self.rwqe_ready.next = false;
         self.wr_valid.next = false;
         self.wr_addr.next = self.dest.q.val();
@@ -740,6 +838,9 @@ impl Logic for Responder {
                     self.rsp.rd_on.next = 0.into();
                 }
                 if self.rst_word.q.val().get_bit(8) {
+                    // The QP's cached WQE (if the entry is another QP's, a miss later).
+                    self.occ.write_enable.next = true;
+                    self.occ.write_address.next = self.rst_word.q.val().get_bits::<OCC_LOG2>(0);
                     self.rsp.epsn.next = self.rst_word.q.val().get_bits::<24>(10);
                     self.rsp.msn.next = 0.into();
                     self.rsp.rq_ci.next = 0.into();
@@ -777,6 +878,7 @@ impl Logic for Responder {
                 self.ooo.d.next = false;
                 self.placed.d.next = false;
                 self.slid.d.next = false;
+                self.slide_cont.d.next = false;
                 self.win.d.next = 0.into();
                 if self.rsu.sr_win_valid.val().any() {
                     self.win.d.next = self.pool.read_data.val();
@@ -785,6 +887,9 @@ impl Logic for Responder {
                 // SendChk on every packet (dereg_mr may have invalidated it).
                 if self.is_send.val() {
                     self.mr_addr.next = self.rsu.rwqe_lkey.val().get_bits::<MR_BITS>(8);
+                    if self.oc_hit.val() & !self.rsn_cached.val() {
+                        self.mr_addr.next = self.ocu.lkey.val().get_bits::<MR_BITS>(8);
+                    }
                 }
                 self.c_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
                 if (self.du.dqpn.val().get_bits::<QPN_HIGH_BITS>(8) != 0) | !self.peer_ok.val() {
@@ -848,13 +953,18 @@ impl Logic for Responder {
                             self.cnt_psn.next = false;
                             self.cnt_dup.next = true;
                             self.placed.d.next = true;
-                        } else if self.rsu.sr_win_valid.val().any() | !self.freeq.empty.val() {
+                        } else if !(self.rsu.sr_win_valid.val().any() | !self.freeq.empty.val()) {
+                            // No window for this QP and none free: NAKed as under go-back-N.
+                            self.cnt_nowin.next = true;
+                        } else if (self.is_send.val() | self.is_imm.val()) & !self.rsn_posted.val() {
+                            // Its receive WQE is not posted: not placed (ePSN gets the RNR NAK).
+                        } else if self.is_write.val() {
                             self.ooo.d.next = true;
                             self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
                             self.state.d.next = RState::WrMr;
                         } else {
-                            // No window for this QP and none free: NAKed as under go-back-N.
-                            self.cnt_nowin.next = true;
+                            self.ooo.d.next = true;
+                            self.state.d.next = RState::SendChk;
                         }
                     }
                 } else if self.inv_req.val() {
@@ -1008,19 +1118,43 @@ impl Logic for Responder {
                 }
             }
             RState::SendChk => {
-                if self.is_first.val() {
+                self.sp_iova.d.next = self.rsu.rwqe_iova.val();
+                self.sp_len.d.next = self.rsu.rwqe_len.val();
+                if self.ooo.q.val() {
+                    // Out of order: the QP's cached receive buffer if the packet
+                    // belongs to the message it has started, else the WQE at its RSN.
+                    if !self.rsn_cached.val() {
+                        self.state.d.next = RState::RwqeReq;
+                        if self.oc_hit.val() & self.key_ok_oc.val() {
+                            self.sp_iova.d.next = self.ocu.iova.val();
+                            self.sp_len.d.next = self.ocu.len.val();
+                            self.state.d.next = RState::SendPlace;
+                        }
+                    } else if self.key_ok_cached.val() {
+                        self.state.d.next = RState::SendPlace;
+                    } else {
+                        self.state.d.next = RState::Nak;
+                    }
+                } else if self.is_first.val() | !self.rsu.rwqe_valid.val().any() {
+                    // A message's first packet, or one after a slide passed its first: the WQE at rq_ci,
+                    // from the out-of-order cache if a packet of its message was placed through it.
                     if self.rsu.rq_ci.val() == self.rq_pi.q.val() {
                         self.cnt_rnr.next = true;
                         self.syn.d.next = self.syn_rnr_nak.val();
                         self.state.d.next = RState::Nak;
+                    } else if self.oc_hit.val() & (self.ocu.rsn.val() == self.rsu.rq_ci.val()) & self.key_ok_oc.val() {
+                        self.rsp.rwqe_valid.next = 1.into();
+                        self.rsp.rwqe_lkey.next = self.ocu.lkey.val();
+                        self.rsp.rwqe_iova.next = self.ocu.iova.val();
+                        self.rsp.rwqe_len.next = self.ocu.len.val();
+                        self.rs.d.next = self.rsp.pword.val();
+                        self.sp_iova.d.next = self.ocu.iova.val();
+                        self.sp_len.d.next = self.ocu.len.val();
+                        self.state.d.next = RState::SendPlace;
                     } else {
                         self.state.d.next = RState::RwqeReq;
                     }
-                } else if (!self.rsu.rwqe_valid.val().any())
-                    | (self.key_ok.val()
-                        & (self.mv.key_tag.val() == self.rsu.rwqe_lkey.val().get_bits::<8>(0))
-                        & self.mv.access.val().get_bit(0))
-                {
+                } else if self.key_ok_cached.val() {
                     self.state.d.next = RState::SendPlace;
                 } else {
                     self.state.d.next = RState::RwqeErr;
@@ -1053,12 +1187,24 @@ impl Logic for Responder {
                     & (self.rw_off.val() <= self.mv.length.val())
                     & (bit_cast::<64, 32>(self.rv.length.val()) <= (self.mv.length.val() - self.rw_off.val()))
                 {
-                    self.rsp.rwqe_valid.next = 1.into();
-                    self.rsp.rwqe_lkey.next = self.rv.lkey.val();
-                    self.rsp.rwqe_iova.next = self.mv.iova_base.val() + self.rw_off.val();
-                    self.rsp.rwqe_len.next = self.rv.length.val();
-                    self.rs.d.next = self.rsp.pword.val();
+                    // Cached for the message's later packets, unless this packet is out of order.
+                    if !self.ooo.q.val() {
+                        self.rsp.rwqe_valid.next = 1.into();
+                        self.rsp.rwqe_lkey.next = self.rv.lkey.val();
+                        self.rsp.rwqe_iova.next = self.mv.iova_base.val() + self.rw_off.val();
+                        self.rsp.rwqe_len.next = self.rv.length.val();
+                        self.rs.d.next = self.rsp.pword.val();
+                    }
+                    self.sp_iova.d.next = self.mv.iova_base.val() + self.rw_off.val();
+                    self.sp_len.d.next = self.rv.length.val();
+                    if self.ooo.q.val() {
+                        self.ocp.valid.next = 1.into();
+                        self.occ.write_enable.next = true;
+                    }
                     self.state.d.next = RState::SendPlace;
+                } else if self.ooo.q.val() {
+                    // Not placed; the error is the in-order packet's to report.
+                    self.state.d.next = RState::Nak;
                 } else {
                     self.state.d.next = RState::RwqeErr;
                 }
@@ -1087,14 +1233,15 @@ impl Logic for Responder {
             RState::SendPlace => {
                 self.send_off.d.next =
                     bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
-                self.dest.d.next = self.rsu.rwqe_iova.val()
+                self.dest.d.next = self.sp_iova.q.val()
                     + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
-                if (!self.rsu.rwqe_valid.val().any())
-                    | ((self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.rsu.rwqe_len.val()))
-                {
-                    self.cnt_inv.next = true;
-                    self.syn.d.next = self.syn_nak_inv_req.val();
+                if (self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.sp_len.q.val()) {
+                    // Past the receive buffer: an error at ePSN, not placed ahead of it.
+                    if !self.ooo.q.val() {
+                        self.cnt_inv.next = true;
+                        self.syn.d.next = self.syn_nak_inv_req.val();
+                    }
                     self.state.d.next = RState::Nak;
                 } else {
                     self.state.d.next = RState::Data;
@@ -1133,12 +1280,16 @@ impl Logic for Responder {
                         self.wp.last.next = self.wu.last.val() | self.sr_bit.val();
                     }
                     self.pool.write_enable.next = true;
+                    self.side.write_enable.next = true;
                     if !self.rsu.sr_win_valid.val().any() {
                         // The QP's first packet out of order: it borrows a window (Dispatch saw one free).
                         self.freeq.read.next = true;
                         self.rsp.sr_win_valid.next = 1.into();
                         self.rsp.sr_win.next = self.freeq.data_out.val();
                         self.pool.write_address.next = self.freeq.data_out.val();
+                        self.side.write_address.next = (bit_cast::<SIDE_LOG2, SR_POOL_LOG2>(self.freeq.data_out.val())
+                            << 7)
+                            | bit_cast::<SIDE_LOG2, 7>(self.du.psn.val().get_bits::<7>(0));
                     }
                     self.cnt_ooo.next = true;
                     self.placed.d.next = true;
@@ -1200,13 +1351,30 @@ impl Logic for Responder {
                     self.state.d.next = RState::Save;
                     if self.wu.rcv.val().get_bit(1) {
                         self.state.d.next = RState::Slide;
+                        // This packet's completion goes before those of the messages that slide in.
+                        if self.fin_cqe.val() {
+                            self.need_cqe.d.next = false;
+                            self.slide_cont.d.next = true;
+                            self.state.d.next = RState::CqeRecv;
+                        }
                     }
                 }
             }
             RState::Slide => {
                 // One placed packet per cycle: ePSN passes it, MSN counts the
-                // messages it ends (plain WRITEs: no completion to write).
-                if self.wu.rcv.val().get_bit(0) {
+                // messages it ends; one that ends a SEND or a WRITE with
+                // immediate consumes the receive WQE at rq_ci and writes its
+                // completion from the slot's record. A record naming a WQE
+                // not posted (a forged RSN) stops the slide: ePSN waits there
+                // for the packet again, which then gets the RNR NAK.
+                self.slide_cont.d.next = false;
+                if self.wu.rcv.val().get_bit(0)
+                    & self.wu.last.val().get_bit(0)
+                    & self.sdu.cmp.val().any()
+                    & (self.rsu.rq_ci.val() == self.rq_pi.q.val())
+                {
+                    self.state.d.next = RState::Save;
+                } else if self.wu.rcv.val().get_bit(0) {
                     self.slid.d.next = true;
                     self.rsp.epsn.next = self.rsu.epsn.val() + 1;
                     self.wp.rcv.next = self.wu.rcv.val() >> 1;
@@ -1218,7 +1386,7 @@ impl Logic for Responder {
                     } else {
                         self.pool.write_enable.next = true;
                     }
-                    self.rsp.in_write.next = 1.into();
+                    self.rsp.in_write.next = (!self.sdu.send.val().any()).into();
                     self.rsp.in_msg.next = (!self.wu.last.val().get_bit(0)).into();
                     self.rsp.msg_pkts.next = 1.into();
                     if self.rsu.in_msg.val().any() {
@@ -1226,6 +1394,25 @@ impl Logic for Responder {
                     }
                     if self.wu.last.val().get_bit(0) {
                         self.rsp.msn.next = self.rsu.msn.val() + 1;
+                        if self.sdu.cmp.val().any() {
+                            self.rsp.rq_ci.next = self.rsu.rq_ci.val() + 1;
+                            self.rsp.rwqe_valid.next = 0.into();
+                            self.cq_num.d.next = self.qv.recv_cqn.val();
+                            self.c_idx.d.next = self.rsu.rq_ci.val();
+                            self.c_status.d.next = self.st_success.val();
+                            self.c_op.d.next = self.cqe_op_recv.val();
+                            if self.sdu.wimm.val().any() {
+                                self.c_op.d.next = self.cqe_op_recv_imm.val();
+                            }
+                            self.c_len.d.next = self.sdu.len.val();
+                            self.c_imm.d.next = self.sdu.imm.val();
+                            self.c_flags.d.next = 0.into();
+                            if self.sdu.with_imm.val().any() {
+                                self.c_flags.d.next = self.flag_with_imm.val();
+                            }
+                            self.slide_cont.d.next = true;
+                            self.state.d.next = RState::CqeRecv;
+                        }
                     }
                     self.rs.d.next = self.rsp.pword.val();
                 } else {
@@ -1282,6 +1469,9 @@ impl Logic for Responder {
                     if self.nak_after_cqe.q.val() {
                         self.state.d.next = RState::Nak;
                     }
+                    if self.slide_cont.q.val() {
+                        self.state.d.next = RState::Slide;
+                    }
                 }
             }
             _ => {
@@ -1290,5 +1480,15 @@ impl Logic for Responder {
         }
         self.rp.d.next = self.rp_next.val();
         self.ring_raddr.next = self.rp_next.val();
+        // A receive WQE consumed now leaves the out-of-order cache.
+        if (self.rsp.rq_ci.val() != self.rsu.rq_ci.val())
+            & (self.ocu.qpn.val() == self.du.dqpn.val().get_bits::<QPN_BITS>(0))
+            & (self.ocu.rsn.val() == self.rsu.rq_ci.val())
+        {
+            self.occ.write_enable.next = true;
+        }
+        // The slide reads the record of the slot it passes next: the one at the next cycle's ePSN.
+        self.side.read_address.next = (bit_cast::<SIDE_LOG2, SR_POOL_LOG2>(self.rsp.sr_win.val()) << 7)
+            | bit_cast::<SIDE_LOG2, 7>(self.rsp.epsn.val().get_bits::<7>(0));
     }
 }

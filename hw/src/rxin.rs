@@ -149,6 +149,7 @@ impl Logic for RxIn {
         self.pack.imm.next = self.hv.imm.val();
         self.pack.laddr.next = self.hv.laddr.val();
         self.pack.lkey.next = self.hv.lkey.val();
+        self.pack.rsn.next = self.hv.rsn.val();
         self.pack.src_mac.next = self.hv.src_mac.val();
         self.pack.src_ip.next = self.hv.src_ip.val();
         self.pack.sport.next = self.hv.sport.val();

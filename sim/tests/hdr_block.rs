@@ -75,6 +75,7 @@ fn rx_header_extracts_spec_fields() {
             assert_eq!(m.get(p(&m, "imm")), f.imm as u64);
             assert_eq!(m.get(p(&m, "laddr")), f.laddr);
             assert_eq!(m.get(p(&m, "lkey")), f.lkey as u64);
+            assert_eq!(m.get(p(&m, "rsn")), (f.rsn & 0xFFFF) as u64);
             assert_eq!(m.get(p(&m, "pad")), 0);
         }
         // A non-RoCE frame (UDP port changed) is recognised as such.

@@ -108,7 +108,7 @@ use rnic_tools::bench::connect;
 use rnic_tools::cosim::nic_addr;
 use rnic_tools::pattern;
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::time::Instant;
@@ -338,6 +338,7 @@ enum Mut {
     Psn(u32),
     PsnOffset(u32),
     Ssn(u32),
+    Rsn(u32),
     Msn(u32),
     Syndrome(u8),
     Va(u64, &'static str),
@@ -374,6 +375,7 @@ impl Mut {
             Mut::Psn(_)
                 | Mut::PsnOffset(_)
                 | Mut::Ssn(_)
+                | Mut::Rsn(_)
                 | Mut::Msn(_)
                 | Mut::Syndrome(_)
                 | Mut::Va(..)
@@ -394,6 +396,7 @@ impl Mut {
             Mut::Psn(p) => fr.psn = p,
             Mut::PsnOffset(o) => fr.psn_offset = o,
             Mut::Ssn(s) => fr.ssn = s,
+            Mut::Rsn(n) => fr.rsn = n,
             Mut::Msn(m) => fr.msn = m,
             Mut::Syndrome(s) => fr.syndrome = s,
             Mut::Va(va, _) => fr.va = va,
@@ -515,6 +518,8 @@ struct Facts {
     /// READ request: the requester's local address and lkey.
     laddr: u64,
     lkey: u32,
+    /// RSN: the receive WQE a SEND or WRITE with immediate consumes (low 16 bits used).
+    rsn: u32,
     /// Payload bytes (frame - header - ICRC - pad); negative if pad is larger than what is there.
     plen: i64,
 }
@@ -566,6 +571,7 @@ fn facts(f: &[u8]) -> Facts {
         imm: g(off::RXT_IMM, 4) as u32,
         laddr: g(off::RXT_LADDR, 8),
         lkey: g(off::RXT_LKEY, 4) as u32,
+        rsn: g(off::RXT_RSN, 4) as u32,
         plen: len as i64 - (HDR_LEN + ICRC_LEN) as i64 - pad as i64,
     }
 }
@@ -739,6 +745,90 @@ struct Victim {
     sr_last: u128,
     /// No out-of-order placement until ePSN moves (after an error NAK).
     sr_hold: bool,
+    /// What each packet placed out of order left for the slide, by PSN.
+    sr_rec: BTreeMap<u32, Accepted>,
+    /// Receive WQEs consumed since the QP's reset (16 bits, the RQ index of `rq`'s head).
+    rq_ci: u16,
+}
+
+/// What an accepted packet and those sliding in behind it did.
+#[derive(Default)]
+struct Slide {
+    /// Packets placed out of order before that slid in.
+    slid: u32,
+    /// Messages ended (MSN moves as far).
+    ended: u32,
+    /// Receive WQEs consumed, in order, with the completion each gets (byte length, opcode, immediate).
+    consumed: Vec<(Rwqe, Option<u32>, WcOpcode, Option<u32>)>,
+}
+
+impl Victim {
+    /// Takes the receive WQE at the head of the RQ.
+    fn consume(&mut self) -> Rwqe {
+        self.rq_ci = self.rq_ci.wrapping_add(1);
+        self.rq.pop_front().expect("a message that consumes a receive WQE has one posted")
+    }
+
+    /// An accepted packet: ePSN moves past it (a READ: its PSNs), its
+    /// message goes on or ends; then the window moves as far and the
+    /// packets placed right behind it slide in, one message end at a time:
+    /// one that ends a SEND or a WRITE with immediate consumes the receive
+    /// WQE at the head, and with none posted (a forged RSN) the slide stops
+    /// there. A message started in the slide has no RETH length on record
+    /// (the lenient length checks apply to it).
+    fn accept(&mut self, a: &Accepted) -> Slide {
+        let mut out = Slide::default();
+        self.epsn = (self.epsn + a.psns) & PSN_MASK;
+        if a.first {
+            self.cur = Some(Cur { kind: a.kind, pkts: 1, len: a.msg_len });
+        } else if let Some(c) = &mut self.cur {
+            c.pkts += 1;
+        }
+        if a.last {
+            self.cur = None;
+            self.msn = (self.msn + 1) & PSN_MASK;
+            out.ended += 1;
+            if a.kind == Kind::Send {
+                let w = self.consume();
+                out.consumed.push((w, a.cqe_len, WcOpcode::Recv, a.imm));
+            } else if a.imm.is_some() {
+                let w = self.consume();
+                out.consumed.push((w, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
+            }
+        }
+        self.sr_hold = false;
+        self.sr_rcv = self.sr_rcv.checked_shr(a.psns).unwrap_or(0);
+        self.sr_last = self.sr_last.checked_shr(a.psns).unwrap_or(0);
+        let epsn = self.epsn;
+        self.sr_rec.retain(|&p, _| p.wrapping_sub(epsn) & PSN_MASK < 1 << 23);
+        while self.sr_rcv & 1 != 0 {
+            let r = *self.sr_rec.get(&self.epsn).expect("a packet placed out of order has its record");
+            let cmp = r.last && (r.kind == Kind::Send || r.imm.is_some());
+            if cmp && self.rq.is_empty() {
+                break;
+            }
+            self.sr_rec.remove(&self.epsn);
+            self.epsn = (self.epsn + 1) & PSN_MASK;
+            let pkts = self.cur.map_or(1, |c| c.pkts + 1);
+            let len = self.cur.map_or(u32::MAX, |c| c.len);
+            self.cur = if r.last { None } else { Some(Cur { kind: r.kind, pkts, len }) };
+            if r.last {
+                self.msn = (self.msn + 1) & PSN_MASK;
+                out.ended += 1;
+                if r.kind == Kind::Send {
+                    let w = self.consume();
+                    out.consumed.push((w, r.cqe_len, WcOpcode::Recv, r.imm));
+                } else if r.imm.is_some() {
+                    let w = self.consume();
+                    out.consumed.push((w, Some(r.msg_len), WcOpcode::RecvRdmaWithImm, r.imm));
+                }
+            }
+            self.sr_rcv >>= 1;
+            self.sr_last >>= 1;
+            out.slid += 1;
+        }
+        out
+    }
 }
 
 /// One entry of NIC1's MR table (what the model checks rkeys against).
@@ -932,6 +1022,10 @@ struct Stats {
     read_rsp_in: [u64; OUTCOMES.len()],
     /// Duplicate READs answered again.
     read_dup_answered: u64,
+    /// SEND packets placed out of order.
+    send_placed: u64,
+    /// Receive completions written by a slide (a SEND or a WRITE with immediate placed out of order).
+    slid_cqes: u64,
     /// Packets slid in behind an accepted READ.
     read_slid: u64,
     /// READ response packets the victim sent (each verified).
@@ -1214,6 +1308,8 @@ impl Fuzzer {
                 by_class: cfg.classes.iter().map(|&c| (c, 0, [0; OUTCOMES.len()])).collect(),
                 resets: 0,
                 slid: 0,
+                send_placed: 0,
+                slid_cqes: 0,
                 read_base: 0,
                 read_resent: 0,
                 read_req: [0; OUTCOMES.len()],
@@ -1757,8 +1853,12 @@ impl Fuzzer {
     }
 
     /// Selective repeat: the outcome of a request ahead of ePSN that the
-    /// responder may place out of order (a plain WRITE in the window that
-    /// passes the checks needing no predecessor), or None if it is not one.
+    /// responder may place out of order (a WRITE or SEND packet in the
+    /// window that passes the checks needing no predecessor), or None if it
+    /// is not one. A SEND packet, and the LAST/ONLY of a WRITE with
+    /// immediate, need the receive WQE their RSN names posted; a SEND
+    /// packet is placed in that WQE's buffer (if it fits), at PSN_OFFSET x
+    /// PMTU. The completion it may end waits for the slide.
     #[allow(clippy::too_many_arguments)]
     fn judge_sr(
         &self,
@@ -1774,8 +1874,7 @@ impl Fuzzer {
         if !self.cfg.victim_sr
             || v.sr_hold
             || !(1..=SR_WINDOW).contains(&diff)
-            || kind != Kind::Write
-            || imm
+            || !matches!(kind, Kind::Write | Kind::Send)
             || !(0..=4096).contains(&x.plen)
         {
             return None;
@@ -1797,21 +1896,56 @@ impl Fuzzer {
             j.why.push(format!("selective repeat: PSN {:#x} (ePSN + {diff}) was placed before", x.psn));
             return Some(Set::of(&[Outcome::PlacedDup]));
         }
+        // The receive WQE its RSN names: posted (between rq_ci and rq_pi, 16-bit indices)?
+        let k = (x.rsn as u16).wrapping_sub(v.rq_ci) as usize;
+        let rwqe = v.rq.get(k);
+        if (kind == Kind::Send || imm) && rwqe.is_none() {
+            j.why.push(format!(
+                "selective repeat: ePSN + {diff} not placed, RSN {:#x} names no posted receive WQE (rq_ci {:#x}, {} posted)",
+                x.rsn,
+                v.rq_ci,
+                v.rq.len()
+            ));
+            return Some(Set::of(&[Outcome::Psn]));
+        }
+        let mut a = Accepted {
+            plen: plen as usize,
+            kind,
+            first,
+            last,
+            place: Place::None,
+            msg_len: x.msg_len,
+            cqe_len: None,
+            imm: imm.then_some(x.imm),
+            psns: 1,
+        };
+        if kind == Kind::Send {
+            let w = rwqe.expect("checked above");
+            if off + plen > w.len as u64 {
+                j.why.push(format!(
+                    "selective repeat: ePSN + {diff} not placed, bytes {off}..{} do not fit the {}-byte receive buffer of RSN {:#x}",
+                    off + plen,
+                    w.len,
+                    x.rsn
+                ));
+                return Some(Set::of(&[Outcome::Psn]));
+            }
+            j.why.push(format!(
+                "selective repeat: SEND placed out of order at ePSN + {diff} (receive WQE {k} of the RQ)"
+            ));
+            if plen > 0 {
+                a.place = Place::Exact { region: R_VRECV, off: w.off + off as usize };
+            }
+            a.cqe_len = Some((off + plen) as u32);
+            j.placed = Some((diff, a));
+            return Some(Set::of(&[Outcome::Placed]));
+        }
         match self.mr_check(x.rkey, x.va.wrapping_sub(off), len) {
             Ok((region, o)) => {
                 j.why.push(format!("selective repeat: placed out of order at ePSN + {diff}"));
-                let place = if plen > 0 { Place::Exact { region, off: o + off as usize } } else { Place::None };
-                let a = Accepted {
-                    plen: plen as usize,
-                    kind,
-                    first,
-                    last,
-                    place,
-                    msg_len: x.msg_len,
-                    cqe_len: None,
-                    imm: None,
-                    psns: 1,
-                };
+                if plen > 0 {
+                    a.place = Place::Exact { region, off: o + off as usize };
+                }
                 j.placed = Some((diff, a));
                 Some(Set::of(&[Outcome::Placed]))
             }
@@ -1831,59 +1965,28 @@ impl Fuzzer {
         if a.last {
             self.v.sr_last |= 1 << diff;
         }
+        self.v.sr_rec.insert((self.v.epsn + diff) & PSN_MASK, *a);
+        self.stats.send_placed += (a.kind == Kind::Send) as u64;
     }
 
     /// Applies an accepted packet to the model; returns how many packets
     /// placed out of order before slid in behind it.
     fn apply_accept(&mut self, a: &Accepted, frame: &[u8]) -> u32 {
-        let plen = a.plen;
-        self.v.epsn = (self.v.epsn + a.psns) & PSN_MASK;
-        match a.place {
-            Place::None => {}
-            Place::Exact { region, off } => self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + plen]),
+        if let Place::Exact { region, off } = a.place {
+            self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + a.plen]);
         }
-        if a.first {
-            self.v.cur = Some(Cur { kind: a.kind, pkts: 1, len: a.msg_len });
-        } else if let Some(c) = &mut self.v.cur {
-            c.pkts += 1;
-        }
-        if a.last {
-            self.v.cur = None;
-            self.v.msn = (self.v.msn + 1) & PSN_MASK;
-            if a.kind == Kind::Send {
-                let w = self.v.rq.pop_front().expect("an accepted SEND has a receive WQE");
-                self.slot_posted[w.slot] = false;
+        let out = self.v.accept(a);
+        let own = a.last && (a.kind == Kind::Send || a.imm.is_some());
+        self.stats.slid_cqes += (out.consumed.len() - own as usize) as u64;
+        for (w, len, op, imm) in out.consumed {
+            self.slot_posted[w.slot] = false;
+            if op == WcOpcode::Recv {
+                // Its receive buffer stays the victim's window until checked.
                 self.just_consumed = Some((w.off, w.len as usize));
-                self.expect_cqe.push_back((w.wr_id, a.cqe_len, WcOpcode::Recv, a.imm));
-            } else if a.imm.is_some() {
-                // Its receive buffer is not written, so it leaves the window at once.
-                let w = self.v.rq.pop_front().expect("an accepted WRITE with immediate has a receive WQE");
-                self.slot_posted[w.slot] = false;
-                self.expect_cqe.push_back((w.wr_id, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
             }
+            self.expect_cqe.push_back((w.wr_id, len, op, imm));
         }
-        // Selective repeat: the window moves with ePSN (a READ: by its PSNs)
-        // and the packets placed right behind it slide in (as WRITE packets;
-        // their RETH length is not kept, so a message they start gets the
-        // lenient length checks).
-        self.v.sr_hold = false;
-        self.v.sr_rcv = self.v.sr_rcv.checked_shr(a.psns).unwrap_or(0);
-        self.v.sr_last = self.v.sr_last.checked_shr(a.psns).unwrap_or(0);
-        let mut slid = 0;
-        while self.v.sr_rcv & 1 != 0 {
-            let last = self.v.sr_last & 1 != 0;
-            self.v.epsn = (self.v.epsn + 1) & PSN_MASK;
-            let pkts = self.v.cur.map_or(1, |c| c.pkts + 1);
-            let len = self.v.cur.map_or(u32::MAX, |c| c.len);
-            self.v.cur = if last { None } else { Some(Cur { kind: Kind::Write, pkts, len }) };
-            if last {
-                self.v.msn = (self.v.msn + 1) & PSN_MASK;
-            }
-            self.v.sr_rcv >>= 1;
-            self.v.sr_last >>= 1;
-            slid += 1;
-        }
-        slid
+        out.slid
     }
 
     // ------------------------------------------------------------ generator
@@ -1962,6 +2065,7 @@ impl Fuzzer {
             ssn: p.ssn,
             psn_offset: i,
             ts: self.now(),
+            rsn: self.v.rq_ci as u32,
             payload: pattern::make(self.seed, pattern::stream(9, p.id << 20 | i as u64), plen),
             ..Default::default()
         }
@@ -2139,6 +2243,20 @@ impl Fuzzer {
                         )),
                         _ => Mut::Syndrome(r.next() as u8),
                     }
+                } else if sr && r.pct(50) {
+                    // Selective repeat places a SEND packet ahead of ePSN in the receive WQE its RSN names.
+                    let n = self.v.rq.len() as u32;
+                    Mut::Rsn(pick!(
+                        r,
+                        [
+                            fr.rsn + 1,
+                            fr.rsn + n.max(1) - 1,
+                            fr.rsn + n,
+                            fr.rsn.wrapping_sub(1),
+                            1 << 16 | fr.rsn,
+                            r.next() as u32
+                        ]
+                    ))
                 } else {
                     Mut::Ssn(pick!(r, [fr.ssn + 1, fr.ssn.wrapping_sub(1), 0, PSN_MASK, 1 << 24, r.next() as u32]))
                 }
@@ -2825,12 +2943,14 @@ impl Fuzzer {
         // Selective repeat: packets placed out of order right behind an
         // accepted one (a READ: behind its PSNs) slide in; ePSN and MSN the
         // ACK must then carry.
-        let psns = acc.map_or(1, |a| a.psns);
-        let slid = vb.sr_rcv.checked_shr(psns).unwrap_or(0).trailing_ones();
-        let slid_mask = if slid == 0 { 0 } else { u128::MAX >> (128 - slid) };
-        let ended =
-            (vb.sr_last.checked_shr(psns).unwrap_or(0) & slid_mask).count_ones() + acc.is_some_and(|a| a.last) as u32;
-        let (epsn, msn) = ((vb.epsn + psns + slid) & PSN_MASK, (vb.msn + ended) & PSN_MASK);
+        let (slid, epsn, msn) = match acc {
+            Some(a) => {
+                let mut v = vb.clone();
+                let out = v.accept(a);
+                (out.slid, v.epsn, v.msn)
+            }
+            None => (0, (vb.epsn + 1) & PSN_MASK, vb.msn),
+        };
         // A READ request or response is never re-ACKed as a duplicate.
         let no_reack = x.opcode == opcode::READ_REQUEST || is_read_response(x.opcode);
         // A NAK of a packet placed out of order: flagged, ePSN and MSN unchanged.
@@ -2970,10 +3090,10 @@ impl Fuzzer {
                 self.plan = Some(p);
             }
             let p = self.plan.clone().unwrap();
-            // Selective repeat: now and then a later packet of the WRITE goes
+            // Selective repeat: now and then a later packet of the message goes
             // first, with its own PSN ahead of ePSN (the plan does not move).
             let left = p.pkts - p.next - 1;
-            if self.cfg.victim_sr && p.kind == Kind::Write && left > 0 && self.rng.pct(30) {
+            if self.cfg.victim_sr && left > 0 && self.rng.pct(30) {
                 let k = self.rng.range(1, left as u64) as u32;
                 (self.base_request(&p, p.next + k, (self.v.epsn + k) & PSN_MASK), false, true)
             } else {
@@ -3365,7 +3485,7 @@ impl Fuzzer {
             .map(|&o| format!("{o:?}={}", st.by_outcome[o as usize]))
             .collect();
         eprintln!(
-            "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, slid in {}, good rounds {}, failures {}; {}",
+            "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, slid in {} ({} SEND packets placed out of order, {} completions written by a slide), good rounds {}, failures {}; {}",
             self.cfg.name,
             self.frames,
             secs,
@@ -3373,6 +3493,8 @@ impl Fuzzer {
             cycles as f64 / (i.max(1)) as f64,
             st.resets,
             st.slid,
+            st.send_placed,
+            st.slid_cqes,
             st.good_rounds,
             self.failures.len(),
             hist.join(" ")
@@ -3586,8 +3708,20 @@ fn psn_sr() {
     run(with_sr(Cfg::class("psn_sr", Class::Psn, CLASS_FRAMES)));
 }
 
+/// SENDs (and, through opcode mutations, SENDs and WRITEs with immediate)
+/// placed out of order: later packets of a message first, PSNs in the
+/// window, RSNs naming other posted receive WQEs or none; the slide writes
+/// their completions.
+#[test]
+fn send_sr() {
+    let mut c = with_sr(Cfg::class("send_sr", Class::Psn, 2 * CLASS_FRAMES));
+    c.classes = vec![Class::Psn, Class::SsnMsn, Class::Opcode, Class::PsnOffset];
+    c.send_pct = 85;
+    run(c);
+}
+
 /// `c` with the victim's responder running selective repeat, and a quarter
-/// of the forged requests SENDs (which it never places out of order).
+/// of the forged requests SENDs.
 fn with_sr(mut c: Cfg) -> Cfg {
     c.victim_sr = true;
     c.send_pct = 25;

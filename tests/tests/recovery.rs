@@ -4,8 +4,8 @@
 //!
 //! - Each single fault: the first, a middle or the last packet of a WRITE,
 //!   a WRITE with immediate and a SEND; an ACK; a NAK; the last ACK of the
-//!   run; with the responder's selective repeat on (a lost WRITE packet is
-//!   the one packet resent) and off (go-back-N). Every byte of every
+//!   run; with the responder's selective repeat on (a lost request packet,
+//!   WRITE or SEND, is the one packet resent) and off (go-back-N). Every byte of every
 //!   message is checked, completions come in order with success, nothing
 //!   outside the buffers is written.
 //! - A QP whose peer is gone fails with `RetryExcErr` after `retry_cnt`
@@ -140,8 +140,10 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
         } else {
             assert_eq!(stats.episodes, 0, "{kind:?} losing {lose:?}: a lost ACK the next one covers: {stats:?}");
         }
-        if sr && kind == Kind::Write && matches!(lose, Lose::Packet(_)) {
-            // Selective repeat: the packets after the loss were placed, only the lost one is resent.
+        if sr && matches!(lose, Lose::Packet(_)) {
+            // Selective repeat: the packets after the loss were placed (a SEND's in the receive
+            // buffer its RSN names, their completions written as ePSN passes them), only the lost
+            // one is resent.
             assert_eq!((stats.rewinds, stats.resends), (0, 1), "{kind:?} losing {lose:?}: {stats:?}");
             assert_eq!(stats.episodes, 1, "{kind:?} losing {lose:?}: one loss, one episode: {stats:?}");
             // Every placed NAK reached the requester; the slow path learns of those the NIC

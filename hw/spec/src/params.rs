@@ -54,7 +54,7 @@ pub const ACK_REQ_EVERY: u32 = 16;
 /// ~100 packets of 4 KiB at 100 Gb/s) fits in 128.
 pub const SR_WINDOW_BITS: usize = 128;
 /// Selective repeat: how far ahead of ePSN (in PSNs) the responder places a
-/// plain WRITE packet out of order and records it in a window. Beyond it a
+/// WRITE or SEND packet out of order and records it in a window. Beyond it a
 /// packet is dropped and NAKed as under go-back-N.
 pub const SR_WINDOW: u32 = SR_WINDOW_BITS as u32 - 1;
 /// log2 of the number of windows in the responder's shared pool.

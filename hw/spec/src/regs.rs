@@ -221,8 +221,9 @@ pub mod qpc {
     pub const RQ_LOG2: Field = Field::new(3, 8, 8);
     /// Protection domain (MR keys used by this QP must carry the same PD).
     pub const PD: Field = Field::new(3, 16, 16);
-    /// 1: selective repeat at the responder: a plain WRITE packet up to
-    /// [`crate::params::SR_WINDOW`] PSNs ahead of ePSN is placed and
+    /// 1: selective repeat at the responder: a WRITE or SEND packet up to
+    /// [`crate::params::SR_WINDOW`] PSNs ahead of ePSN is placed (a SEND's
+    /// in the receive WQE its RSN names, if posted) and
     /// recorded in a window the QP borrows from the responder's pool, and its NAK says so
     /// ([`crate::wire::ack_flags::PLACED`]); 0: only the packet at ePSN is
     /// accepted (go-back-N).
