@@ -14,13 +14,14 @@
 //! failed) complete here too, so every requester completion of a QP comes
 //! from one block, in order.
 //!
-//! While the QP waits for a READ's response, the responder marks every
-//! ACK word `HOLD`: it completes nothing (the READ is lACK and its data has
+//! While the QP waits for READ responses, the responder marks every
+//! ACK word `HOLD`: it completes nothing (a READ is lACK and its data has
 //! not all landed), an ACK's MSN is kept per QP (`HeldPack`; one beyond the
 //! posted WQEs is not kept, and counted), and an error
-//! NAK for a later WQE is ignored. The READ's last response packet comes as
-//! an `RDONE` word and completes the READ, and up to the kept MSN if that
-//! is further.
+//! NAK for a later WQE is ignored. A READ's last response packet comes as
+//! an `RDONE` word and completes the READ (it must be lACK's); the last
+//! READ in flight's (`RDEND`) also completes up to the kept MSN if that is
+//! further (before, the kept MSN may cover READs whose data has not landed).
 //!
 //! Loss recovery is the host's slow path; this block reports to it, as
 //! CtrlQ entries through the completion writer:
@@ -44,7 +45,8 @@
 
 use crate::desc::{
     AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, HeldPack, HeldUnpack, LackPack, NakFoldPack, NakFoldUnpack,
-    ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDONE, CQR_BITS, CTLR_BITS, LACK_BITS, RQS_BITS,
+    ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, CQR_BITS, CTLR_BITS, LACK_BITS,
+    RQS_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
@@ -233,6 +235,9 @@ pub struct AckRecv {
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
     flag_hold: Num<{ ACKIN_HOLD }, 8>,
     flag_rdone: Num<{ ACKIN_RDONE }, 8>,
+    flag_rdend: Num<{ ACKIN_RDEND }, 8>,
+    /// The RDONE word ends the last READ sent (`ACKIN_RDEND`): a kept MSN applies now.
+    w_rdend: Signal<Local, Bit>,
     flag_placed: Num<{ rnic_spec::wire::ack_flags::PLACED as u64 }, 8>,
 }
 
@@ -262,6 +267,7 @@ impl Logic for AckRecv {
         self.hu.pword.next = self.hd.q.val();
         self.w_hold.next = (self.au.flags.val() & self.flag_hold.val()).any();
         self.w_rdone.next = (self.au.flags.val() & self.flag_rdone.val()).any();
+        self.w_rdend.next = (self.au.flags.val() & self.flag_rdend.val()).any();
         // MSN distances in 24 bits (Verilog would widen the differences).
         self.held_dist.next = self.hu.msn.val() - self.au.msn.val();
         self.held_ahead.next =
@@ -523,7 +529,8 @@ impl Logic for AckRecv {
                         self.held.write_enable.next = true;
                         self.held.write_data.next = self.hp.pword.val();
                     }
-                } else if self.w_rdone.val() & (self.au.msn.val() == self.reqp.acked.val()) {
+                } else if self.w_rdone.val() & self.w_rdend.val() & (self.au.msn.val() == self.reqp.acked.val()) {
+                    // The last READ in flight is done: the kept MSN too, if further.
                     if self.held_ahead.val() {
                         self.msn_e.d.next = self.hu.msn.val();
                         self.mpsn_e.d.next = self.hu.psn.val();

@@ -57,17 +57,24 @@ pub const ACKIN_HOLD: u64 = 0x40;
 /// packet rather than an ACK: its last packet completes the READ (MSN = its
 /// SSN + 1, or a kept MSN beyond it), the others only restart the timer.
 pub const ACKIN_RDONE: u64 = 0x20;
+/// Bit of [`AckInPack`]'s `flags` on an `RDONE` word whose packet ends the
+/// last READ sent: the QP waits for no more READ responses, so a kept MSN
+/// beyond the READ is applied now (never earlier: it may cover READs whose
+/// data has not landed).
+pub const ACKIN_RDEND: u64 = 0x10;
 
 // The ACK receiver's per-QP MSN kept while a READ's response is awaited:
 // the furthest ACKed MSN and the PSN its message starts at (MSN_PSN).
 crate::pack_blocks!(HeldPack, HeldUnpack, 64, [valid: 1, msn: 24, psn: 24, rsvd: 15]);
 
 /// Width of a READ arm word ([`ArmPack`]).
-pub const ARM_BITS: usize = 32;
+pub const ARM_BITS: usize = 64;
 
 // The turn engine sent a READ request (or resent one from an offset): its
-// response starts at PSN `psn`, and the responder block expects it there.
-crate::pack_blocks!(ArmPack, ArmUnpack, 32, [qpn: 8, psn: 24]);
+// response uses PSNs `psn` up to `psn_end` (exclusive). `first`: no READ
+// before it is awaited, so the responder block expects the response at
+// `psn`; otherwise it follows the READs in flight and only the end moves.
+crate::pack_blocks!(ArmPack, ArmUnpack, 64, [qpn: 8, psn: 24, psn_end: 24, first: 1, rsvd: 7]);
 const _: () = assert!(ArmPack::WIDTH == ARM_BITS);
 
 /// Width of a CtrlQ request word ([`CtlReqPack`]).
@@ -172,7 +179,7 @@ const fn send_op_all_host() -> u8 {
     o::RDMA_WRITE | o::SEND | o::RDMA_WRITE_IMM | o::SEND_IMM | o::RDMA_READ
 }
 
-crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rsvd: 15, msg_off: 32]);
+crate::pack_blocks!(SqStatePack, SqStateUnpack, 128, [ssn: 24, psn: 24, err: 1, rd_run: 1, rsvd: 14, msg_off: 32]);
 
 /// Width of an SQ rewind word ([`RewindPack`]).
 pub const REW_BITS: usize = 409;
@@ -189,20 +196,22 @@ pub const REW_WQE_BIT: usize = 89;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
-pub const RXS_BITS: usize = 256;
+pub const RXS_BITS: usize = 304;
 
 // The responder's per-QP state (and the requester's READ wait: `rd_on`
-// while a READ's response is awaited, `rd_psn` the PSN of its next packet,
-// which is the only one placed; `rd_jseq` the responder's count of READ
-// response jobs queued for the QP, mod 8: a job that is not the newest is
-// dropped by the send path). Selective repeat: `sr_win` is the window
+// while READ responses are awaited, `rd_psn` the PSN of the next packet,
+// which is the only one placed, `rd_end` the PSN after the last READ sent;
+// `rd_jseq` the responder's count of restarts of the QP's READ response
+// jobs, mod 8: a job queued before the latest restart is dropped by the
+// send path; `rd_jpsn` the PSN of the QP's newest job: a job not ahead of
+// it is a restart, a resent READ). Selective repeat: `sr_win` is the window
 // the QP borrowed from the responder's pool (valid with `sr_win_valid`);
 // `sr_hold`: the packet at ePSN was NAKed with an error, so nothing after
 // it is placed until ePSN moves (IBA: nothing executes past a NAK error).
-crate::pack_blocks!(RxStatePack, RxStateUnpack, 256, [
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 304, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
     sr_hold: 1, rd_jseq: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
-    sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24,
+    sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24, rd_end: 24, rd_jpsn: 24,
 ]);
 const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
 /// Bit of [`RxStatePack`]'s `sr_win` field (the pool is addressed from the RX state RAM's output).

@@ -26,8 +26,8 @@
 use crate::desc::{
     AckInPack, ArmUnpack, CqReqPack, MrView, OooRwqePack, OooRwqeUnpack, QpcView, RecvWqeView, RewindPack,
     RxDescUnpack, RxStatePack, RxStateUnpack, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, TxDescPack,
-    WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDONE, ARM_BITS, CQR_BITS, OCW_BITS, REW_BITS, RXD_BITS, RXS_BITS,
-    RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS, TXD_BITS,
+    WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ARM_BITS, CQR_BITS, OCW_BITS, REW_BITS, RXD_BITS,
+    RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
@@ -232,6 +232,14 @@ pub struct Responder {
     flag_hold: Num<{ ACKIN_HOLD }, 8>,
     flag_placed: Num<{ ack_flags::PLACED as u64 }, 8>,
     flag_rdone: Num<{ ACKIN_RDONE }, 8>,
+    flag_rdend: Num<{ ACKIN_RDEND }, 8>,
+    /// The READ response job is a restart (a resent READ): its PSN is not
+    /// ahead of the QP's newest job's, so the jobs queued before it are stale.
+    rd_restart: Signal<Local, Bit>,
+    /// The PSN after the awaited one, and after the packet's (named: Verilog would widen the sums and miss the wrap).
+    rd_psn_next: Signal<Local, Bits<24>>,
+    psn_next: Signal<Local, Bits<24>>,
+    rd_jdist: Signal<Local, Bits<24>>,
     /// Selective repeat's shared pool of windows (`SrWinPack`), addressed
     /// by the QP's `sr_win`; read data one cycle after the address.
     pool: RAM<Bits<SRW_BITS>, SR_POOL_LOG2>,
@@ -480,6 +488,8 @@ impl Logic for Responder {
         self.rsp.rwqe_len.next = self.rsu.rwqe_len.val();
         self.rsp.rd_on.next = self.rsu.rd_on.val();
         self.rsp.rd_psn.next = self.rsu.rd_psn.val();
+        self.rsp.rd_end.next = self.rsu.rd_end.val();
+        self.rsp.rd_jpsn.next = self.rsu.rd_jpsn.val();
         self.rsp.sr_win_valid.next = self.rsu.sr_win_valid.val();
         self.rsp.sr_win.next = self.rsu.sr_win.val();
         // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
@@ -533,6 +543,8 @@ impl Logic for Responder {
             | (self.op.val() == self.op_rsp_only.val());
         self.rsp_last.next = (self.op.val() == self.op_rsp_last.val()) | (self.op.val() == self.op_rsp_only.val());
         self.rd_diff.next = self.du.psn.val() - self.rsu.rd_psn.val();
+        self.rd_psn_next.next = self.rsu.rd_psn.val() + 1;
+        self.psn_next.next = self.du.psn.val() + 1;
         self.is_first.next = self.is_read_req.val()
             | (self.op.val() == self.op_send_first.val())
             | (self.op.val() == self.op_send_only.val())
@@ -713,6 +725,9 @@ impl Logic for Responder {
             if self.rsp_last.val() & (self.syn.q.val() == self.syn_ack.val()) {
                 self.aw.msn.next = self.du.ssn.val() + 1;
                 self.aw.flags.next = self.flag_rdone.val();
+                if self.psn_next.val() == self.rsu.rd_end.val() {
+                    self.aw.flags.next = self.flag_rdone.val() | self.flag_rdend.val();
+                }
             }
         }
         self.ackr_data.next = self.aw.pword.val();
@@ -720,7 +735,13 @@ impl Logic for Responder {
         // A READ response job: the request's PSN and SSN, a WQE naming our memory and the requester's.
         self.jwqe.opcode.next = self.send_op_read_resp.val();
         // The job's sequence number rides in the WQE's flags byte; the send path drops a job that is not the QP's newest.
-        self.jseq_next.next = self.rsu.rd_jseq.val() + 1;
+        // Only a restart (a resent READ, not ahead of the newest job) moves it: the jobs of a READ run stay valid together.
+        self.rd_jdist.next = self.du.psn.val() - self.rsu.rd_jpsn.val();
+        self.rd_restart.next = (self.rd_jdist.val() == 0) | self.rd_jdist.val().get_bit(23);
+        self.jseq_next.next = self.rsu.rd_jseq.val();
+        if self.rd_restart.val() {
+            self.jseq_next.next = self.rsu.rd_jseq.val() + 1;
+        }
         self.jwqe.flags.next = bit_cast::<8, 3>(self.jseq_next.val());
         self.jseq_we.next = false;
         self.jseq_waddr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
@@ -838,6 +859,11 @@ impl Logic for Responder {
                     self.rsp.rd_on.next = 0.into();
                 }
                 if self.rst_word.q.val().get_bit(8) {
+                    // READ response jobs still queued for the QP's previous life are stale.
+                    self.rsp.rd_jseq.next = self.rsu.rd_jseq.val() + 1;
+                    self.jseq_we.next = true;
+                    self.jseq_waddr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
+                    self.jseq_wdata.next = self.rsu.rd_jseq.val() + 1;
                     // The QP's cached WQE (if the entry is another QP's, a miss later).
                     self.occ.write_enable.next = true;
                     self.occ.write_address.next = self.rst_word.q.val().get_bits::<OCC_LOG2>(0);
@@ -999,9 +1025,13 @@ impl Logic for Responder {
                 self.state.d.next = RState::ArmApply;
             }
             RState::ArmApply => {
-                // The QP's READ waits for its response from this PSN on.
+                // The QP waits for READ responses up to the new READ's end; from
+                // its PSN on if it is the first (or none is awaited).
                 self.rsp.rd_on.next = 1.into();
-                self.rsp.rd_psn.next = self.armu.psn.val();
+                self.rsp.rd_end.next = self.armu.psn_end.val();
+                if self.armu.first.val().any() | !self.rsu.rd_on.val().any() {
+                    self.rsp.rd_psn.next = self.armu.psn.val();
+                }
                 self.rxs_we.next = true;
                 self.rxs_waddr.next = self.armu.qpn.val();
                 self.rxs_wdata.next = self.rsp.pword.val();
@@ -1036,6 +1066,7 @@ impl Logic for Responder {
                     self.job_write.next = true;
                     self.jseq_we.next = true;
                     self.rsp.rd_jseq.next = self.jseq_next.val();
+                    self.rsp.rd_jpsn.next = self.du.psn.val();
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::RdDone;
                     if self.rd_dup.q.val() {
@@ -1267,7 +1298,7 @@ impl Logic for Responder {
                     // The READ expects the next packet; its last ends the wait.
                     self.rp_next.next = self.end_ptr.q.val();
                     self.rsp.rd_psn.next = self.rsu.rd_psn.val() + 1;
-                    if self.rsp_last.val() {
+                    if self.rd_psn_next.val() == self.rsu.rd_end.val() {
                         self.rsp.rd_on.next = 0.into();
                     }
                     self.rs.d.next = self.rsp.pword.val();

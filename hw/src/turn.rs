@@ -35,9 +35,10 @@
 //!
 //! RDMA READ: a READ WQE is one request packet (no payload) that uses as
 //! many PSNs as its response has packets, sent only when the WQE is the
-//! QP's lACK (one READ in flight per QP; the turn waits for it while no
-//! other QP or rewind needs the engine), and it arms the responder block
-//! with the PSN its response starts at. The responder's READ response jobs
+//! QP's lACK or follows READs in flight (all WQEs since lACK are READs, at
+//! most `RD_IN_FLIGHT`; otherwise the turn waits while no other QP or
+//! rewind needs the engine), and it arms the responder block with the PSNs
+//! its response uses. The responder's READ response jobs
 //! come through the same queue head as resends (ahead of the host's) and
 //! are sent the same way, but every packet of the response at once.
 
@@ -49,7 +50,7 @@ use crate::fetch::WqeFetch;
 use crate::num::Num;
 use rnic_spec::desc::{cqe_status, send_op};
 use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES};
-use rnic_spec::params::{MR_BITS, QPN_BITS};
+use rnic_spec::params::{MR_BITS, QPN_BITS, RD_IN_FLIGHT};
 use rnic_spec::wire::opcode;
 use rust_hdl::prelude::*;
 
@@ -220,6 +221,13 @@ pub struct TurnEngine {
     /// A READ may go: it is the QP's oldest unacknowledged WQE (lACK), so
     /// any READ before it has landed and the responder block waits for no other.
     rd_gate: Signal<Local, Bit>,
+    /// The QP's last WQE sent was a READ (and so were all since lACK): a
+    /// READ may follow it while fewer than `RD_IN_FLIGHT` are outstanding.
+    rd_run: DFF<Bit>,
+    rd_run2: DFF<Bit>,
+    /// WQEs outstanding before the current one (SSN - lACK).
+    rd_out: Signal<Local, Bits<24>>,
+    rd_max: Num<{ RD_IN_FLIGHT as u64 }, 24>,
     /// PSNs of a READ request (packets of its response; at least one).
     rd_npkts: Signal<Local, Bits<24>>,
     rd_npkts32: Signal<Local, Bits<32>>,
@@ -356,6 +364,8 @@ impl Logic for TurnEngine {
             qpn2,
             qpc2,
             ssn2,
+            rd_run,
+            rd_run2,
             psn2,
             msg_off2,
             sq_pi2,
@@ -436,6 +446,7 @@ impl Logic for TurnEngine {
         self.stp.ssn.next = self.ssn.q.val();
         self.stp.psn.next = self.psn.q.val();
         self.stp.err.next = self.local_err.q.val().into();
+        self.stp.rd_run.next = self.rd_run.q.val().into();
         self.stp.rsvd.next = 0.into();
         self.stp.msg_off.next = self.msg_off.q.val();
         self.st_wdata.next = self.stp.pword.val();
@@ -444,6 +455,7 @@ impl Logic for TurnEngine {
         self.rwp.ssn.next = self.rwu.ssn.val();
         self.rwp.psn.next = self.rwu.psn.val();
         self.rwp.err.next = self.stu.err.val();
+        self.rwp.rd_run.next = 0.into();
         self.rwp.rsvd.next = 0.into();
         self.rwp.msg_off.next = self.rwu.msg_off.val();
         self.rew_pop.next = false;
@@ -476,7 +488,10 @@ impl Logic for TurnEngine {
         if self.is_read.val() {
             self.psn_step.next = self.rd_npkts.val();
         }
-        self.rd_gate.next = self.lack_dist.val() == 0;
+        // A READ goes as lACK's WQE, or right after READs in flight (all since lACK), up to RD_IN_FLIGHT.
+        self.rd_out.next = self.ssn.q.val() - self.lu.ssn.val();
+        self.rd_gate.next = (self.lack_dist.val() == 0)
+            | (self.rd_run.q.val() & !self.resend.q.val() & (self.rd_out.val() < self.rd_max.val()));
         // A READ spends the turn's budget by the bytes its response brings, as a WRITE by those it sends.
         self.cost.next = self.pkt_len.val();
         if self.is_read.val() {
@@ -573,6 +588,9 @@ impl Logic for TurnEngine {
         }
         self.armp.qpn.next = self.qpn.q.val();
         self.armp.psn.next = self.psn.q.val();
+        self.armp.psn_end.next = self.psn.q.val() + self.psn_step.val();
+        self.armp.first.next = (!self.rd_run.q.val() | self.resend.q.val()).into();
+        self.armp.rsvd.next = 0.into();
         self.arm_data.next = self.armp.pword.val();
         self.arm_write.next = false;
         self.rqp.qpn.next = self.qpn.q.val();
@@ -666,6 +684,7 @@ impl Logic for TurnEngine {
                 self.psn.d.next = self.stu.psn.val();
                 self.msg_off.d.next = self.stu.msg_off.val();
                 self.local_err.d.next = self.stu.err.val().any();
+                self.rd_run.d.next = self.stu.rd_run.val().any();
                 self.sq_pi.d.next = self.sqpi_data.val();
                 self.qp_err.d.next = self.err_data.val();
                 self.budget.d.next = self.burst_bytes.val();
@@ -792,6 +811,7 @@ impl Logic for TurnEngine {
                         self.ssn.d.next = self.lu.ssn.val();
                         self.psn.d.next = self.lu.psn.val();
                         self.msg_off.d.next = 0.into();
+                        self.rd_run.d.next = false;
                         self.keep_active.d.next = self.lu.ssn.val().get_bits::<16>(0) != self.sq_pi.q.val();
                         self.cnt_skip.next = true;
                         self.state.d.next = SqState::Drain;
@@ -803,8 +823,8 @@ impl Logic for TurnEngine {
                         self.state.d.next = SqState::RsEnd;
                     }
                 } else if self.is_read.val() & !self.rd_gate.val() {
-                    // A READ waits until every WQE before it is acknowledged (one
-                    // READ in flight per QP). It waits here while nothing else
+                    // A READ waits until every WQE before it is acknowledged or
+                    // a READ in flight (up to RD_IN_FLIGHT). It waits here while nothing else
                     // needs the engine; otherwise the turn ends and comes back.
                     // The state word is written while it waits, so the timeout
                     // scan sees the READs before it in flight.
@@ -845,6 +865,7 @@ impl Logic for TurnEngine {
                             }
                         }
                     } else {
+                        self.rd_run.d.next = self.is_read.val();
                         if self.own_bytes.q.val() < self.burst_bytes.val() {
                             self.own_bytes.d.next = self.own_bytes.q.val() + self.pkt_len.val();
                         }
@@ -896,6 +917,7 @@ impl Logic for TurnEngine {
                 self.msg_off.d.next = self.msg_off2.q.val();
                 self.sq_pi.d.next = self.sq_pi2.q.val();
                 self.local_err.d.next = self.lerr2.q.val();
+                self.rd_run.d.next = self.rd_run2.q.val();
                 self.qp_err.d.next = false;
                 self.budget.d.next = self.burst_bytes.val();
                 self.keep_active.d.next = true;
@@ -925,6 +947,7 @@ impl Logic for TurnEngine {
                 self.psn2.d.next = self.stu.psn.val();
                 self.msg_off2.d.next = self.stu.msg_off.val();
                 self.lerr2.d.next = self.stu.err.val().any();
+                self.rd_run2.d.next = self.stu.rd_run.val().any();
                 self.sq_pi2.d.next = self.sqpi_data.val();
                 if self.err_data.val()
                     | self.stu.err.val().any()

@@ -49,8 +49,9 @@
 //! and counted), and an error NAK for a WQE other than lACK
 //! is ignored and counted; NAKs are still reported. `RDONE` words (a READ's
 //! last response packet) complete lACK's WQE (their MSN must be lACK + 1,
-//! else ignored and counted) and up to the kept MSN if that is further,
-//! with the kept MSN_PSN for the lACK table, and clear it.
+//! else ignored and counted); marked `RDEND` (the last READ in flight) also
+//! up to the kept MSN if that is further, with the kept MSN_PSN for the
+//! lACK table, and clear it; without the mark the kept MSN stays.
 //!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
 //! seed s only.
@@ -58,7 +59,9 @@
 mod common;
 
 use common::{block_seeds, near_wrap, p};
-use rnic_hw::desc::{AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack, ACKIN_HOLD, ACKIN_RDONE};
+use rnic_hw::desc::{
+    AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE,
+};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
@@ -232,7 +235,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             let hold = mark < 15;
             let rdone = !hold && mark < 23 && cls == 0;
             let msn = if rdone && r.pct(80) { (s.acked + 1) & M24 } else { msn };
-            let flags = placed as u64 | if hold { ACKIN_HOLD } else { 0 } | if rdone { ACKIN_RDONE } else { 0 };
+            // RDEND: the last READ in flight ends (else more READs follow it).
+            let rdend = rdone && r.pct(60);
+            let flags = placed as u64
+                | if hold { ACKIN_HOLD } else { 0 }
+                | if rdone { ACKIN_RDONE } else { 0 }
+                | if rdend { ACKIN_RDEND } else { 0 };
             words.push_back(pack_words(
                 AckInPack::FIELDS,
                 AckInPack::WIDTH,
@@ -274,7 +282,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     want_bad += 1;
                     continue;
                 }
-                if let Some((k, kp)) = held[q].take() {
+                if let Some((k, kp)) = if rdend { held[q].take() } else { None } {
                     let d = k.wrapping_sub(msn) & M24;
                     if d != 0 && d & 0x80_0000 == 0 {
                         (msn_e, mpsn_e) = (k, kp);

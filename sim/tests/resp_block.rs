@@ -128,7 +128,7 @@ mod common;
 use common::{block_seeds, near_wrap};
 use rnic_hw::desc::{
     CqePack, CtrlqPack, LackPack, ReqStatePack, RewindPack, RxDescPack, RxStatePack, TxDescPack, WqeHeadPack,
-    ACKIN_HOLD, ACKIN_RDONE, SEND_OP_READ_RESP,
+    ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, SEND_OP_READ_RESP,
 };
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
@@ -253,18 +253,25 @@ struct Rxs {
     req_acked: u64,
     msg_pkts: u64,
     rwqe_lkey: u64,
-    /// The requester's READ wait: a READ's response is awaited, from PSN `rd_psn` on.
+    /// The requester's READ wait: READ responses are awaited, from PSN
+    /// `rd_psn` on, up to `rd_end` (exclusive: the end of the last READ armed).
     rd_on: bool,
     rd_psn: u64,
-    /// The responder's count of READ response jobs queued for the QP (mod 8).
+    rd_end: u64,
+    /// The responder's count of restarts of the QP's READ response jobs (mod 8).
     rd_jseq: u64,
+    /// The PSN of the QP's newest job (a job not ahead of it is a restart).
+    rd_jpsn: u64,
 }
 
+/// 32-bit words of an RX-state word.
+const RXS_WORDS: usize = RxStatePack::WIDTH.div_ceil(32);
+
 impl Rxs {
-    fn pack(&self) -> [u32; 8] {
+    fn pack(&self) -> [u32; RXS_WORDS] {
         let v = pack_words(
             RxStatePack::FIELDS,
-            256,
+            RxStatePack::WIDTH,
             &[
                 ("epsn", self.epsn),
                 ("msn", self.msn),
@@ -280,7 +287,9 @@ impl Rxs {
                 ("rwqe_lkey", self.rwqe_lkey),
                 ("rd_on", self.rd_on as u64),
                 ("rd_psn", self.rd_psn),
+                ("rd_end", self.rd_end),
                 ("rd_jseq", self.rd_jseq),
+                ("rd_jpsn", self.rd_jpsn),
             ],
         );
         v.try_into().unwrap()
@@ -312,7 +321,9 @@ impl Rxs {
             rwqe_lkey: g("rwqe_lkey"),
             rd_on: g("rd_on") != 0,
             rd_psn: g("rd_psn"),
+            rd_end: g("rd_end"),
             rd_jseq: g("rd_jseq"),
+            rd_jpsn: g("rd_jpsn"),
         }
     }
 }
@@ -446,9 +457,22 @@ struct Desc {
     lkey: u64,
     payload: Vec<u8>,
     what: String,
-    /// Not a descriptor: an arm word (`ArmPack` {qpn, psn}) the harness
-    /// writes when it reaches the head of the stimulus queue.
+    /// Not a descriptor: an arm word (`ArmPack` {qpn, psn, psn_end,
+    /// first}) the harness writes when it reaches the head of the stimulus
+    /// queue.
     arm: bool,
+    arm_end: u64,
+    arm_first: bool,
+}
+
+/// An arm word applied to the RX state: READ responses awaited up to
+/// `end`, from `psn` on if it is the first READ (or none is awaited).
+fn apply_arm(r: &mut Rxs, psn: u64, end: u64, first: bool) {
+    if first || !r.rd_on {
+        r.rd_psn = psn;
+    }
+    r.rd_on = true;
+    r.rd_end = end;
 }
 
 impl Desc {
@@ -830,7 +854,7 @@ struct Tb {
     qpc_tab: Vec<[u32; 14]>,
     mr_tab: Vec<[u32; 8]>,
     cq_tab: Vec<[u32; 4]>,
-    rxs_tab: Vec<[u32; 8]>,
+    rxs_tab: Vec<[u32; RXS_WORDS]>,
     rqs_tab: Vec<u32>,
     rqpi_tab: Vec<u64>,
     sqpi_tab: Vec<u64>,
@@ -840,7 +864,7 @@ struct Tb {
     qpc_q: [u32; 14],
     mr_q: [u32; 8],
     cq_q: [u32; 4],
-    rxs_q: [u32; 8],
+    rxs_q: [u32; RXS_WORDS],
     rqs_q: u32,
     rqpi_q: u64,
     sqpi_q: u64,
@@ -871,6 +895,8 @@ struct Tb {
     /// Receive-WQE completions: (ready cycle, data).
     dma: VecDeque<(u64, [u8; 64])>,
     rst_q: VecDeque<u64>,
+    /// Job count table writes a responder reset makes (its QP, the count one up): jobs queued before are stale.
+    rst_jseq: VecDeque<(u64, u64)>,
     rst_busy: bool,
     wp: u64,
     last_rptr: u64,
@@ -1023,6 +1049,8 @@ impl Tb {
         for &qpn in &qpns {
             rxs[qpn].rd_psn = near_wrap(&mut rrng, 24);
             rxs[qpn].rd_jseq = rrng.below(8);
+            rxs[qpn].rd_end = near_wrap(&mut rrng, 24);
+            rxs[qpn].rd_jpsn = near_wrap(&mut rrng, 24);
         }
         let qpc_tab: Vec<[u32; 14]> = qpcs
             .iter()
@@ -1078,7 +1106,7 @@ impl Tb {
             qpc_q: [0; 14],
             mr_q: [0; 8],
             cq_q: [0; 4],
-            rxs_q: [0; 8],
+            rxs_q: [0; RXS_WORDS],
             rqs_q: 0,
             rqpi_q: 0,
             sqpi_q: 0,
@@ -1101,6 +1129,7 @@ impl Tb {
             expect_lack: VecDeque::new(),
             dma: VecDeque::new(),
             rst_q: VecDeque::new(),
+            rst_jseq: VecDeque::new(),
             rst_busy: false,
             wp,
             last_rptr: 0,
@@ -1348,6 +1377,7 @@ impl Tb {
         let mut s = self.rxs[qpn];
         let hold = w.flags & ACKIN_HOLD != 0;
         let rdone = w.flags & ACKIN_RDONE != 0;
+        let rdend = w.flags & ACKIN_RDEND != 0;
         let cls = w.syn >> 5;
         let ahead = |a: u64, b: u64| {
             let x = a.wrapping_sub(b) & M24;
@@ -1382,7 +1412,8 @@ impl Tb {
                 self.st.rdone_bad += 1;
                 return "READ end: not for lACK's WQE: ignored".into();
             }
-            if let Some((k, kp)) = self.held[qpn].take() {
+            // Only the last READ in flight's end applies the kept MSN (it may cover READs still awaited).
+            if let Some((k, kp)) = if rdend { self.held[qpn].take() } else { None } {
                 if ahead(k, w.msn) {
                     (msn_e, mpsn_e) = (k, kp);
                     pre = "READ end+kept: ";
@@ -1528,12 +1559,15 @@ impl Tb {
         self.st.rsp_placed += 1;
         let mut u = s;
         u.rd_psn = (s.rd_psn + 1) & M24;
-        if last {
+        // The wait ends with the packet before rd_end (the end of the last READ armed), LAST or not.
+        let ends = u.rd_psn == s.rd_end;
+        if ends {
             u.rd_on = false;
         }
         self.rxs[qpn] = u;
         let w = if last {
-            AckWord { msn: (d.ssn + 1) & M24, flags: ACKIN_RDONE, epsn: u.rd_psn, ..w }
+            let flags = ACKIN_RDONE | if ends { ACKIN_RDEND } else { 0 };
+            AckWord { msn: (d.ssn + 1) & M24, flags, epsn: u.rd_psn, ..w }
         } else {
             AckWord { epsn: u.rd_psn, ..w }
         };
@@ -1611,9 +1645,20 @@ impl Tb {
             // A READ request: behind ePSN answered again (or dropped) with
             // no ACK and no state change; ahead NAKed (never placed); at
             // ePSN checked and queued as a job, ePSN past its packets.
-            // Each job carries the QP's job count, one up (the send path drops older ones).
+            // Each job carries the QP's restart count: one up if the job is
+            // not ahead of the QP's newest (a resent READ; the send path drops
+            // the jobs queued before it), else the same (a READ run's jobs).
             let job = self.read_ok(&q, d);
-            let jseq = (s.rd_jseq + 1) & 7;
+            let jd = d.psn.wrapping_sub(s.rd_jpsn) & M24;
+            let restart = jd == 0 || jd & 0x80_0000 != 0;
+            let jseq = if restart { (s.rd_jseq + 1) & 7 } else { s.rd_jseq };
+            if job {
+                *self
+                    .st
+                    .cover
+                    .entry(("job".into(), if restart { "restart" } else { "follows" }.into()))
+                    .or_default() += 1;
+            }
             if diff & 0x80_0000 != 0 {
                 self.cnt_model.dup += 1;
                 self.st.dups += 1;
@@ -1626,6 +1671,7 @@ impl Tb {
                     self.st.rd_jobs += 1;
                     self.st.rd_dup_jobs += 1;
                     self.rxs[qpn].rd_jseq = jseq;
+                    self.rxs[qpn].rd_jpsn = d.psn;
                     return (evs, "duplicate READ answered again".into());
                 }
                 self.st.rd_dup_dropped += 1;
@@ -1659,6 +1705,7 @@ impl Tb {
             u.msg_pkts = 0;
             u.sr_hold = false;
             u.rd_jseq = jseq;
+            u.rd_jpsn = d.psn;
             if d.ack_req {
                 evs.push(self.ack_ev(d, &q, syndrome::ACK as u64, &u));
             }
@@ -2317,14 +2364,13 @@ impl Tb {
     /// Queues an arm word for QP `qpn` (its READ's response from `psn` on)
     /// and applies it in the model: the responder takes it between packets,
     /// before any descriptor queued after it.
-    fn push_arm(&mut self, qpn: usize, psn: u64, what: String) {
-        self.rxs[qpn].rd_on = true;
-        self.rxs[qpn].rd_psn = psn;
+    fn push_arm(&mut self, qpn: usize, psn: u64, end: u64, first: bool, what: String) {
+        apply_arm(&mut self.rxs[qpn], psn, end, first);
         self.st.arms += 1;
         let tag = what.split('[').nth(1).map(|t| t.trim_end_matches(']').to_string()).unwrap_or("arm".into());
         *self.st.cover.entry(("arm".into(), tag)).or_default() += 1;
-        self.note(format!("push arm qpn {qpn:#x} psn {psn:#x} ({what})"));
-        let d = Desc { dqpn: qpn as u64, psn, arm: true, what, ..Desc::default() };
+        self.note(format!("push arm qpn {qpn:#x} psn {psn:#x} end {end:#x} first {first} ({what})"));
+        let d = Desc { dqpn: qpn as u64, psn, arm: true, arm_end: end, arm_first: first, what, ..Desc::default() };
         let after = self.rxs[qpn];
         self.fifo.push_back((d, qpn, after));
     }
@@ -2389,7 +2435,9 @@ impl Tb {
                 rd.npkts,
                 if rd.wrong_ssn { " [READ not lACK's WQE]" } else { "" }
             );
-            self.push_arm(qpn, rd.psn0, what);
+            // The first READ awaited (now and then armed as one that follows READs in flight, the same when none is).
+            let first = s.rd_on || self.rng.pct(80);
+            self.push_arm(qpn, rd.psn0, (rd.psn0 + rd.npkts) & M24, first, what);
             return true;
         }
         if !s.rd_on {
@@ -2430,7 +2478,7 @@ impl Tb {
                 // The READ resent from rd_psn several times in a row: the
                 // arm queue may fill while the responder waits (job_full).
                 for _ in 0..self.rng.range(2, 10) {
-                    self.push_arm(qpn, s.rd_psn, "re-arm [arm burst]".into());
+                    self.push_arm(qpn, s.rd_psn, (rd.psn0 + rd.npkts) & M24, true, "re-arm [arm burst]".into());
                 }
                 return true;
             }
@@ -2520,11 +2568,20 @@ impl Tb {
                 d.what += " [empty, any lkey]";
             }
             7 => {
-                self.push_arm(qpn, s.rd_psn, "re-arm [re-armed at rd_psn]".into());
+                let end = (rd.psn0 + rd.npkts) & M24;
+                if self.rng.pct(50) {
+                    self.push_arm(qpn, s.rd_psn, end, true, "re-arm [re-armed at rd_psn]".into());
+                } else {
+                    // A READ sent after this one: the wait extends past its end
+                    // (whose RDONE then leaves a kept MSN kept); no response of it comes.
+                    let more = self.rng.range(1, 4);
+                    self.push_arm(qpn, s.rd_end, (s.rd_end + more) & M24, false, "arm [a following READ]".into());
+                }
                 return true;
             }
             8 => {
-                self.push_arm(qpn, rd.psn0, "re-arm [READ resent from its start]".into());
+                let end = (rd.psn0 + rd.npkts) & M24;
+                self.push_arm(qpn, rd.psn0, end, true, "re-arm [READ resent from its start]".into());
                 return true;
             }
             _ => d = self.gen_ack_read(qi),
@@ -2844,6 +2901,8 @@ impl Tb {
                     r.resp_err = false;
                     r.sr_hold = false;
                     r.msg_pkts = 0;
+                    r.rd_jseq = (r.rd_jseq + 1) & 7;
+                    self.rst_jseq.push_back((qpn as u64, r.rd_jseq));
                     self.rqpi_tab[qpn] = 0;
                     self.qps[qi].rq.clear();
                     self.qps[qi].msg = None;
@@ -2999,13 +3058,12 @@ impl Tb {
             self.arm_gap -= 1;
         } else if self.fifo.front().is_some_and(|e| e.0.arm) && !self.arm_full_q {
             let (d, qpn, _) = self.fifo.pop_front().expect("arm");
-            arm = Some(qpn as u64 | d.psn << 8);
+            arm = Some(qpn as u64 | d.psn << 8 | d.arm_end << 32 | (d.arm_first as u64) << 56);
             self.arm_gap = ARM_GAP;
             // Applied after the descriptor being processed, before the next.
             if let Some((_, cq, after)) = self.cur.as_mut() {
                 if *cq == qpn {
-                    after.rd_on = true;
-                    after.rd_psn = d.psn;
+                    apply_arm(after, d.psn, d.arm_end, d.arm_first);
                 }
             }
             self.arm_pending.push(qpn);
@@ -3077,7 +3135,7 @@ impl Tb {
         let ring_a = g(&self.m, p.ring_raddr) as usize;
         let rxs_we = g(&self.m, p.rxs_we) == 1;
         let rxs_waddr = g(&self.m, p.rxs_waddr) as usize;
-        let mut rxs_wdata = [0u32; 8];
+        let mut rxs_wdata = [0u32; RXS_WORDS];
         self.m.get_wide(p.rxs_wdata, &mut rxs_wdata);
         let cqpi_we = g(&self.m, p.cqpi_we) == 1;
         let cqpi_wdata = g(&self.m, p.cqpi_wdata);
@@ -3278,7 +3336,14 @@ impl Tb {
                 }
             }
             if jseq_w.is_some() && !job {
-                return Err(format!("job count table write {jseq_w:x?} without a job"));
+                // Only a responder reset writes it without a job, in the order the resets were queued.
+                if !self.rst_busy || jseq_w != self.rst_jseq.front().copied() {
+                    return Err(format!(
+                        "job count table write {jseq_w:x?} without a job (a responder reset's expected: {:x?})",
+                        self.rst_jseq.front()
+                    ));
+                }
+                self.rst_jseq.pop_front();
             }
             if rxs_we {
                 let ok_addr = self.cur.as_ref().map(|c| c.1) == Some(rxs_waddr)

@@ -57,6 +57,10 @@ pub const SR_WINDOW_BITS: usize = 128;
 /// WRITE or SEND packet out of order and records it in a window. Beyond it a
 /// packet is dropped and NAKed as under go-back-N.
 pub const SR_WINDOW: u32 = SR_WINDOW_BITS as u32 - 1;
+/// RDMA READs a QP has in flight at most (IBA's initiator depth): a READ
+/// goes only if every WQE since lACK is a READ (their responses come back
+/// in PSN order, placed in order) and fewer than this many are outstanding.
+pub const RD_IN_FLIGHT: u32 = 8;
 /// log2 of the number of windows in the responder's shared pool.
 pub const SR_POOL_LOG2: usize = 6;
 /// Windows in the responder's shared pool. A QP borrows one when a packet
