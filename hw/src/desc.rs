@@ -62,6 +62,11 @@ pub const ACKIN_RDONE: u64 = 0x20;
 /// beyond the READ is applied now (never earlier: it may cover READs whose
 /// data has not landed).
 pub const ACKIN_RDEND: u64 = 0x10;
+/// Bit of a READ response job's WQE `flags` byte (above the 3-bit restart
+/// count): the job's PSN is where the QP's previous job ends, so the send
+/// path sends it only once that one is sent (its per-QP record of the next
+/// response PSN says so); a job without it goes when its turn comes.
+pub const JOB_FOLLOWS: u64 = 0x08;
 
 // The ACK receiver's per-QP MSN kept while a READ's response is awaited:
 // the furthest ACKed MSN and the PSN its message starts at (MSN_PSN).
@@ -196,22 +201,23 @@ pub const REW_WQE_BIT: usize = 89;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
-pub const RXS_BITS: usize = 304;
+pub const RXS_BITS: usize = 305;
 
 // The responder's per-QP state (and the requester's READ wait: `rd_on`
 // while READ responses are awaited, `rd_psn` the PSN of the next packet,
 // which is the only one placed, `rd_end` the PSN after the last READ sent;
 // `rd_jseq` the responder's count of restarts of the QP's READ response
 // jobs, mod 8: a job queued before the latest restart is dropped by the
-// send path; `rd_jpsn` the PSN of the QP's newest job: a job not ahead of
-// it is a restart, a resent READ). Selective repeat: `sr_win` is the window
+// send path; `rd_jend` the PSN after the QP's newest job (valid with
+// `rd_jv`): a job behind it is a restart, a resent READ; a job at it
+// follows that job, and the send path sends it only after that one). Selective repeat: `sr_win` is the window
 // the QP borrowed from the responder's pool (valid with `sr_win_valid`);
 // `sr_hold`: the packet at ePSN was NAKed with an error, so nothing after
 // it is placed until ePSN moves (IBA: nothing executes past a NAK error).
-crate::pack_blocks!(RxStatePack, RxStateUnpack, 304, [
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 305, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
     sr_hold: 1, rd_jseq: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
-    sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24, rd_end: 24, rd_jpsn: 24,
+    sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24, rd_end: 24, rd_jend: 24, rd_jv: 1,
 ]);
 const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
 /// Bit of [`RxStatePack`]'s `sr_win` field (the pool is addressed from the RX state RAM's output).

@@ -26,8 +26,8 @@
 use crate::desc::{
     AckInPack, ArmUnpack, CqReqPack, MrView, OooRwqePack, OooRwqeUnpack, QpcView, RecvWqeView, RewindPack,
     RxDescUnpack, RxStatePack, RxStateUnpack, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, TxDescPack,
-    WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ARM_BITS, CQR_BITS, OCW_BITS, REW_BITS, RXD_BITS,
-    RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS, TXD_BITS,
+    WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ARM_BITS, CQR_BITS, JOB_FOLLOWS, OCW_BITS, REW_BITS,
+    RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS, TXD_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
@@ -236,8 +236,13 @@ pub struct Responder {
     /// The READ response job is a restart (a resent READ): its PSN is not
     /// ahead of the QP's newest job's, so the jobs queued before it are stale.
     rd_restart: Signal<Local, Bit>,
+    /// The job starts where the QP's newest ends (`JOB_FOLLOWS`).
+    rd_follows: Signal<Local, Bit>,
+    job_follows: Num<{ JOB_FOLLOWS }, 8>,
     /// The PSN after the awaited one, and after the packet's (named: Verilog would widen the sums and miss the wrap).
     rd_psn_next: Signal<Local, Bits<24>>,
+    /// The arm's end minus the awaited end (bit 23 clear, non-zero: the arm's is later).
+    arm_ahead: Signal<Local, Bits<24>>,
     psn_next: Signal<Local, Bits<24>>,
     rd_jdist: Signal<Local, Bits<24>>,
     /// Selective repeat's shared pool of windows (`SrWinPack`), addressed
@@ -489,7 +494,8 @@ impl Logic for Responder {
         self.rsp.rd_on.next = self.rsu.rd_on.val();
         self.rsp.rd_psn.next = self.rsu.rd_psn.val();
         self.rsp.rd_end.next = self.rsu.rd_end.val();
-        self.rsp.rd_jpsn.next = self.rsu.rd_jpsn.val();
+        self.rsp.rd_jend.next = self.rsu.rd_jend.val();
+        self.rsp.rd_jv.next = self.rsu.rd_jv.val();
         self.rsp.sr_win_valid.next = self.rsu.sr_win_valid.val();
         self.rsp.sr_win.next = self.rsu.sr_win.val();
         // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
@@ -544,6 +550,7 @@ impl Logic for Responder {
         self.rsp_last.next = (self.op.val() == self.op_rsp_last.val()) | (self.op.val() == self.op_rsp_only.val());
         self.rd_diff.next = self.du.psn.val() - self.rsu.rd_psn.val();
         self.rd_psn_next.next = self.rsu.rd_psn.val() + 1;
+        self.arm_ahead.next = self.armu.psn_end.val() - self.rsu.rd_end.val();
         self.psn_next.next = self.du.psn.val() + 1;
         self.is_first.next = self.is_read_req.val()
             | (self.op.val() == self.op_send_first.val())
@@ -735,14 +742,20 @@ impl Logic for Responder {
         // A READ response job: the request's PSN and SSN, a WQE naming our memory and the requester's.
         self.jwqe.opcode.next = self.send_op_read_resp.val();
         // The job's sequence number rides in the WQE's flags byte; the send path drops a job that is not the QP's newest.
-        // Only a restart (a resent READ, not ahead of the newest job) moves it: the jobs of a READ run stay valid together.
-        self.rd_jdist.next = self.du.psn.val() - self.rsu.rd_jpsn.val();
-        self.rd_restart.next = (self.rd_jdist.val() == 0) | self.rd_jdist.val().get_bit(23);
+        // Only a restart (a resent READ, behind the newest job's end) moves
+        // it: the jobs of READs in flight together stay valid together, and
+        // each one that starts where the previous ends is marked to follow it.
+        self.rd_jdist.next = self.du.psn.val() - self.rsu.rd_jend.val();
+        self.rd_restart.next = self.rsu.rd_jv.val().any() & self.rd_jdist.val().get_bit(23);
+        self.rd_follows.next = self.rsu.rd_jv.val().any() & (self.rd_jdist.val() == 0);
         self.jseq_next.next = self.rsu.rd_jseq.val();
         if self.rd_restart.val() {
             self.jseq_next.next = self.rsu.rd_jseq.val() + 1;
         }
         self.jwqe.flags.next = bit_cast::<8, 3>(self.jseq_next.val());
+        if self.rd_follows.val() {
+            self.jwqe.flags.next = bit_cast::<8, 3>(self.jseq_next.val()) | self.job_follows.val();
+        }
         self.jseq_we.next = false;
         self.jseq_waddr.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.jseq_wdata.next = self.jseq_next.val();
@@ -861,6 +874,7 @@ impl Logic for Responder {
                 if self.rst_word.q.val().get_bit(8) {
                     // READ response jobs still queued for the QP's previous life are stale.
                     self.rsp.rd_jseq.next = self.rsu.rd_jseq.val() + 1;
+                    self.rsp.rd_jv.next = 0.into();
                     self.jseq_we.next = true;
                     self.jseq_waddr.next = self.rst_word.q.val().get_bits::<QPN_BITS>(0);
                     self.jseq_wdata.next = self.rsu.rd_jseq.val() + 1;
@@ -1025,10 +1039,16 @@ impl Logic for Responder {
                 self.state.d.next = RState::ArmApply;
             }
             RState::ArmApply => {
-                // The QP waits for READ responses up to the new READ's end; from
-                // its PSN on if it is the first (or none is awaited).
+                // The QP waits for READ responses from the READ's PSN on if it
+                // is the first (or none is awaited), up to its end or a later
+                // one already awaited: a READ resent from a hole is followed by
+                // the READs after it again, and until their ends the wait must
+                // not end (its end applies the kept MSN, which may cover them).
                 self.rsp.rd_on.next = 1.into();
-                self.rsp.rd_end.next = self.armu.psn_end.val();
+                self.rsp.rd_end.next = self.rsu.rd_end.val();
+                if (!self.rsu.rd_on.val().any()) | ((self.arm_ahead.val() != 0) & !self.arm_ahead.val().get_bit(23)) {
+                    self.rsp.rd_end.next = self.armu.psn_end.val();
+                }
                 if self.armu.first.val().any() | !self.rsu.rd_on.val().any() {
                     self.rsp.rd_psn.next = self.armu.psn.val();
                 }
@@ -1066,7 +1086,8 @@ impl Logic for Responder {
                     self.job_write.next = true;
                     self.jseq_we.next = true;
                     self.rsp.rd_jseq.next = self.jseq_next.val();
-                    self.rsp.rd_jpsn.next = self.du.psn.val();
+                    self.rsp.rd_jend.next = self.du.psn.val() + self.rd_npkts.val();
+                    self.rsp.rd_jv.next = 1.into();
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::RdDone;
                     if self.rd_dup.q.val() {

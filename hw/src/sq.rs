@@ -8,7 +8,7 @@
 use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, TXD_BITS};
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
-use rnic_spec::params::{MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
+use rnic_spec::params::{JOB_QUEUE_LOG2, MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
 use rust_hdl::prelude::*;
 
 pub use crate::turn::TAG_WQE;
@@ -114,19 +114,13 @@ pub struct SqEngine {
     turn: TurnEngine,
     rewq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
     /// READ response jobs, served before the host's rewinds and resends.
-    jobq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
-    /// The rest of the job whose share the turn engine spent, served before
-    /// the queue: a QP's response packets go out in PSN order, so its job
-    /// may not fall behind the next job of the same QP.
-    jh_valid: DFF<Bit>,
-    jh_data: DFF<Bits<REW_BITS>>,
+    jobq: SynchronousFIFO<Bits<REW_BITS>, JOB_QUEUE_LOG2, { JOB_QUEUE_LOG2 + 1 }, 1>,
 }
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, sched, turn, rewq, jobq);
-        dff_setup!(self, clock, jh_valid, jh_data);
         // A rewound QP is kicked into the scheduler in a cycle without a host doorbell.
         self.sched.db_valid.next = self.db_valid.val() | self.turn.kick_valid.val();
         self.sched.db_qpn.next = self.turn.kick_qpn.val();
@@ -137,27 +131,23 @@ impl Logic for SqEngine {
         self.rewq.write.next = self.rew_write.val() & !self.rewq.full.val();
         self.rewq.data_in.next = self.rew_data.val();
         self.cnt_rewind_drop.next = self.rew_write.val() & self.rewq.full.val();
-        // The responder's jobs queue; the rest of a job the turn engine
-        // hands back waits in front of them (the engine holds one job at a time).
-        self.jobq.write.next = self.job_write.val();
+        // The responder's jobs and the turn engine's requeued rests share the
+        // queue's write port (the responder first); the responder leaves one
+        // place free, so the job the turn engine holds always fits back.
+        self.jobq.write.next = self.job_write.val() | (self.turn.rq_valid.val() & !self.jobq.full.val());
         self.jobq.data_in.next = self.job_data.val();
-        self.job_full.next = self.jobq.full.val();
-        self.turn.rq_ready.next = !self.jh_valid.q.val();
-        if self.turn.rq_valid.val() & !self.jh_valid.q.val() {
-            self.jh_valid.d.next = true;
-            self.jh_data.d.next = self.turn.rq_data.val();
+        self.turn.rq_ready.next = false;
+        if !self.job_write.val() {
+            self.jobq.data_in.next = self.turn.rq_data.val();
+            self.turn.rq_ready.next = !self.jobq.full.val();
         }
+        self.job_full.next = self.jobq.almost_full.val();
         // The turn engine sees one queue head: a READ response job if one waits, else the host's rewind.
-        self.turn.rew_valid.next = self.jh_valid.q.val() | !(self.rewq.empty.val() & self.jobq.empty.val());
+        self.turn.rew_valid.next = !(self.rewq.empty.val() & self.jobq.empty.val());
         self.turn.rew_data.next = self.rewq.data_out.val();
-        self.rewq.read.next = self.turn.rew_pop.val() & self.jobq.empty.val() & !self.jh_valid.q.val();
+        self.rewq.read.next = self.turn.rew_pop.val() & self.jobq.empty.val();
         self.jobq.read.next = false;
-        if self.jh_valid.q.val() {
-            self.turn.rew_data.next = self.jh_data.q.val();
-            if self.turn.rew_pop.val() {
-                self.jh_valid.d.next = false;
-            }
-        } else if !self.jobq.empty.val() {
+        if !self.jobq.empty.val() {
             self.turn.rew_data.next = self.jobq.data_out.val();
             self.jobq.read.next = self.turn.rew_pop.val();
         }

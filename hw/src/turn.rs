@@ -208,6 +208,17 @@ pub struct TurnEngine {
     rqp: RewindPack,
     /// Bytes of the READ response job sent in this share (a share is a turn's budget).
     jbytes: DFF<Bits<32>>,
+    /// Per QP, the PSN after the last READ response packet sent (or after a
+    /// job dropped for its MR): a job marked `JOB_FOLLOWS` goes only when
+    /// its PSN is this one (the job it follows is sent), else it queues
+    /// again; so round-robin shares keep each QP's responses in PSN order.
+    rsp_next: RAM<Bits<24>, QPN_BITS>,
+    /// The job dropped (its MR check failed): the QP's next response PSN moves past it.
+    jdrop: DFF<Bit>,
+    /// The queue head's job follows one not yet sent.
+    j_wait: Signal<Local, Bit>,
+    /// The job in hand was only queued again (`j_wait`): its share is not spent.
+    jrot: DFF<Bit>,
     /// Bytes the turns sent since the last READ response job's share ended (saturating at a budget).
     own_bytes: DFF<Bits<32>>,
     /// The queue head is a READ response job.
@@ -393,9 +404,17 @@ impl Logic for TurnEngine {
             sv_msg_off,
             sv_iova,
             jbytes,
+            jdrop,
+            jrot,
             own_bytes
         );
         clock!(self, clock, fetch);
+        self.rsp_next.read_clock.next = self.clock.val();
+        self.rsp_next.write_clock.next = self.clock.val();
+        self.rsp_next.read_address.next = self.qpn.q.val();
+        self.rsp_next.write_enable.next = false;
+        self.rsp_next.write_address.next = self.qpn.q.val();
+        self.rsp_next.write_data.next = self.psn.q.val() + 1;
         self.qv2.word.next = self.qpc2.q.val();
         // The WQE fetch block: the current and the looked-ahead QP's rings.
         self.fetch.cur_base.next = self.qv.sq_base.val();
@@ -468,6 +487,8 @@ impl Logic for TurnEngine {
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
         self.rw_job.next = self.rwu.wqe.val().get_bits::<8>(0) == self.send_op_read_resp.val();
+        self.j_wait.next =
+            self.rw_job.val() & self.rwu.wqe.val().get_bit(11) & (self.rwu.psn.val() != self.rsp_next.read_data.val());
         self.pkt_len.next = self.remaining.val();
         if self.pmtu.val() < self.remaining.val() {
             self.pkt_len.next = self.pmtu.val();
@@ -758,9 +779,11 @@ impl Logic for TurnEngine {
                     // request from the host; no local error is raised).
                     self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
                     self.state.d.next = SqState::RsEnd;
+                    self.jdrop.d.next = true;
                     if (self.mr_ok.val() & (self.msg_off.q.val() < self.wv.length.val()))
                         | ((self.wv.length.val() == 0) & (self.msg_off.q.val() == 0))
                     {
+                        self.jdrop.d.next = false;
                         self.state.d.next = SqState::Seg;
                     }
                 } else if self.stale.val() {
@@ -820,6 +843,7 @@ impl Logic for TurnEngine {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     self.state.d.next = SqState::LocalErr;
                     if self.resend.q.val() {
+                        self.jdrop.d.next = true;
                         self.state.d.next = SqState::RsEnd;
                     }
                 } else if self.is_read.val() & !self.rd_gate.val() {
@@ -845,6 +869,8 @@ impl Logic for TurnEngine {
                     & !(self.is_read.val() & self.arm_full.val())
                 {
                     self.arm_write.next = self.is_read.val();
+                    // A READ response packet: its QP's responses are sent up to here.
+                    self.rsp_next.write_enable.next = self.is_rsp.val();
                     self.rd_valid.next = self.pkt_len.val() != 0;
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
@@ -1021,13 +1047,26 @@ impl Logic for TurnEngine {
                 // A READ response job the requester asked again for since (a newer job of the QP) is dropped.
                 if self.rw_job.val() & (self.rwu.wqe.val().get_bits::<3>(8) != self.jseq_data.val()) {
                     self.state.d.next = SqState::RsEnd;
+                } else if self.j_wait.val()
+                    & !(self.err_data.val() | self.stu.err.val().any() | !self.qpc_data.val().get_bit(0))
+                {
+                    // Its QP's previous job is not all sent: it queues again behind it.
+                    self.jrot.d.next = true;
+                    self.state.d.next = SqState::RqJob;
                 }
             }
             SqState::RsEnd => {
                 // The interrupted turn's context comes back; its lkey is read again next.
                 self.resend.d.next = false;
-                if self.is_rsp.val() {
+                self.jdrop.d.next = false;
+                self.jrot.d.next = false;
+                if self.is_rsp.val() & !self.jrot.q.val() {
                     self.own_bytes.d.next = 0.into();
+                }
+                // A job dropped for its MR: the jobs following it must not wait for it.
+                if self.is_rsp.val() & self.jdrop.q.val() {
+                    self.rsp_next.write_enable.next = true;
+                    self.rsp_next.write_data.next = self.psn.q.val() + self.rd_npkts.val();
                 }
                 self.state.d.next = SqState::Idle;
                 if self.rs_turn.q.val() {

@@ -128,7 +128,7 @@ mod common;
 use common::{block_seeds, near_wrap};
 use rnic_hw::desc::{
     CqePack, CtrlqPack, LackPack, ReqStatePack, RewindPack, RxDescPack, RxStatePack, TxDescPack, WqeHeadPack,
-    ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, SEND_OP_READ_RESP,
+    ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, JOB_FOLLOWS, SEND_OP_READ_RESP,
 };
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
@@ -260,8 +260,10 @@ struct Rxs {
     rd_end: u64,
     /// The responder's count of restarts of the QP's READ response jobs (mod 8).
     rd_jseq: u64,
-    /// The PSN of the QP's newest job (a job not ahead of it is a restart).
-    rd_jpsn: u64,
+    /// The PSN after the QP's newest job (valid with `rd_jv`): a job behind
+    /// it is a restart, a job at it follows that job (`JOB_FOLLOWS`).
+    rd_jend: u64,
+    rd_jv: bool,
 }
 
 /// 32-bit words of an RX-state word.
@@ -289,7 +291,8 @@ impl Rxs {
                 ("rd_psn", self.rd_psn),
                 ("rd_end", self.rd_end),
                 ("rd_jseq", self.rd_jseq),
-                ("rd_jpsn", self.rd_jpsn),
+                ("rd_jend", self.rd_jend),
+                ("rd_jv", self.rd_jv as u64),
             ],
         );
         v.try_into().unwrap()
@@ -323,7 +326,8 @@ impl Rxs {
             rd_psn: g("rd_psn"),
             rd_end: g("rd_end"),
             rd_jseq: g("rd_jseq"),
-            rd_jpsn: g("rd_jpsn"),
+            rd_jend: g("rd_jend"),
+            rd_jv: g("rd_jv") != 0,
         }
     }
 }
@@ -465,14 +469,18 @@ struct Desc {
     arm_first: bool,
 }
 
-/// An arm word applied to the RX state: READ responses awaited up to
-/// `end`, from `psn` on if it is the first READ (or none is awaited).
+/// An arm word applied to the RX state: READ responses awaited from `psn`
+/// on if it is the first READ (or none is awaited), up to `end` or a later
+/// end already awaited (a resent READ never shortens the wait).
 fn apply_arm(r: &mut Rxs, psn: u64, end: u64, first: bool) {
+    let d = end.wrapping_sub(r.rd_end) & M24;
+    if !r.rd_on || (d != 0 && d & 0x80_0000 == 0) {
+        r.rd_end = end;
+    }
     if first || !r.rd_on {
         r.rd_psn = psn;
     }
     r.rd_on = true;
-    r.rd_end = end;
 }
 
 impl Desc {
@@ -1050,7 +1058,8 @@ impl Tb {
             rxs[qpn].rd_psn = near_wrap(&mut rrng, 24);
             rxs[qpn].rd_jseq = rrng.below(8);
             rxs[qpn].rd_end = near_wrap(&mut rrng, 24);
-            rxs[qpn].rd_jpsn = near_wrap(&mut rrng, 24);
+            rxs[qpn].rd_jend = near_wrap(&mut rrng, 24);
+            rxs[qpn].rd_jv = rrng.pct(50);
         }
         let qpc_tab: Vec<[u32; 14]> = qpcs
             .iter()
@@ -1306,14 +1315,14 @@ impl Tb {
     /// The job word of an accepted (or duplicate) READ request: a
     /// `SEND_OP_READ_RESP` WQE naming our memory (VA, rkey as lkey) and the
     /// requester's (its local address and lkey), at the request's SSN and
-    /// PSN; its flags byte the QP's job count `jseq`.
-    fn job_ev(&self, qpn: usize, d: &Desc, jseq: u64) -> Ev {
+    /// PSN; its flags byte `jflags`: the QP's restart count, and `JOB_FOLLOWS`.
+    fn job_ev(&self, qpn: usize, d: &Desc, jflags: u64) -> Ev {
         let wqe = pack_words(
             WqeHeadPack::FIELDS,
             WqeHeadPack::WIDTH,
             &[
                 ("opcode", SEND_OP_READ_RESP as u64),
-                ("flags", jseq),
+                ("flags", jflags),
                 ("length", d.msg_len),
                 ("local_addr", d.va),
                 ("lkey", d.rkey),
@@ -1649,15 +1658,23 @@ impl Tb {
             // not ahead of the QP's newest (a resent READ; the send path drops
             // the jobs queued before it), else the same (a READ run's jobs).
             let job = self.read_ok(&q, d);
-            let jd = d.psn.wrapping_sub(s.rd_jpsn) & M24;
-            let restart = jd == 0 || jd & 0x80_0000 != 0;
+            let jd = d.psn.wrapping_sub(s.rd_jend) & M24;
+            let restart = s.rd_jv && jd & 0x80_0000 != 0;
+            let follows = s.rd_jv && jd == 0;
             let jseq = if restart { (s.rd_jseq + 1) & 7 } else { s.rd_jseq };
+            // The job's flags byte: the count, and whether it follows the QP's previous job.
+            let jflags = jseq | if follows { JOB_FOLLOWS } else { 0 };
+            // Packets of its response: one per PMTU, at least one (24-bit PSN space).
+            let npkts = if d.msg_len == 0 { 1 } else { (d.msg_len + pmtu - 1) >> self.cfg.pmtu_log2 };
             if job {
-                *self
-                    .st
-                    .cover
-                    .entry(("job".into(), if restart { "restart" } else { "follows" }.into()))
-                    .or_default() += 1;
+                let tag = if restart {
+                    "restart"
+                } else if follows {
+                    "follows"
+                } else {
+                    "new run"
+                };
+                *self.st.cover.entry(("job".into(), tag.into())).or_default() += 1;
             }
             if diff & 0x80_0000 != 0 {
                 self.cnt_model.dup += 1;
@@ -1667,11 +1684,12 @@ impl Tb {
                     return (evs, "duplicate READ dropped (payload)".into());
                 }
                 if job {
-                    evs.push(self.job_ev(qpn, d, jseq));
+                    evs.push(self.job_ev(qpn, d, jflags));
                     self.st.rd_jobs += 1;
                     self.st.rd_dup_jobs += 1;
                     self.rxs[qpn].rd_jseq = jseq;
-                    self.rxs[qpn].rd_jpsn = d.psn;
+                    self.rxs[qpn].rd_jend = (d.psn + npkts) & M24;
+                    self.rxs[qpn].rd_jv = true;
                     return (evs, "duplicate READ answered again".into());
                 }
                 self.st.rd_dup_dropped += 1;
@@ -1692,11 +1710,9 @@ impl Tb {
                 nak(self, &mut evs, syndrome::NAK_REM_ACCESS, &s);
                 return (evs, "NAK REM_ACCESS".into());
             }
-            evs.push(self.job_ev(qpn, d, jseq));
+            evs.push(self.job_ev(qpn, d, jflags));
             self.st.rd_jobs += 1;
             self.st.rd_req_ok += 1;
-            // Packets of its response: one per PMTU, at least one (24-bit PSN space).
-            let npkts = if d.msg_len == 0 { 1 } else { (d.msg_len + pmtu - 1) >> self.cfg.pmtu_log2 };
             let mut u = s;
             u.epsn = (s.epsn + npkts) & M24;
             u.msn = (s.msn + 1) & M24;
@@ -1705,7 +1721,8 @@ impl Tb {
             u.msg_pkts = 0;
             u.sr_hold = false;
             u.rd_jseq = jseq;
-            u.rd_jpsn = d.psn;
+            u.rd_jend = (d.psn + npkts) & M24;
+            u.rd_jv = true;
             if d.ack_req {
                 evs.push(self.ack_ev(d, &q, syndrome::ACK as u64, &u));
             }
@@ -2902,6 +2919,7 @@ impl Tb {
                     r.sr_hold = false;
                     r.msg_pkts = 0;
                     r.rd_jseq = (r.rd_jseq + 1) & 7;
+                    r.rd_jv = false;
                     self.rst_jseq.push_back((qpn as u64, r.rd_jseq));
                     self.rqpi_tab[qpn] = 0;
                     self.qps[qi].rq.clear();
@@ -3303,7 +3321,7 @@ impl Tb {
                         // The job count table is written with the job: its QP, the job's count.
                         let want = (
                             unpack_field(RewindPack::FIELDS, &w, "qpn"),
-                            job_fields(&w).iter().find(|f| f.0 == "wqe.flags").map(|f| f.1).unwrap_or(0),
+                            job_fields(&w).iter().find(|f| f.0 == "wqe.flags").map(|f| f.1 & 7).unwrap_or(0),
                         );
                         if jseq_w != Some(want) {
                             return Err(format!("job count table write {jseq_w:x?} with the job, expected {want:x?}"));

@@ -60,7 +60,7 @@ pub const SR_WINDOW: u32 = SR_WINDOW_BITS as u32 - 1;
 /// RDMA READs a QP has in flight at most (IBA's initiator depth): a READ
 /// goes only if every WQE since lACK is a READ (their responses come back
 /// in PSN order, placed in order) and fewer than this many are outstanding.
-pub const RD_IN_FLIGHT: u32 = 8;
+pub const RD_IN_FLIGHT: u32 = 2;
 /// log2 of the number of windows in the responder's shared pool.
 pub const SR_POOL_LOG2: usize = 6;
 /// Windows in the responder's shared pool. A QP borrows one when a packet
@@ -75,6 +75,11 @@ pub const SR_POOL: usize = 1 << SR_POOL_LOG2;
 pub const REWIND_QUEUE_LOG2: usize = 4;
 /// Depth of the send engine's SQ rewind queue.
 pub const REWIND_QUEUE: usize = 1 << REWIND_QUEUE_LOG2;
+/// log2 of the READ response jobs the send path queues (the responder
+/// waits while the queue is full): room for `RD_IN_FLIGHT` READs of each
+/// of 32 QPs, so READs of many QPs do not wait in the responder's RX ring
+/// behind queued ones (their requesters would time out).
+pub const JOB_QUEUE_LOG2: usize = 6;
 
 /// Tags of the core's DMA read requests: bits 7:6 route the completion back
 /// to the engine that asked.
