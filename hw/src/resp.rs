@@ -236,6 +236,8 @@ pub struct Responder {
     /// The READ response job is a restart (a resent READ): its PSN is not
     /// ahead of the QP's newest job's, so the jobs queued before it are stale.
     rd_restart: Signal<Local, Bit>,
+    /// The READ response packet is behind the awaited one: its word only restarts the timer.
+    rsp_dup: DFF<Bit>,
     /// The job starts where the QP's newest ends (`JOB_FOLLOWS`).
     rd_follows: Signal<Local, Bit>,
     job_follows: Num<{ JOB_FOLLOWS }, 8>,
@@ -469,6 +471,7 @@ impl Logic for Responder {
             arm_word,
             rd_dup,
             slide_cont,
+            rsp_dup,
             sp_iova,
             sp_len
         );
@@ -729,7 +732,7 @@ impl Logic for Responder {
             self.aw.flags.next = self.flag_hold.val();
             self.aw.msn_psn.next = self.du.psn.val() + 1;
             self.aw.ts.next = 0.into();
-            if self.rsp_last.val() & (self.syn.q.val() == self.syn_ack.val()) {
+            if self.rsp_last.val() & (self.syn.q.val() == self.syn_ack.val()) & !self.rsp_dup.q.val() {
                 self.aw.msn.next = self.du.ssn.val() + 1;
                 self.aw.flags.next = self.flag_rdone.val();
                 if self.psn_next.val() == self.rsu.rd_end.val() {
@@ -943,10 +946,20 @@ impl Logic for Responder {
                     self.state.d.next = RState::AckFwd;
                 } else if self.is_rsp.val() {
                     // Our READ's response: only the packet the READ expects next is placed.
-                    if (!self.rsu.rd_on.val().any()) | self.rd_diff.val().get_bit(23) {
+                    self.rsp_dup.d.next = false;
+                    if !self.rsu.rd_on.val().any() {
                         self.cnt_dup.next = true;
                         self.rp_next.next = self.end_ptr.q.val();
                         self.state.d.next = RState::Idle;
+                    } else if self.rd_diff.val().get_bit(23) {
+                        // Behind the awaited packet (a READ asked for again from
+                        // its start): dropped, but the peer is answering, so it
+                        // restarts the QP's timer (a HOLD word, completing nothing).
+                        self.cnt_dup.next = true;
+                        self.rsp_dup.d.next = true;
+                        self.syn.d.next = self.syn_ack.val();
+                        self.rp_next.next = self.end_ptr.q.val();
+                        self.state.d.next = RState::AckFwd;
                     } else if self.rd_diff.val() != 0 {
                         // A packet before it was lost: the host rewinds the READ to it.
                         self.cnt_psn.next = true;

@@ -1517,11 +1517,10 @@ impl Tb {
         let s = self.rxs[qpn];
         let last = d.op == opcode::READ_RESPONSE_LAST || d.op == opcode::READ_RESPONSE_ONLY;
         let diff = d.psn.wrapping_sub(s.rd_psn) & M24;
-        if !s.rd_on || diff & 0x80_0000 != 0 {
+        if !s.rd_on {
             self.cnt_model.dup += 1;
             self.st.rsp_dups += 1;
-            let why = if s.rd_on { "behind the awaited PSN" } else { "no READ awaited" };
-            return (evs, format!("READ response dropped ({why})"));
+            return (evs, "READ response dropped (no READ awaited)".into());
         }
         // The packet as an ACK word: its SSN as MSN, HOLD, rd_psn as ePSN.
         let w = AckWord {
@@ -1535,6 +1534,13 @@ impl Tb {
             ts: 0,
             msn_psn: (d.psn + 1) & M24,
         };
+        if diff & 0x80_0000 != 0 {
+            // Behind the awaited PSN: dropped, a HOLD word that only restarts the timer.
+            self.cnt_model.dup += 1;
+            self.st.rsp_dups += 1;
+            let r = self.ack_recv(qpn, w, &mut evs);
+            return (evs, format!("READ response dropped (behind the awaited PSN): {r}"));
+        }
         if diff != 0 {
             // A packet before it was lost: a PSN sequence NAK at rd_psn.
             self.cnt_model.psn += 1;

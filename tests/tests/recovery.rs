@@ -291,9 +291,10 @@ fn single_losses_of_read_requests_and_responses_recover() {
 }
 
 /// A lost ACK of a READ request needs nothing: the READ's response completes it.
-/// (No NAK case: a QP has one READ in flight, so no request follows a lost
-/// READ request and the responder has nothing to NAK; the timeout resends it,
-/// as `single_losses_of_read_requests_and_responses_recover` shows.)
+/// (A lost NAK: a QP has at most two READs in flight, and the request
+/// after a lost one is NAKed; if that NAK is lost too, the timeout resends
+/// from lACK, as `single_losses_of_read_requests_and_responses_recover`
+/// shows for a lost request with no NAK at all.)
 #[test]
 fn lost_acks_of_reads_need_no_retransmission() {
     for sr in [true, false] {
