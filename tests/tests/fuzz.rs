@@ -769,6 +769,20 @@ impl Victim {
         self.rq.pop_front().expect("a message that consumes a receive WQE has one posted")
     }
 
+    /// Packet `a` ends its message: MSN moves, and a SEND or a WRITE with
+    /// immediate consumes the receive WQE at the head for its completion.
+    fn end_message(&mut self, a: &Accepted, out: &mut Slide) {
+        self.msn = (self.msn + 1) & PSN_MASK;
+        out.ended += 1;
+        if a.kind == Kind::Send {
+            let w = self.consume();
+            out.consumed.push((w, a.cqe_len, WcOpcode::Recv, a.imm));
+        } else if a.imm.is_some() {
+            let w = self.consume();
+            out.consumed.push((w, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
+        }
+    }
+
     /// An accepted packet: ePSN moves past it (a READ: its PSNs), its
     /// message goes on or ends; then the window moves as far and the
     /// packets placed right behind it slide in, one message end at a time:
@@ -786,15 +800,7 @@ impl Victim {
         }
         if a.last {
             self.cur = None;
-            self.msn = (self.msn + 1) & PSN_MASK;
-            out.ended += 1;
-            if a.kind == Kind::Send {
-                let w = self.consume();
-                out.consumed.push((w, a.cqe_len, WcOpcode::Recv, a.imm));
-            } else if a.imm.is_some() {
-                let w = self.consume();
-                out.consumed.push((w, Some(a.msg_len), WcOpcode::RecvRdmaWithImm, a.imm));
-            }
+            self.end_message(a, &mut out);
         }
         self.sr_hold = false;
         self.sr_rcv = self.sr_rcv.checked_shr(a.psns).unwrap_or(0);
@@ -813,15 +819,7 @@ impl Victim {
             let len = self.cur.map_or(u32::MAX, |c| c.len);
             self.cur = if r.last { None } else { Some(Cur { kind: r.kind, pkts, len }) };
             if r.last {
-                self.msn = (self.msn + 1) & PSN_MASK;
-                out.ended += 1;
-                if r.kind == Kind::Send {
-                    let w = self.consume();
-                    out.consumed.push((w, r.cqe_len, WcOpcode::Recv, r.imm));
-                } else if r.imm.is_some() {
-                    let w = self.consume();
-                    out.consumed.push((w, Some(r.msg_len), WcOpcode::RecvRdmaWithImm, r.imm));
-                }
+                self.end_message(&r, &mut out);
             }
             self.sr_rcv >>= 1;
             self.sr_last >>= 1;
