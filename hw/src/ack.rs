@@ -35,7 +35,8 @@
 //! - a retransmission timeout. Between ACKs the block scans the QPs' state
 //!   words round robin (a scanned timestamp, no per-QP counter ticking): a
 //!   QP with WQEs sent (at least in part) and not acknowledged and no ACK
-//!   for `rto` cycles is reported with its count of timeouts in a row, and
+//!   for `rto` cycles (doubled per timeout in a row, up to 8x) is reported
+//!   with its count of timeouts in a row, and
 //!   its timestamp restarts; any ACK (also one inside a message) restarts
 //!   it and clears the count; a QP with nothing in flight has its timestamp
 //!   refreshed, so its timer starts when it next sends. The host resends
@@ -198,6 +199,10 @@ pub struct AckRecv {
     outstanding: Signal<Local, Bit>,
     since: Signal<Local, Bits<32>>,
     now32: Signal<Local, Bits<32>>,
+    /// The timeout of a QP whose timer has fired before without an ACK in
+    /// between: `rto` doubled per timeout in a row, up to 8x (so resends of
+    /// many QPs that wait behind each other do not time out again and again).
+    rto_eff: Signal<Local, Bits<32>>,
     tsp: ReqStatePack,
     rstp: ReqStatePack,
     tmop: ReqStatePack,
@@ -345,6 +350,14 @@ impl Logic for AckRecv {
         self.outstanding.next =
             !self.ru.err.val().any() & (self.scan_sent.q.val() != self.ru.acked.val().get_bits::<16>(0));
         self.since.next = self.now32.val() - self.ru.ts.val();
+        self.rto_eff.next = self.rto.val();
+        if self.ru.retries.val() == 1 {
+            self.rto_eff.next = self.rto.val() << 1;
+        } else if self.ru.retries.val() == 2 {
+            self.rto_eff.next = self.rto.val() << 2;
+        } else if self.ru.retries.val() >= 3 {
+            self.rto_eff.next = self.rto.val() << 3;
+        }
         self.sent_addr.next = self.scan_q.q.val();
         self.cnt_rto.next = false;
         self.ack_dist.next = self.msn_e.q.val() - self.ru.acked.val();
@@ -455,7 +468,7 @@ impl Logic for AckRecv {
                     self.rqs_we.next = true;
                     self.rqs_waddr.next = self.scan_q.q.val();
                     self.rqs_wdata.next = self.tsp.pword.val();
-                } else if self.since.val() > self.rto.val() {
+                } else if self.since.val() > self.rto_eff.val() {
                     self.cnt_rto.next = true;
                     self.scan_q.d.next = self.scan_q.q.val();
                     self.state.d.next = AckState::CtlTmo;

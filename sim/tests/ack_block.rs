@@ -30,11 +30,11 @@
 //! outstanding and has not failed, the report's SSN is its lACK and its
 //! count one more than the timeouts in a row the word holds (saturating at
 //! 15), and more than `rto` cycles passed since the timer start the word
-//! holds. The timer start is checked where it is written: a write is never
+//! holds (`rto` doubled per timeout in a row the word holds, up to 8x). The timer start is checked where it is written: a write is never
 //! from the future or long past, an ACK that moves lACK clears the count,
 //! and an idle QP's timer was refreshed within a scan period when it gets
-//! WQEs. A QP outstanding and not acknowledged is reported within `rto`
-//! plus two scan periods of its timer start. Checked for every set: the
+//! WQEs. A QP outstanding and not acknowledged is reported within that
+//! timeout plus two scan periods of its timer start. Checked for every set: the
 //! completion requests (two streams, each in
 //! order: ACK completions and local errors), the CtrlQ requests in order,
 //! the QP error-flag writes, the NAK and bad-ACK counters, and every QP's
@@ -497,7 +497,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                             g("flags")
                         )));
                     }
-                    if set.rto == 0 || !outstanding || got.4 != s.acked || t - from <= set.rto {
+                    // The timeout doubles per timeout in a row the word holds, up to 8x.
+                    let rto = set.rto << (tab[q] >> 25 & 0xF).min(3);
+                    if set.rto == 0 || !outstanding || got.4 != s.acked || t - from <= rto {
                         return Err(ctx(format!(
                             "timeout report {got:x?} for qpn {q} ({s:x?}, posted {:#x}, timer from cycle {from}, rto {})",
                             pi_tab[q], set.rto
@@ -526,7 +528,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                 for &q in &qpns {
                     let s = Req { acked: tab[q] & M24, err: tab[q] >> 24 & 1 != 0, pi: pi_tab[q] };
                     let from = started(tab[q], t);
-                    if !s.err && pi_tab[q] != s.acked & M16 && t > from + set.rto + 2 * SCAN_PERIOD {
+                    let rto = set.rto << (tab[q] >> 25 & 0xF).min(3);
+                    if !s.err && pi_tab[q] != s.acked & M16 && t > from + rto + 2 * SCAN_PERIOD {
                         return Err(ctx(format!("qpn {q} ({s:x?}) timer started at cycle {from} and not reported")));
                     }
                 }
