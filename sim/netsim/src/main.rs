@@ -167,6 +167,8 @@ struct RunArgs {
     quiet: bool,
 }
 
+/// Bytes, optionally with `K`, `M` or `G` (binary): refuses 0 and sizes
+/// past 2^64 (a release build would otherwise wrap them, to 0 among others).
 fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let (num, mul) = match s.chars().last() {
@@ -175,7 +177,12 @@ fn parse_size(s: &str) -> Result<u64, String> {
         Some('G') | Some('g') => (&s[..s.len() - 1], 1 << 30),
         _ => (s, 1),
     };
-    num.parse::<u64>().map(|n| n * mul).map_err(|e| format!("bad size `{s}`: {e}"))
+    let n = num.parse::<u64>().map_err(|e| format!("bad size `{s}`: {e}"))?;
+    match n.checked_mul(mul) {
+        Some(0) => Err(format!("bad size `{s}`: at least 1 byte")),
+        Some(b) => Ok(b),
+        None => Err(format!("bad size `{s}`: more than 2^64 bytes")),
+    }
 }
 
 fn run_cmd(a: RunArgs) -> Result<(), String> {
@@ -350,5 +357,24 @@ fn main() {
     if let Err(e) = r {
         eprintln!("error: {e}");
         std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_and_overflow_is_refused() {
+        assert_eq!(parse_size("2M"), Ok(2 << 20));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("17"), Ok(17));
+        assert_eq!(parse_size("16777216G"), Ok(1 << 54));
+        assert!(parse_size("17179869184G").is_err(), "2^34 GiB = 2^64 B wraps to 0");
+        assert!(parse_size("18446744073709551615K").is_err());
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("0K").is_err());
+        assert!(parse_size("x").is_err());
+        assert!(parse_size("").is_err());
     }
 }
