@@ -1728,6 +1728,27 @@ fn random_reads_16qp_loss_1pct() {
     );
 }
 
+/// SENDs mostly, on 12 QPs with random QPNs in the upper half (so several
+/// share an entry of the responder's out-of-order receive WQE cache, which
+/// is indexed by QPN mod 16), 1 % loss and reordering: SEND packets placed
+/// out of order in the receive WQEs their RSNs name, completions written as
+/// ePSN passes them, every byte and completion checked.
+#[test]
+fn random_sends_high_qpns_loss_reorder() {
+    random_test(
+        "random_sends_high_qpns_loss_reorder",
+        &[0x5E4D_0001],
+        Spec {
+            pairs: Some(12),
+            qpns: Some(Qpns::High),
+            send_pct: Some(80),
+            msgs: 200,
+            faults: Some(Faults { loss: 0.01, jitter_ns: 300, ..Default::default() }),
+            ..Default::default()
+        },
+    );
+}
+
 /// Random loss on both links (data and ACKs): every byte still right, no hang.
 fn lossy(test: &'static str, seeds: &[u64], loss: f64, msgs: u64) {
     random_test(
