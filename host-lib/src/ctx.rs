@@ -212,6 +212,25 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
         // The device clock is read before the timer starts (in the cosim a register read runs the simulation).
         let now = if e.kind == ctrlq_kind::REQ_RNR { dev.read_reg(regs::REG_CYCLES)? } else { 0 };
         let (started, waited) = (std::time::Instant::now(), st.slow_path_reg_wait);
+        if matches!(e.kind, ctrlq_kind::RESP_OOO | ctrlq_kind::RESP_SYNC) {
+            // The responder's software recovery (its QP may be in RTR only).
+            let cmd = q.resp_rec.on_report(e.kind, e.flags, e.psn.get(), e.epsn.get(), e.psn_offset.get());
+            if let (Some(c), QpState::Rtr | QpState::Rts) = (cmd, q.state) {
+                let mut words = [0u64; regs::NUM_STAGE];
+                regs::rx_sr::FROM.put(&mut words, c.from as u64);
+                regs::rx_sr::TO.put(&mut words, c.to as u64);
+                regs::rx_sr::ENDS.put(&mut words, c.ends as u64);
+                regs::rx_sr::PKTS.put(&mut words, c.pkts as u64);
+                regs::rx_sr::SEND.put(&mut words, c.send as u64);
+                dev.write_reg(regs::stage(0), words[0])?;
+                dev.write_reg(regs::stage(1), words[1])?;
+                dev.write_reg(regs::REG_RX_SR_SET, qpn as u64)?;
+                q.rec.stats.reg_writes += 3;
+            }
+            st.slow_path_time += started.elapsed().saturating_sub(st.slow_path_reg_wait - waited);
+            st.slow_path_entries += 1;
+            continue;
+        }
         let actions = match e.kind {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
@@ -433,6 +452,35 @@ impl Context {
             });
         }
         Ok(self.dev().write_reg(regs::REG_RTO, cycles)?)
+    }
+
+    /// How many of its on-chip selective-repeat windows
+    /// (`params::SR_POOL`, all by default) the NIC's responder lends to QPs
+    /// at once. A QP that finds none goes to software recovery: its
+    /// out-of-order WRITE packets are placed and reported to this library,
+    /// which keeps their bitmap. Fewer windows put more of the work on the
+    /// host; 0 sends every QP's recovery there (for tests and experiments).
+    pub fn set_sr_windows(&self, windows: u32) -> Result<()> {
+        if windows > params::SR_POOL as u32 {
+            return Err(Error::BadSize {
+                what: "selective-repeat windows",
+                value: windows as u64,
+                min: 0,
+                max: params::SR_POOL as u64,
+            });
+        }
+        Ok(self.dev().write_reg(regs::REG_SR_POOL_HOLD, (params::SR_POOL as u32 - windows) as u64)?)
+    }
+
+    /// Runs the loss-recovery slow path without polling a CQ: reads the
+    /// NIC's control queue and acts on it. An application that polls a CQ
+    /// of this context does this already; a passive side (the target of
+    /// RDMA WRITEs that polls nothing) calls it now and then so that its
+    /// responder's software recovery moves on without waiting for the
+    /// requester's retransmission timeout.
+    pub fn progress(&self) -> Result<()> {
+        let mut st = self.state();
+        drain_ctrlq(self, &mut st)
     }
 
     /// The device backend.

@@ -65,6 +65,7 @@ mod error;
 mod mr;
 mod qp;
 mod recovery;
+mod resp_recovery;
 pub mod ring;
 
 pub use cq::{Cq, WcFlags, WcOpcode, WcStatus, WorkCompletion};

@@ -5,6 +5,7 @@ use crate::ctx::{Context, CtxState, NetAddr, Pd};
 use crate::error::Queue;
 use crate::mr::{AccessFlags, Sge};
 use crate::recovery::{rnr_timer_us, RecoveryStats, ReqRecovery};
+use crate::resp_recovery::RespRecovery;
 use crate::ring::{self, used};
 use crate::{Cq, DestroyError, Error, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
@@ -374,6 +375,8 @@ pub(crate) struct QpInner {
     last_psn_nak: Option<(u32, u32)>,
     /// The requester's loss-recovery slow path.
     pub rec: ReqRecovery,
+    /// The responder's software recovery (bitmap onloading).
+    pub resp_rec: RespRecovery,
 }
 
 impl QpInner {
@@ -549,6 +552,7 @@ impl Pd {
             rsn: 0,
             last_psn_nak: None,
             rec: ReqRecovery::new(DEFAULT_RETRY_CNT, DEFAULT_RNR_RETRY, rnr_timer_cycles(DEFAULT_MIN_RNR_TIMER)),
+            resp_rec: RespRecovery::default(),
         });
         Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn })
     }
@@ -640,7 +644,16 @@ impl Qp {
     /// The loss-recovery slow path's counters for this QP (NAKs, RNR NAKs,
     /// timeouts, rewinds), as of the last [`crate::Cq::poll_cq`] on this context.
     pub fn recovery_stats(&self) -> RecoveryStats {
-        self.with(|q| q.rec.stats)
+        self.with(|q| {
+            let r = q.resp_rec.stats;
+            RecoveryStats {
+                sw_placed: r.placed,
+                sw_commands: r.commands,
+                sw_applied: r.applied,
+                sw_episodes: r.episodes,
+                ..q.rec.stats
+            }
+        })
     }
 
     /// `max_send_wr` from creation.
@@ -719,6 +732,7 @@ impl Qp {
                 qp.rq.pi = 0;
                 qp.rq.ci = 0;
                 qp.dest_qpn = None;
+                qp.resp_rec.reset();
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ)?;
             }
             (QpState::Reset, QpState::Init) => {
@@ -739,6 +753,7 @@ impl Qp {
                 qpc::RQ_PSN.put(&mut qp.words, attr.rq_psn.expect("checked") as u64);
                 qp.dest_qpn = Some(dqpn);
                 qp.rsn = 0;
+                qp.resp_rec.reset();
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_RESP | regs::QP_COMMIT_RESET_REQ)?;
                 // Receives posted in INIT: re-announce the producer index after the responder reset.
                 if qp.rq.pi != 0 {

@@ -44,9 +44,8 @@
 //! the unplaced NAK rewinds instead; a lost resend of the last packets in
 //! flight is recovered by the retransmission timeout.
 //!
-//! Partial: SENDs and WRITEs with immediate are not placed out of order
-//! (they need the receive WQE at their RSN), and the window is per QP
-//! rather than a shared pool.
+//! The responder's side of the same split, for QPs the NIC's window pool
+//! cannot hold, is `crate::resp_recovery`.
 
 use crate::qp::{Slot, WorkQueue};
 use crate::ring;
@@ -84,6 +83,16 @@ pub struct RecoveryStats {
     /// everything the QP's previous episode knew about (the highest PSN its
     /// NAKs named, or everything posted when a timeout opened it) opens one.
     pub episodes: u64,
+    /// Responder: packets the NIC placed out of order through software
+    /// recovery (the QP had no on-chip window) and reported to this library.
+    pub sw_placed: u64,
+    /// Responder: software-recovery commands written (ePSN moved over PSNs
+    /// only the library's bitmap knew were placed).
+    pub sw_commands: u64,
+    /// Responder: of those, the ones the NIC applied.
+    pub sw_applied: u64,
+    /// Responder: software-recovery episodes (a first report while not in recovery).
+    pub sw_episodes: u64,
 }
 
 impl std::iter::Sum for RecoveryStats {
@@ -99,6 +108,10 @@ impl std::iter::Sum for RecoveryStats {
             resends_again: a.resends_again + b.resends_again,
             reg_writes: a.reg_writes + b.reg_writes,
             episodes: a.episodes + b.episodes,
+            sw_placed: a.sw_placed + b.sw_placed,
+            sw_commands: a.sw_commands + b.sw_commands,
+            sw_applied: a.sw_applied + b.sw_applied,
+            sw_episodes: a.sw_episodes + b.sw_episodes,
         })
     }
 }

@@ -46,8 +46,8 @@
 
 use crate::desc::{
     AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, HeldPack, HeldUnpack, LackPack, NakFoldPack, NakFoldUnpack,
-    ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, CQR_BITS, CTLR_BITS, LACK_BITS,
-    RQS_BITS,
+    ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ACKIN_REPORT, CQR_BITS, CTLR_BITS,
+    LACK_BITS, RQS_BITS,
 };
 use crate::num::Num;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
@@ -73,6 +73,7 @@ enum AckState {
     ScanChk,
     CtlTmo,
     ScanSave,
+    CtlRep,
 }
 
 /// The ACK receiver.
@@ -239,6 +240,10 @@ pub struct AckRecv {
     st_rem_op_err: Num<{ cqe_status::REM_OP_ERR as u64 }, 8>,
     cqe_op_requester: Num<{ cqe_op::REQUESTER as u64 }, 8>,
     flag_hold: Num<{ ACKIN_HOLD }, 8>,
+    /// The word is a responder's report for the host's software recovery (`ACKIN_REPORT`).
+    flag_report: Num<{ ACKIN_REPORT }, 8>,
+    /// The report's flags (`rnic_spec::desc::resp_report`).
+    report_mask: Num<0x1F, 8>,
     flag_rdone: Num<{ ACKIN_RDONE }, 8>,
     flag_rdend: Num<{ ACKIN_RDEND }, 8>,
     /// The RDONE word ends the last READ sent (`ACKIN_RDEND`): a kept MSN applies now.
@@ -513,6 +518,20 @@ impl Logic for AckRecv {
             AckState::Look => {
                 // The table address is presented now; the word is read next cycle.
                 self.state.d.next = AckState::Load;
+                if (self.au.flags.val() & self.flag_report.val()).any() {
+                    // A responder's report: only written to the CtrlQ, its kind in the syndrome.
+                    self.ctl_kind.d.next = self.au.syndrome.val();
+                    self.state.d.next = AckState::CtlRep;
+                }
+            }
+            AckState::CtlRep => {
+                self.ctl.flags.next = self.au.flags.val() & self.report_mask.val();
+                self.ctl.plen.next = 0.into();
+                self.ctl.imm.next = 0.into();
+                self.ctl_valid.next = true;
+                if self.ctl_ready.val() {
+                    self.state.d.next = AckState::Idle;
+                }
             }
             AckState::Load => {
                 self.lack_wr.d.next = false;

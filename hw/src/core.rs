@@ -1,6 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
-use crate::desc::{RewindPack, SqStateUnpack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
+use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::regs::Regs;
@@ -19,6 +19,12 @@ const _: () = assert!(
         && rnic_spec::regs::rewind::MSG_OFF.width == 32
         && rnic_spec::regs::rewind::ONE.bit() == 63
         && rnic_spec::regs::rewind::WQE_WORD == 2
+        && rnic_spec::regs::rx_sr::FROM.bit() == 0
+        && rnic_spec::regs::rx_sr::TO.bit() == 32
+        && rnic_spec::regs::rx_sr::ENDS.bit() == 64
+        && rnic_spec::regs::rx_sr::ENDS.width == 16
+        && rnic_spec::regs::rx_sr::PKTS.bit() == 96
+        && rnic_spec::regs::rx_sr::SEND.bit() == 127
 );
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
@@ -120,6 +126,7 @@ pub struct RnicCore {
     sent_mark: Signal<Local, Bits<16>>,
     stu: SqStateUnpack,
     rewp: RewindPack,
+    swcp: SwCmdPack,
     cq_cfg: RAM<Bits<128>, CQ_BITS>,
     cq_pi: RAM<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
@@ -229,6 +236,17 @@ impl Logic for RnicCore {
         self.rewp.one.next = self.regs.stage.val().get_bits::<1>(63);
         self.rewp.wqe.next = self.regs.stage.val().get_bits::<320>(128);
         self.sq.rew_write.next = self.regs.sq_rewind.val();
+        // Software-recovery commands: QPN from the commit value, the rest from the staging words (`regs::rx_sr`).
+        self.swcp.qpn.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
+        self.swcp.from.next = self.regs.stage.val().get_bits::<24>(0);
+        self.swcp.to.next = self.regs.stage.val().get_bits::<24>(32);
+        self.swcp.ends.next = self.regs.stage.val().get_bits::<16>(64);
+        self.swcp.pkts.next = self.regs.stage.val().get_bits::<24>(96);
+        self.swcp.send.next = self.regs.stage.val().get_bits::<1>(127);
+        self.swcp.rsvd.next = 0.into();
+        self.resp.swc_valid.next = self.regs.rx_sr_set.val();
+        self.resp.sr_pool_hold.next = self.regs.sr_pool_hold.val();
+        self.resp.swc_data.next = self.swcp.pword.val();
         // READ requests sent tell the responder block what to expect; READ requests received queue their responses.
         self.resp.arm_write.next = self.sq.arm_write.val();
         self.resp.arm_data.next = self.sq.arm_data.val();
@@ -450,6 +468,9 @@ impl Logic for RnicCore {
         }
         if self.resp.cnt_inv.val() {
             self.cnt.next = self.cnt.val() | 0x2000;
+        }
+        if self.resp.swc_drop.val() {
+            self.cnt.next = self.cnt.val() | 0x4000;
         }
         if self.resp.cnt_ctl_drop.val() {
             self.cnt.next = self.cnt.val() | 0x8000;

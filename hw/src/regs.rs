@@ -33,6 +33,8 @@ const _: () = assert!(
         && r::counters::RTO_EXPIRED == 0x298
         && r::REG_SQ_REWIND == 0x178
         && r::REG_RTO == 0x180
+        && r::REG_RX_SR_SET == 0x188
+        && r::REG_SR_POOL_HOLD == 0x190
         && r::counters::CTRLQ_DROP == 0x278
         && r::counters::CTRLQ_ENTRIES == 0x280
         && r::REG_CTRLQ_BASE == 0x160
@@ -84,8 +86,12 @@ pub struct Regs {
     pub fence_busy: Signal<In, Bit>,
     /// SQ rewind strobe (`REG_SQ_REWIND`; QPN in `commit_val`, position in the staging words).
     pub sq_rewind: Signal<Out, Bit>,
+    /// Software-recovery command strobe (`REG_RX_SR_SET`; QPN in `commit_val`, the rest in the staging words).
+    pub rx_sr_set: Signal<Out, Bit>,
     /// Retransmission timeout in cycles (`REG_RTO`; 0: off).
     pub rto: Signal<Out, Bits<32>>,
+    /// Windows of the responder's pool held back (`REG_SR_POOL_HOLD`).
+    pub sr_pool_hold: Signal<Out, Bits<8>>,
     /// Commit value (QPN/MR index/CQN and flags).
     pub commit_val: Signal<Out, Bits<64>>,
     /// SQ doorbell strobe.
@@ -148,6 +154,7 @@ pub struct Regs {
     c22: DFF<Bits<64>>,
     c23: DFF<Bits<64>>,
     rto_q: DFF<Bits<32>>,
+    hold_q: DFF<Bits<8>>,
     ctl_base: DFF<Bits<64>>,
     ctl_log2: DFF<Bits<8>>,
     ctl_ci: DFF<Bits<32>>,
@@ -160,11 +167,13 @@ impl Logic for Regs {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
-            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, rto_q, ctl_base,
-            ctl_log2, ctl_ci
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, rto_q, hold_q,
+            ctl_base, ctl_log2, ctl_ci
         );
         self.rto.next = self.rto_q.q.val();
+        self.sr_pool_hold.next = self.hold_q.q.val();
         self.sq_rewind.next = false;
+        self.rx_sr_set.next = false;
         self.ctrlq_base.next = self.ctl_base.q.val();
         self.ctrlq_log2.next = self.ctl_log2.q.val();
         self.ctrlq_ci.next = self.ctl_ci.q.val();
@@ -228,6 +237,11 @@ impl Logic for Regs {
                     self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;
                 }
                 384 => self.rto_q.d.next = self.wr_data.val().get_bits::<32>(0),
+                400 => self.hold_q.d.next = self.wr_data.val().get_bits::<8>(0),
+                392 => {
+                    self.rx_sr_set.next = self.wr_data.val().get_bits::<24>(8) == 0;
+                    self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;
+                }
                 _ => {}
             }
             // Doorbell pages: 0x10_0000 + 8*qpn (SQ), 0x20_0000 + 8*qpn (RQ).
@@ -346,6 +360,7 @@ impl Logic for Regs {
             688 => self.resp_d.d.next = self.c22.q.val(),
             696 => self.resp_d.d.next = self.c23.q.val(),
             384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
+            400 => self.resp_d.d.next = bit_cast::<64, 8>(self.hold_q.q.val()),
             352 => self.resp_d.d.next = self.ctl_base.q.val(),
             360 => self.resp_d.d.next = bit_cast::<64, 8>(self.ctl_log2.q.val()),
             368 => self.resp_d.d.next = bit_cast::<64, 32>(self.ctl_ci.q.val()),

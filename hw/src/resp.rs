@@ -17,7 +17,13 @@
 //! placed too (a SEND's in the receive WQE its RSN names), recorded in a
 //! window borrowed from a shared pool, with a per-slot record of the
 //! completion it may end; when the packet at ePSN arrives, ePSN slides over
-//! the placed packets behind it and writes their completions in order. ACKs echo
+//! the placed packets behind it and writes their completions in order. A QP
+//! that finds the pool empty goes to software recovery instead (SRNIC's
+//! bitmap onloading): its plain WRITE packets up to `SW_SR_SPAN` ahead are
+//! placed and reported to the host through the CtrlQ, the QP keeps only the
+//! most advanced run of placed PSNs (`[sw_left, sw_right]`), and the host's
+//! bitmap moves ePSN over what the responder forgot (`REG_RX_SR_SET`,
+//! Figure 8's exit rule); ePSN reaching `sw_left` jumps past the run. ACKs echo
 //! SSN/PSN_OFFSET/timestamp/entropy. ACKs to our own requests, once their
 //! QPN and source are checked, go to the ACK receiver (`crate::ack`). Every
 //! receive completion goes as a request to the completion writer
@@ -25,14 +31,15 @@
 
 use crate::desc::{
     AckInPack, ArmUnpack, CqReqPack, MrView, OooRwqePack, OooRwqeUnpack, QpcView, RecvWqeView, RewindPack,
-    RxDescUnpack, RxStatePack, RxStateUnpack, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, TxDescPack,
-    WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ARM_BITS, CQR_BITS, JOB_FOLLOWS, OCW_BITS, REW_BITS,
-    RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS, TXD_BITS,
+    RxDescUnpack, RxStatePack, RxStateUnpack, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, SwCmdUnpack,
+    TxDescPack, WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ACKIN_REPORT, ARM_BITS, CQR_BITS,
+    JOB_FOLLOWS, OCW_BITS, REW_BITS, RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS,
+    SWC_BITS, TXD_BITS,
 };
 use crate::num::Num;
-use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status};
+use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, resp_report};
 use rnic_spec::params::dma_tag;
-use rnic_spec::params::{MR_BITS, QPN_BITS};
+use rnic_spec::params::{MR_BITS, QPN_BITS, RX_SR_QUEUE_LOG2, SW_SR_SPAN};
 use rnic_spec::params::{SR_POOL, SR_POOL_LOG2, SR_WINDOW, SR_WINDOW_BITS};
 use rnic_spec::wire::{ack_flags, opcode, syndrome};
 use rust_hdl::prelude::*;
@@ -76,6 +83,11 @@ enum RState {
     RspMr,
     RspMrChk,
     RspSave,
+    SwLook,
+    SwWait,
+    SwApply,
+    SwAck,
+    SwRep,
 }
 
 /// The responder.
@@ -177,8 +189,61 @@ pub struct Responder {
     pub cnt_inv: Signal<Out, Bit>,
     /// Pulse: a request placed out of order (selective repeat).
     pub cnt_ooo: Signal<Out, Bit>,
-    /// Pulse: an out-of-order request was not placed: no window was free.
+    /// Pulse: a request placed out of order through software recovery (no window was free).
     pub cnt_nowin: Signal<Out, Bit>,
+    /// Windows of the pool held back (`regs::REG_SR_POOL_HOLD`): at most
+    /// `SR_POOL` minus this many are lent at once.
+    pub sr_pool_hold: Signal<In, Bits<8>>,
+    /// Windows lent to QPs now.
+    lent: DFF<Bits<8>>,
+    /// A window may be lent: one is free and fewer than the cap are lent.
+    pool_avail: Signal<Local, Bit>,
+    /// A software-recovery command from the host (`SwCmdPack`, `regs::REG_RX_SR_SET`).
+    pub swc_valid: Signal<In, Bit>,
+    /// The command word.
+    pub swc_data: Signal<In, Bits<SWC_BITS>>,
+    /// Pulse: a command found the queue full and was dropped.
+    pub swc_drop: Signal<Out, Bit>,
+    swq: SynchronousFIFO<Bits<SWC_BITS>, RX_SR_QUEUE_LOG2, { RX_SR_QUEUE_LOG2 + 1 }, 1>,
+    sw_word: DFF<Bits<SWC_BITS>>,
+    swu: SwCmdUnpack,
+    /// The packet out of order is placed through software recovery (not a window).
+    sw: DFF<Bit>,
+    /// A report for the host's software recovery follows the packet or command.
+    sw_rep: DFF<Bit>,
+    /// The report: CtrlQ kind, `resp_report` flags, PSN, PSN_OFFSET, QPN.
+    rep_kind: DFF<Bits<8>>,
+    rep_flags: DFF<Bits<8>>,
+    rep_psn: DFF<Bits<24>>,
+    rep_off: DFF<Bits<24>>,
+    rep_qpn: DFF<Bits<QPN_BITS>>,
+    /// The packet may be placed through software recovery: a plain WRITE
+    /// within `SW_SR_SPAN` of a QP holding no window, which is in recovery
+    /// already or finds the pool empty.
+    sw_take: Signal<Local, Bit>,
+    /// The packet lies in the QP's recovery run `[sw_left, sw_right]` (placed already).
+    sw_in_run: Signal<Local, Bit>,
+    /// PSN − sw_left, sw_right − sw_left, PSN − (sw_right + 1).
+    sw_ld: Signal<Local, Bits<24>>,
+    sw_rl: Signal<Local, Bits<24>>,
+    sw_rd: Signal<Local, Bits<24>>,
+    /// The packet at ePSN (or a READ request) is taken in order this cycle.
+    acc_io: Signal<Local, Bit>,
+    /// A command's TO − FROM and sw_left − FROM.
+    swc_rel: Signal<Local, Bits<24>>,
+    swc_lim: Signal<Local, Bits<24>>,
+    /// ePSN − 1 (the ACK of a command), sw_right + 1 (past the run).
+    sw_ack_psn: Signal<Local, Bits<24>>,
+    sw_past: Signal<Local, Bits<24>>,
+    sw_span: Num<{ SW_SR_SPAN as u64 }, 24>,
+    kind_resp_ooo: Num<{ ctrlq_kind::RESP_OOO as u64 }, 8>,
+    kind_resp_sync: Num<{ ctrlq_kind::RESP_SYNC as u64 }, 8>,
+    flag_report: Num<{ ACKIN_REPORT }, 8>,
+    rf_last: Num<{ resp_report::LAST as u64 }, 8>,
+    rf_inorder: Num<{ resp_report::INORDER as u64 }, 8>,
+    rf_exited: Num<{ resp_report::EXITED as u64 }, 8>,
+    rf_applied: Num<{ resp_report::APPLIED as u64 }, 8>,
+    rf_send: Num<{ resp_report::SEND as u64 }, 8>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
@@ -416,7 +481,7 @@ const _: () = assert!(RXS_SR_WIN_BIT == 225 && SR_POOL_LOG2 == 6 && SR_WINDOW_BI
 impl Logic for Responder {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, rstq, freeq, armq);
+        clock!(self, clock, rstq, freeq, armq, swq);
         self.pool.read_clock.next = self.clock.val();
         self.pool.write_clock.next = self.clock.val();
         self.side.read_clock.next = self.clock.val();
@@ -436,6 +501,11 @@ impl Logic for Responder {
         self.armq.read.next = false;
         self.arm_full.next = self.armq.full.val();
         self.armu.pword.next = self.arm_word.q.val();
+        self.swq.write.next = self.swc_valid.val() & !self.swq.full.val();
+        self.swq.data_in.next = self.swc_data.val();
+        self.swq.read.next = false;
+        self.swc_drop.next = self.swc_valid.val() & self.swq.full.val();
+        self.swu.pword.next = self.sw_word.q.val();
         dff_setup!(
             self,
             clock,
@@ -473,7 +543,16 @@ impl Logic for Responder {
             slide_cont,
             rsp_dup,
             sp_iova,
-            sp_len
+            sp_len,
+            lent,
+            sw_word,
+            sw,
+            sw_rep,
+            rep_kind,
+            rep_flags,
+            rep_psn,
+            rep_off,
+            rep_qpn
         );
         self.du.pword.next = self.rx_desc.q.val();
         self.qv.word.next = self.qpc.q.val();
@@ -501,6 +580,12 @@ impl Logic for Responder {
         self.rsp.rd_jv.next = self.rsu.rd_jv.val();
         self.rsp.sr_win_valid.next = self.rsu.sr_win_valid.val();
         self.rsp.sr_win.next = self.rsu.sr_win.val();
+        self.rsp.sw_on.next = self.rsu.sw_on.val();
+        self.rsp.sw_left.next = self.rsu.sw_left.val();
+        self.rsp.sw_right.next = self.rsu.sw_right.val();
+        self.rsp.sw_ends.next = self.rsu.sw_ends.val();
+        self.rsp.sw_rpk.next = self.rsu.sw_rpk.val();
+        self.rsp.sw_rsend.next = self.rsu.sw_rsend.val();
         // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
         self.pool.read_address.next = self.rxs_data.val().get_bits::<SR_POOL_LOG2>(225);
         self.pool.write_enable.next = false;
@@ -649,7 +734,28 @@ impl Logic for Responder {
             & self.in_window.val()
             & (self.is_write.val() | self.is_send.val())
             & !self.len_inv.val();
+        self.pool_avail.next = (!self.freeq.empty.val())
+            & (self.lent.q.val() < self.pool_n.val())
+            & (self.sr_pool_hold.val() < (self.pool_n.val() - self.lent.q.val()));
         self.rsn_posted.next = (self.du.rsn.val() - self.rsu.rq_ci.val()) < (self.rq_pi.q.val() - self.rsu.rq_ci.val());
+        // Software recovery: the QP's run of placed PSNs, and whether this packet may join it.
+        self.sw_ld.next = self.du.psn.val() - self.rsu.sw_left.val();
+        self.sw_rl.next = self.rsu.sw_right.val() - self.rsu.sw_left.val();
+        self.sw_past.next = self.rsu.sw_right.val() + 1;
+        self.sw_rd.next = self.du.psn.val() - self.sw_past.val();
+        self.sw_in_run.next = self.rsu.sw_on.val().any() & (self.sw_ld.val() <= self.sw_rl.val());
+        self.sw_take.next = self.qv.sr_en.val().any()
+            & !self.rsu.sr_hold.val().any()
+            & (self.psn_diff.val() < self.sw_span.val())
+            & ((self.is_write.val() & !self.is_imm.val())
+                | (self.is_send.val() & !self.is_last.val() & self.rsn_posted.val()))
+            & !self.len_inv.val()
+            & !self.rsu.sr_win_valid.val().any()
+            & (self.rsu.sw_on.val().any() | !self.pool_avail.val());
+        self.swc_rel.next = self.swu.to.val() - self.swu.from.val();
+        self.swc_lim.next = self.rsu.sw_left.val() - self.swu.from.val();
+        self.sw_ack_psn.next = self.rsu.epsn.val() - 1;
+        self.acc_io.next = false;
         self.rsn_cached.next = self.rsu.in_msg.val().any()
             & self.rsu.rwqe_valid.val().any()
             & (self.du.rsn.val() == self.rsu.rq_ci.val())
@@ -854,6 +960,10 @@ impl Logic for Responder {
                     self.armq.read.next = true;
                     self.arm_word.d.next = self.armq.data_out.val();
                     self.state.d.next = RState::ArmLook;
+                } else if !self.swq.empty.val() {
+                    self.swq.read.next = true;
+                    self.sw_word.d.next = self.swq.data_out.val();
+                    self.state.d.next = RState::SwLook;
                 } else if (!self.desc_empty.val()) & (self.init_n.q.val() == self.pool_n.val()) {
                     self.rx_desc.d.next = self.desc_data.val();
                     self.desc_pop.next = true;
@@ -893,6 +1003,7 @@ impl Logic for Responder {
                     self.rsp.resp_err.next = 0.into();
                     self.rsp.msg_pkts.next = 0.into();
                     self.rsp.sr_hold.next = 0.into();
+                    self.rsp.sw_on.next = 0.into();
                     // A window the QP holds goes back to the pool.
                     self.rsp.sr_win_valid.next = 0.into();
                     if self.rsu.sr_win_valid.val().any() {
@@ -919,6 +1030,8 @@ impl Logic for Responder {
                 self.need_cqe.d.next = false;
                 self.nak_after_cqe.d.next = false;
                 self.ooo.d.next = false;
+                self.sw.d.next = false;
+                self.sw_rep.d.next = false;
                 self.placed.d.next = false;
                 self.slid.d.next = false;
                 self.slide_cont.d.next = false;
@@ -1000,15 +1113,30 @@ impl Logic for Responder {
                     self.cnt_psn.next = true;
                     self.syn.d.next = self.syn_nak_psn_seq.val();
                     self.state.d.next = RState::Nak;
-                    if self.sr_ok.val() {
+                    if self.sw_take.val() {
+                        if self.sw_in_run.val() {
+                            // In the run placed before: a duplicate, NAKed again as placed.
+                            self.cnt_psn.next = false;
+                            self.cnt_dup.next = true;
+                            self.placed.d.next = true;
+                        } else if self.is_send.val() {
+                            self.ooo.d.next = true;
+                            self.sw.d.next = true;
+                            self.state.d.next = RState::SendChk;
+                        } else {
+                            self.ooo.d.next = true;
+                            self.sw.d.next = true;
+                            self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
+                            self.state.d.next = RState::WrMr;
+                        }
+                    } else if self.sr_ok.val() & !self.rsu.sw_on.val().any() {
                         if (self.pool_rcv.val() & self.sr_bit.val()).any() {
                             // Placed before: a duplicate, NAKed again as placed.
                             self.cnt_psn.next = false;
                             self.cnt_dup.next = true;
                             self.placed.d.next = true;
-                        } else if !(self.rsu.sr_win_valid.val().any() | !self.freeq.empty.val()) {
-                            // No window for this QP and none free: NAKed as under go-back-N.
-                            self.cnt_nowin.next = true;
+                        } else if !(self.rsu.sr_win_valid.val().any() | self.pool_avail.val()) {
+                            // No window for this QP and none free (a SEND or WRITE with immediate): NAKed as under go-back-N.
                         } else if (self.is_send.val() | self.is_imm.val()) & !self.rsn_posted.val() {
                             // Its receive WQE is not posted: not placed (ePSN gets the RNR NAK).
                         } else if self.is_write.val() {
@@ -1112,6 +1240,7 @@ impl Logic for Responder {
             }
             RState::RdDone => {
                 // ePSN passes the READ's PSNs, MSN counts it; the window moves as far.
+                self.acc_io.next = true;
                 self.rsp.epsn.next = self.rsu.epsn.val() + self.rd_npkts.val();
                 self.rsp.msn.next = self.rsu.msn.val() + 1;
                 self.rsp.in_msg.next = 0.into();
@@ -1337,6 +1466,46 @@ impl Logic for Responder {
                     }
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::RspSave;
+                } else if self.sw.q.val() {
+                    // Placed in software recovery: the run grows or a more
+                    // advanced one starts; the host is told (CtrlQ).
+                    self.rp_next.next = self.end_ptr.q.val();
+                    self.rsp.sw_on.next = 1.into();
+                    if (!self.rsu.sw_on.val().any()) | ((self.sw_rd.val() != 0) & !self.sw_rd.val().get_bit(23)) {
+                        self.rsp.sw_left.next = self.du.psn.val();
+                        self.rsp.sw_right.next = self.du.psn.val();
+                        self.rsp.sw_ends.next = bit_cast::<16, 1>(self.is_last.val().into());
+                        self.rsp.sw_rpk.next = self.du.psn_offset.val() + 1;
+                        if self.is_last.val() {
+                            self.rsp.sw_rpk.next = 0.into();
+                        }
+                        self.rsp.sw_rsend.next = self.is_send.val().into();
+                    } else if self.sw_rd.val() == 0 {
+                        self.rsp.sw_right.next = self.du.psn.val();
+                        self.rsp.sw_ends.next = self.rsu.sw_ends.val() + bit_cast::<16, 1>(self.is_last.val().into());
+                        self.rsp.sw_rpk.next = self.du.psn_offset.val() + 1;
+                        if self.is_last.val() {
+                            self.rsp.sw_rpk.next = 0.into();
+                        }
+                        self.rsp.sw_rsend.next = self.is_send.val().into();
+                    }
+                    self.sw_rep.d.next = true;
+                    self.rep_kind.d.next = self.kind_resp_ooo.val();
+                    self.rep_flags.d.next = 0.into();
+                    if self.is_last.val() {
+                        self.rep_flags.d.next = self.rf_last.val();
+                    }
+                    if self.is_send.val() {
+                        self.rep_flags.d.next = self.rf_send.val();
+                    }
+                    self.rep_psn.d.next = self.du.psn.val();
+                    self.rep_off.d.next = self.du.psn_offset.val();
+                    self.rep_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+                    self.cnt_ooo.next = true;
+                    self.cnt_nowin.next = true;
+                    self.placed.d.next = true;
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.state.d.next = RState::Save;
                 } else if self.ooo.q.val() {
                     // Placed out of order: recorded in the window, ePSN unchanged, NAKed as placed.
                     self.rp_next.next = self.end_ptr.q.val();
@@ -1361,6 +1530,7 @@ impl Logic for Responder {
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::Save;
                 } else {
+                    self.acc_io.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.rsp.epsn.next = self.rsu.epsn.val() + 1;
                     self.rsp.sr_hold.next = 0.into();
@@ -1499,9 +1669,15 @@ impl Logic for Responder {
                 // Packets that slid in are acknowledged at once, asked for or not.
                 if !(self.du.ack_req.val().any() | self.slid.q.val()) {
                     self.state.d.next = RState::Idle;
+                    if self.sw_rep.q.val() {
+                        self.state.d.next = RState::SwRep;
+                    }
                 } else if !self.ack_full.val() {
                     self.ack_write.next = true;
                     self.state.d.next = RState::Idle;
+                    if self.sw_rep.q.val() {
+                        self.state.d.next = RState::SwRep;
+                    }
                 }
             }
             RState::Nak => {
@@ -1518,6 +1694,9 @@ impl Logic for Responder {
                 if !self.ack_full.val() {
                     self.ack_write.next = true;
                     self.state.d.next = RState::Idle;
+                    if self.sw_rep.q.val() {
+                        self.state.d.next = RState::SwRep;
+                    }
                 }
             }
             RState::AckFwd => {
@@ -1539,9 +1718,138 @@ impl Logic for Responder {
                     }
                 }
             }
+            RState::SwLook => {
+                self.rxs_addr.next = self.swu.qpn.val();
+                self.qpc_addr.next = self.swu.qpn.val();
+                self.state.d.next = RState::SwWait;
+            }
+            RState::SwWait => {
+                self.rs.d.next = self.rxs_data.val();
+                self.qpc.d.next = self.qpc_data.val();
+                self.state.d.next = RState::SwApply;
+            }
+            RState::SwApply => {
+                // The host's bitmap says [FROM, TO) is placed: applied only
+                // at the QP's ePSN and up to its run (Figure 8); reaching the
+                // run jumps past it and ends recovery. Answered either way.
+                self.sw_rep.d.next = true;
+                self.rep_kind.d.next = self.kind_resp_sync.val();
+                self.rep_flags.d.next = 0.into();
+                self.rep_psn.d.next = self.swu.to.val();
+                self.rep_off.d.next = self.swu.from.val();
+                self.rep_qpn.d.next = self.swu.qpn.val();
+                self.state.d.next = RState::SwRep;
+                if self.rsu.sw_on.val().any()
+                    & (self.rsu.epsn.val() == self.swu.from.val())
+                    & (self.swc_rel.val() != 0)
+                    & (self.swc_rel.val() <= self.swc_lim.val())
+                    & !self.swc_lim.val().get_bit(23)
+                {
+                    self.rep_flags.d.next = self.rf_applied.val();
+                    self.rsp.epsn.next = self.swu.to.val();
+                    self.rsp.msn.next = self.rsu.msn.val() + bit_cast::<24, 16>(self.swu.ends.val());
+                    self.rsp.in_msg.next = (self.swu.pkts.val() != 0).into();
+                    self.rsp.in_write.next = (!self.swu.send.val().any()).into();
+                    self.rsp.rwqe_valid.next = 0.into();
+                    self.rsp.msg_pkts.next = self.swu.pkts.val();
+                    self.rsp.sr_hold.next = 0.into();
+                    if self.swu.to.val() == self.rsu.sw_left.val() {
+                        self.rep_flags.d.next = self.rf_applied.val() | self.rf_exited.val();
+                        self.rsp.epsn.next = self.sw_past.val();
+                        self.rsp.msn.next = self.rsu.msn.val()
+                            + bit_cast::<24, 16>(self.swu.ends.val())
+                            + bit_cast::<24, 16>(self.rsu.sw_ends.val());
+                        self.rsp.in_msg.next = (self.rsu.sw_rpk.val() != 0).into();
+                        self.rsp.in_write.next = (!self.rsu.sw_rsend.val().any()).into();
+                        self.rsp.msg_pkts.next = self.rsu.sw_rpk.val();
+                        self.rsp.sw_on.next = 0.into();
+                    }
+                    self.rxs_we.next = true;
+                    self.rxs_waddr.next = self.swu.qpn.val();
+                    self.rxs_wdata.next = self.rsp.pword.val();
+                    self.rs.d.next = self.rsp.pword.val();
+                    self.state.d.next = RState::SwAck;
+                }
+            }
+            RState::SwAck => {
+                // ePSN moved without a packet: an ACK to the requester, addressed from the QPC.
+                self.ackp.dst_mac.next = self.qv.dest_mac.val();
+                self.ackp.dst_ip.next = self.qv.dest_ip.val();
+                self.ackp.sport.next = self.qv.udp_sport.val();
+                self.ackp.psn.next = self.sw_ack_psn.val();
+                self.ackp.ssn.next = 0.into();
+                self.ackp.psn_offset.next = 0.into();
+                self.ackp.ts.next = 0.into();
+                self.ackp.syndrome.next = self.syn_ack.val();
+                self.ackp.ecn_echo.next = 0.into();
+                self.ackp.ack_flags.next = 0.into();
+                if !self.ack_full.val() {
+                    self.ack_write.next = true;
+                    self.state.d.next = RState::SwRep;
+                }
+            }
+            RState::SwRep => {
+                // The report for the host's software recovery, through the ACK receiver to the CtrlQ.
+                self.aw.qpn.next = self.rep_qpn.q.val();
+                self.aw.msn.next = self.rsu.msn.val();
+                self.aw.syndrome.next = self.rep_kind.q.val();
+                self.aw.cqn.next = 0.into();
+                self.aw.sq_pi.next = 0.into();
+                self.aw.psn.next = self.rep_psn.q.val();
+                self.aw.epsn.next = self.rsu.epsn.val();
+                self.aw.ssn.next = self.rsu.msn.val();
+                self.aw.psn_offset.next = self.rep_off.q.val();
+                self.aw.flags.next = self.flag_report.val() | self.rep_flags.q.val();
+                self.aw.msn_psn.next = 0.into();
+                self.aw.ts.next = 0.into();
+                self.ackr_valid.next = true;
+                if self.ackr_ready.val() {
+                    self.sw_rep.d.next = false;
+                    self.state.d.next = RState::Idle;
+                }
+            }
             _ => {
                 self.state.d.next = RState::Idle;
             }
+        }
+        // In software recovery every packet taken at ePSN is reported, and
+        // ePSN reaching the run jumps past it (the QP leaves recovery; the
+        // jump is acknowledged at once).
+        if self.acc_io.val() & self.rsu.sw_on.val().any() {
+            self.sw_rep.d.next = true;
+            self.rep_kind.d.next = self.kind_resp_ooo.val();
+            self.rep_flags.d.next = self.rf_inorder.val();
+            if self.is_last.val() {
+                self.rep_flags.d.next = self.rf_inorder.val() | self.rf_last.val();
+            }
+            self.rep_psn.d.next = self.du.psn.val();
+            self.rep_off.d.next = self.du.psn_offset.val();
+            self.rep_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+            if self.rsp.epsn.val() == self.rsu.sw_left.val() {
+                self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val();
+                if self.is_last.val() {
+                    self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val() | self.rf_last.val();
+                }
+                // Every packet taken in order here (a READ request too) counts as a message end if is_last.
+                self.rsp.msn.next = self.rsu.msn.val()
+                    + bit_cast::<24, 1>(self.is_last.val().into())
+                    + bit_cast::<24, 16>(self.rsu.sw_ends.val());
+                self.rsp.epsn.next = self.sw_past.val();
+                self.rsp.in_msg.next = (self.rsu.sw_rpk.val() != 0).into();
+                self.rsp.in_write.next = (!self.rsu.sw_rsend.val().any()).into();
+                // A SEND continued after the jump fetches its receive WQE again (or finds it in the cache).
+                self.rsp.rwqe_valid.next = 0.into();
+                self.rsp.msg_pkts.next = self.rsu.sw_rpk.val();
+                self.rsp.sw_on.next = 0.into();
+                self.slid.d.next = true;
+                self.rs.d.next = self.rsp.pword.val();
+            }
+        }
+        // Windows lent: one more at a borrow, one fewer at a return (not the free list's power-up fill).
+        if self.freeq.read.val() {
+            self.lent.d.next = self.lent.q.val() + 1;
+        } else if self.freeq.write.val() & (self.init_n.q.val() == self.pool_n.val()) {
+            self.lent.d.next = self.lent.q.val() - 1;
         }
         self.rp.d.next = self.rp_next.val();
         self.ring_raddr.next = self.rp_next.val();

@@ -9,7 +9,7 @@
 
 use crate::ack::AckRecv;
 use crate::cqw::{CqReqMux, CqWriter};
-use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
+use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, RQS_BITS, RXD_BITS, RXS_BITS, SWC_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
 use crate::resp::Responder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -166,8 +166,16 @@ pub struct RxEngine {
     pub cnt_inv: Signal<Out, Bit>,
     /// Pulse: a request placed out of order (selective repeat).
     pub cnt_ooo: Signal<Out, Bit>,
-    /// Pulse: an out-of-order request found no free selective-repeat window.
+    /// Pulse: a request placed out of order through software recovery (no window was free).
     pub cnt_nowin: Signal<Out, Bit>,
+    /// Windows of the selective-repeat pool held back (`REG_SR_POOL_HOLD`).
+    pub sr_pool_hold: Signal<In, Bits<8>>,
+    /// A software-recovery command (`SwCmdPack`).
+    pub swc_valid: Signal<In, Bit>,
+    /// The command word.
+    pub swc_data: Signal<In, Bits<SWC_BITS>>,
+    /// Pulse: a command found the queue full and was dropped.
+    pub swc_drop: Signal<Out, Bit>,
     /// QP commit: reset request valid.
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
@@ -237,6 +245,10 @@ impl Logic for RxEngine {
         self.cnt_inv.next = self.resp.cnt_inv.val();
         self.cnt_ooo.next = self.resp.cnt_ooo.val();
         self.cnt_nowin.next = self.resp.cnt_nowin.val();
+        self.resp.swc_valid.next = self.swc_valid.val();
+        self.resp.sr_pool_hold.next = self.sr_pool_hold.val();
+        self.resp.swc_data.next = self.swc_data.val();
+        self.swc_drop.next = self.resp.swc_drop.val();
         self.resp.rst_valid.next = self.rst_valid.val();
         self.resp.rst_data.next = self.rst_data.val();
         self.resp.arm_write.next = self.arm_write.val();

@@ -102,6 +102,8 @@ struct Params {
     avoid_known: bool,
     /// Faults on both links (loss, duplication, reordering), seeded from the world's seed.
     faults: Option<Faults>,
+    /// Selective-repeat windows each responder lends (`Context::set_sr_windows`; `None`: all).
+    sr_windows: Option<u32>,
 }
 
 /// Random faults a test puts on both links.
@@ -128,6 +130,7 @@ struct Spec {
     msgs: u64,
     errors: bool,
     faults: Option<Faults>,
+    sr_windows: Option<u32>,
 }
 
 const MTUS: [Mtu; 5] = [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096];
@@ -187,6 +190,7 @@ impl Params {
             mmio_latency_ns,
             avoid_known,
             faults: spec.faults,
+            sr_windows: spec.sr_windows,
         }
     }
 
@@ -426,6 +430,9 @@ impl World {
             [(0..p.pairs).map(|_| None).collect(), (0..p.pairs).map(|_| None).collect()];
         for nic in 0..2 {
             let ctx = nics.ctxs[nic].clone();
+            if let Some(n) = p.sr_windows {
+                ctx.set_sr_windows(n).unwrap();
+            }
             let pd = ctx.alloc_pd().unwrap();
             let mut mk = |len: usize, access: AccessFlags, stream: u64| -> (Mr, MrId) {
                 let mr = pd.reg_mr(len, access).unwrap();
@@ -586,6 +593,9 @@ impl World {
             if p.avoid_known { ", avoiding the known defects" } else { "" },
         ) + &match p.faults {
             Some(f) => format!(", faults on both links: {:.2}% loss, {:.2}% duplicated, jitter {} ns", f.loss * 100.0, f.dup * 100.0, f.jitter_ns),
+            None => String::new(),
+        } + &match p.sr_windows {
+            Some(n) => format!(", {n} selective-repeat windows per responder (the rest: software recovery)"),
             None => String::new(),
         }
     }
@@ -1744,6 +1754,45 @@ fn random_sends_high_qpns_loss_reorder() {
             send_pct: Some(80),
             msgs: 200,
             faults: Some(Faults { loss: 0.01, jitter_ns: 300, ..Default::default() }),
+            ..Default::default()
+        },
+    );
+}
+
+/// Software recovery (the responders lend no on-chip window, so every QP's
+/// out-of-order WRITE packets go through the host's bitmap): WRITEs and
+/// SENDs on 8 QP pairs in both directions, 1 % loss and reordering.
+#[test]
+fn random_sw_recovery_loss_reorder() {
+    random_test(
+        "random_sw_recovery_loss_reorder",
+        &[0x5B17_0001, 0x5B17_0002],
+        Spec {
+            pairs: Some(8),
+            bidir: Some(true),
+            send_pct: Some(20),
+            msgs: 200,
+            faults: Some(Faults { loss: 0.01, jitter_ns: 300, ..Default::default() }),
+            sr_windows: Some(0),
+            ..Default::default()
+        },
+    );
+}
+
+/// Two windows for 12 QP pairs at 3 % loss: QPs move between on-chip
+/// windows and software recovery as windows come and go, on high QPNs.
+#[test]
+fn random_sw_recovery_two_windows_loss_3pct() {
+    random_test(
+        "random_sw_recovery_two_windows_loss_3pct",
+        &[0x5B17_1001],
+        Spec {
+            pairs: Some(12),
+            qpns: Some(Qpns::High),
+            send_pct: Some(20),
+            msgs: 200,
+            faults: Some(Faults { loss: 0.03, ..Default::default() }),
+            sr_windows: Some(2),
             ..Default::default()
         },
     );

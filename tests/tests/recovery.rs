@@ -385,13 +385,16 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
 /// than windows each lose the first packet of a WRITE while the requester's
 /// slow path is not polled, so every QP's later packets arrive out of order
 /// at once. The first `SR_POOL` QPs borrow a window and have their
-/// packets placed; the rest find none (`RX_OOO_NO_WINDOW`), are NAKed as
-/// under go-back-N and rewound. Every byte arrives; a second round shows
-/// every window came back to the pool. The 72 retransmissions the slow
-/// path decides at once wait in the library for room in the NIC's
-/// 16-deep rewind queue (none is dropped).
+/// packets placed; the rest find none and go to software recovery
+/// (`RX_OOO_NO_WINDOW`): their packets are placed too and reported to the
+/// responder's host. Every QP gets one resend, no rewind; the resent first
+/// packet reaches each software QP's run and the NIC jumps past it without
+/// the host's help. Every byte arrives; a second round shows every window
+/// came back to the pool. The 72 retransmissions the slow path decides at
+/// once wait in the library for room in the NIC's 16-deep rewind queue
+/// (none is dropped).
 #[test]
-fn sr_pool_overflow_falls_back_to_go_back_n_and_windows_return() {
+fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
     use rnic_spec::params::SR_POOL;
     const EXTRA: u32 = 8;
     let n = SR_POOL as u32 + EXTRA;
@@ -427,15 +430,23 @@ fn sr_pool_overflow_falls_back_to_go_back_n_and_windows_return() {
             let nowin = reg(1, counters::RX_OOO_NO_WINDOW) - nowin0;
             assert_eq!(
                 (placed, nowin),
-                (2 * SR_POOL as u64, 2 * EXTRA as u64),
-                "round {round}: packets placed out of order, and refused for want of a window"
+                (2 * n as u64, 2 * EXTRA as u64),
+                "round {round}: packets placed out of order, and of those through software recovery"
             );
             let wcs = wait(&w.cq_a, n as usize, 4 * n as u64 * SIZE as u64);
             assert!(wcs.iter().all(|c| c.status == WcStatus::Success && c.wr_id == round), "{wcs:?}");
             nics.cluster.borrow_mut().faults(0).clear_rules();
         }
         let stats: rnic::RecoveryStats = w.conns.iter().map(|(qa, _)| qa.recovery_stats()).sum();
-        assert_eq!((stats.resends, stats.rewinds), (2 * SR_POOL as u64, 2 * EXTRA as u64), "{stats:?}");
+        assert_eq!((stats.resends, stats.rewinds, stats.timeouts), (2 * n as u64, 0, 0), "{stats:?}");
+        // The responder's host saw each software QP's two packets per round, and needed no command.
+        w.ctx_b.progress().unwrap();
+        let resp: rnic::RecoveryStats = w.conns.iter().map(|(_, qb)| qb.recovery_stats()).sum();
+        assert_eq!(
+            (resp.sw_placed, resp.sw_episodes, resp.sw_commands),
+            (4 * EXTRA as u64, 2 * EXTRA as u64, 0),
+            "{resp:?}"
+        );
         // 72 retransmissions decided at once, a 16-deep queue: the library waits for room, none is dropped.
         assert_eq!(reg(0, counters::SQ_REWIND_DROP), 0);
         let mut want = snapshot.clone();
@@ -443,6 +454,90 @@ fn sr_pool_overflow_falls_back_to_go_back_n_and_windows_return() {
             want[s * SLOT..s * SLOT + SIZE].copy_from_slice(&pattern::make(SEED, stream(2, 0), SIZE));
         }
         assert_same("pool overflow", &read_all(&dst), &want, SLOT, 2 * n, SIZE);
+    }
+    assert_no_violations(&nics);
+}
+
+/// Software recovery with holes the NIC forgets: the responder lends no
+/// window (`set_sr_windows(0)`), and each QP's 8-packet WRITE loses its
+/// packets 0 and 3 (and, on every third QP, also 6). The NIC places the
+/// rest, reports them to its host and keeps only the most advanced run;
+/// when the resent packet 0 is taken, ePSN stops at packet 1, which only
+/// the host's bitmap knows was placed, and the host's command moves it on
+/// (SRNIC's exit rule decides where). Both sides' slow paths are polled.
+/// Every QP gets one resend per hole, no rewind, no timeout, every byte
+/// arrives, and the responder's host applied commands.
+#[test]
+fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
+    const QPS: u32 = 6;
+    const PKTS: usize = 8;
+    const MSG: usize = PKTS * 1024;
+    let nics = pair();
+    {
+        let w = World::new(&nics, QPS, 4, Mtu::Mtu1024);
+        w.ctx_b.set_sr_windows(0).unwrap();
+        let src = w.pd_a.reg_mr(MSG, AccessFlags::empty()).unwrap();
+        src.write(0, &pattern::make(SEED, stream(3, 0), MSG)).unwrap();
+        let slot = MSG + 256;
+        let dst = w.pd_b.reg_mr(QPS as usize * slot, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
+        let snapshot = fill_sentinel(&dst);
+        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let nowin0 = reg(1, counters::RX_OOO_NO_WINDOW);
+        // Lost: packets 0 and 3 of every QP's message, and 6 of every third QP's (first transmissions only).
+        let lost = |qi: usize| if qi.is_multiple_of(3) { vec![0u32, 3, 6] } else { vec![0, 3] };
+        let mut seen = std::collections::HashMap::<u32, u32>::new();
+        let plan: std::collections::HashMap<u32, Vec<u32>> =
+            (0..QPS as usize).map(|qi| (w.conns[qi].1.qp_num(), lost(qi))).collect();
+        let total_lost: u32 = (0..QPS as usize).map(|qi| lost(qi).len() as u32).sum();
+        nics.cluster.borrow_mut().faults(0).drop_matching(
+            0,
+            total_lost as u64,
+            Box::new(move |f: &FrameClass| {
+                if f.opcode.is_ack() || f.retransmission {
+                    return false;
+                }
+                let k = seen.entry(f.dqpn).or_default();
+                let hit = plan.get(&f.dqpn).is_some_and(|l| l.contains(k));
+                *k += 1;
+                hit
+            }),
+        );
+        for (qi, (qa, _)) in w.conns.iter().enumerate() {
+            let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (qi * slot) as u64, rkey: dst.rkey() };
+            qa.post_send(&SendWr { wr_id: qi as u64, opcode, sg: src.sge(0, MSG as u32) }).unwrap();
+        }
+        let mut wcs = Vec::new();
+        for _ in 0..2_000 {
+            wcs.extend(w.cq_a.poll_cq_vec(16).unwrap());
+            w.ctx_b.progress().unwrap();
+            if wcs.len() == QPS as usize {
+                break;
+            }
+            nics.cluster.borrow_mut().run(500);
+        }
+        assert_eq!(wcs.len(), QPS as usize, "completions: {wcs:?}");
+        assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
+        w.ctx_b.progress().unwrap();
+        let mut sw_placed = 0;
+        for (qi, (qa, qb)) in w.conns.iter().enumerate() {
+            let (a, b) = (qa.recovery_stats(), qb.recovery_stats());
+            let holes = lost(qi).len() as u64;
+            assert_eq!((a.resends, a.rewinds, a.timeouts), (holes, 0, 0), "QP {qi} requester: {a:?}");
+            // Every packet that arrived ahead of ePSN was placed and reported: the
+            // first transmissions past the holes, and resends of later holes that
+            // came before ePSN reached them.
+            assert!(b.sw_placed >= PKTS as u64 - holes && b.sw_placed < PKTS as u64, "QP {qi} responder: {b:?}");
+            assert_eq!(b.sw_episodes, 1, "QP {qi} responder: {b:?}");
+            sw_placed += b.sw_placed;
+            assert!(b.sw_applied >= 1 && b.sw_applied <= b.sw_commands, "QP {qi} responder: {b:?}");
+        }
+        assert_eq!(reg(1, counters::RX_OOO_NO_WINDOW) - nowin0, sw_placed);
+        assert_eq!(reg(1, counters::REG_ERR), 0, "no software-recovery command was dropped");
+        let mut want = snapshot.clone();
+        for qi in 0..QPS as usize {
+            want[qi * slot..qi * slot + MSG].copy_from_slice(&pattern::make(SEED, stream(3, 0), MSG));
+        }
+        assert_same("software recovery", &read_all(&dst), &want, slot, QPS, MSG);
     }
     assert_no_violations(&nics);
 }

@@ -162,6 +162,33 @@ pub mod ctrlq_kind {
     /// packet it refused.
     /// The requester does not fail: the slow path resends after the RNR timer.
     pub const REQ_RNR: u8 = 3;
+    /// Responder, software recovery (the QP had no selective-repeat window):
+    /// a packet was placed out of order (`psn`, `psn_offset`; `epsn` is the
+    /// QP's ePSN), or, with [`resp_report::INORDER`], taken at ePSN
+    /// (`epsn` is the ePSN after it). `flags` are [`resp_report`] bits;
+    /// `ssn` carries the QP's MSN.
+    pub const RESP_OOO: u8 = 4;
+    /// Responder: the answer to a software-recovery command
+    /// ([`crate::regs::REG_RX_SR_SET`]): `psn` is the command's `TO`,
+    /// `psn_offset` its `FROM`, `epsn` the QP's ePSN now; `flags` [`resp_report::APPLIED`] if it
+    /// moved ePSN, [`resp_report::EXITED`] if the QP left recovery.
+    pub const RESP_SYNC: u8 = 5;
+}
+
+/// [`CtrlqEntry::flags`] of the responder's reports ([`ctrlq_kind::RESP_OOO`],
+/// [`ctrlq_kind::RESP_SYNC`]).
+pub mod resp_report {
+    /// The packet ends its message.
+    pub const LAST: u8 = 0x01;
+    /// The packet was taken at ePSN (a hole filled), not placed ahead of it.
+    pub const INORDER: u8 = 0x02;
+    /// The QP left software recovery: ePSN passed every packet it placed
+    /// out of order; the host drops its bitmap.
+    pub const EXITED: u8 = 0x04;
+    /// The command moved ePSN.
+    pub const APPLIED: u8 = 0x08;
+    /// The packet is a SEND's (not a WRITE's).
+    pub const SEND: u8 = 0x10;
 }
 
 /// A control queue entry: 32 bytes, written by the NIC at its producer

@@ -65,16 +65,27 @@ pub const RD_IN_FLIGHT: u32 = 2;
 pub const SR_POOL_LOG2: usize = 6;
 /// Windows in the responder's shared pool. A QP borrows one when a packet
 /// of it is placed out of order and returns it once ePSN has passed every
-/// packet the window holds; an out-of-order packet that finds the pool empty
-/// is not placed (NAKed as under go-back-N, counted in
+/// packet the window holds; a QP whose out-of-order packet finds the pool
+/// empty goes to software recovery instead ([`SW_SR_SPAN`], counted in
 /// `regs::counters::RX_OOO_NO_WINDOW`). 64 windows hold a 32:1 incast with
 /// every sender reordering, twice over.
 pub const SR_POOL: usize = 1 << SR_POOL_LOG2;
+/// Software recovery (SRNIC's bitmap onloading, for a QP that found the
+/// window pool empty): how far ahead of ePSN, in PSNs, the responder places
+/// a plain WRITE packet and reports it to the host's slow path through the
+/// CtrlQ. The host keeps a bitmap this long per QP while the QP recovers:
+/// a BDP of 100 Gb/s × 40 µs at a 1 KiB PMTU.
+pub const SW_SR_SPAN: u32 = 4096;
 
 /// Depth of the send engine's SQ rewind queue (`regs::REG_SQ_REWIND`), log2.
 pub const REWIND_QUEUE_LOG2: usize = 4;
 /// Depth of the send engine's SQ rewind queue.
 pub const REWIND_QUEUE: usize = 1 << REWIND_QUEUE_LOG2;
+/// log2 of the depth of the responder's queue of software-recovery commands
+/// (`regs::REG_RX_SR_SET`).
+pub const RX_SR_QUEUE_LOG2: usize = 4;
+/// Depth of the responder's queue of software-recovery commands.
+pub const RX_SR_QUEUE: usize = 1 << RX_SR_QUEUE_LOG2;
 /// log2 of the READ response jobs the send path queues (the responder
 /// waits while the queue is full): room for `RD_IN_FLIGHT` READs of each
 /// of 32 QPs, so READs of many QPs do not wait in the responder's RX ring

@@ -91,9 +91,10 @@ pub mod counters {
     /// ([`super::rewind::ONE`]): sent, or dropped because the QP has failed
     /// or the WQE at that SSN does not hold that packet.
     pub const SQ_RESENDS: u32 = 0x2A8;
-    /// Out-of-order requests the responder could have placed but did not,
-    /// because the QP had no window and the shared pool had none free
-    /// ([`crate::params::SR_POOL`]); they are NAKed as under go-back-N.
+    /// Out-of-order WRITE packets the responder placed through software
+    /// recovery (the QP had no window and the shared pool had none free,
+    /// [`crate::params::SR_POOL`]): each is reported to the host's slow
+    /// path in a CtrlQ `RESP_OOO` entry.
     pub const RX_OOO_NO_WINDOW: u32 = 0x2B0;
     /// Times the send path skipped ahead to lACK: a rewind (or a resend)
     /// reached a WQE the peer had acknowledged meanwhile, whose ring slot
@@ -140,6 +141,26 @@ pub const REG_SQ_REWIND: u32 = 0x178;
 /// further timeout). Each QP is looked at once per scan of about
 /// `4 * 2^QPN_BITS` cycles, the timeout's resolution.
 pub const REG_RTO: u32 = 0x180;
+
+/// Software recovery's new ePSN (SRNIC's bitmap onloading): write `qpn` to
+/// tell the QP's responder, from the staging words ([`rx_sr`]), that every
+/// PSN from `FROM` up to `TO` (exclusive) has been received and placed,
+/// with `ENDS` messages ending among them. The responder applies it only
+/// if the QP is in software recovery, its ePSN is `FROM` and `TO` is
+/// ahead of it and not past `psn_left`, the first PSN of the most advanced
+/// run of packets it placed in recovery (SRNIC's exit rule, Figure 8):
+/// then ePSN := `TO`, and if `TO` is `psn_left`, ePSN := `psn_right + 1`
+/// and the QP leaves recovery. Either way it answers with a CtrlQ
+/// `RESP_SYNC` entry, and an ACK goes to the requester if ePSN moved.
+/// Commands are queued ([`crate::params::RX_SR_QUEUE`] deep); one that
+/// finds the queue full is dropped and counted in [`counters::REG_ERR`].
+pub const REG_RX_SR_SET: u32 = 0x188;
+
+/// Selective-repeat windows of the responder's pool held back (0, the
+/// reset value, to [`crate::params::SR_POOL`]): the responder lends at most
+/// `SR_POOL` minus this many at once, so more QPs go to software recovery.
+/// For tests and experiments with the slow path; readable.
+pub const REG_SR_POOL_HOLD: u32 = 0x190;
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
@@ -267,6 +288,23 @@ pub mod rewind {
         WQE_BYTES == core::mem::offset_of!(crate::desc::SendWqe, rsvd1)
             && WQE_WORD * 8 + WQE_BYTES <= super::NUM_STAGE * 8
     );
+}
+
+/// Staging words of a software-recovery command ([`REG_RX_SR_SET`]).
+pub mod rx_sr {
+    use super::Field;
+    /// The QP's ePSN the command was computed from.
+    pub const FROM: Field = Field::new(0, 0, 24);
+    /// The new ePSN: every PSN from `FROM` up to it has been placed.
+    pub const TO: Field = Field::new(0, 32, 24);
+    /// Messages that end in `[FROM, TO)` (the MSN moves by as many).
+    pub const ENDS: Field = Field::new(1, 0, 16);
+    /// Packets of the message PSN `TO - 1` belongs to, up to and including
+    /// it, if it does not end that message (0 if it does): the responder's
+    /// position inside a message at the new ePSN.
+    pub const PKTS: Field = Field::new(1, 32, 24);
+    /// That unfinished message is a SEND (0: a WRITE).
+    pub const SEND: Field = Field::new(1, 63, 1);
 }
 
 /// MR table entry written by [`REG_MR_COMMIT`].
