@@ -212,10 +212,14 @@ impl Params {
         });
         // From a generator of its own, so the worlds' other parameters are as before READs.
         let read_pct = Rng::new(seed ^ 0x4EAD_50AC).pct(30).then_some(10);
+        // Likewise: a fifth of the worlds lend few or no selective-repeat windows (software recovery).
+        let sr_windows =
+            Rng::new(seed ^ 0x5B17_50AC).pick(&[None, None, None, None, Some(0), Some(2), None, None, None, None]);
         let spec = Spec {
             pairs: Some(pairs),
             qpns: Some(qpns),
             read_pct,
+            sr_windows,
             large_permille: Some(r.pick(&[0, 5, 15, 50])),
             msgs,
             faults,

@@ -806,7 +806,9 @@ impl<'a> Runner<'a> {
             for wc in &wcs[..n] {
                 self.on_send_completion(wc)?;
             }
-            if send {
+            // The responder's CQ is polled in every test: that also runs its host's slow path
+            // (software recovery); only SEND tests have completions there.
+            {
                 let n = self.s.resp_cq.poll_cq(&mut wcs)?;
                 progress |= n > 0;
                 for wc in &wcs[..n] {
@@ -856,7 +858,7 @@ impl<'a> Runner<'a> {
             wall,
             verified_bytes: self.verified,
             own_slots: self.s.own_slots,
-            recovery: self.s.lanes.iter().map(|l| l.req.recovery_stats()).sum(),
+            recovery: self.s.lanes.iter().flat_map(|l| [l.req.recovery_stats(), l.resp.recovery_stats()]).sum(),
             completions: std::mem::take(&mut self.completions),
             posts: std::mem::take(&mut self.posts),
             deliveries: std::mem::take(&mut self.deliveries),

@@ -216,6 +216,11 @@ struct Args {
     /// Flip one bit in this percentage of the frames (the receiver's ICRC check drops them).
     #[arg(long, default_value_t = 0.0, value_parser = percent)]
     corrupt: f64,
+    /// On-chip selective-repeat windows each NIC's responder lends (0 to
+    /// the pool's size, default all): QPs that find none recover through
+    /// the host's software bitmap instead (SRNIC's onloading).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=rnic_spec::params::SR_POOL as i64))]
+    sr_windows: Option<u32>,
 }
 
 /// A percentage in [0, 100].
@@ -475,6 +480,11 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     let mmio_ns = cfg.mmio_latency_ns;
     let nics = Nics::new(2, cfg)?;
+    if let Some(n) = a.sr_windows {
+        for c in &nics.ctxs {
+            c.set_sr_windows(n).map_err(|e| format!("--sr-windows {n}: {e}"))?;
+        }
+    }
     let faults = RandomFaults {
         loss: a.loss / 100.0,
         burst: a.burst,
@@ -595,6 +605,9 @@ fn print_header(a: &Args, faults: &RandomFaults) {
         rnic_spec::params::CLOCK_HZ / 1_000_000
     );
     out!(" Iterations      : {}", a.amount_line());
+    if let Some(n) = a.sr_windows {
+        out!(" SR windows      : {n} of {} per responder (the rest: software recovery)", rnic_spec::params::SR_POOL);
+    }
     if !faults.is_perfect() {
         out!(
             " Link faults     : loss {}% (bursts of {} frames), reorder up to {} ns, dup {}%, corrupt {}%, both directions",
@@ -642,7 +655,7 @@ fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: 
 fn print_faults(nics: &Nics, t: &Totals) {
     let rec: RecoveryStats = t.recovery.iter().copied().sum();
     let reg = |nic: usize, off: u32| nics.cluster.borrow_mut().read_reg(nic, off).unwrap_or(0);
-    let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES);
+    let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES) + reg(1, rnic_spec::regs::counters::CTRLQ_ENTRIES);
     // CtrlQ entries the NIC wrote plus the slow path's 8-byte register writes.
     let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.reg_writes * 8;
     // The slow path runs in both contexts' polling threads (the requester's handles the NAKs).
@@ -671,10 +684,17 @@ fn print_faults(nics: &Nics, t: &Totals) {
         reg(0, rnic_spec::regs::counters::SQ_SKIPS)
     );
     out!(
-        " SR windows    : {} packets placed out of order on NIC1, {} not placed for want of a free window (pool of {})",
+        " SR windows    : {} packets placed out of order on NIC1, {} of them through software recovery (no free window in the pool of {})",
         reg(1, rnic_spec::regs::counters::RX_OOO_PLACED),
         reg(1, rnic_spec::regs::counters::RX_OOO_NO_WINDOW),
         rnic_spec::params::SR_POOL
+    );
+    out!(
+        " SW recovery   : {} packets reported to the responder's host, {} episodes, {} commands ({} applied)",
+        rec.sw_placed,
+        rec.sw_episodes,
+        rec.sw_commands,
+        rec.sw_applied
     );
     out!(
         " slow path CPU : {:.1} us for {} CtrlQ entries ({:.0} ns each), {:.2}% of one core over the {:.1} us run",
