@@ -214,7 +214,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
         let (started, waited) = (std::time::Instant::now(), st.slow_path_reg_wait);
         if matches!(e.kind, ctrlq_kind::RESP_OOO | ctrlq_kind::RESP_SYNC) {
             // The responder's software recovery (its QP may be in RTR only).
-            let cmd = q.resp_rec.on_report(e.kind, e.flags, e.psn.get(), e.epsn.get(), e.psn_offset.get());
+            let cmd = q.resp_rec.on_report(e.kind, e.flags, e.psn.get(), e.epsn.get(), e.psn_offset.get(), e.episode);
             if let (Some(c), QpState::Rtr | QpState::Rts) = (cmd, q.state) {
                 let mut words = [0u64; regs::NUM_STAGE];
                 regs::rx_sr::FROM.put(&mut words, c.from as u64);
@@ -222,6 +222,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 regs::rx_sr::ENDS.put(&mut words, c.ends as u64);
                 regs::rx_sr::PKTS.put(&mut words, c.pkts as u64);
                 regs::rx_sr::SEND.put(&mut words, c.send as u64);
+                regs::rx_sr::GEN.put(&mut words, c.gen as u64);
                 dev.write_reg(regs::stage(0), words[0])?;
                 dev.write_reg(regs::stage(1), words[1])?;
                 dev.write_reg(regs::REG_RX_SR_SET, qpn as u64)?;

@@ -22,6 +22,15 @@
 //! report still on its way cannot be overtaken), answers with
 //! `ctrlq_kind::RESP_SYNC`, and at `psn_left` jumps past the run.
 //!
+//! Every report carries the QP's responder generation (its resets mod 16):
+//! a report of another generation than the bitmap's starts a new bitmap
+//! (reports of the QPN's previous life can still be in the CtrlQ after a
+//! reset), and each command carries the generation, so the NIC refuses one
+//! meant for another life. A refused command whose `from` is still the
+//! NIC's ePSN means the bitmap no longer matches the NIC (a report was
+//! lost, say the one saying the QP left recovery): the bitmap is dropped
+//! rather than asked again.
+//!
 //! Nothing here is needed for progress: if reports are lost (CtrlQ full)
 //! or the application does not poll, the requester's timeout resends from
 //! ePSN and the NIC takes those packets in order until it reaches the run.
@@ -54,6 +63,8 @@ struct Slot {
 /// The bitmap of a QP in software recovery.
 #[derive(Clone, Debug)]
 struct Bitmap {
+    /// The QP's responder generation the reports came from.
+    gen: u8,
     /// The NIC's ePSN as last reported: the PSN of `slots[0]`.
     epsn: u32,
     slots: VecDeque<Slot>,
@@ -64,8 +75,8 @@ struct Bitmap {
 }
 
 impl Bitmap {
-    fn new(epsn: u32) -> Self {
-        Bitmap { epsn, slots: VecDeque::new(), run: None }
+    fn new(gen: u8, epsn: u32) -> Self {
+        Bitmap { gen, epsn, slots: VecDeque::new(), run: None }
     }
 
     /// The NIC's ePSN moved to `epsn`: the slots behind it go.
@@ -109,6 +120,8 @@ pub(crate) struct SwCommand {
     pub pkts: u32,
     /// That message is a SEND.
     pub send: bool,
+    /// The responder generation it is meant for.
+    pub gen: u8,
 }
 
 /// Counters of the responder's software recovery, per QP.
@@ -144,9 +157,21 @@ impl RespRecovery {
     }
 
     /// A CtrlQ report of the responder (`kind`, `flags`, `psn`, `epsn`,
-    /// `psn_offset` as in `CtrlqEntry`); the command to write, if any.
-    pub fn on_report(&mut self, kind: u8, flags: u8, psn: u32, epsn: u32, psn_offset: u32) -> Option<SwCommand> {
-        let (psn, epsn) = (psn & PSN_MASK, epsn & PSN_MASK);
+    /// `psn_offset`, `episode` as in `CtrlqEntry`); the command to write, if any.
+    pub fn on_report(
+        &mut self,
+        kind: u8,
+        flags: u8,
+        psn: u32,
+        epsn: u32,
+        psn_offset: u32,
+        gen: u8,
+    ) -> Option<SwCommand> {
+        let (psn, epsn, gen) = (psn & PSN_MASK, epsn & PSN_MASK, gen & 0xF);
+        if self.map.as_ref().is_some_and(|m| m.gen != gen) {
+            // A later life of the QPN (or an earlier one's late report): start over.
+            self.reset();
+        }
         match kind {
             ctrlq_kind::RESP_OOO if flags & resp_report::INORDER != 0 => {
                 if flags & resp_report::EXITED != 0 {
@@ -155,23 +180,28 @@ impl RespRecovery {
                 }
                 // ePSN moved under any command still queued: that one will be refused.
                 self.pending = None;
-                self.map.get_or_insert_with(|| Bitmap::new(epsn)).advance_to(epsn);
+                self.map.get_or_insert_with(|| Bitmap::new(gen, epsn)).advance_to(epsn);
             }
             ctrlq_kind::RESP_OOO => {
                 self.stats.placed += 1;
                 if self.map.is_none() {
                     self.stats.episodes += 1;
                 }
-                let m = self.map.get_or_insert_with(|| Bitmap::new(epsn));
+                let m = self.map.get_or_insert_with(|| Bitmap::new(gen, epsn));
                 m.advance_to(epsn);
                 m.mark(psn, flags & resp_report::LAST != 0, flags & resp_report::SEND != 0, psn_offset);
             }
             ctrlq_kind::RESP_SYNC => {
-                if self.pending == Some((psn_offset & PSN_MASK, psn)) {
+                let from = psn_offset & PSN_MASK;
+                if self.pending == Some((from, psn)) {
                     self.pending = None;
                 }
                 if flags & resp_report::APPLIED != 0 {
                     self.stats.applied += 1;
+                } else if epsn == from && self.map.as_ref().is_some_and(|m| m.epsn == from) {
+                    // Refused at the ePSN it was computed for: the bitmap is out of step with the NIC.
+                    self.reset();
+                    return None;
                 }
                 if flags & resp_report::EXITED != 0 {
                     self.reset();
@@ -205,7 +235,14 @@ impl RespRecovery {
         }
         let ends = m.slots.iter().take(k).filter(|s| s.last).count() as u32;
         let s = m.slots[k - 1];
-        let cmd = SwCommand { from: m.epsn, to: (m.epsn + k as u32) & PSN_MASK, ends, pkts: s.pkts, send: s.send };
+        let cmd = SwCommand {
+            from: m.epsn,
+            to: (m.epsn + k as u32) & PSN_MASK,
+            ends,
+            pkts: s.pkts,
+            send: s.send,
+            gen: m.gen,
+        };
         self.pending = Some((cmd.from, cmd.to));
         self.stats.commands += 1;
         Some(cmd)
@@ -253,7 +290,7 @@ mod tests {
         let mut nic = Nic { epsn: 10, msn: 0, run: None };
         for psn in (11..=14).chain(16..=19) {
             let last = psn == 14 || psn == 19;
-            let c = r.on_report(RESP_OOO, if last { LAST } else { 0 }, psn, 10, psn % 5);
+            let c = r.on_report(RESP_OOO, if last { LAST } else { 0 }, psn, 10, psn % 5, 0);
             assert_eq!(c, None, "nothing is placed at ePSN yet");
             let e = nic.run.map_or(0, |(_, _, e)| e);
             nic.run = match nic.run {
@@ -264,13 +301,13 @@ mod tests {
         assert_eq!(nic.run.map(|(l, r, _)| (l, r)), Some((16, 19)));
         // The resend of 10 is taken in order; the NIC forgot 11..=14.
         nic.epsn = 11;
-        let c = r.on_report(RESP_OOO, INORDER, 10, 11, 0).expect("11..15 are placed");
-        assert_eq!(c, SwCommand { from: 11, to: 15, ends: 1, pkts: 0, send: false });
+        let c = r.on_report(RESP_OOO, INORDER, 10, 11, 0, 0).expect("11..15 are placed");
+        assert_eq!(c, SwCommand { from: 11, to: 15, ends: 1, pkts: 0, send: false, gen: 0 });
         let (f, e) = nic.apply(c);
         assert_eq!((f, e, nic.msn), (APPLIED, 15, 1));
-        assert_eq!(r.on_report(RESP_SYNC, f, c.to, e, c.from), None, "15 is still missing");
+        assert_eq!(r.on_report(RESP_SYNC, f, c.to, e, c.from, 0), None, "15 is still missing");
         // The resend of 15 arrives: ePSN 16 is the run's start, the NIC jumps.
-        assert_eq!(r.on_report(RESP_OOO, INORDER | EXITED, 15, 20, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, INORDER | EXITED, 15, 20, 0, 0), None);
         assert!(!r.active());
         assert_eq!(r.stats, RespStats { placed: 8, commands: 1, applied: 1, episodes: 1 });
     }
@@ -279,30 +316,30 @@ mod tests {
     fn a_command_stops_at_the_run_and_a_late_one_is_refused() {
         let mut r = RespRecovery::default();
         // ePSN 100; 101 placed (run 101), then 103 (run 103..), 102 fills the gap later.
-        assert_eq!(r.on_report(RESP_OOO, 0, 101, 100, 1), None);
-        assert_eq!(r.on_report(RESP_OOO, 0, 103, 100, 3), None);
-        assert_eq!(r.on_report(RESP_OOO, 0, 104, 100, 4), None);
-        assert_eq!(r.on_report(RESP_OOO, 0, 102, 100, 2), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 101, 100, 1, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 103, 100, 3, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 104, 100, 4, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 102, 100, 2, 0), None);
         // 100 arrives in order: 101..=102 placed, the run starts at 103: stop there.
-        let c = r.on_report(RESP_OOO, INORDER, 100, 101, 0).expect("command");
-        assert_eq!(c, SwCommand { from: 101, to: 103, ends: 0, pkts: 3, send: false });
+        let c = r.on_report(RESP_OOO, INORDER, 100, 101, 0, 0).expect("command");
+        assert_eq!(c, SwCommand { from: 101, to: 103, ends: 0, pkts: 3, send: false, gen: 0 });
         // While it waits, no second command (106 starts a new run at the NIC).
-        assert_eq!(r.on_report(RESP_OOO, 0, 106, 101, 6), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 106, 101, 6, 0), None);
         // A duplicate of 101 was taken in order meanwhile (ePSN 102): the
         // queued command is stale. 106 started a new run, so the next
         // command goes up to the hole at 105.
-        let c2 = r.on_report(RESP_OOO, INORDER, 101, 102, 1).expect("command from 102");
-        assert_eq!(c2, SwCommand { from: 102, to: 105, ends: 0, pkts: 5, send: false });
+        let c2 = r.on_report(RESP_OOO, INORDER, 101, 102, 1, 0).expect("command from 102");
+        assert_eq!(c2, SwCommand { from: 102, to: 105, ends: 0, pkts: 5, send: false, gen: 0 });
         // The stale one's refusal does not count as the answer to the new one.
-        assert_eq!(r.on_report(RESP_SYNC, 0, 103, 102, 101), None);
+        assert_eq!(r.on_report(RESP_SYNC, 0, 103, 102, 101, 0), None);
         assert_eq!(r.pending, Some((102, 105)));
         // The new one's does; 105 is still missing.
-        assert_eq!(r.on_report(RESP_SYNC, APPLIED, 105, 105, 102), None);
+        assert_eq!(r.on_report(RESP_SYNC, APPLIED, 105, 105, 102, 0), None);
         // Its resend is taken in order and ePSN reaches the run: the NIC jumps and leaves recovery.
-        assert_eq!(r.on_report(RESP_OOO, INORDER | EXITED, 105, 107, 5), None);
+        assert_eq!(r.on_report(RESP_OOO, INORDER | EXITED, 105, 107, 5, 0), None);
         assert!(!r.active());
         // A new episode starts with the next report.
-        assert_eq!(r.on_report(RESP_OOO, 0, 109, 107, 2), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 109, 107, 2, 0), None);
         assert!(r.active());
         assert_eq!(r.stats.episodes, 2);
     }
@@ -311,12 +348,12 @@ mod tests {
     fn psns_wrap_at_24_bits() {
         let mut r = RespRecovery::default();
         let e = PSN_MASK - 1;
-        assert_eq!(r.on_report(RESP_OOO, 0, PSN_MASK, e, 0), None);
-        assert_eq!(r.on_report(RESP_OOO, LAST, 0, e, 1), None);
-        assert_eq!(r.on_report(RESP_OOO, 0, 2, e, 0), None);
-        let c = r.on_report(RESP_OOO, INORDER, e, PSN_MASK, 0).expect("command");
-        assert_eq!(c, SwCommand { from: PSN_MASK, to: 1, ends: 1, pkts: 0, send: false });
-        assert_eq!(r.on_report(RESP_SYNC, APPLIED, 1, 1, PSN_MASK), None, "1 is a hole");
+        assert_eq!(r.on_report(RESP_OOO, 0, PSN_MASK, e, 0, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, LAST, 0, e, 1, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 2, e, 0, 0), None);
+        let c = r.on_report(RESP_OOO, INORDER, e, PSN_MASK, 0, 0).expect("command");
+        assert_eq!(c, SwCommand { from: PSN_MASK, to: 1, ends: 1, pkts: 0, send: false, gen: 0 });
+        assert_eq!(r.on_report(RESP_SYNC, APPLIED, 1, 1, PSN_MASK, 0), None, "1 is a hole");
         assert!(r.pending.is_none());
     }
 
@@ -325,17 +362,46 @@ mod tests {
         use resp_report::SEND;
         let mut r = RespRecovery::default();
         // ePSN 50 lost; 51..=52 are packets 1, 2 of a SEND; 54 is further ahead (a new run).
-        assert_eq!(r.on_report(RESP_OOO, SEND, 51, 50, 1), None);
-        assert_eq!(r.on_report(RESP_OOO, SEND, 52, 50, 2), None);
-        assert_eq!(r.on_report(RESP_OOO, SEND, 54, 50, 4), None);
-        let c = r.on_report(RESP_OOO, INORDER, 50, 51, 0).expect("command");
-        assert_eq!(c, SwCommand { from: 51, to: 53, ends: 0, pkts: 3, send: true });
+        assert_eq!(r.on_report(RESP_OOO, SEND, 51, 50, 1, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, SEND, 52, 50, 2, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, SEND, 54, 50, 4, 0), None);
+        let c = r.on_report(RESP_OOO, INORDER, 50, 51, 0, 0).expect("command");
+        assert_eq!(c, SwCommand { from: 51, to: 53, ends: 0, pkts: 3, send: true, gen: 0 });
+    }
+
+    #[test]
+    fn a_new_generation_starts_a_new_bitmap_and_commands_carry_it() {
+        let mut r = RespRecovery::default();
+        // Generation 3: 21 placed, ePSN 20.
+        assert_eq!(r.on_report(RESP_OOO, 0, 21, 20, 1, 3), None);
+        // The QP was reset (generation 4, ePSN 500): the old slot must not count.
+        assert_eq!(r.on_report(RESP_OOO, 0, 502, 500, 2, 4), None);
+        let c = r.on_report(RESP_OOO, INORDER, 500, 501, 0, 4);
+        assert_eq!(c, None, "501 is a hole in the new life");
+        assert_eq!(r.stats.episodes, 2);
+        // 504 starts a new run; the resend of 501 is taken: 502 is placed, 503 missing.
+        assert_eq!(r.on_report(RESP_OOO, 0, 504, 501, 4, 4), None);
+        let c = r.on_report(RESP_OOO, INORDER, 501, 502, 1, 4);
+        assert_eq!(c.map(|c| (c.from, c.to, c.gen)), Some((502, 503, 4)));
+    }
+
+    #[test]
+    fn a_command_refused_at_its_own_epsn_drops_the_bitmap() {
+        // The report that the QP left recovery was lost: the NIC refuses the
+        // command at the very ePSN it names; asking again would only repeat it.
+        let mut r = RespRecovery::default();
+        assert_eq!(r.on_report(RESP_OOO, 0, 31, 30, 1, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 33, 30, 3, 0), None);
+        let c = r.on_report(RESP_OOO, INORDER, 30, 31, 0, 0).expect("command");
+        assert_eq!((c.from, c.to), (31, 32));
+        assert_eq!(r.on_report(RESP_SYNC, 0, 32, 31, 31, 0), None);
+        assert!(!r.active());
     }
 
     #[test]
     fn reports_beyond_the_span_are_ignored() {
         let mut r = RespRecovery::default();
-        assert_eq!(r.on_report(RESP_OOO, 0, 10 + SW_SR_SPAN, 10, 0), None);
+        assert_eq!(r.on_report(RESP_OOO, 0, 10 + SW_SR_SPAN, 10, 0, 0), None);
         assert_eq!(r.map.as_ref().map(|m| m.slots.len()), Some(0));
     }
 }

@@ -526,6 +526,7 @@ impl Logic for AckRecv {
             }
             AckState::CtlRep => {
                 self.ctl.flags.next = self.au.flags.val() & self.report_mask.val();
+                self.ctl.episode.next = self.au.cqn.val().get_bits::<4>(0);
                 self.ctl.plen.next = 0.into();
                 self.ctl.imm.next = 0.into();
                 self.ctl_valid.next = true;

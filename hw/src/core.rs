@@ -25,6 +25,8 @@ const _: () = assert!(
         && rnic_spec::regs::rx_sr::ENDS.width == 16
         && rnic_spec::regs::rx_sr::PKTS.bit() == 96
         && rnic_spec::regs::rx_sr::SEND.bit() == 127
+        && rnic_spec::regs::rx_sr::GEN.bit() == 120
+        && rnic_spec::regs::rx_sr::GEN.width == 4
 );
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
@@ -243,6 +245,7 @@ impl Logic for RnicCore {
         self.swcp.ends.next = self.regs.stage.val().get_bits::<16>(64);
         self.swcp.pkts.next = self.regs.stage.val().get_bits::<24>(96);
         self.swcp.send.next = self.regs.stage.val().get_bits::<1>(127);
+        self.swcp.gen.next = self.regs.stage.val().get_bits::<4>(120);
         self.swcp.rsvd.next = 0.into();
         self.resp.swc_valid.next = self.regs.rx_sr_set.val();
         self.resp.sr_pool_hold.next = self.regs.sr_pool_hold.val();

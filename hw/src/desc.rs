@@ -64,8 +64,9 @@ pub const ACKIN_RDONE: u64 = 0x20;
 pub const ACKIN_RDEND: u64 = 0x10;
 /// Bit of [`AckInPack`]'s `flags` on a responder's report for the host's
 /// software recovery rather than an ACK: the ACK receiver only writes it to
-/// the CtrlQ, with `syndrome` as the entry's kind and the low 5 bits of
-/// `flags` as its flags (`rnic_spec::desc::resp_report`).
+/// the CtrlQ, with `syndrome` as the entry's kind, the low 5 bits of
+/// `flags` as its flags (`rnic_spec::desc::resp_report`) and the low 4 bits
+/// of `cqn` as its `episode` (the QP's responder generation).
 pub const ACKIN_REPORT: u64 = 0x80;
 
 /// Width of a software-recovery command word ([`SwCmdPack`]).
@@ -74,8 +75,10 @@ pub const SWC_BITS: usize = 128;
 // A software-recovery command from the host (`rnic_spec::regs::rx_sr`):
 // PSNs `from`..`to` (exclusive) are placed, `ends` messages end among
 // them, `pkts` packets of an unfinished message lead up to `to`, `send`
-// that message is a SEND.
-crate::pack_blocks!(SwCmdPack, SwCmdUnpack, 128, [qpn: 8, from: 24, to: 24, ends: 16, pkts: 24, send: 1, rsvd: 31]);
+// that message is a SEND; `gen` the responder generation it is meant for.
+crate::pack_blocks!(SwCmdPack, SwCmdUnpack, 128, [
+    qpn: 8, from: 24, to: 24, ends: 16, pkts: 24, send: 1, gen: 4, rsvd: 27,
+]);
 const _: () = assert!(SwCmdPack::WIDTH == SWC_BITS);
 /// Bit of a READ response job's WQE `flags` byte (above the 3-bit restart
 /// count): the job's PSN is where the QP's previous job ends, so the send
@@ -216,7 +219,7 @@ pub const REW_WQE_BIT: usize = 89;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
-pub const RXS_BITS: usize = 395;
+pub const RXS_BITS: usize = 399;
 
 // The responder's per-QP state (and the requester's READ wait: `rd_on`
 // while READ responses are awaited, `rd_psn` the PSN of the next packet,
@@ -234,12 +237,14 @@ pub const RXS_BITS: usize = 395;
 // `[sw_left, sw_right]` the most advanced run of consecutive PSNs placed in
 // it, `sw_ends` the messages ending in that run, `sw_rpk` the responder's
 // position in a message after `sw_right` (packets of it so far; 0 if
-// `sw_right` ends its message), `sw_rsend` whether that message is a SEND.
-crate::pack_blocks!(RxStatePack, RxStateUnpack, 395, [
+// `sw_right` ends its message), `sw_rsend` whether that message is a SEND;
+// `sw_gen` counts the QP's responder resets (mod 16): reports carry it and
+// a command must, so none crosses into the QPN's next life.
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 399, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
     sr_hold: 1, rd_jseq: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
     sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24, rd_end: 24, rd_jend: 24, rd_jv: 1,
-    sw_on: 1, sw_left: 24, sw_right: 24, sw_ends: 16, sw_rpk: 24, sw_rsend: 1,
+    sw_on: 1, sw_left: 24, sw_right: 24, sw_ends: 16, sw_rpk: 24, sw_rsend: 1, sw_gen: 4,
 ]);
 const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
 /// Bit of [`RxStatePack`]'s `sr_win` field (the pool is addressed from the RX state RAM's output).

@@ -586,6 +586,7 @@ impl Logic for Responder {
         self.rsp.sw_ends.next = self.rsu.sw_ends.val();
         self.rsp.sw_rpk.next = self.rsu.sw_rpk.val();
         self.rsp.sw_rsend.next = self.rsu.sw_rsend.val();
+        self.rsp.sw_gen.next = self.rsu.sw_gen.val();
         // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
         self.pool.read_address.next = self.rxs_data.val().get_bits::<SR_POOL_LOG2>(225);
         self.pool.write_enable.next = false;
@@ -1004,6 +1005,8 @@ impl Logic for Responder {
                     self.rsp.msg_pkts.next = 0.into();
                     self.rsp.sr_hold.next = 0.into();
                     self.rsp.sw_on.next = 0.into();
+                    // Reports and commands of the QPN's previous life no longer match.
+                    self.rsp.sw_gen.next = self.rsu.sw_gen.val() + 1;
                     // A window the QP holds goes back to the pool.
                     self.rsp.sr_win_valid.next = 0.into();
                     if self.rsu.sr_win_valid.val().any() {
@@ -1740,6 +1743,7 @@ impl Logic for Responder {
                 self.rep_qpn.d.next = self.swu.qpn.val();
                 self.state.d.next = RState::SwRep;
                 if self.rsu.sw_on.val().any()
+                    & (self.swu.gen.val() == self.rsu.sw_gen.val())
                     & (self.rsu.epsn.val() == self.swu.from.val())
                     & (self.swc_rel.val() != 0)
                     & (self.swc_rel.val() <= self.swc_lim.val())
@@ -1793,7 +1797,7 @@ impl Logic for Responder {
                 self.aw.qpn.next = self.rep_qpn.q.val();
                 self.aw.msn.next = self.rsu.msn.val();
                 self.aw.syndrome.next = self.rep_kind.q.val();
-                self.aw.cqn.next = 0.into();
+                self.aw.cqn.next = bit_cast::<16, 4>(self.rsu.sw_gen.val());
                 self.aw.sq_pi.next = 0.into();
                 self.aw.psn.next = self.rep_psn.q.val();
                 self.aw.epsn.next = self.rsu.epsn.val();

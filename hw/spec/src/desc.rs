@@ -221,7 +221,10 @@ pub struct CtrlqEntry {
     /// sender's cycle counter) of the packet the NAK names, as the peer
     /// echoed it.
     pub imm: U32,
-    /// Recovery episode.
+    /// Recovery episode; in the responder's reports ([`ctrlq_kind::RESP_OOO`],
+    /// [`ctrlq_kind::RESP_SYNC`]), the QP's responder generation: its
+    /// responder resets mod 16, so reports of an earlier life of the QPN
+    /// can be told apart.
     pub episode: u8,
     /// Reserved.
     pub rsvd: [u8; 2],

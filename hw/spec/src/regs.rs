@@ -146,7 +146,8 @@ pub const REG_RTO: u32 = 0x180;
 /// tell the QP's responder, from the staging words ([`rx_sr`]), that every
 /// PSN from `FROM` up to `TO` (exclusive) has been received and placed,
 /// with `ENDS` messages ending among them. The responder applies it only
-/// if the QP is in software recovery, its ePSN is `FROM` and `TO` is
+/// if the QP is in software recovery, in generation `GEN` (its responder
+/// resets mod 16, the `episode` of its reports), its ePSN is `FROM` and `TO` is
 /// ahead of it and not past `psn_left`, the first PSN of the most advanced
 /// run of packets it placed in recovery (SRNIC's exit rule, Figure 8):
 /// then ePSN := `TO`, and if `TO` is `psn_left`, ePSN := `psn_right + 1`
@@ -305,6 +306,10 @@ pub mod rx_sr {
     pub const PKTS: Field = Field::new(1, 32, 24);
     /// That unfinished message is a SEND (0: a WRITE).
     pub const SEND: Field = Field::new(1, 63, 1);
+    /// The QP's responder generation the command is meant for (the
+    /// `episode` of the reports it was computed from): a command for an
+    /// earlier life of the QPN is refused.
+    pub const GEN: Field = Field::new(1, 56, 4);
 }
 
 /// MR table entry written by [`REG_MR_COMMIT`].
