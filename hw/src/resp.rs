@@ -235,6 +235,8 @@ pub struct Responder {
     /// ePSN − 1 (the ACK of a command), sw_right + 1 (past the run).
     sw_ack_psn: Signal<Local, Bits<24>>,
     sw_past: Signal<Local, Bits<24>>,
+    /// ePSN after an in-order packet minus sw_left (bit 23 clear, non-zero: past the run's start).
+    sw_pass: Signal<Local, Bits<24>>,
     sw_span: Num<{ SW_SR_SPAN as u64 }, 24>,
     kind_resp_ooo: Num<{ ctrlq_kind::RESP_OOO as u64 }, 8>,
     kind_resp_sync: Num<{ ctrlq_kind::RESP_SYNC as u64 }, 8>,
@@ -1819,6 +1821,7 @@ impl Logic for Responder {
         // In software recovery every packet taken at ePSN is reported, and
         // ePSN reaching the run jumps past it (the QP leaves recovery; the
         // jump is acknowledged at once).
+        self.sw_pass.next = self.rsp.epsn.val() - self.rsu.sw_left.val();
         if self.acc_io.val() & self.rsu.sw_on.val().any() {
             self.sw_rep.d.next = true;
             self.rep_kind.d.next = self.kind_resp_ooo.val();
@@ -1846,6 +1849,13 @@ impl Logic for Responder {
                 self.rsp.msg_pkts.next = self.rsu.sw_rpk.val();
                 self.rsp.sw_on.next = 0.into();
                 self.slid.d.next = true;
+                self.rs.d.next = self.rsp.pword.val();
+            } else if !self.sw_pass.val().get_bit(23) {
+                // Past the run's start (a READ request whose PSNs overlap packets
+                // placed ahead, from a peer breaking the PSN order): the run no
+                // longer describes what lies ahead, recovery ends without a jump.
+                self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val();
+                self.rsp.sw_on.next = 0.into();
                 self.rs.d.next = self.rsp.pword.val();
             }
         }

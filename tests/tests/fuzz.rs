@@ -97,7 +97,7 @@ use rnic::{
     WrOpcode,
 };
 use rnic_sim::{ip_of, mac_of, SimConfig};
-use rnic_spec::params::{SR_WINDOW, SR_WINDOW_BITS};
+use rnic_spec::params::{SR_WINDOW, SR_WINDOW_BITS, SW_SR_SPAN};
 
 // The model holds a window in a u128.
 const _: () = assert!(SR_WINDOW_BITS == 128);
@@ -749,6 +749,18 @@ struct Victim {
     sr_rec: BTreeMap<u32, Accepted>,
     /// Receive WQEs consumed since the QP's reset (16 bits, the RQ index of `rq`'s head).
     rq_ci: u16,
+    /// Software recovery (no window): the QP is in it, its run of placed
+    /// PSNs `[sw_left, sw_right]`, the messages the run ends, the position in
+    /// a message after `sw_right` (packets, kind).
+    sw_on: bool,
+    sw_left: u32,
+    sw_right: u32,
+    sw_ends: u32,
+    sw_rpk: u32,
+    sw_rkind: Option<Kind>,
+    /// The host's bitmap: packets placed in software recovery at or ahead
+    /// of ePSN, with their PSN_OFFSET.
+    sw_map: BTreeMap<u32, (Accepted, u32)>,
 }
 
 /// What an accepted packet and those sliding in behind it did.
@@ -763,6 +775,62 @@ struct Slide {
 }
 
 impl Victim {
+    /// Software recovery: ePSN is `sw_left`; it moves past the run, MSN by
+    /// the messages the run ends, and the QP leaves recovery. Returns the
+    /// packets passed.
+    fn jump(&mut self) -> u32 {
+        let n = self.sw_right.wrapping_sub(self.sw_left).wrapping_add(1) & PSN_MASK;
+        self.epsn = (self.sw_right + 1) & PSN_MASK;
+        self.msn = (self.msn + self.sw_ends) & PSN_MASK;
+        self.cur =
+            self.sw_rkind.filter(|_| self.sw_rpk != 0).map(|kind| Cur { kind, pkts: self.sw_rpk, len: u32::MAX });
+        self.sw_on = false;
+        self.sw_map.clear();
+        n
+    }
+
+    /// The host's commands while the QP is in software recovery: from ePSN
+    /// over the placed packets of its bitmap, up to the first hole or the
+    /// run's start; at the run's start the jump. Returns ePSN and MSN after
+    /// each command (each is acknowledged).
+    fn host_commands(&mut self) -> Vec<(u32, u32)> {
+        let mut acks = Vec::new();
+        while self.sw_on {
+            let mut to = self.epsn;
+            while self.sw_map.contains_key(&to) {
+                to = (to + 1) & PSN_MASK;
+            }
+            let dl = self.sw_left.wrapping_sub(self.epsn) & PSN_MASK;
+            if dl != 0 && dl < 1 << 23 && dl < to.wrapping_sub(self.epsn) & PSN_MASK {
+                to = self.sw_left;
+            }
+            if to == self.epsn {
+                break;
+            }
+            let mut p = self.epsn;
+            let mut last = None;
+            while p != to {
+                let r = self.sw_map[&p];
+                if r.0.last {
+                    self.msn = (self.msn + 1) & PSN_MASK;
+                }
+                last = Some(r);
+                p = (p + 1) & PSN_MASK;
+            }
+            let (a, off) = last.expect("at least one packet");
+            self.epsn = to;
+            self.cur = (!a.last).then_some(Cur { kind: a.kind, pkts: off + 1, len: u32::MAX });
+            self.sr_hold = false;
+            if to == self.sw_left {
+                self.jump();
+            }
+            let epsn = self.epsn;
+            self.sw_map.retain(|&p, _| p.wrapping_sub(epsn) & PSN_MASK < 1 << 23);
+            acks.push((self.epsn, self.msn));
+        }
+        acks
+    }
+
     /// Takes the receive WQE at the head of the RQ.
     fn consume(&mut self) -> Rwqe {
         self.rq_ci = self.rq_ci.wrapping_add(1);
@@ -803,6 +871,16 @@ impl Victim {
             self.end_message(a, &mut out);
         }
         self.sr_hold = false;
+        if self.sw_on && self.epsn == self.sw_left {
+            // Software recovery: ePSN reached the NIC's run, which it jumps past.
+            out.slid += self.jump();
+        } else if self.sw_on && self.epsn.wrapping_sub(self.sw_left) & PSN_MASK < 1 << 23 {
+            // Past the run's start (a READ over placed PSNs): recovery ends, no jump.
+            self.sw_on = false;
+            self.sw_map.clear();
+        }
+        let epsn = self.epsn;
+        self.sw_map.retain(|&p, _| p.wrapping_sub(epsn) & PSN_MASK < 1 << 23);
         self.sr_rcv = self.sr_rcv.checked_shr(a.psns).unwrap_or(0);
         self.sr_last = self.sr_last.checked_shr(a.psns).unwrap_or(0);
         let epsn = self.epsn;
@@ -901,6 +979,9 @@ struct Cfg {
     victim_mtu: Mtu,
     /// The victim's responder runs selective repeat (else go-back-N).
     victim_sr: bool,
+    /// NIC1 lends no selective-repeat window: the victim recovers through
+    /// software recovery (its host's bitmap), which the model predicts too.
+    victim_sw: bool,
     frames: u64,
     /// Avoid last-packet lengths of 58..=60 mod 64 in the generated messages
     /// and the good transfers (they hit a known ring accounting defect that
@@ -928,6 +1009,7 @@ impl Cfg {
             restart_pct: if c == Class::Opcode { 3 } else { 0 },
             victim_mtu: Mtu::Mtu1024,
             victim_sr: false,
+            victim_sw: false,
             frames,
             avoid_ring_residue: c != Class::PayloadLen,
         }
@@ -1022,6 +1104,9 @@ struct Stats {
     read_dup_answered: u64,
     /// SEND packets placed out of order.
     send_placed: u64,
+    /// Packets placed through software recovery, and the host's commands applied.
+    sw_placed: u64,
+    sw_commands: u64,
     /// Receive completions written by a slide (a SEND or a WRITE with immediate placed out of order).
     slid_cqes: u64,
     /// Packets slid in behind an accepted READ.
@@ -1035,6 +1120,10 @@ struct Stats {
 }
 
 struct Fuzzer {
+    /// NIC1's context (the victim's host: its slow path runs software recovery).
+    ctx_v: rnic::Context,
+    /// Software recovery: the plan and packet index last sent ahead of ePSN.
+    last_ahead: Option<(u64, u32)>,
     cfg: Cfg,
     seed: u64,
     base_seed: u64,
@@ -1151,6 +1240,9 @@ impl Fuzzer {
         // every frame, and the MMIO latency tells nothing about the receive path.
         let nics = pair_with(SimConfig { fail_on_violation: false, mmio_latency_ns: 1, ..Default::default() });
         let (ctx0, ctx1) = (nics.ctxs[PEER].clone(), nics.ctxs[NIC].clone());
+        if cfg.victim_sw {
+            ctx1.set_sr_windows(0).unwrap();
+        }
         let mut rng = Rng(seed);
         let mtu = cfg.victim_mtu.bytes();
         let m = mtu as usize;
@@ -1290,6 +1382,8 @@ impl Fuzzer {
             next_plan_id: 0,
             dirty: true,
             ctr: Counters::new(&ctx1),
+            ctx_v: ctx1.clone(),
+            last_ahead: None,
             caps,
             failures: Vec::new(),
             violations_seen: 0,
@@ -1307,6 +1401,8 @@ impl Fuzzer {
                 resets: 0,
                 slid: 0,
                 send_placed: 0,
+                sw_placed: 0,
+                sw_commands: 0,
                 slid_cqes: 0,
                 read_base: 0,
                 read_resent: 0,
@@ -1869,6 +1965,9 @@ impl Fuzzer {
         j: &mut Judgement,
     ) -> Option<Set> {
         let v = &self.v;
+        if self.cfg.victim_sw {
+            return self.judge_sw(x, diff, kind, first, last, imm, j);
+        }
         if !self.cfg.victim_sr
             || v.sr_hold
             || !(1..=SR_WINDOW).contains(&diff)
@@ -1954,8 +2053,96 @@ impl Fuzzer {
         }
     }
 
+    /// Software recovery (no window): a plain WRITE packet, or a SEND packet
+    /// that does not end its message, up to `SW_SR_SPAN - 1` ahead of ePSN
+    /// is placed (the same checks as in a window) unless it lies in the
+    /// QP's run (a duplicate); anything else ahead is NAKed unplaced.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_sw(
+        &self,
+        x: &Facts,
+        diff: u32,
+        kind: Kind,
+        first: bool,
+        last: bool,
+        imm: bool,
+        j: &mut Judgement,
+    ) -> Option<Set> {
+        let v = &self.v;
+        // A plain WRITE packet, or a SEND packet that does not end its message.
+        let placeable = matches!((kind, imm, last), (Kind::Write, false, _) | (Kind::Send, _, false));
+        if v.sr_hold || !(1..SW_SR_SPAN).contains(&diff) || !placeable || !(0..=4096).contains(&x.plen) {
+            return None;
+        }
+        let m = self.mtu as u64;
+        let plen = x.plen as u64;
+        let off = (x.psn_offset & PSN_MASK) as u64 * m;
+        let len = x.msg_len as u64;
+        if plen > m
+            || (!last && plen != m)
+            || off + plen > len
+            || (last && off + plen != len)
+            || (first && x.psn_offset & PSN_MASK != 0)
+        {
+            return None;
+        }
+        let psn = x.psn & PSN_MASK;
+        if v.sw_on && psn.wrapping_sub(v.sw_left) & PSN_MASK <= v.sw_right.wrapping_sub(v.sw_left) & PSN_MASK {
+            j.why.push(format!("software recovery: PSN {psn:#x} lies in the run placed before"));
+            return Some(Set::of(&[Outcome::PlacedDup]));
+        }
+        let mut a = Accepted {
+            plen: plen as usize,
+            kind,
+            first,
+            last,
+            place: Place::None,
+            msg_len: x.msg_len,
+            cqe_len: None,
+            imm: None,
+            psns: 1,
+        };
+        if kind == Kind::Send {
+            let k = (x.rsn as u16).wrapping_sub(v.rq_ci) as usize;
+            let Some(w) = v.rq.get(k) else {
+                j.why.push(format!(
+                    "software recovery: SEND at ePSN + {diff} not placed, RSN {:#x} names no posted WQE",
+                    x.rsn
+                ));
+                return Some(Set::of(&[Outcome::Psn]));
+            };
+            if off + plen > w.len as u64 {
+                j.why.push(format!("software recovery: SEND at ePSN + {diff} does not fit its receive buffer"));
+                return Some(Set::of(&[Outcome::Psn]));
+            }
+            j.why.push(format!("software recovery: SEND placed at ePSN + {diff} (receive WQE {k} of the RQ)"));
+            if plen > 0 {
+                a.place = Place::Exact { region: R_VRECV, off: w.off + off as usize };
+            }
+            j.placed = Some((diff, a));
+            return Some(Set::of(&[Outcome::Placed]));
+        }
+        match self.mr_check(x.rkey, x.va.wrapping_sub(off), len) {
+            Ok((region, o)) => {
+                j.why.push(format!("software recovery: placed at ePSN + {diff}"));
+                if plen > 0 {
+                    a.place = Place::Exact { region, off: o + off as usize };
+                }
+                j.placed = Some((diff, a));
+                Some(Set::of(&[Outcome::Placed]))
+            }
+            Err(e) => {
+                j.why.push(format!("software recovery: ePSN + {diff} not placed, the whole message's range: {e}"));
+                Some(Set::of(&[Outcome::Psn]))
+            }
+        }
+    }
+
     /// Records a packet placed out of order.
     fn apply_placed(&mut self, diff: u32, a: &Accepted, frame: &[u8]) {
+        if self.cfg.victim_sw {
+            return self.apply_placed_sw(diff, a, frame);
+        }
         if let Place::Exact { region, off } = a.place {
             self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + a.plen]);
         }
@@ -1965,6 +2152,33 @@ impl Fuzzer {
         }
         self.v.sr_rec.insert((self.v.epsn + diff) & PSN_MASK, *a);
         self.stats.send_placed += (a.kind == Kind::Send) as u64;
+    }
+
+    /// Records a packet placed through software recovery: the host's
+    /// bitmap, and the NIC's run (extended by the next PSN, replaced by a
+    /// packet further ahead, unchanged by one behind it).
+    fn apply_placed_sw(&mut self, diff: u32, a: &Accepted, frame: &[u8]) {
+        if let Place::Exact { region, off } = a.place {
+            self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + a.plen]);
+        }
+        let f = facts(frame);
+        let v = &mut self.v;
+        let psn = (v.epsn + diff) & PSN_MASK;
+        let off = f.psn_offset & PSN_MASK;
+        v.sw_map.insert(psn, (*a, off));
+        let rpk = if a.last { 0 } else { (off + 1) & PSN_MASK };
+        let ahead = psn.wrapping_sub(v.sw_right.wrapping_add(1)) & PSN_MASK;
+        if !v.sw_on || (ahead != 0 && ahead < 1 << 23) {
+            (v.sw_left, v.sw_right, v.sw_ends) = (psn, psn, a.last as u32);
+            (v.sw_rpk, v.sw_rkind) = (rpk, Some(a.kind));
+        } else if ahead == 0 {
+            v.sw_right = psn;
+            v.sw_ends += a.last as u32;
+            (v.sw_rpk, v.sw_rkind) = (rpk, Some(a.kind));
+        }
+        v.sw_on = true;
+        self.stats.send_placed += (a.kind == Kind::Send) as u64;
+        self.stats.sw_placed += 1;
     }
 
     /// Applies an accepted packet to the model; returns how many packets
@@ -1997,8 +2211,11 @@ impl Fuzzer {
             Kind::Send => self.v.rq.front().map_or(3 * m, |w| w.len as usize),
             Kind::Read => unreachable!("a plan is a SEND or a WRITE"),
         };
+        // Software recovery: a share of longer messages (4 to 12 packets), so runs form inside them.
+        let long = self.cfg.victim_sw && self.rng.pct(50);
         let len = loop {
             let l = match self.rng.below(4) {
+                _ if long => self.rng.range(4 * m as u64, 12 * m as u64) as usize,
                 0 => self.rng.below(cap as u64 + 1) as usize,
                 _ => self.rng.pick(&[
                     0,
@@ -2589,6 +2806,66 @@ impl Fuzzer {
         self.stats.resets += 1;
     }
 
+    /// Software recovery: lets the victim's host act on the reports (its
+    /// commands, each applied by the NIC, answered and acknowledged) until
+    /// nothing moves, and checks that exactly the model's commands happened:
+    /// one CtrlQ answer and one ACK with the model's ePSN and MSN each, no
+    /// other counter.
+    fn settle_sw(&mut self, problems: &mut Vec<String>) {
+        let epsn0 = self.v.epsn;
+        let want = self.v.host_commands();
+        // The forged requester's message moves on as far as ePSN did.
+        let moved = self.v.epsn.wrapping_sub(epsn0) & PSN_MASK;
+        if let Some(p) = &mut self.plan {
+            p.next = (p.next + moved).min(p.pkts);
+        }
+        for _ in 0..want.len() + 2 {
+            if let Err(e) = self.ctx_v.progress() {
+                problems.push(format!("victim host's slow path: {e}"));
+                return;
+            }
+            let mut c = self.nics.cluster.borrow_mut();
+            c.run(SETTLE);
+            let (mut quiet, mut spent) = (0, 0);
+            while quiet < QUIET && spent < MAX_SETTLE {
+                c.run(16);
+                spent += 16;
+                let busy = c.nic(NIC).dma_in_flight() + c.nic(PEER).dma_in_flight();
+                quiet = if busy == 0 { quiet + 16 } else { 0 };
+            }
+        }
+        self.stats.sw_commands += want.len() as u64;
+        let d = match self.counter_deltas() {
+            Ok(d) => d,
+            Err(e) => {
+                problems.push(e);
+                return;
+            }
+        };
+        let moved: Vec<String> = self
+            .ctr
+            .regs
+            .iter()
+            .zip(&d)
+            .filter(|((_, o), &x)| x != 0 && !(*o == counters::CTRLQ_ENTRIES && x == want.len() as u64))
+            .map(|((n, _), x)| format!("{n}+{x}"))
+            .collect();
+        let acks: Vec<(u8, u32, u32)> = self
+            .take_caps()
+            .iter()
+            .filter_map(|f| Frame::decode(f).ok())
+            .map(|a| (a.syndrome, a.epsn, a.msn))
+            .collect();
+        let want_acks: Vec<(u8, u32, u32)> = want.iter().map(|&(e, m)| (wire::syndrome::ACK, e, m)).collect();
+        if !moved.is_empty() || acks != want_acks {
+            problems.push(format!(
+                "software recovery: the host's commands should give ACKs (syndrome, ePSN, MSN) {want_acks:x?} and {} CtrlQ answers; the victim sent {acks:x?}, counters {}",
+                want.len(),
+                if moved.is_empty() { "as expected".into() } else { moved.join(" ") }
+            ));
+        }
+    }
+
     /// A verified WRITE and SEND on the good pair; NIC1's counters must show exactly their packets.
     /// Returns the problems, and whether the good pair is stuck (nothing can follow).
     fn good_round(&mut self) -> (Vec<String>, bool) {
@@ -3092,7 +3369,17 @@ impl Fuzzer {
             // first, with its own PSN ahead of ePSN (the plan does not move).
             let left = p.pkts - p.next - 1;
             if self.cfg.victim_sr && left > 0 && self.rng.pct(30) {
-                let k = self.rng.range(1, left as u64) as u32;
+                let mut k = self.rng.range(1, left as u64) as u32;
+                // Software recovery: often the packet after the previous one
+                // sent ahead, so runs grow, end messages and leave holes behind.
+                if self.cfg.victim_sw {
+                    if let Some((id, idx)) = self.last_ahead {
+                        if id == p.id && idx + 1 < p.pkts && idx + 1 > p.next && self.rng.pct(50) {
+                            k = idx + 1 - p.next;
+                        }
+                    }
+                    self.last_ahead = Some((p.id, p.next + k));
+                }
                 (self.base_request(&p, p.next + k, (self.v.epsn + k) & PSN_MASK), false, true)
             } else {
                 (self.base_request(&p, p.next, self.v.epsn), true, false)
@@ -3242,7 +3529,30 @@ impl Fuzzer {
         self.stats.read_rsp_out += rd.len() as u64;
         self.rsp_since_base += rd.len() as u64;
         let naks: Vec<u8> = resp.iter().map(|f| f.syndrome).filter(|&s| s != wire::syndrome::ACK).collect();
+        // Software recovery: the reports to the victim's host and the
+        // no-window count are checked against the outcome below, not as RX counters.
+        let mut d = d;
+        let mut sw_counts = (0, 0);
+        if self.cfg.victim_sw {
+            for (i, (_, o)) in self.ctr.regs.iter().enumerate() {
+                if *o == counters::CTRLQ_ENTRIES {
+                    sw_counts.0 = std::mem::take(&mut d[i]);
+                } else if *o == counters::RX_OOO_NO_WINDOW {
+                    sw_counts.1 = std::mem::take(&mut d[i]);
+                }
+            }
+        }
         let obs = self.observed(&d, &naks);
+        if let (true, Ok(o)) = (self.cfg.victim_sw, &obs) {
+            let placed = *o == Outcome::Placed;
+            let report = placed || (*o == Outcome::Accept && ctx.victim_before.sw_on);
+            if sw_counts != (report as u64, placed as u64) {
+                problems.push(format!(
+                    "software recovery: {} CtrlQ report(s) and {} no-window placement(s) for outcome {o:?} (expected {} and {})",
+                    sw_counts.0, sw_counts.1, report as u64, placed as u64
+                ));
+            }
+        }
         let mut fatal = false;
         match &obs {
             Ok(o) => {
@@ -3315,6 +3625,9 @@ impl Fuzzer {
         }
         problems.extend(self.check_violations());
         self.check_cq(fatal, &mut problems);
+        if self.cfg.victim_sw && problems.is_empty() && !fatal {
+            self.settle_sw(&mut problems);
+        }
         if fatal {
             // The victim may be in error now (IB: the responder of an invalid or
             // access-violating request): start it over with a fresh ePSN.
@@ -3405,6 +3718,19 @@ impl Fuzzer {
             vb.sr_last,
             vb.sr_hold
         );
+        if self.cfg.victim_sw {
+            let _ = writeln!(
+                s,
+                "  software recovery before: on {} run [{:#x}, {:#x}] ends {} position {} {:?}; host bitmap {:x?}",
+                vb.sw_on,
+                vb.sw_left,
+                vb.sw_right,
+                vb.sw_ends,
+                vb.sw_rpk,
+                vb.sw_rkind,
+                vb.sw_map.iter().map(|(p, (a, o))| (*p, a.last, *o)).collect::<Vec<_>>()
+            );
+        }
         let _ = writeln!(s, "  observed: {:?}; counters: {}", obs, self.deltas_line(d));
         for r in resp {
             let _ = writeln!(
@@ -3483,7 +3809,7 @@ impl Fuzzer {
             .map(|&o| format!("{o:?}={}", st.by_outcome[o as usize]))
             .collect();
         eprintln!(
-            "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, slid in {} ({} SEND packets placed out of order, {} completions written by a slide), good rounds {}, failures {}; {}",
+            "fuzz {}: {i}/{} frames, {:.1} s, {:.0} frames/s, {:.0} cycles/frame, victim resets {}, slid in {} ({} SEND packets placed out of order, {} completions written by a slide), software recovery: {} placed, {} commands; good rounds {}, failures {}; {}",
             self.cfg.name,
             self.frames,
             secs,
@@ -3493,6 +3819,8 @@ impl Fuzzer {
             st.slid,
             st.send_placed,
             st.slid_cqes,
+            st.sw_placed,
+            st.sw_commands,
             st.good_rounds,
             self.failures.len(),
             hist.join(" ")
@@ -3671,6 +3999,7 @@ fn mixed(name: &'static str, mtu: Mtu, frames: u64) -> Cfg {
         restart_pct: 3,
         victim_mtu: mtu,
         victim_sr: false,
+        victim_sw: false,
         frames,
         avoid_ring_residue: false,
     }
@@ -3715,6 +4044,27 @@ fn send_sr() {
     let mut c = with_sr(Cfg::class("send_sr", Class::Psn, 2 * CLASS_FRAMES));
     c.classes = vec![Class::Psn, Class::SsnMsn, Class::Opcode, Class::PsnOffset];
     c.send_pct = 85;
+    run(c);
+}
+
+/// Software recovery: NIC1 lends no window, so every packet the victim
+/// places out of order goes through its host's bitmap; the model predicts
+/// the NIC's run, the host's commands and the jumps. PSNs around ePSN and
+/// up to the span's edge, SENDs and WRITEs, mutated opcodes, offsets, SSNs.
+#[test]
+fn psn_sw() {
+    let mut c = with_sr(Cfg::class("psn_sw", Class::Psn, 2 * CLASS_FRAMES));
+    c.classes = vec![Class::Psn, Class::SsnMsn, Class::Opcode, Class::PsnOffset];
+    c.victim_sw = true;
+    c.send_pct = 50;
+    run(c);
+}
+
+/// Every mutation class against a victim in software recovery (PMTU 1024).
+#[test]
+fn mixed_mtu1024_sw() {
+    let mut c = with_sr(mixed("mixed_mtu1024_sw", Mtu::Mtu1024, 400));
+    c.victim_sw = true;
     run(c);
 }
 
