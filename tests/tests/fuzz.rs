@@ -77,6 +77,14 @@
 //! flagged PLACED), which are duplicates of such, and how ePSN and MSN slide
 //! over them once the packet at ePSN arrives (the ACK is then sent anyway);
 //! the forged requester sometimes sends a later packet of a WRITE first.
+//! In `psn_sw` and `mixed_mtu1024_sw` NIC1 lends no window, so the victim
+//! recovers in software (its host's bitmap): the model predicts which
+//! packets are placed (plain WRITEs and SENDs that do not end their message,
+//! up to `SW_SR_SPAN` ahead), the NIC's run, the jump when ePSN reaches it,
+//! and after each frame the host's commands (`Victim::host_commands`), each
+//! of which must produce one CtrlQ answer and one ACK with the model's ePSN
+//! and MSN; the forged requester there often sends consecutive packets
+//! ahead, and half its messages are 4 to 12 packets long.
 //!
 //! Environment:
 //! * `RNIC_FUZZ_FRAMES=N`: frames per selected test (soak);
