@@ -1973,13 +1973,19 @@ impl Fuzzer {
         j: &mut Judgement,
     ) -> Option<Set> {
         let v = &self.v;
-        if self.cfg.victim_sw {
-            return self.judge_sw(x, diff, kind, first, last, imm, j);
-        }
+        // Software recovery (no window) places up to its span ahead, plain
+        // WRITEs and SEND packets that do not end their message only.
+        let sw = self.cfg.victim_sw;
+        let (span, how) = if sw { (SW_SR_SPAN - 1, "software recovery") } else { (SR_WINDOW, "selective repeat") };
+        let placeable = if sw {
+            matches!((kind, imm, last), (Kind::Write, false, _) | (Kind::Send, _, false))
+        } else {
+            matches!(kind, Kind::Write | Kind::Send)
+        };
         if !self.cfg.victim_sr
             || v.sr_hold
-            || !(1..=SR_WINDOW).contains(&diff)
-            || !matches!(kind, Kind::Write | Kind::Send)
+            || !(1..=span).contains(&diff)
+            || !placeable
             || !(0..=4096).contains(&x.plen)
         {
             return None;
@@ -1996,9 +2002,14 @@ impl Fuzzer {
         {
             return None;
         }
-        let bit = 1u128 << diff;
-        if v.sr_rcv & bit != 0 {
-            j.why.push(format!("selective repeat: PSN {:#x} (ePSN + {diff}) was placed before", x.psn));
+        let psn = x.psn & PSN_MASK;
+        let dup = if sw {
+            v.sw_on && psn.wrapping_sub(v.sw_left) & PSN_MASK <= v.sw_right.wrapping_sub(v.sw_left) & PSN_MASK
+        } else {
+            v.sr_rcv & (1u128 << diff) != 0
+        };
+        if dup {
+            j.why.push(format!("{how}: PSN {psn:#x} (ePSN + {diff}) was placed before"));
             return Some(Set::of(&[Outcome::PlacedDup]));
         }
         // The receive WQE its RSN names: posted (between rq_ci and rq_pi, 16-bit indices)?
@@ -2006,7 +2017,7 @@ impl Fuzzer {
         let rwqe = v.rq.get(k);
         if (kind == Kind::Send || imm) && rwqe.is_none() {
             j.why.push(format!(
-                "selective repeat: ePSN + {diff} not placed, RSN {:#x} names no posted receive WQE (rq_ci {:#x}, {} posted)",
+                "{how}: ePSN + {diff} not placed, RSN {:#x} names no posted receive WQE (rq_ci {:#x}, {} posted)",
                 x.rsn,
                 v.rq_ci,
                 v.rq.len()
@@ -2028,16 +2039,14 @@ impl Fuzzer {
             let w = rwqe.expect("checked above");
             if off + plen > w.len as u64 {
                 j.why.push(format!(
-                    "selective repeat: ePSN + {diff} not placed, bytes {off}..{} do not fit the {}-byte receive buffer of RSN {:#x}",
+                    "{how}: ePSN + {diff} not placed, bytes {off}..{} do not fit the {}-byte receive buffer of RSN {:#x}",
                     off + plen,
                     w.len,
                     x.rsn
                 ));
                 return Some(Set::of(&[Outcome::Psn]));
             }
-            j.why.push(format!(
-                "selective repeat: SEND placed out of order at ePSN + {diff} (receive WQE {k} of the RQ)"
-            ));
+            j.why.push(format!("{how}: SEND placed out of order at ePSN + {diff} (receive WQE {k} of the RQ)"));
             if plen > 0 {
                 a.place = Place::Exact { region: R_VRECV, off: w.off + off as usize };
             }
@@ -2047,7 +2056,7 @@ impl Fuzzer {
         }
         match self.mr_check(x.rkey, x.va.wrapping_sub(off), len) {
             Ok((region, o)) => {
-                j.why.push(format!("selective repeat: placed out of order at ePSN + {diff}"));
+                j.why.push(format!("{how}: placed out of order at ePSN + {diff}"));
                 if plen > 0 {
                     a.place = Place::Exact { region, off: o + off as usize };
                 }
@@ -2055,92 +2064,7 @@ impl Fuzzer {
                 Some(Set::of(&[Outcome::Placed]))
             }
             Err(e) => {
-                j.why.push(format!("selective repeat: ePSN + {diff} not placed, the whole message's range: {e}"));
-                Some(Set::of(&[Outcome::Psn]))
-            }
-        }
-    }
-
-    /// Software recovery (no window): a plain WRITE packet, or a SEND packet
-    /// that does not end its message, up to `SW_SR_SPAN - 1` ahead of ePSN
-    /// is placed (the same checks as in a window) unless it lies in the
-    /// QP's run (a duplicate); anything else ahead is NAKed unplaced.
-    #[allow(clippy::too_many_arguments)]
-    fn judge_sw(
-        &self,
-        x: &Facts,
-        diff: u32,
-        kind: Kind,
-        first: bool,
-        last: bool,
-        imm: bool,
-        j: &mut Judgement,
-    ) -> Option<Set> {
-        let v = &self.v;
-        // A plain WRITE packet, or a SEND packet that does not end its message.
-        let placeable = matches!((kind, imm, last), (Kind::Write, false, _) | (Kind::Send, _, false));
-        if v.sr_hold || !(1..SW_SR_SPAN).contains(&diff) || !placeable || !(0..=4096).contains(&x.plen) {
-            return None;
-        }
-        let m = self.mtu as u64;
-        let plen = x.plen as u64;
-        let off = (x.psn_offset & PSN_MASK) as u64 * m;
-        let len = x.msg_len as u64;
-        if plen > m
-            || (!last && plen != m)
-            || off + plen > len
-            || (last && off + plen != len)
-            || (first && x.psn_offset & PSN_MASK != 0)
-        {
-            return None;
-        }
-        let psn = x.psn & PSN_MASK;
-        if v.sw_on && psn.wrapping_sub(v.sw_left) & PSN_MASK <= v.sw_right.wrapping_sub(v.sw_left) & PSN_MASK {
-            j.why.push(format!("software recovery: PSN {psn:#x} lies in the run placed before"));
-            return Some(Set::of(&[Outcome::PlacedDup]));
-        }
-        let mut a = Accepted {
-            plen: plen as usize,
-            kind,
-            first,
-            last,
-            place: Place::None,
-            msg_len: x.msg_len,
-            cqe_len: None,
-            imm: None,
-            psns: 1,
-        };
-        if kind == Kind::Send {
-            let k = (x.rsn as u16).wrapping_sub(v.rq_ci) as usize;
-            let Some(w) = v.rq.get(k) else {
-                j.why.push(format!(
-                    "software recovery: SEND at ePSN + {diff} not placed, RSN {:#x} names no posted WQE",
-                    x.rsn
-                ));
-                return Some(Set::of(&[Outcome::Psn]));
-            };
-            if off + plen > w.len as u64 {
-                j.why.push(format!("software recovery: SEND at ePSN + {diff} does not fit its receive buffer"));
-                return Some(Set::of(&[Outcome::Psn]));
-            }
-            j.why.push(format!("software recovery: SEND placed at ePSN + {diff} (receive WQE {k} of the RQ)"));
-            if plen > 0 {
-                a.place = Place::Exact { region: R_VRECV, off: w.off + off as usize };
-            }
-            j.placed = Some((diff, a));
-            return Some(Set::of(&[Outcome::Placed]));
-        }
-        match self.mr_check(x.rkey, x.va.wrapping_sub(off), len) {
-            Ok((region, o)) => {
-                j.why.push(format!("software recovery: placed at ePSN + {diff}"));
-                if plen > 0 {
-                    a.place = Place::Exact { region, off: o + off as usize };
-                }
-                j.placed = Some((diff, a));
-                Some(Set::of(&[Outcome::Placed]))
-            }
-            Err(e) => {
-                j.why.push(format!("software recovery: ePSN + {diff} not placed, the whole message's range: {e}"));
+                j.why.push(format!("{how}: ePSN + {diff} not placed, the whole message's range: {e}"));
                 Some(Set::of(&[Outcome::Psn]))
             }
         }
