@@ -28,3 +28,20 @@ ensure_scapy() {
         exit 1
     }
 }
+
+# tshark runs rnic's Wireshark dissector over a capture in the capture test
+# (tools/wireshark/rnic.lua); install it when we can, else say how.
+ensure_tshark() {
+    if command -v tshark >/dev/null 2>&1; then
+        return 0
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "tshark missing: installing it with apt-get" >&2
+        apt-get update
+        DEBIAN_FRONTEND=noninteractive apt-get install -y tshark
+    else
+        echo "tshark is missing; install it with:" >&2
+        echo "    sudo apt-get install -y tshark" >&2
+        exit 1
+    fi
+}

@@ -2,7 +2,7 @@
 # Every test of the workspace: RTL block tests in Verilator, the simulator,
 # the host library, and the end-to-end tests over two cosimulated NICs
 # (transfers with every byte checked, access errors, the pcap checked by
-# rnic-spec and by scapy). Extra arguments go to `cargo test`.
+# rnic-spec, by scapy and by tshark with rnic's dissector). Extra arguments go to `cargo test`.
 #
 # First the hygiene checks: rustfmt, clippy with warnings as errors (every
 # public crate also denies missing docs), and Verilator -Wall on every top
@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 ensure_verilator
 ensure_scapy
+ensure_tshark
 profile=()
 if [ "${RNIC_TEST_PROFILE:-release}" = release ]; then
     profile=(--release)

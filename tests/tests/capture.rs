@@ -1,7 +1,10 @@
 //! Capture test: a small WRITE+SEND workload written to a pcap, every frame
 //! decoded twice — by `rnic_spec::wire::Frame::decode` here, and by scapy's
 //! independent RoCE implementation in scripts/check_pcap.py — checking BTH
-//! fields (opcode sequence, destination QP, PSN increments) and the ICRC.
+//! fields (opcode sequence, destination QP, PSN increments) and the ICRC;
+//! then tshark with rnic's Lua dissector (tools/wireshark/rnic.lua) decodes
+//! the extension header of every frame, which must agree field by field
+//! with the contract's decoder.
 
 use pcap_file::pcap::PcapReader;
 use rnic::{AccessFlags, Mtu, RecvWr, SendWr, WcStatus, WrOpcode};
@@ -193,6 +196,87 @@ fn check_with_scapy(pcap: &Path, flows: &[Flow]) {
     println!("{text}");
 }
 
+/// The fields the dissector shows, for one frame, as the contract decodes them.
+fn spec_fields(f: &Frame) -> Vec<(&'static str, u64)> {
+    if f.opcode == opcode::ACK {
+        vec![
+            ("rnic.ack.syndrome", f.syndrome as u64),
+            ("rnic.ack.msn", f.msn as u64),
+            ("rnic.ack.ssn", f.ssn as u64),
+            ("rnic.ack.psn_offset", f.psn_offset as u64),
+            ("rnic.ack.ts", f.ts),
+            ("rnic.ack.entropy", f.echo_entropy as u64),
+            ("rnic.ack.ecn", f.echo_ecn as u64),
+            ("rnic.ack.flags", f.ack_flags as u64),
+            ("rnic.ack.epsn", f.epsn as u64),
+            ("rnic.ack.msn_psn", f.msn_psn as u64),
+        ]
+    } else {
+        vec![
+            ("rnic.va", f.va),
+            ("rnic.rkey", f.rkey as u64),
+            ("rnic.msg_len", f.msg_len as u64),
+            ("rnic.ssn", f.ssn as u64),
+            ("rnic.psn_offset", f.psn_offset as u64),
+            ("rnic.ts", f.ts),
+            ("rnic.rsn", f.rsn as u64),
+            ("rnic.imm", f.imm as u64),
+            ("rnic.laddr", f.laddr),
+            ("rnic.lkey", f.lkey as u64),
+        ]
+    }
+}
+
+/// Runs tshark with rnic's dissector over the capture: every frame's
+/// extension fields must be the ones `rnic_spec` decodes.
+fn check_with_tshark(pcap: &Path, frames: &[Vec<u8>]) {
+    let dissector = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/wireshark/rnic.lua");
+    let names: Vec<&str> = {
+        let mut v: Vec<&str> = spec_fields(&Frame { opcode: opcode::ACK, ..Default::default() })
+            .into_iter()
+            .chain(spec_fields(&Frame::default()))
+            .map(|(n, _)| n)
+            .collect();
+        v.insert(0, "rnic.kind");
+        v
+    };
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-X").arg(format!("lua_script:{}", dissector.display())).arg("-r").arg(pcap);
+    cmd.args(["-T", "fields", "-E", "separator=;", "-E", "occurrence=f"]);
+    for n in &names {
+        cmd.args(["-e", n]);
+    }
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!(
+            "cannot run tshark ({e}): install it (Debian: apt-get install -y tshark; `bash scripts/test.sh` does as root)"
+        )
+    });
+    assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), frames.len(), "tshark printed {} lines for {} frames", lines.len(), frames.len());
+    let num = |v: &str| match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => v.parse(),
+    };
+    let (mut reqs, mut acks) = (0, 0);
+    for (i, (line, bytes)) in lines.iter().zip(frames).enumerate() {
+        let got: Vec<&str> = line.split(';').collect();
+        let f = Frame::decode(bytes).unwrap_or_else(|e| panic!("frame {}: {e}", i + 1));
+        let kind = if f.opcode == opcode::ACK { "ack" } else { "request" };
+        assert_eq!(got[0], kind, "frame {}: the dissector's kind", i + 1);
+        reqs += (kind == "request") as u32;
+        acks += (kind == "ack") as u32;
+        for (name, want) in spec_fields(&f) {
+            let at = names.iter().position(|n| *n == name).expect("listed");
+            let v = got.get(at).copied().unwrap_or("");
+            assert_eq!(num(v).ok(), Some(want), "frame {}: {name} shows {v:?}, the contract decodes {want:#x}", i + 1);
+        }
+    }
+    assert!(reqs > 0 && acks > 0, "{reqs} requests and {acks} ACKs decoded");
+    println!("tshark with tools/wireshark/rnic.lua: {reqs} requests and {acks} ACKs agree with rnic_spec");
+}
+
 #[test]
 fn capture_decodes_with_spec_and_scapy() {
     let pcap: PathBuf =
@@ -202,5 +286,6 @@ fn capture_decodes_with_spec_and_scapy() {
     assert!(!frames.is_empty(), "the capture is empty");
     check_with_spec(&frames, &flows);
     check_with_scapy(&pcap, &flows);
+    check_with_tshark(&pcap, &frames);
     let _ = std::fs::remove_file(&pcap);
 }
