@@ -423,6 +423,7 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
         imm_data: if with_imm { cqe.imm.get() } else { 0 },
     };
     if !wc.status.is_ok() {
+        tracing::warn!(dev = %ctx.dev().name(), qpn, wr_id = wc.wr_id, status = ?wc.status, opcode = ?wc.opcode, "error completion");
         enter_error(ctx, st, qpn)?;
     }
     Ok(Some(wc))

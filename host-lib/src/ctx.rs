@@ -209,6 +209,14 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             continue;
         };
         let live = q.state == QpState::Rts;
+        tracing::debug!(dev = %ctx.dev().name(), qpn,
+            kind = e.kind,
+            flags = e.flags,
+            psn = e.psn.get(),
+            epsn = e.epsn.get(),
+            ssn = e.ssn.get(),
+            "CtrlQ entry"
+        );
         // The device clock is read before the timer starts (in the cosim a register read runs the simulation).
         let now = if e.kind == ctrlq_kind::REQ_RNR { dev.read_reg(regs::REG_CYCLES)? } else { 0 };
         let (started, waited) = (std::time::Instant::now(), st.slow_path_reg_wait);
@@ -216,6 +224,7 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             // The responder's software recovery (its QP may be in RTR only).
             let cmd = q.resp_rec.on_report(e.kind, e.flags, e.psn.get(), e.epsn.get(), e.psn_offset.get(), e.episode);
             if let (Some(c), QpState::Rtr | QpState::Rts) = (cmd, q.state) {
+                tracing::debug!(dev = %ctx.dev().name(), qpn, from = c.from, to = c.to, ends = c.ends, gen = c.gen, "software recovery: ePSN command");
                 let mut words = [0u64; regs::NUM_STAGE];
                 regs::rx_sr::FROM.put(&mut words, c.from as u64);
                 regs::rx_sr::TO.put(&mut words, c.to as u64);
@@ -238,13 +247,18 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 let placed = e.flags & ack_flags::PLACED != 0;
                 q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed, e.imm.get(), e.plen.get() as u32)
             }
-            ctrlq_kind::REQ_TIMEOUT => vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)],
+            ctrlq_kind::REQ_TIMEOUT => {
+                tracing::info!(dev = %ctx.dev().name(), qpn, lack = e.ssn.get(), in_row = e.flags, "retransmission timeout");
+                vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)]
+            }
             ctrlq_kind::REQ_RNR => {
+                tracing::info!(dev = %ctx.dev().name(), qpn, epsn = e.epsn.get(), "RNR NAK: resend after the RNR timer");
                 let mut a = q.rec.unfold(&q.sq, e.plen.get() as u32);
                 a.push(q.rec.on_rnr(&q.sq, e.epsn.get(), now));
                 a
             }
             _ => {
+                tracing::warn!(dev = %ctx.dev().name(), qpn, kind = e.kind, "CtrlQ entry of an unknown kind");
                 st.ctrlq.unknown += 1;
                 Vec::new()
             }
@@ -362,6 +376,7 @@ fn write_action(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> R
     match action {
         Action::None | Action::RewindAt { .. } => Ok(()),
         Action::Rewind { idx, psn, msg_off } => {
+            tracing::debug!(dev = %ctx.dev().name(), qpn, wr_index = idx, psn, msg_off, "rewind (go-back-N from this packet)");
             st.rewinds_issued += 1;
             let writes = write_rewind(ctx.dev(), qpn, idx, psn, msg_off, None)?;
             let rec = &mut st.qps[qpn as usize].as_mut().expect("QP").rec.stats;
@@ -370,6 +385,7 @@ fn write_action(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> R
             Ok(())
         }
         Action::Resend { idx, psn, msg_off } => {
+            tracing::debug!(dev = %ctx.dev().name(), qpn, wr_index = idx, psn, msg_off, "single-packet resend");
             let wqe = read_send_wqe(ctx.dev(), &st.qps[qpn as usize].as_ref().expect("QP").sq, idx)?;
             st.rewinds_issued += 1;
             let writes = write_rewind(ctx.dev(), qpn, idx, psn, msg_off, Some(&wqe))?;

@@ -439,6 +439,7 @@ pub(crate) fn enter_error(ctx: &Context, st: &mut CtxState, qpn: u32) -> Result<
         return Ok(());
     }
     qp.state = QpState::Error;
+    tracing::warn!(dev = %ctx.dev().name(), qpn, sq_outstanding = qp.sq.outstanding(), rq_outstanding = qp.rq.outstanding(), "QP enters ERROR: its outstanding WRs are flushed");
     qpc::RTS.put(&mut qp.words, 0);
     qpc::RTR.put(&mut qp.words, 0);
     let words = qp.words;
@@ -457,6 +458,7 @@ pub(crate) fn enter_error(ctx: &Context, st: &mut CtxState, qpn: u32) -> Result<
 /// flushed). The NIC's own CQEs for the acknowledged WRs are then ignored,
 /// as every CQE of a QP in ERROR is.
 pub(crate) fn fail_requester(ctx: &Context, st: &mut CtxState, qpn: u32, idx: u32, status: u8) -> Result<()> {
+    tracing::warn!(dev = %ctx.dev().name(), qpn, wr_index = idx, status = ?WcStatus::from_raw(status), "retries exhausted: the requester gives up");
     let qp = st.qps[qpn as usize].as_mut().expect("QP exists");
     let mut done = Vec::new();
     while qp.sq.ci != qp.sq.pi {
@@ -771,6 +773,7 @@ impl Qp {
             // INIT→INIT and RTS→RTS carry no attributes this NIC has.
             _ => {}
         }
+        tracing::debug!(dev = %ctx.dev().name(), qpn, ?from, ?to, "QP state change");
         qp.state = to;
         Ok(())
     }

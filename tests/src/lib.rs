@@ -25,8 +25,15 @@ pub fn pair() -> Nics {
     pair_with(SimConfig::default())
 }
 
-/// Two cosimulated NICs with `cfg`.
+/// Two cosimulated NICs with `cfg`. With `RUST_LOG` set, the host
+/// library's logs go to stderr (`--nocapture` shows them).
 pub fn pair_with(cfg: SimConfig) -> Nics {
+    if std::env::var_os("RUST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+    }
     Nics::new(2, cfg).unwrap_or_else(|e| panic!("{e}"))
 }
 

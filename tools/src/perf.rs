@@ -235,6 +235,13 @@ fn percent(v: &str) -> Result<f64, String> {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    // The host library's logs (QP states, error completions, CtrlQ and retransmissions): off unless RUST_LOG asks.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     match run(&a, stdout_closed()) {
         // Nobody reads the report any more (`rnic-perf ... | head`): stop quietly.
         Ok(()) | Err(Stop::Closed) => ExitCode::SUCCESS,
