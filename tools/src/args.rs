@@ -17,34 +17,16 @@ pub const SWEEP_MAX: u32 = 1 << 23;
 /// (KiB), `M` (MiB) or `G` (GiB), upper or lower case: `4096`, `4K`,
 /// `64k`, `1M`. Refuses 0, overflow and anything above [`MAX_SIZE`].
 pub fn parse_size(v: &str) -> Result<u32, String> {
-    let t = v.trim();
-    let (digits, shift) = match t.char_indices().last() {
-        Some((i, 'k' | 'K')) => (&t[..i], 10),
-        Some((i, 'm' | 'M')) => (&t[..i], 20),
-        Some((i, 'g' | 'G')) => (&t[..i], 30),
-        _ => (t, 0),
-    };
-    let usage = || {
-        format!("`{v}` is not a size: give bytes, optionally with K, M or G (KiB, MiB, GiB), e.g. 4096, 4K, 64K, 1M")
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(usage());
-    }
     let too_large = || {
         format!(
-            "`{v}` is too large: the largest message the NIC takes is {} bytes (2G, rnic_spec::params::MAX_MSG_LEN)",
-            MAX_SIZE
+            "`{v}` is too large: the largest message the NIC takes is {MAX_SIZE} bytes (2G, rnic_spec::params::MAX_MSG_LEN)"
         )
     };
-    let n: u64 = digits.parse().map_err(|_| too_large())?;
-    let bytes = n.checked_mul(1 << shift).ok_or_else(too_large)?;
-    if bytes == 0 {
-        return Err(format!("`{v}`: the message size must be at least 1 byte"));
+    match rnic_units::parse_size(v) {
+        Ok(b) if b <= MAX_SIZE => Ok(b as u32),
+        Ok(_) | Err(rnic_units::SizeError::Overflow(_)) => Err(too_large()),
+        Err(e) => Err(e.to_string()),
     }
-    if bytes > MAX_SIZE {
-        return Err(too_large());
-    }
-    Ok(bytes as u32)
 }
 
 /// Parses a duration of simulated time into device cycles (at

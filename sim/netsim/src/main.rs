@@ -167,22 +167,9 @@ struct RunArgs {
     quiet: bool,
 }
 
-/// Bytes, optionally with `K`, `M` or `G` (binary): refuses 0 and sizes
-/// past 2^64 (a release build would otherwise wrap them, to 0 among others).
-fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mul) = match s.chars().last() {
-        Some('K') | Some('k') => (&s[..s.len() - 1], 1u64 << 10),
-        Some('M') | Some('m') => (&s[..s.len() - 1], 1 << 20),
-        Some('G') | Some('g') => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    let n = num.parse::<u64>().map_err(|e| format!("bad size `{s}`: {e}"))?;
-    match n.checked_mul(mul) {
-        Some(0) => Err(format!("bad size `{s}`: at least 1 byte")),
-        Some(b) => Ok(b),
-        None => Err(format!("bad size `{s}`: more than 2^64 bytes")),
-    }
+/// Bytes, optionally with `K`, `M` or `G` (binary), as `rnic-perf` reads them.
+fn parse_size(v: &str) -> Result<u64, String> {
+    Ok(rnic_units::parse_size(v)?)
 }
 
 fn run_cmd(a: RunArgs) -> Result<(), String> {
