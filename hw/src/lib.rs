@@ -4,7 +4,8 @@
 //! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
-//! completion writer), [`icrc`], [`hdr`] (header
+//! completion writer), [`spray`] (STrack's per-QP entropy selector, not yet
+//! wired into the send path), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
 //! words between engines), [`num`] (protocol numbers of `rnic-spec` as
 //! block constants).
@@ -45,6 +46,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
         ("fence".to_string(), emit(fence::MrFence::default())),
+        ("spray".to_string(), emit(spray::SprayEngine::default())),
     ]
 }
 pub mod cqw;
@@ -61,6 +63,7 @@ pub mod resp;
 pub mod rxe;
 pub mod rxin;
 pub mod sched;
+pub mod spray;
 pub mod sq;
 pub mod turn;
 pub mod txb;
