@@ -133,6 +133,13 @@ pub struct WorkCompletion {
     pub wc_flags: WcFlags,
     /// Immediate data of a SEND or RDMA WRITE with immediate (receive side).
     pub imm_data: u32,
+    /// The QP number of the sender: for an RC QP, the peer it is connected
+    /// to (receive completions; 0 on send completions and flushes).
+    pub src_qp: u32,
+    /// The NIC's raw completion status (`rnic_spec::desc::cqe_status`) of an
+    /// error completion the NIC wrote; 0 on success and on flushes the
+    /// library makes.
+    pub vendor_err: u32,
 }
 
 bitflags::bitflags! {
@@ -390,6 +397,7 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
         return Err(bad("no such QP exists".into()));
     };
     let home = if queue == Queue::Sq { qp.send_cqn } else { qp.recv_cqn };
+    let peer = qp.dest_qpn();
     if home != cqn {
         return Err(bad(format!("that QP's {queue} completes on CQ {home}")));
     }
@@ -413,6 +421,10 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
         Queue::Rq => (WcOpcode::from_raw(cqe.opcode), cqe.byte_len.get()),
     };
     let with_imm = cqe.flags & cqe_flags::WITH_IMM != 0;
+    let src_qp = match queue {
+        Queue::Rq => peer.unwrap_or(0),
+        Queue::Sq => 0,
+    };
     let wc = WorkCompletion {
         wr_id: slot.wr_id,
         status: WcStatus::from_raw(cqe.status),
@@ -421,6 +433,8 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
         qp_num: qpn,
         wc_flags: if with_imm { WcFlags::WITH_IMM } else { WcFlags::empty() },
         imm_data: if with_imm { cqe.imm.get() } else { 0 },
+        src_qp,
+        vendor_err: if cqe.status == cqe_status::SUCCESS { 0 } else { cqe.status as u32 },
     };
     if !wc.status.is_ok() {
         tracing::warn!(dev = %ctx.dev().name(), qpn, wr_id = wc.wr_id, status = ?wc.status, opcode = ?wc.opcode, "error completion");

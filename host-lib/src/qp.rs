@@ -380,6 +380,11 @@ pub(crate) struct QpInner {
 }
 
 impl QpInner {
+    /// The QP it is connected to (from RTR on).
+    pub fn dest_qpn(&self) -> Option<u32> {
+        self.dest_qpn
+    }
+
     /// The peer NAKed a request with a PSN sequence error.
     pub fn note_psn_nak(&mut self, psn: u32, epsn: u32) {
         self.last_psn_nak = Some((psn, epsn));

@@ -97,6 +97,9 @@ fn access_error(fault: Fault) {
         );
         let first = wcs.iter().find(|c| c.wr_id == 100).unwrap();
         assert_eq!(first.opcode, WcOpcode::RdmaWrite);
+        // The NIC's own status code, as ibverbs' vendor_err; a send completion names no source QP.
+        assert_eq!((first.vendor_err, first.src_qp), (rnic_spec::desc::cqe_status::REM_ACCESS_ERR as u32, 0));
+        assert!(wcs.iter().filter(|c| c.wr_id == 101 || c.wr_id == 102).all(|c| c.vendor_err == 0));
         let on_good: Vec<_> = wcs.iter().filter(|c| c.qp_num == good.qp_num()).collect();
         assert_eq!(on_good.len(), 4, "{fault:?}: good QP completions {on_good:?}");
         assert!(

@@ -281,6 +281,9 @@ fn read_then_send_complete_in_order() {
             }
         }
         let recvs = wait(&w.cq_b, n, bytes);
+        // A receive completion names the sender: the peer QP of this RC QP.
+        let peer = w.conns[0].0.qp_num();
+        assert!(recvs.iter().all(|c| c.src_qp == peer && c.vendor_err == 0), "{recvs:?}");
         let got: Vec<_> = recvs.iter().map(|c| (c.wr_id, c.status, c.opcode, c.byte_len)).collect();
         let want: Vec<_> =
             sends.iter().enumerate().map(|(i, &l)| (i as u64, WcStatus::Success, WcOpcode::Recv, l as u32)).collect();
