@@ -824,16 +824,7 @@ impl Qp {
         }
         let mut bytes = Vec::with_capacity(wrs.len() * SEND_WQE_BYTES);
         for wr in wrs {
-            check_sge(ctx, qpn, qp.pdn, &wr.sg)?;
-            if wr.opcode.writes_local() && !wr.sg.mr.access().contains(AccessFlags::LOCAL_WRITE) {
-                return Err(Error::MrAccess {
-                    qpn,
-                    op: op_name(&wr.opcode),
-                    key: wr.sg.mr.lkey(),
-                    needed: AccessFlags::LOCAL_WRITE,
-                    access: wr.sg.mr.access(),
-                });
-            }
+            check_send_wr(ctx, qpn, qp.pdn, wr)?;
         }
         let mut rsn = qp.rsn;
         for wr in wrs {
@@ -873,6 +864,83 @@ impl Qp {
         }
         ctx.dev().write_reg(regs::db_sq(qpn), (qp.sq.pi & 0xFFFF) as u64)?;
         Ok(())
+    }
+
+    /// Posts a list of send WRs as `ibv_post_send` does with a linked list:
+    /// the WRs up to the first one that cannot be posted are posted (one
+    /// doorbell), and that one is reported with its index and the reason
+    /// (ibverbs' `bad_wr`); nothing after it is posted. Unlike
+    /// [`Qp::post_send_batch`], which posts all or none.
+    pub fn post_send_list(&self, wrs: &[SendWr<'_>]) -> std::result::Result<(), BadWr> {
+        let (n, refused) = {
+            let ctx = self.context();
+            let st = ctx.state();
+            let qp = st.qps[self.qpn as usize].as_ref().expect("QP");
+            if qp.state != QpState::Rts {
+                // Not postable at all (the batch reports why), or in ERROR (the batch flushes them all).
+                (wrs.len(), None)
+            } else {
+                let out = qp.sq.outstanding();
+                let room = (qp.sq.cap - out) as usize;
+                let refused = wrs.iter().enumerate().find_map(|(i, wr)| {
+                    let full = Error::QueueFull {
+                        qpn: self.qpn,
+                        queue: Queue::Sq,
+                        outstanding: out + i as u32,
+                        max: qp.sq.cap,
+                        posting: 1,
+                    };
+                    let e = if i >= room { Err(full) } else { check_send_wr(ctx, self.qpn, qp.pdn, wr) };
+                    e.err().map(|e| (i, e))
+                });
+                (refused.as_ref().map_or(wrs.len(), |r| r.0), refused)
+            }
+        };
+        if n > 0 {
+            self.post_send_batch(&wrs[..n]).map_err(|error| BadWr { index: 0, error })?;
+        } else if refused.is_none() {
+            return Ok(());
+        }
+        match refused {
+            Some((index, error)) => Err(BadWr { index, error }),
+            None => Ok(()),
+        }
+    }
+
+    /// Posts a list of receive WRs as `ibv_post_recv` does with a linked
+    /// list: those before the first that cannot be posted are posted, that
+    /// one is reported with its index and the reason (`bad_wr`).
+    pub fn post_recv_list(&self, wrs: &[RecvWr<'_>]) -> std::result::Result<(), BadWr> {
+        let (n, refused) = {
+            let ctx = self.context();
+            let st = ctx.state();
+            let qp = st.qps[self.qpn as usize].as_ref().expect("QP");
+            if !matches!(qp.state, QpState::Init | QpState::Rtr | QpState::Rts) {
+                (wrs.len(), None)
+            } else {
+                let out = qp.rq.outstanding();
+                let room = (qp.rq.cap - out) as usize;
+                let refused = wrs.iter().enumerate().find_map(|(i, wr)| {
+                    let full = Error::QueueFull {
+                        qpn: self.qpn,
+                        queue: Queue::Rq,
+                        outstanding: out + i as u32,
+                        max: qp.rq.cap,
+                        posting: 1,
+                    };
+                    let e = if i >= room { Err(full) } else { check_sge(ctx, self.qpn, qp.pdn, &wr.sg) };
+                    e.err().map(|e| (i, e))
+                });
+                (refused.as_ref().map_or(wrs.len(), |r| r.0), refused)
+            }
+        };
+        if n > 0 {
+            self.post_recv_batch(&wrs[..n]).map_err(|error| BadWr { index: 0, error })?;
+        }
+        match refused {
+            Some((index, error)) => Err(BadWr { index, error }),
+            None => Ok(()),
+        }
     }
 
     /// Posts one receive WR (`ibv_post_recv`).
@@ -934,6 +1002,41 @@ impl Qp {
         ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;
         Ok(())
     }
+}
+
+/// A WR of a list post that was refused ([`Qp::post_send_list`],
+/// [`Qp::post_recv_list`]): the WRs before `index` were posted, this one
+/// and those after it were not.
+#[derive(Debug)]
+pub struct BadWr {
+    /// Index of the refused WR in the list.
+    pub index: usize,
+    /// Why it was refused.
+    pub error: Error,
+}
+
+impl std::fmt::Display for BadWr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "work request {} of the list was not posted: {}", self.index, self.error)
+    }
+}
+
+impl std::error::Error for BadWr {}
+
+/// The checks of one send WR before it is posted: its SGE (MR of the QP's
+/// PD, within bounds) and LOCAL_WRITE for a READ's destination.
+fn check_send_wr(ctx: &Context, qpn: u32, pdn: u32, wr: &SendWr<'_>) -> Result<()> {
+    check_sge(ctx, qpn, pdn, &wr.sg)?;
+    if wr.opcode.writes_local() && !wr.sg.mr.access().contains(AccessFlags::LOCAL_WRITE) {
+        return Err(Error::MrAccess {
+            qpn,
+            op: op_name(&wr.opcode),
+            key: wr.sg.mr.lkey(),
+            needed: AccessFlags::LOCAL_WRITE,
+            access: wr.sg.mr.access(),
+        });
+    }
+    Ok(())
 }
 
 fn op_of(op: &WrOpcode) -> WcOpcode {

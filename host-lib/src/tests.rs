@@ -857,3 +857,42 @@ fn poll_cq_fills_at_most_the_buffer() {
     assert!(cq.poll_cq_vec(8).unwrap().is_empty());
     assert!(cq.wait_cq(0, 0).unwrap().is_empty());
 }
+
+#[test]
+fn list_posts_stop_at_the_bad_wr_and_post_what_came_before() {
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let c = ctx.create_cq(64).unwrap();
+    let m = pd.reg_mr(4096, AccessFlags::LOCAL_WRITE).unwrap();
+    let qp = connected(&ctx, &pd, &c, 8, 4);
+    let wr = |id: u64, off: u64| SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaWrite { remote_addr: 0xAB00, rkey: 0x1234 },
+        sg: m.sge(off, 100),
+    };
+    // The third WR runs past its MR: the first two are posted with one doorbell, the rest not.
+    let writes0 = dev.writes.borrow().len();
+    let bad = qp.post_send_list(&[wr(1, 0), wr(2, 100), wr(3, 4090), wr(4, 0)]).unwrap_err();
+    assert_eq!(bad.index, 2, "{bad}");
+    assert!(matches!(bad.error, Error::OutOfBounds { offset: 4090, .. }), "{bad}");
+    let dbs: Vec<_> =
+        dev.writes.borrow()[writes0..].iter().filter(|w| w.0 == regs::db_sq(qp.qp_num())).copied().collect();
+    assert_eq!(dbs, vec![(regs::db_sq(qp.qp_num()), 2)], "one doorbell for the two posted WRs");
+    // Room for 6 more: a list of 7 posts 6 and reports the seventh as the queue being full.
+    let bad = qp.post_send_list(&(10..17).map(|i| wr(i, 0)).collect::<Vec<_>>()).unwrap_err();
+    assert_eq!(bad.index, 6, "{bad}");
+    assert!(matches!(bad.error, Error::QueueFull { outstanding: 8, max: 8, .. }), "{bad}");
+    assert_eq!(ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().sq.outstanding(), 8);
+    // A refused first WR posts nothing; an empty list is fine.
+    let writes1 = dev.writes.borrow().len();
+    assert_eq!(qp.post_send_list(&[wr(20, 0)]).unwrap_err().index, 0);
+    assert_eq!(dev.writes.borrow().len(), writes1, "nothing written");
+    qp.post_send_list(&[]).unwrap();
+    // Receive lists alike: a WR beyond its MR stops the list there.
+    let bad = qp
+        .post_recv_list(&[RecvWr { wr_id: 1, sg: m.sge(0, 64) }, RecvWr { wr_id: 2, sg: m.sge(4095, 2) }])
+        .unwrap_err();
+    assert_eq!(bad.index, 1, "{bad}");
+    assert_eq!(ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().rq.outstanding(), 1);
+}
