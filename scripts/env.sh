@@ -1,19 +1,31 @@
 # Shared by scripts/perf.sh and scripts/test.sh (sourced, not run).
 
-# Verilator builds the cosimulated NIC; install it when we can, else say how.
-ensure_verilator() {
-    if command -v "${VERILATOR:-verilator}" >/dev/null 2>&1; then
+# Installs Debian package $2 for command $1 when it is missing (as root,
+# with apt-get), else says how.
+ensure_apt_tool() {
+    if command -v "$1" >/dev/null 2>&1; then
         return 0
     fi
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "verilator missing: installing it with apt-get" >&2
+        echo "$1 missing: installing $2 with apt-get" >&2
         apt-get update
-        DEBIAN_FRONTEND=noninteractive apt-get install -y verilator
+        DEBIAN_FRONTEND=noninteractive apt-get install -y "$2"
     else
-        echo "verilator is missing; install it with:" >&2
-        echo "    sudo apt-get install -y verilator" >&2
+        echo "$1 is missing; install it with:" >&2
+        echo "    sudo apt-get install -y $2" >&2
         exit 1
     fi
+}
+
+# Verilator builds the cosimulated NIC.
+ensure_verilator() {
+    ensure_apt_tool "${VERILATOR:-verilator}" verilator
+}
+
+# tshark runs rnic's Wireshark dissector over a capture in the capture test
+# (tools/wireshark/rnic.lua).
+ensure_tshark() {
+    ensure_apt_tool tshark tshark
 }
 
 # scapy decodes captures independently of rnic-spec (scripts/check_pcap.py).
@@ -27,21 +39,4 @@ ensure_scapy() {
         echo "    python3 -m pip install scapy==2.6.1" >&2
         exit 1
     }
-}
-
-# tshark runs rnic's Wireshark dissector over a capture in the capture test
-# (tools/wireshark/rnic.lua); install it when we can, else say how.
-ensure_tshark() {
-    if command -v tshark >/dev/null 2>&1; then
-        return 0
-    fi
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "tshark missing: installing it with apt-get" >&2
-        apt-get update
-        DEBIAN_FRONTEND=noninteractive apt-get install -y tshark
-    else
-        echo "tshark is missing; install it with:" >&2
-        echo "    sudo apt-get install -y tshark" >&2
-        exit 1
-    fi
 }

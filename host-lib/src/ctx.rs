@@ -75,7 +75,7 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "rto_expired",
     "rx_ooo_placed",
     "sq_resends",
-    "rx_ooo_no_window",
+    "rx_ooo_sw",
     "sq_skips",
 ];
 

@@ -872,75 +872,57 @@ impl Qp {
     /// (ibverbs' `bad_wr`); nothing after it is posted. Unlike
     /// [`Qp::post_send_batch`], which posts all or none.
     pub fn post_send_list(&self, wrs: &[SendWr<'_>]) -> std::result::Result<(), BadWr> {
-        let (n, refused) = {
-            let ctx = self.context();
-            let st = ctx.state();
-            let qp = st.qps[self.qpn as usize].as_ref().expect("QP");
-            if qp.state != QpState::Rts {
-                // Not postable at all (the batch reports why), or in ERROR (the batch flushes them all).
-                (wrs.len(), None)
-            } else {
-                let out = qp.sq.outstanding();
-                let room = (qp.sq.cap - out) as usize;
-                let refused = wrs.iter().enumerate().find_map(|(i, wr)| {
-                    let full = Error::QueueFull {
-                        qpn: self.qpn,
-                        queue: Queue::Sq,
-                        outstanding: out + i as u32,
-                        max: qp.sq.cap,
-                        posting: 1,
-                    };
-                    let e = if i >= room { Err(full) } else { check_send_wr(ctx, self.qpn, qp.pdn, wr) };
-                    e.err().map(|e| (i, e))
-                });
-                (refused.as_ref().map_or(wrs.len(), |r| r.0), refused)
-            }
-        };
+        let ctx = self.context();
+        let refused = self
+            .list_refusal(Queue::Sq, wrs.len(), &[QpState::Rts], |qp, i| check_send_wr(ctx, self.qpn, qp.pdn, &wrs[i]));
+        let n = refused.as_ref().map_or(wrs.len(), |r| r.index);
         if n > 0 {
             self.post_send_batch(&wrs[..n]).map_err(|error| BadWr { index: 0, error })?;
-        } else if refused.is_none() {
-            return Ok(());
         }
-        match refused {
-            Some((index, error)) => Err(BadWr { index, error }),
-            None => Ok(()),
-        }
+        refused.map_or(Ok(()), Err)
     }
 
     /// Posts a list of receive WRs as `ibv_post_recv` does with a linked
     /// list: those before the first that cannot be posted are posted, that
     /// one is reported with its index and the reason (`bad_wr`).
     pub fn post_recv_list(&self, wrs: &[RecvWr<'_>]) -> std::result::Result<(), BadWr> {
-        let (n, refused) = {
-            let ctx = self.context();
-            let st = ctx.state();
-            let qp = st.qps[self.qpn as usize].as_ref().expect("QP");
-            if !matches!(qp.state, QpState::Init | QpState::Rtr | QpState::Rts) {
-                (wrs.len(), None)
-            } else {
-                let out = qp.rq.outstanding();
-                let room = (qp.rq.cap - out) as usize;
-                let refused = wrs.iter().enumerate().find_map(|(i, wr)| {
-                    let full = Error::QueueFull {
-                        qpn: self.qpn,
-                        queue: Queue::Rq,
-                        outstanding: out + i as u32,
-                        max: qp.rq.cap,
-                        posting: 1,
-                    };
-                    let e = if i >= room { Err(full) } else { check_sge(ctx, self.qpn, qp.pdn, &wr.sg) };
-                    e.err().map(|e| (i, e))
-                });
-                (refused.as_ref().map_or(wrs.len(), |r| r.0), refused)
-            }
-        };
+        let ctx = self.context();
+        let states = [QpState::Init, QpState::Rtr, QpState::Rts];
+        let refused =
+            self.list_refusal(Queue::Rq, wrs.len(), &states, |qp, i| check_sge(ctx, self.qpn, qp.pdn, &wrs[i].sg));
+        let n = refused.as_ref().map_or(wrs.len(), |r| r.index);
         if n > 0 {
             self.post_recv_batch(&wrs[..n]).map_err(|error| BadWr { index: 0, error })?;
         }
-        match refused {
-            Some((index, error)) => Err(BadWr { index, error }),
-            None => Ok(()),
+        refused.map_or(Ok(()), Err)
+    }
+
+    /// The first of `len` WRs of a list post that cannot be posted: past
+    /// the queue's room, or refused by `check`. None in a state other than
+    /// `states` (the batch post then reports the state, or flushes in ERROR).
+    fn list_refusal(
+        &self,
+        queue: Queue,
+        len: usize,
+        states: &[QpState],
+        check: impl Fn(&QpInner, usize) -> Result<()>,
+    ) -> Option<BadWr> {
+        let ctx = self.context();
+        let st = ctx.state();
+        let qp = st.qps[self.qpn as usize].as_ref().expect("QP");
+        if !states.contains(&qp.state) {
+            return None;
         }
+        let wq = if queue == Queue::Sq { &qp.sq } else { &qp.rq };
+        let out = wq.outstanding();
+        (0..len).find_map(|i| {
+            let e = if i >= (wq.cap - out) as usize {
+                Err(Error::QueueFull { qpn: self.qpn, queue, outstanding: out + i as u32, max: wq.cap, posting: 1 })
+            } else {
+                check(qp, i)
+            };
+            e.err().map(|error| BadWr { index: i, error })
+        })
     }
 
     /// Posts one receive WR (`ibv_post_recv`).

@@ -496,7 +496,7 @@ impl Logic for RnicCore {
         if self.sq.cnt_resend.val() {
             self.cnt.next = self.cnt.val() | 0x20_0000;
         }
-        if self.resp.cnt_nowin.val() {
+        if self.resp.cnt_sw.val() {
             self.cnt.next = self.cnt.val() | 0x40_0000;
         }
         if self.sq.cnt_skip.val() {

@@ -27,7 +27,7 @@ const _: () = assert!(
         && r::counters::SQ_SKIPS == 0x2B8
         && r::counters::RX_OOO_PLACED == 0x2A0
         && r::counters::SQ_RESENDS == 0x2A8
-        && r::counters::RX_OOO_NO_WINDOW == 0x2B0
+        && r::counters::RX_OOO_SW == 0x2B0
         && r::counters::SQ_REWINDS == 0x288
         && r::counters::SQ_REWIND_DROP == 0x290
         && r::counters::RTO_EXPIRED == 0x298

@@ -190,7 +190,7 @@ pub struct Responder {
     /// Pulse: a request placed out of order (selective repeat).
     pub cnt_ooo: Signal<Out, Bit>,
     /// Pulse: a request placed out of order through software recovery (no window was free).
-    pub cnt_nowin: Signal<Out, Bit>,
+    pub cnt_sw: Signal<Out, Bit>,
     /// Windows of the pool held back (`regs::REG_SR_POOL_HOLD`): at most
     /// `SR_POOL` minus this many are lent at once.
     pub sr_pool_hold: Signal<In, Bits<8>>,
@@ -227,6 +227,8 @@ pub struct Responder {
     sw_ld: Signal<Local, Bits<24>>,
     sw_rl: Signal<Local, Bits<24>>,
     sw_rd: Signal<Local, Bits<24>>,
+    /// The packet starts a new run: the QP is not in recovery yet, or it lies beyond the run's end + 1.
+    sw_new: Signal<Local, Bit>,
     /// The packet at ePSN (or a READ request) is taken in order this cycle.
     acc_io: Signal<Local, Bit>,
     /// A command's TO − FROM and sw_left − FROM.
@@ -746,6 +748,7 @@ impl Logic for Responder {
         self.sw_rl.next = self.rsu.sw_right.val() - self.rsu.sw_left.val();
         self.sw_past.next = self.rsu.sw_right.val() + 1;
         self.sw_rd.next = self.du.psn.val() - self.sw_past.val();
+        self.sw_new.next = (!self.rsu.sw_on.val().any()) | ((self.sw_rd.val() != 0) & !self.sw_rd.val().get_bit(23));
         self.sw_in_run.next = self.rsu.sw_on.val().any() & (self.sw_ld.val() <= self.sw_rl.val());
         self.sw_take.next = self.qv.sr_en.val().any()
             & !self.rsu.sr_hold.val().any()
@@ -908,7 +911,7 @@ impl Logic for Responder {
         self.cnt_ack.next = false;
         self.cnt_inv.next = false;
         self.cnt_ooo.next = false;
-        self.cnt_nowin.next = false;
+        self.cnt_sw.next = false;
         self.idle.next = self.state.q.val() == RState::Idle;
         // Completion request (written by the completion writer).
         self.cqr.cqn.next = self.cq_num.q.val();
@@ -1476,18 +1479,14 @@ impl Logic for Responder {
                     // advanced one starts; the host is told (CtrlQ).
                     self.rp_next.next = self.end_ptr.q.val();
                     self.rsp.sw_on.next = 1.into();
-                    if (!self.rsu.sw_on.val().any()) | ((self.sw_rd.val() != 0) & !self.sw_rd.val().get_bit(23)) {
-                        self.rsp.sw_left.next = self.du.psn.val();
-                        self.rsp.sw_right.next = self.du.psn.val();
-                        self.rsp.sw_ends.next = bit_cast::<16, 1>(self.is_last.val().into());
-                        self.rsp.sw_rpk.next = self.du.psn_offset.val() + 1;
-                        if self.is_last.val() {
-                            self.rsp.sw_rpk.next = 0.into();
-                        }
-                        self.rsp.sw_rsend.next = self.is_send.val().into();
-                    } else if self.sw_rd.val() == 0 {
+                    // A new run (the first, or one further ahead) or the next PSN of the run: it ends at this packet.
+                    if self.sw_new.val() | (self.sw_rd.val() == 0) {
                         self.rsp.sw_right.next = self.du.psn.val();
                         self.rsp.sw_ends.next = self.rsu.sw_ends.val() + bit_cast::<16, 1>(self.is_last.val().into());
+                        if self.sw_new.val() {
+                            self.rsp.sw_left.next = self.du.psn.val();
+                            self.rsp.sw_ends.next = bit_cast::<16, 1>(self.is_last.val().into());
+                        }
                         self.rsp.sw_rpk.next = self.du.psn_offset.val() + 1;
                         if self.is_last.val() {
                             self.rsp.sw_rpk.next = 0.into();
@@ -1507,7 +1506,7 @@ impl Logic for Responder {
                     self.rep_off.d.next = self.du.psn_offset.val();
                     self.rep_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
                     self.cnt_ooo.next = true;
-                    self.cnt_nowin.next = true;
+                    self.cnt_sw.next = true;
                     self.placed.d.next = true;
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::Save;

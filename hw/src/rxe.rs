@@ -167,7 +167,7 @@ pub struct RxEngine {
     /// Pulse: a request placed out of order (selective repeat).
     pub cnt_ooo: Signal<Out, Bit>,
     /// Pulse: a request placed out of order through software recovery (no window was free).
-    pub cnt_nowin: Signal<Out, Bit>,
+    pub cnt_sw: Signal<Out, Bit>,
     /// Windows of the selective-repeat pool held back (`REG_SR_POOL_HOLD`).
     pub sr_pool_hold: Signal<In, Bits<8>>,
     /// A software-recovery command (`SwCmdPack`).
@@ -244,7 +244,7 @@ impl Logic for RxEngine {
         self.cnt_ack.next = self.resp.cnt_ack.val();
         self.cnt_inv.next = self.resp.cnt_inv.val();
         self.cnt_ooo.next = self.resp.cnt_ooo.val();
-        self.cnt_nowin.next = self.resp.cnt_nowin.val();
+        self.cnt_sw.next = self.resp.cnt_sw.val();
         self.resp.swc_valid.next = self.swc_valid.val();
         self.resp.sr_pool_hold.next = self.sr_pool_hold.val();
         self.resp.swc_data.next = self.swc_data.val();

@@ -3469,7 +3469,7 @@ impl Fuzzer {
             for (i, (_, o)) in self.ctr.regs.iter().enumerate() {
                 if *o == counters::CTRLQ_ENTRIES {
                     sw_counts.0 = std::mem::take(&mut d[i]);
-                } else if *o == counters::RX_OOO_NO_WINDOW {
+                } else if *o == counters::RX_OOO_SW {
                     sw_counts.1 = std::mem::take(&mut d[i]);
                 }
             }

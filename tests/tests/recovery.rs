@@ -386,7 +386,7 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
 /// slow path is not polled, so every QP's later packets arrive out of order
 /// at once. The first `SR_POOL` QPs borrow a window and have their
 /// packets placed; the rest find none and go to software recovery
-/// (`RX_OOO_NO_WINDOW`): their packets are placed too and reported to the
+/// (`RX_OOO_SW`): their packets are placed too and reported to the
 /// responder's host. Every QP gets one resend, no rewind; the resent first
 /// packet reaches each software QP's run and the NIC jumps past it without
 /// the host's help. Every byte arrives; a second round shows every window
@@ -418,7 +418,7 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
                     f.opcode == rnic_spec::wire::Opcode::WriteFirst && !f.retransmission && seen.insert(f.dqpn)
                 }),
             );
-            let (placed0, nowin0) = (reg(1, counters::RX_OOO_PLACED), reg(1, counters::RX_OOO_NO_WINDOW));
+            let (placed0, nowin0) = (reg(1, counters::RX_OOO_PLACED), reg(1, counters::RX_OOO_SW));
             for (i, (qa, _)) in w.conns.iter().enumerate() {
                 let slot = (round as usize * n as usize + i) * SLOT;
                 let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + slot as u64, rkey: dst.rkey() };
@@ -427,7 +427,7 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
             // Everything is sent and NAKed before the slow path runs.
             nics.cluster.borrow_mut().run(15_000);
             let placed = reg(1, counters::RX_OOO_PLACED) - placed0;
-            let nowin = reg(1, counters::RX_OOO_NO_WINDOW) - nowin0;
+            let nowin = reg(1, counters::RX_OOO_SW) - nowin0;
             assert_eq!(
                 (placed, nowin),
                 (2 * n as u64, 2 * EXTRA as u64),
@@ -482,7 +482,7 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
         let dst = w.pd_b.reg_mr(QPS as usize * slot, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
         let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
-        let nowin0 = reg(1, counters::RX_OOO_NO_WINDOW);
+        let nowin0 = reg(1, counters::RX_OOO_SW);
         // Lost: packets 0 and 3 of every QP's message, and 6 of every third QP's (first transmissions only).
         let lost = |qi: usize| if qi.is_multiple_of(3) { vec![0u32, 3, 6] } else { vec![0, 3] };
         let mut seen = std::collections::HashMap::<u32, u32>::new();
@@ -531,7 +531,7 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
             sw_placed += b.sw_placed;
             assert!(b.sw_applied >= 1 && b.sw_applied <= b.sw_commands, "QP {qi} responder: {b:?}");
         }
-        assert_eq!(reg(1, counters::RX_OOO_NO_WINDOW) - nowin0, sw_placed);
+        assert_eq!(reg(1, counters::RX_OOO_SW) - nowin0, sw_placed);
         assert_eq!(reg(1, counters::REG_ERR), 0, "no software-recovery command was dropped");
         let mut want = snapshot.clone();
         for qi in 0..QPS as usize {

@@ -98,7 +98,7 @@ pub const COUNTERS: [(&str, u32); ctr::COUNT] = [
     ("rto_expired", ctr::RTO_EXPIRED),
     ("rx_ooo_placed", ctr::RX_OOO_PLACED),
     ("sq_resends", ctr::SQ_RESENDS),
-    ("rx_ooo_no_window", ctr::RX_OOO_NO_WINDOW),
+    ("rx_ooo_sw", ctr::RX_OOO_SW),
     ("sq_skips", ctr::SQ_SKIPS),
 ];
 

@@ -693,7 +693,7 @@ fn print_faults(nics: &Nics, t: &Totals) {
     out!(
         " SR windows    : {} packets placed out of order on NIC1, {} of them through software recovery (no free window in the pool of {})",
         reg(1, rnic_spec::regs::counters::RX_OOO_PLACED),
-        reg(1, rnic_spec::regs::counters::RX_OOO_NO_WINDOW),
+        reg(1, rnic_spec::regs::counters::RX_OOO_SW),
         rnic_spec::params::SR_POOL
     );
     out!(

@@ -67,7 +67,7 @@ pub const SR_POOL_LOG2: usize = 6;
 /// of it is placed out of order and returns it once ePSN has passed every
 /// packet the window holds; a QP whose out-of-order packet finds the pool
 /// empty goes to software recovery instead ([`SW_SR_SPAN`], counted in
-/// `regs::counters::RX_OOO_NO_WINDOW`). 64 windows hold a 32:1 incast with
+/// `regs::counters::RX_OOO_SW`). 64 windows hold a 32:1 incast with
 /// every sender reordering, twice over.
 pub const SR_POOL: usize = 1 << SR_POOL_LOG2;
 /// Software recovery (SRNIC's bitmap onloading, for a QP that found the

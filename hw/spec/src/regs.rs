@@ -95,7 +95,7 @@ pub mod counters {
     /// recovery (the QP had no window and the shared pool had none free,
     /// [`crate::params::SR_POOL`]): each is reported to the host's slow
     /// path in a CtrlQ `RESP_OOO` entry.
-    pub const RX_OOO_NO_WINDOW: u32 = 0x2B0;
+    pub const RX_OOO_SW: u32 = 0x2B0;
     /// Times the send path skipped ahead to lACK: a rewind (or a resend)
     /// reached a WQE the peer had acknowledged meanwhile, whose ring slot
     /// the host may already have reused; nothing more of it is sent.
