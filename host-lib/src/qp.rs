@@ -10,7 +10,7 @@ use crate::ring::{self, used};
 use crate::{Cq, DestroyError, Error, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
 use rnic_spec::desc::{send_op, RecvWqe, SendWqe, RECV_WQE_BYTES, SEND_WQE_BYTES};
-use rnic_spec::params;
+use rnic_spec::params::{self, MAX_PATHS};
 use rnic_spec::regs::{self, qpc, NUM_STAGE};
 use zerocopy::IntoBytes;
 
@@ -137,6 +137,14 @@ pub struct QpAttr {
     /// on). Off, the responder accepts packets in order only (go-back-N).
     /// Takes effect at the next INIT→RTR. Not an ibverbs attribute.
     pub selective_repeat: Option<bool>,
+    /// STrack's adaptive packet spraying of this QP's requests over this
+    /// many entropies (UDP source ports; 1..=`params::MAX_PATHS`): the NIC
+    /// picks each packet's port, skipping ports whose ACKs came back
+    /// ECN-marked, and asks an ACK for every packet. 0 (the default): one
+    /// port for all packets. Any transition may set it; it takes effect (and
+    /// the QP's path selector starts afresh) at the next transition that
+    /// programs the NIC (not INIT→INIT or RTS→RTS). Not an ibverbs attribute.
+    pub max_paths: Option<u16>,
 }
 
 impl QpAttr {
@@ -221,6 +229,9 @@ pub fn check_modify(qpn: u32, from: QpState, attr: &QpAttr) -> Result<()> {
         if let Some(v) = v.filter(|&v| v > max) {
             return Err(Error::BadAttr { qpn, attr: name, why: format!("{v} is above {max}") });
         }
+    }
+    if let Some(n) = attr.max_paths.filter(|&n| n as usize > MAX_PATHS) {
+        return Err(Error::BadAttr { qpn, attr: "max_paths", why: format!("{n} is above {MAX_PATHS}") });
     }
     if let Some(d) = attr.dest_qp_num.filter(|&d| d > QPN_MAX) {
         return Err(Error::BadAttr { qpn, attr: "dest_qp_num", why: format!("{d:#x} does not fit 24 bits") });
@@ -727,6 +738,9 @@ impl Qp {
         }
         if let Some(v) = attr.selective_repeat {
             qpc::SR_EN.put(&mut qp.words, v as u64);
+        }
+        if let Some(n) = attr.max_paths {
+            qpc::MAX_PATHS.put(&mut qp.words, n as u64);
         }
         match (from, to) {
             (_, QpState::Error) => return enter_error(ctx, &mut st, qpn),

@@ -50,8 +50,9 @@ use crate::desc::{
     LACK_BITS, RQS_BITS,
 };
 use crate::num::Num;
+use crate::spray::{OP_ACK, OP_RESET};
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
-use rnic_spec::params::QPN_BITS;
+use rnic_spec::params::{MAX_PATHS, QPN_BITS};
 use rnic_spec::wire::syndrome;
 use rust_hdl::prelude::*;
 
@@ -97,6 +98,24 @@ pub struct AckRecv {
     pub rst_valid: Signal<In, Bit>,
     /// QPN of the reset.
     pub rst_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// The QP's number of entropies (`qpc::MAX_PATHS`, 0: not sprayed), for its path selector's reset.
+    pub rst_max_paths: Signal<In, Bits<9>>,
+    /// A request to STrack's path selector (`crate::spray`): an ACK's
+    /// echoed entropy and ECN (`OP_ACK`), or a reset at a QP commit
+    /// (`OP_RESET`). Held until `spray_ready`.
+    pub spray_valid: Signal<Out, Bit>,
+    /// The selector takes the request this cycle.
+    pub spray_ready: Signal<In, Bit>,
+    /// Its QP.
+    pub spray_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// `spray::OP_ACK` or `spray::OP_RESET`.
+    pub spray_op: Signal<Out, Bits<2>>,
+    /// ACK: the request it answers arrived ECN-marked (CE).
+    pub spray_ecn: Signal<Out, Bit>,
+    /// ACK: the entropy it echoes.
+    pub spray_path: Signal<Out, Bits<8>>,
+    /// Reset: the QP's number of entropies (1..=256).
+    pub spray_max_paths: Signal<Out, Bits<9>>,
     /// Requester state table read address.
     pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state read data (`ReqStatePack`, one cycle after the address).
@@ -188,10 +207,24 @@ pub struct AckRecv {
     nf_run: Signal<Local, Bits<4>>,
     nf_next: Signal<Local, Bits<24>>,
     /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
-    rstq: SynchronousFIFO<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
+    /// Each entry: `{max_paths[16:8], qpn[7:0]}`.
+    rstq: SynchronousFIFO<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
     state: DFF<AckState>,
     word: DFF<Bits<ACKIN_BITS>>,
-    rst_q: DFF<Bits<QPN_BITS>>,
+    rst_q: DFF<Bits<RST_BITS>>,
+    /// The path selector's request being offered (one at a time: the
+    /// block takes no ACK or reset while one waits).
+    sf_v: DFF<Bit>,
+    sf_qpn: DFF<Bits<QPN_BITS>>,
+    sf_op: DFF<Bits<2>>,
+    sf_ecn: DFF<Bit>,
+    sf_path: DFF<Bits<8>>,
+    sf_mp: DFF<Bits<9>>,
+    /// A reset's number of entropies for the selector: 0 (not sprayed) and values past 256 taken as 1 and 256.
+    rst_mp: Signal<Local, Bits<9>>,
+    max_paths: Num<{ MAX_PATHS as u64 }, 9>,
+    op_spray_ack: Num<{ OP_ACK }, 2>,
+    op_spray_reset: Num<{ OP_RESET }, 2>,
     rs: DFF<Bits<RQS_BITS>>,
     scan_q: DFF<Bits<QPN_BITS>>,
     scan_sent: DFF<Bits<16>>,
@@ -253,13 +286,16 @@ pub struct AckRecv {
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
 const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
+/// A reset queue entry: `{max_paths[16:8], qpn[7:0]}` (literal offsets above).
+const RST_BITS: usize = QPN_BITS + 9;
+const _: () = assert!(QPN_BITS == 8);
 
 impl Logic for AckRecv {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e
+            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp
         );
         clock!(self, clock, ackq, rstq);
         self.nakf.read_clock.next = self.clock.val();
@@ -319,8 +355,25 @@ impl Logic for AckRecv {
         self.ack_ready.next = !self.ackq.full.val();
         self.ackq.read.next = false;
         self.rstq.write.next = self.rst_valid.val();
-        self.rstq.data_in.next = self.rst_qpn.val();
+        self.rstq.data_in.next = bit_cast::<RST_BITS, QPN_BITS>(self.rst_qpn.val())
+            | (bit_cast::<RST_BITS, 9>(self.rst_max_paths.val()) << 8);
         self.rstq.read.next = false;
+        // The path selector's request.
+        self.spray_valid.next = self.sf_v.q.val();
+        self.spray_qpn.next = self.sf_qpn.q.val();
+        self.spray_op.next = self.sf_op.q.val();
+        self.spray_ecn.next = self.sf_ecn.q.val();
+        self.spray_path.next = self.sf_path.q.val();
+        self.spray_max_paths.next = self.sf_mp.q.val();
+        if self.sf_v.q.val() & self.spray_ready.val() {
+            self.sf_v.d.next = false;
+        }
+        self.rst_mp.next = self.rst_q.q.val().get_bits::<9>(8);
+        if self.rst_mp.val() == 0 {
+            self.rst_mp.next = 1.into();
+        } else if self.rst_mp.val() > self.max_paths.val() {
+            self.rst_mp.next = self.max_paths.val();
+        }
         self.au.pword.next = self.word.q.val();
         self.ru.pword.next = self.rs.q.val();
         self.eu.pword.next = self.lerr_data.val();
@@ -428,7 +481,7 @@ impl Logic for AckRecv {
         match self.state.q.val() {
             AckState::Idle => {
                 self.nf_we.d.next = false;
-                if !self.rstq.empty.val() {
+                if !self.rstq.empty.val() & !self.sf_v.q.val() {
                     self.rst_q.d.next = self.rstq.data_out.val();
                     self.rstq.read.next = true;
                     self.state.d.next = AckState::Reset;
@@ -439,7 +492,7 @@ impl Logic for AckRecv {
                     self.c_status.d.next = self.eu.status.val();
                     self.c_qpn.d.next = self.eu.qpn.val();
                     self.state.d.next = AckState::CqeLocalErr;
-                } else if !self.ackq.empty.val() {
+                } else if !self.ackq.empty.val() & !self.sf_v.q.val() {
                     self.word.d.next = self.ackq.data_out.val();
                     self.ackq.read.next = true;
                     self.state.d.next = AckState::Look;
@@ -502,22 +555,34 @@ impl Logic for AckRecv {
             }
             AckState::Reset => {
                 self.rqs_we.next = true;
-                self.rqs_waddr.next = self.rst_q.q.val();
+                self.rqs_waddr.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
                 self.rqs_wdata.next = self.rstp.pword.val();
                 self.lack_we.next = true;
-                self.lack_waddr.next = self.rst_q.q.val();
+                self.lack_waddr.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
                 self.lack_wdata.next = 0.into();
                 self.held.write_enable.next = true;
-                self.held.write_address.next = self.rst_q.q.val();
+                self.held.write_address.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
                 self.held.write_data.next = 0.into();
                 self.nakf.write_enable.next = true;
-                self.nakf.write_address.next = self.rst_q.q.val();
+                self.nakf.write_address.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
                 self.nakf.write_data.next = 0.into();
+                self.sf_v.d.next = true;
+                self.sf_qpn.d.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
+                self.sf_op.d.next = self.op_spray_reset.val();
+                self.sf_mp.d.next = self.rst_mp.val();
                 self.state.d.next = AckState::Idle;
             }
             AckState::Look => {
                 // The table address is presented now; the word is read next cycle.
                 self.state.d.next = AckState::Load;
+                // An ACK or NAK frame (not a report, not a READ response) is the path selector's feedback.
+                if self.au.fb.val().any() {
+                    self.sf_v.d.next = true;
+                    self.sf_qpn.d.next = self.au.qpn.val();
+                    self.sf_op.d.next = self.op_spray_ack.val();
+                    self.sf_ecn.d.next = self.au.ce.val().any();
+                    self.sf_path.d.next = self.au.entropy.val();
+                }
                 if (self.au.flags.val() & self.flag_report.val()).any() {
                     // A responder's report: only written to the CtrlQ, its kind in the syndrome.
                     self.ctl_kind.d.next = self.au.syndrome.val();

@@ -3,9 +3,11 @@
 use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
+use crate::num::Num;
 use crate::regs::Regs;
 use crate::rxe::RxEngine;
 use crate::rxin::RxIn;
+use crate::spray::{SprayEngine, OP_CHOOSE};
 use crate::sq::SqEngine;
 use crate::txb::TxBuilder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
@@ -27,6 +29,8 @@ const _: () = assert!(
         && rnic_spec::regs::rx_sr::SEND.bit() == 127
         && rnic_spec::regs::rx_sr::GEN.bit() == 120
         && rnic_spec::regs::rx_sr::GEN.width == 4
+        && rnic_spec::regs::qpc::MAX_PATHS.bit() == 304
+        && rnic_spec::regs::qpc::MAX_PATHS.width == 9
 );
 
 /// The rnic core (interfaces: `docs/design.md`, "Interfaces of the core"). All streams are valid/ready;
@@ -106,6 +110,11 @@ pub struct RnicCore {
     rxin: RxIn,
     resp: RxEngine,
     fence: MrFence,
+    /// STrack's per-QP path selector: the ACK receiver's feedback and resets, the turn engine's choices.
+    spray: SprayEngine,
+    /// Until the congestion-control engine exists, a choice's window is unbounded (the active set is `MAX_PATHS`).
+    spray_cwnd: Num<0xFFFF_FFFF, 32>,
+    op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
     qpc_tx: RAM<Bits<448>, QPN_BITS>,
     qpc_rx: RAM<Bits<448>, QPN_BITS>,
@@ -142,7 +151,7 @@ pub struct RnicCore {
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, fence, txdq, ackq, rxdq, lerrq);
+        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, txdq, ackq, rxdq, lerrq);
         self.qpc_tx.read_clock.next = self.clock.val();
         self.qpc_tx.write_clock.next = self.clock.val();
         self.qpc_rx.read_clock.next = self.clock.val();
@@ -259,6 +268,23 @@ impl Logic for RnicCore {
         self.resp.job_full.next = self.sq.job_full.val();
         self.jseq.read_address.next = self.sq.jseq_addr.val();
         self.sq.jseq_data.next = self.jseq.read_data.val();
+        // The path selector: the ACK receiver's feedback and resets first (it
+        // holds ACKs while one waits), the turn engine's choices otherwise.
+        self.spray.req_valid.next = self.resp.spray_valid.val() | self.sq.spray_valid.val();
+        self.spray.req_qpn.next = self.resp.spray_qpn.val();
+        self.spray.req_op.next = self.resp.spray_op.val();
+        self.spray.req_ecn.next = self.resp.spray_ecn.val();
+        self.spray.req_path.next = self.resp.spray_path.val();
+        self.spray.req_max_paths.next = self.resp.spray_max_paths.val();
+        self.spray.req_cwnd.next = self.spray_cwnd.val();
+        if !self.resp.spray_valid.val() {
+            self.spray.req_qpn.next = self.sq.spray_qpn.val();
+            self.spray.req_op.next = self.op_spray_choose.val();
+        }
+        self.resp.spray_ready.next = self.spray.req_ready.val();
+        self.sq.spray_ready.next = self.spray.req_ready.val() & !self.resp.spray_valid.val();
+        self.sq.spray_done.next = self.spray.out_valid.val();
+        self.sq.spray_path.next = self.spray.out_path.val();
         self.jseq.write_enable.next = self.resp.jseq_we.val();
         self.jseq.write_address.next = self.resp.jseq_waddr.val();
         self.jseq.write_data.next = self.resp.jseq_wdata.val();
@@ -418,6 +444,7 @@ impl Logic for RnicCore {
         self.resp.rst_data.next = bit_cast::<40, QPN_BITS>(self.regs.commit_val.val().get_bits::<QPN_BITS>(0))
             | (bit_cast::<40, 2>(self.regs.commit_val.val().get_bits::<2>(32)) << 8)
             | (bit_cast::<40, 24>(self.regs.stage.val().get_bits::<24>(416)) << 10);
+        self.resp.rst_max_paths.next = self.regs.stage.val().get_bits::<9>(304);
         self.resp.wr_ready.next = self.dma_wr_ready.val();
         self.dma_wr_valid.next = self.resp.wr_valid.val();
         self.dma_wr_addr.next = self.resp.wr_addr.val();

@@ -8,7 +8,7 @@ pub const TXD_BITS: usize = 672;
 crate::pack_blocks!(TxDescPack, TxDescUnpack, 672, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
-    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 1, msn_psn: 24,
+    syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 2, msn_psn: 24,
     laddr: 64, lkey: 32,
 ]);
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
@@ -35,16 +35,20 @@ crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
 const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
 /// Width of an ACK word handed to the ACK receiver ([`AckInPack`]).
-pub const ACKIN_BITS: usize = 224;
+pub const ACKIN_BITS: usize = 256;
 
 // An ACK handed from the responder to the ACK receiver (`crate::ack`), with
 // what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes, the responder's
 // ePSN and the ACK extension's flags (`ack_flags`); MSN_PSN, where
 // message MSN starts (the first PSN of the requester's oldest
-// unacknowledged WQE); and the low 24 bits of the echoed TX timestamp.
-crate::pack_blocks!(AckInPack, AckInUnpack, 224, [
+// unacknowledged WQE); the low 24 bits of the echoed TX timestamp; and for
+// STrack's path selector the echoed entropy (low byte of the request's UDP
+// source port) and whether the request arrived ECN-marked (CE), valid
+// where `fb` is set (a word made from an ACK or NAK frame, not from a READ
+// response or a report).
+crate::pack_blocks!(AckInPack, AckInUnpack, 256, [
     qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24, flags: 8,
-    msn_psn: 24, ts: 24,
+    msn_psn: 24, ts: 24, entropy: 8, ce: 1, fb: 1,
 ]);
 const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
 
@@ -147,7 +151,7 @@ crate::field_view!(QpcView, 448, [
     sq_base: 64 = qpc::SQ_BASE, rq_base: 64 = qpc::RQ_BASE, sq_log2: 8 = qpc::SQ_LOG2,
     rq_log2: 8 = qpc::RQ_LOG2, pd: 16 = qpc::PD, dest_ip: 32 = qpc::DEST_IP,
     udp_sport: 16 = qpc::UDP_SPORT, dest_mac: 48 = qpc::DEST_MAC, sq_psn: 24 = qpc::SQ_PSN,
-    rq_psn: 24 = qpc::RQ_PSN, sr_en: 1 = qpc::SR_EN,
+    rq_psn: 24 = qpc::RQ_PSN, sr_en: 1 = qpc::SR_EN, max_paths: 9 = qpc::MAX_PATHS,
 ]);
 
 crate::field_view!(MrView, 256, [

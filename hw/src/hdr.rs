@@ -4,8 +4,8 @@
 //! IPv4 checksum adder.
 
 use rnic_spec::wire::{
-    field, off, Frame, BTH_PKEY_DEFAULT, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, IPV4_VER_IHL, IP_MF_OFFSET_MASK,
-    IP_PROTO_UDP, IP_TTL_DEFAULT, ROCE_UDP_PORT,
+    field, off, Frame, BTH_PKEY_DEFAULT, ETHERTYPE_IPV4, HDR_LEN, ICRC_LEN, IPV4_VER_IHL, IP_ECN_ECT0,
+    IP_MF_OFFSET_MASK, IP_PROTO_UDP, IP_TTL_DEFAULT, ROCE_UDP_PORT,
 };
 use rust_hdl::prelude::*;
 use std::fmt::Write;
@@ -115,6 +115,7 @@ impl Logic for TxHeader {
             src_mac: bytes6(self.src_mac.val().to_u64()),
             src_ip: self.src_ip.val().to_u64() as u32,
             dst_ip: self.dst_ip.val().to_u64() as u32,
+            ecn: IP_ECN_ECT0,
             sport: self.sport.val().to_u64() as u16,
             opcode: self.opcode.val().to_u64() as u8,
             dqpn: self.dqpn.val().to_u64() as u32,
@@ -138,7 +139,6 @@ impl Logic for TxHeader {
             laddr: if ack { 0 } else { self.laddr.val().to_u64() },
             lkey: if ack { 0 } else { self.lkey.val().to_u64() as u32 },
             payload: vec![0; self.plen.val().to_u64() as usize],
-            ..Default::default()
         };
         let bytes = f.encode();
         self.beat0.next = beat_of(&bytes[..64]);
@@ -156,9 +156,12 @@ impl Logic for TxHeader {
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
         writeln!(v, "  udp_len = ip_len - 16'd20;").unwrap();
         // IPv4 checksum over: 4500, len, 0000, 4000, 4011, src, dst.
-        // The header's constant 16-bit words: version/IHL with TOS 0, flags (DF), TTL with protocol.
-        let (w0, w3, w4) =
-            ((IPV4_VER_IHL as u32) << 8, field::IP_DF as u32, (IP_TTL_DEFAULT as u32) << 8 | IP_PROTO_UDP as u32);
+        // The header's constant 16-bit words: version/IHL with TOS (ECT(0)), flags (DF), TTL with protocol.
+        let (w0, w3, w4) = (
+            (IPV4_VER_IHL as u32) << 8 | IP_ECN_ECT0 as u32,
+            field::IP_DF as u32,
+            (IP_TTL_DEFAULT as u32) << 8 | IP_PROTO_UDP as u32,
+        );
         writeln!(
             v,
             "  sum = 32'h{w0:x} + ip_len + 32'h{w3:x} + 32'h{w4:x} + src_ip[31:16] + src_ip[15:0] + dst_ip[31:16] + dst_ip[15:0];"
@@ -169,6 +172,7 @@ impl Logic for TxHeader {
         put(&mut v, "src_mac", off::ETH_SRC, 6);
         put_const(&mut v, ETHERTYPE_IPV4 as u64, off::ETH_TYPE, 2);
         put_const(&mut v, IPV4_VER_IHL as u64, off::IP, 1);
+        put_const(&mut v, IP_ECN_ECT0 as u64, off::IP_TOS, 1);
         put(&mut v, "ip_len", off::IP_LEN, 2);
         put_const(&mut v, field::IP_DF as u64, off::IP_FLAGS, 2);
         put_const(&mut v, IP_TTL_DEFAULT as u64, off::IP_TTL, 1);

@@ -4,8 +4,8 @@
 //! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
-//! completion writer), [`spray`] (STrack's per-QP entropy selector, not yet
-//! wired into the send path), [`icrc`], [`hdr`] (header
+//! completion writer), [`spray`] (STrack's per-QP entropy selector, asked by the
+//! turn engine, fed by the ACK receiver), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
 //! words between engines), [`num`] (protocol numbers of `rnic-spec` as
 //! block constants).

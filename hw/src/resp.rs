@@ -41,7 +41,7 @@ use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, resp_report};
 use rnic_spec::params::dma_tag;
 use rnic_spec::params::{MR_BITS, QPN_BITS, RX_SR_QUEUE_LOG2, SW_SR_SPAN};
 use rnic_spec::params::{SR_POOL, SR_POOL_LOG2, SR_WINDOW, SR_WINDOW_BITS};
-use rnic_spec::wire::{ack_flags, opcode, syndrome};
+use rnic_spec::wire::{ack_flags, opcode, syndrome, IP_ECN_CE};
 use rust_hdl::prelude::*;
 
 /// DMA read tag of receive WQE fetches (bit 7).
@@ -299,7 +299,12 @@ pub struct Responder {
     op_rsp_only: Num<{ opcode::READ_RESPONSE_ONLY as u64 }, 8>,
     send_op_read_resp: Num<{ SEND_OP_READ_RESP as u64 }, 8>,
     flag_hold: Num<{ ACKIN_HOLD }, 8>,
+    /// IP ECN codepoint CE, as an ACK's ECN echo byte carries it.
+    ecn_ce: Num<{ IP_ECN_CE as u64 }, 8>,
     flag_placed: Num<{ ack_flags::PLACED as u64 }, 8>,
+    flag_no_echo: Num<{ ack_flags::NO_ECHO as u64 }, 8>,
+    /// `NO_ECHO` as the TX descriptor's two `ack_flags` bits.
+    no_echo2: Num<{ ack_flags::NO_ECHO as u64 }, 2>,
     flag_rdone: Num<{ ACKIN_RDONE }, 8>,
     flag_rdend: Num<{ ACKIN_RDEND }, 8>,
     /// The READ response job is a restart (a resent READ): its PSN is not
@@ -474,8 +479,8 @@ const _: () = {
     assert!(f::AXT_SSN.start == f::RETH_VA.start + 4 && f::AXT_SSN.len == 4 && f::RETH_VA.len == 8);
     assert!(f::AXT_PSN_OFFSET.start == f::RETH_RKEY.start && f::AXT_PSN_OFFSET.len == f::RETH_RKEY.len);
 };
-// The descriptor's one `ack_flags` bit is bit 0 of the ACK extension's flags byte (`txb.rs`).
-const _: () = assert!(ack_flags::PLACED == 1);
+// The descriptor's two `ack_flags` bits are bits 1:0 of the ACK extension's flags byte (`txb.rs`).
+const _: () = assert!(ack_flags::PLACED == 1 && ack_flags::NO_ECHO == 2);
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
 // The pool is addressed from the RX state RAM's output with a literal offset;
@@ -832,6 +837,10 @@ impl Logic for Responder {
         self.aw.msn_psn.next = self.du.imm.val().get_bits::<24>(0);
         // The echoed TX timestamp's low 24 bits sit where a request has its SSN.
         self.aw.ts.next = self.du.ssn.val();
+        // The echoed entropy's low byte and the ECN echo sit where a request has PSN_OFFSET's upper two bytes.
+        self.aw.entropy.next = self.du.psn_offset.val().get_bits::<8>(16);
+        self.aw.ce.next = (self.du.psn_offset.val().get_bits::<8>(8) == self.ecn_ce.val()).into();
+        self.aw.fb.next = (!(self.du.psn_offset.val().get_bits::<8>(0) & self.flag_no_echo.val()).any()).into();
         // A READ response packet as an ACK word: the last one completes the
         // READ (RDONE), the others and a gap complete nothing (HOLD); a gap is
         // reported as a PSN sequence NAK at the PSN the READ expects.
@@ -844,6 +853,9 @@ impl Logic for Responder {
             self.aw.flags.next = self.flag_hold.val();
             self.aw.msn_psn.next = self.du.psn.val() + 1;
             self.aw.ts.next = 0.into();
+            self.aw.entropy.next = 0.into();
+            self.aw.ce.next = 0.into();
+            self.aw.fb.next = 0.into();
             if self.rsp_last.val() & (self.syn.q.val() == self.syn_ack.val()) & !self.rsp_dup.q.val() {
                 self.aw.msn.next = self.du.ssn.val() + 1;
                 self.aw.flags.next = self.flag_rdone.val();
@@ -951,7 +963,7 @@ impl Logic for Responder {
         self.ackp.ecn_echo.next = self.du.ecn.val();
         self.ackp.rsn.next = 0.into();
         self.ackp.imm.next = 0.into();
-        self.ackp.ack_flags.next = self.placed.q.val().into();
+        self.ackp.ack_flags.next = bit_cast::<2, 1>(self.placed.q.val().into());
         self.ackp.laddr.next = 0.into();
         self.ackp.lkey.next = 0.into();
         self.ack_data.next = self.ackp.pword.val();
@@ -1787,7 +1799,8 @@ impl Logic for Responder {
                 self.ackp.ts.next = 0.into();
                 self.ackp.syndrome.next = self.syn_ack.val();
                 self.ackp.ecn_echo.next = 0.into();
-                self.ackp.ack_flags.next = 0.into();
+                // It answers no request: its port and ECN echo are no feedback for the peer's path selector.
+                self.ackp.ack_flags.next = self.no_echo2.val();
                 if !self.ack_full.val() {
                     self.ack_write.next = true;
                     self.state.d.next = RState::SwRep;
@@ -1807,6 +1820,9 @@ impl Logic for Responder {
                 self.aw.flags.next = self.flag_report.val() | self.rep_flags.q.val();
                 self.aw.msn_psn.next = 0.into();
                 self.aw.ts.next = 0.into();
+                self.aw.entropy.next = 0.into();
+                self.aw.ce.next = 0.into();
+                self.aw.fb.next = 0.into();
                 self.ackr_valid.next = true;
                 if self.ackr_ready.val() {
                     self.sw_rep.d.next = false;

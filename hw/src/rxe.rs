@@ -180,6 +180,22 @@ pub struct RxEngine {
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
     pub rst_data: Signal<In, Bits<40>>,
+    /// QP commit: the QP's number of entropies (`qpc::MAX_PATHS`).
+    pub rst_max_paths: Signal<In, Bits<9>>,
+    /// The ACK receiver's request to the path selector (`AckRecv::spray_valid`).
+    pub spray_valid: Signal<Out, Bit>,
+    /// The path selector takes it.
+    pub spray_ready: Signal<In, Bit>,
+    /// Its QP.
+    pub spray_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// `spray::OP_ACK` or `spray::OP_RESET`.
+    pub spray_op: Signal<Out, Bits<2>>,
+    /// ACK: ECN-marked.
+    pub spray_ecn: Signal<Out, Bit>,
+    /// ACK: the echoed entropy.
+    pub spray_path: Signal<Out, Bits<8>>,
+    /// Reset: the number of entropies.
+    pub spray_max_paths: Signal<Out, Bits<9>>,
     /// The send path sent a READ request (`ArmPack`).
     pub arm_write: Signal<In, Bit>,
     /// The arm word.
@@ -269,6 +285,14 @@ impl Logic for RxEngine {
         self.lerr_pop.next = self.ack.lerr_pop.val();
         self.ack.rst_valid.next = self.rst_valid.val() & self.rst_data.val().get_bit(9);
         self.ack.rst_qpn.next = self.rst_data.val().get_bits::<QPN_BITS>(0);
+        self.ack.rst_max_paths.next = self.rst_max_paths.val();
+        self.spray_valid.next = self.ack.spray_valid.val();
+        self.ack.spray_ready.next = self.spray_ready.val();
+        self.spray_qpn.next = self.ack.spray_qpn.val();
+        self.spray_op.next = self.ack.spray_op.val();
+        self.spray_ecn.next = self.ack.spray_ecn.val();
+        self.spray_path.next = self.ack.spray_path.val();
+        self.spray_max_paths.next = self.ack.spray_max_paths.val();
         self.rqs_addr.next = self.ack.rqs_addr.val();
         self.ack.rqs_data.next = self.rqs_data.val();
         self.rqs_we.next = self.ack.rqs_we.val();

@@ -9,7 +9,8 @@
 //!
 //! - **ACK** (`OP_ACK`, `ecn`, `path`): a marked ACK sets the entropy's bit
 //!   and forgets `np`; a clean one clears the bit and remembers the
-//!   entropy, so the next packet is clocked onto it.
+//!   entropy, so the next packet is clocked onto it. An entropy at or
+//!   beyond `max_paths` (never sent on) is ignored.
 //! - **Choose** (`OP_CHOOSE`, `cwnd` in packets): the remembered entropy if
 //!   there is one (once); else the round robin over the active set of
 //!   `max(8, min(max_paths, 2 cwnd))` entropies (never more than
@@ -250,7 +251,9 @@ impl Logic for SprayEngine {
                 self.state.d.next = SprayState::Idle;
                 self.qp_state.write_enable.next = true;
                 if self.op.q.val() == self.op_ack.val() {
-                    if self.ecn.q.val() {
+                    if bit_cast::<9, 8>(self.path.q.val()) >= self.su.max_paths.val() {
+                        // An entropy the QP never sent on: ignored.
+                    } else if self.ecn.q.val() {
                         self.sp.np_v.next = 0.into();
                         self.sp.bitmap.next =
                             self.su.bitmap.val() | (self.one.val() << bit_cast::<256, 8>(self.path.q.val()));

@@ -102,6 +102,16 @@ pub struct SqEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Its data.
     pub jseq_data: Signal<In, Bits<3>>,
+    /// A choice asked of the path selector (`TurnEngine::spray_valid`).
+    pub spray_valid: Signal<Out, Bit>,
+    /// The selector takes it.
+    pub spray_ready: Signal<In, Bit>,
+    /// Its QP.
+    pub spray_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// Pulse: the selector's answer.
+    pub spray_done: Signal<In, Bit>,
+    /// The chosen entropy.
+    pub spray_path: Signal<In, Bits<8>>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: a rewind was dropped (queue full).
@@ -157,6 +167,11 @@ impl Logic for SqEngine {
         self.jseq_addr.next = self.turn.jseq_addr.val();
         self.turn.jseq_data.next = self.jseq_data.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
+        self.spray_valid.next = self.turn.spray_valid.val();
+        self.turn.spray_ready.next = self.spray_ready.val();
+        self.spray_qpn.next = self.turn.spray_qpn.val();
+        self.turn.spray_done.next = self.spray_done.val();
+        self.turn.spray_path.next = self.spray_path.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();
         self.cnt_skip.next = self.turn.cnt_skip.val();
         self.turn.sched_valid.next = self.sched.sched_valid.val();

@@ -195,6 +195,18 @@ pub struct TurnEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// The QP's newest READ response job (one cycle after the address): an older job is stale.
     pub jseq_data: Signal<In, Bits<3>>,
+    /// A choice asked of STrack's path selector (`crate::spray`,
+    /// `OP_CHOOSE`): the entropy of the QP's next packet. Held until
+    /// `spray_ready`.
+    pub spray_valid: Signal<Out, Bit>,
+    /// The selector takes the request this cycle.
+    pub spray_ready: Signal<In, Bit>,
+    /// Its QP.
+    pub spray_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// Pulse: the selector's answer (`spray_path`).
+    pub spray_done: Signal<In, Bit>,
+    /// The chosen entropy.
+    pub spray_path: Signal<In, Bits<8>>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: the turn skipped to lACK, past WQEs completed while a rewind resent them.
@@ -245,6 +257,19 @@ pub struct TurnEngine {
     psn_step: Signal<Local, Bits<24>>,
     /// Budget the packet spends.
     cost: Signal<Local, Bits<32>>,
+    /// The packet is sprayed: its QP has `MAX_PATHS` set and it is not a
+    /// READ response (no ACK echoes a response's entropy).
+    spray_on: Signal<Local, Bit>,
+    /// The packet may go as far as its entropy is concerned: not sprayed, or an entropy chosen for its QP is in hand.
+    ent_ok: Signal<Local, Bit>,
+    /// An entropy chosen for QP `ent_qpn` and not yet used.
+    ent_v: DFF<Bit>,
+    ent: DFF<Bits<8>>,
+    ent_qpn: DFF<Bits<QPN_BITS>>,
+    /// A choice was asked for and its answer has not come.
+    ent_wait: DFF<Bit>,
+    /// The UDP source port's bytes a sprayed packet keeps (the low byte is the entropy).
+    sport_hi: Num<0xFF00, 16>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
     op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
@@ -406,7 +431,11 @@ impl Logic for TurnEngine {
             jbytes,
             jdrop,
             jrot,
-            own_bytes
+            own_bytes,
+            ent_v,
+            ent,
+            ent_qpn,
+            ent_wait
         );
         clock!(self, clock, fetch);
         self.rsp_next.read_clock.next = self.clock.val();
@@ -483,6 +512,20 @@ impl Logic for TurnEngine {
         self.cnt_rewind.next = false;
         self.cnt_resend.next = false;
         self.cnt_skip.next = false;
+        // STrack's path selector: one entropy asked for ahead, per QP, used by the QP's next sprayed packet.
+        self.spray_valid.next = false;
+        self.spray_qpn.next = self.qpn.q.val();
+        self.spray_on.next = (self.qv.max_paths.val() != 0) & !self.is_rsp.val();
+        self.ent_ok.next = !self.spray_on.val() | (self.ent_v.q.val() & (self.ent_qpn.q.val() == self.qpn.q.val()));
+        if self.ent_v.q.val() & (self.ent_qpn.q.val() != self.qpn.q.val()) {
+            // Chosen for a QP whose turn ended (or was parked) before it sent: dropped.
+            self.ent_v.d.next = false;
+        }
+        if self.spray_done.val() & self.ent_wait.q.val() {
+            self.ent.d.next = self.spray_path.val();
+            self.ent_v.d.next = true;
+            self.ent_wait.d.next = false;
+        }
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
         self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
@@ -551,6 +594,9 @@ impl Logic for TurnEngine {
         self.txp.dst_mac.next = self.qv.dest_mac.val();
         self.txp.dst_ip.next = self.qv.dest_ip.val();
         self.txp.sport.next = self.qv.udp_sport.val();
+        if self.spray_on.val() {
+            self.txp.sport.next = (self.qv.udp_sport.val() & self.sport_hi.val()) | bit_cast::<16, 8>(self.ent.q.val());
+        }
         self.op_plain.next = self.op_write_middle.val();
         if self.is_write.val() {
             if self.first.val() & self.last.val() {
@@ -624,11 +670,13 @@ impl Logic for TurnEngine {
         self.rq_valid.next = false;
         // AckReq: a message's last packet, every ACK_REQ_EVERY-th, a turn's
         // last (its budget spent: the QP may wait long for its next turn, and
-        // its packets must not wait that long for their ACK), and a resend.
+        // its packets must not wait that long for their ACK), a resend, and
+        // every sprayed packet (each ACK is the path selector's feedback on its entropy).
         self.txp.ack_req.next = (self.last.val()
             | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val())
             | (self.budget.q.val() <= self.pkt_len.val())
-            | self.resend.q.val())
+            | self.resend.q.val()
+            | self.spray_on.val())
         .into();
         self.txp.ts.next = self.now.val();
         self.txp.syndrome.next = self.no_syndrome.val();
@@ -822,6 +870,13 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::Seg => {
+                if self.spray_on.val() & !self.ent_v.q.val() & !self.ent_wait.q.val() {
+                    self.spray_valid.next = true;
+                    if self.spray_ready.val() {
+                        self.ent_wait.d.next = true;
+                        self.ent_qpn.d.next = self.qpn.q.val();
+                    }
+                }
                 if self.park.val() {
                     // A resend goes out before the turn's next packet (parked below).
                 } else if self.stale.val() {
@@ -867,7 +922,11 @@ impl Logic for TurnEngine {
                 } else if (!self.txd_full.val())
                     & (self.rd_ready.val() | (self.pkt_len.val() == 0))
                     & !(self.is_read.val() & self.arm_full.val())
+                    & self.ent_ok.val()
                 {
+                    if self.spray_on.val() {
+                        self.ent_v.d.next = false;
+                    }
                     self.arm_write.next = self.is_read.val();
                     // A READ response packet: its QP's responses are sent up to here.
                     self.rsp_next.write_enable.next = self.is_rsp.val();

@@ -100,7 +100,7 @@ impl Logic for TxBuilder {
         self.hdr.imm.next = self.du.imm.val();
         self.hdr.laddr.next = self.du.laddr.val();
         self.hdr.lkey.next = self.du.lkey.val();
-        self.hdr.ack_flags.next = bit_cast::<8, 1>(self.du.ack_flags.val());
+        self.hdr.ack_flags.next = bit_cast::<8, 2>(self.du.ack_flags.val());
         // Payload length rounded up to 4 (BTH pad).
         self.padded.next = (bit_cast::<16, 13>(self.du.plen.val()) + 3) & 0xFFFC;
         self.icrc.state.next = self.crc.q.val();

@@ -53,6 +53,12 @@
 //! up to the kept MSN if that is further, with the kept MSN_PSN for the
 //! lACK table, and clear it; without the mark the kept MSN stays.
 //!
+//! STrack's path selector: every word from an ACK or NAK frame (`fb`) is
+//! handed to it in order as an `OP_ACK` request with the word's echoed
+//! entropy and CE bit (READ response words, also HOLD ones, are not), and every requester reset as an `OP_RESET` with the commit's
+//! `MAX_PATHS` (0 taken as 1, above 256 as 256); the selector's
+//! `spray_ready` is random, and the block holds its ACKs while a request waits.
+//!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
 //! seed s only.
 
@@ -63,10 +69,11 @@ use rnic_hw::desc::{
     AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE,
 };
 use rnic_hw::pack::{pack_words, unpack_field};
+use rnic_hw::spray::{OP_ACK, OP_RESET};
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
-use rnic_spec::params::NUM_QPS;
+use rnic_spec::params::{MAX_PATHS, NUM_QPS};
 use rnic_spec::wire::syndrome;
 use std::collections::VecDeque;
 
@@ -106,12 +113,17 @@ struct Req {
 /// A completion request: (cqn, idx, status, op, len, qpn).
 type Cqr = (u64, u64, u64, u64, u64, u64);
 
-fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
+fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
     let mut m = Model::new("ack_recv").map_err(|e| e.to_string())?;
     let pt = |n: &str| p(&m, n);
     let (ack_valid, ack_data, ack_ready) = (pt("ack_valid"), pt("ack_data"), pt("ack_ready"));
     let (lerr_empty, lerr_data, lerr_pop) = (pt("lerr_empty"), pt("lerr_data"), pt("lerr_pop"));
-    let (rst_valid, rst_qpn) = (pt("rst_valid"), pt("rst_qpn"));
+    let (rst_valid, rst_qpn, rst_mp) = (pt("rst_valid"), pt("rst_qpn"), pt("rst_max_paths"));
+    let (spray_valid, spray_ready) = (pt("spray_valid"), pt("spray_ready"));
+    let spray_f = [pt("spray_op"), pt("spray_qpn"), pt("spray_ecn"), pt("spray_path"), pt("spray_max_paths")];
+    // The path selector's requests owed, in order: (op, qpn, ecn, path, max_paths); `None` fields are not checked.
+    let mut want_spray: VecDeque<[Option<u64>; 5]> = VecDeque::new();
+    let mut sprays = 0u64;
     let (rqs_addr, rqs_data, rqs_we, rqs_waddr, rqs_wdata) =
         (pt("rqs_addr"), pt("rqs_data"), pt("rqs_we"), pt("rqs_waddr"), pt("rqs_wdata"));
     let (cqr_valid, cqr_ready, cqr_data) = (pt("cqr_valid"), pt("cqr_ready"), pt("cqr_data"));
@@ -169,12 +181,20 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
     let mut t = 0u64;
     for batch in 0..set.batches {
         // A batch of ACK words and local errors, then quiescence.
-        let mut rst: VecDeque<usize> = VecDeque::new();
+        let mut rst: VecDeque<(usize, u64)> = VecDeque::new();
         if batch % 4 == 3 {
             // Requester resets of some QPs (the host's QP commits).
             for &q in &qpns {
                 if req[q].err || r.pct(20) {
-                    rst.push_back(q);
+                    let mp = if r.pct(20) { r.below(512) } else { r.pick(&[0, 1, 8, 64, 255, 256, 257]) as u64 };
+                    rst.push_back((q, mp));
+                    want_spray.push_back([
+                        Some(OP_RESET),
+                        Some(q as u64),
+                        None,
+                        None,
+                        Some(mp.clamp(1, MAX_PATHS as u64)),
+                    ]);
                     want_lack.push_back((q as u64, 0, 0));
                     fold[q] = (false, 0, 0, 0, 0);
                     held[q] = None;
@@ -237,6 +257,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             let msn = if rdone && r.pct(80) { (s.acked + 1) & M24 } else { msn };
             // RDEND: the last READ in flight ends (else more READs follow it).
             let rdend = rdone && r.pct(60);
+            // Words from ACK frames carry the path selector's feedback; a READ response's (RDONE, or HOLD now and then) none.
+            let (entropy, ce) = (r.below(256), r.below(2));
+            let fb = !(rdone || (hold && r.pct(30)));
+            if fb {
+                want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None]);
+            }
             let flags = placed as u64
                 | if hold { ACKIN_HOLD } else { 0 }
                 | if rdone { ACKIN_RDONE } else { 0 }
@@ -257,6 +283,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
                     ("msn_psn", msn_psn),
                     ("ts", ts),
                     ("flags", flags),
+                    ("entropy", entropy),
+                    ("ce", ce),
+                    ("fb", fb as u64),
                 ],
             ));
             acks += 1;
@@ -380,7 +409,10 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             }
             let rq = rst.pop_front();
             m.set(rst_valid, rq.is_some() as u64);
-            m.set(rst_qpn, rq.unwrap_or(0) as u64);
+            m.set(rst_qpn, rq.map_or(0, |x| x.0) as u64);
+            m.set(rst_mp, rq.map_or(0, |x| x.1));
+            let sready = r.pct(60);
+            m.set(spray_ready, sready as u64);
             let offer = words.front().filter(|_| rst.is_empty() && t >= hold_until && r.pct(70)).cloned();
             m.set(ack_valid, offer.is_some() as u64);
             m.set_wide(ack_data, &offer.clone().unwrap_or(vec![0; AckInPack::WIDTH / 32]));
@@ -395,7 +427,21 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             let cready = r.below(100) < set.ready_pct;
             m.set(ctl_ready, cready as u64);
             m.eval();
-            let mut busy = rq.is_some() || offer.is_some() || m.get(idle) == 0;
+            let mut busy = rq.is_some() || offer.is_some() || m.get(idle) == 0 || m.get(spray_valid) == 1;
+            if m.get(spray_valid) == 1 && sready {
+                let got = spray_f.map(|f| m.get(f));
+                let Some(want) = want_spray.pop_front() else {
+                    return Err(ctx(format!(
+                        "path selector request {got:x?} (op, qpn, ecn, path, max_paths) unexpected"
+                    )));
+                };
+                if want.iter().zip(got).any(|(w, g)| w.is_some_and(|w| w != g)) {
+                    return Err(ctx(format!(
+                        "path selector request {got:x?} (op, qpn, ecn, path, max_paths), expected {want:x?}"
+                    )));
+                }
+                sprays += 1;
+            }
             if offer.is_some() && m.get(ack_ready) == 1 {
                 words.pop_front();
             }
@@ -562,6 +608,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
         if !want_lack.is_empty() {
             return Err(ctx(format!("quiet with lACK table writes owed: {:x?}", want_lack.front())));
         }
+        if !want_spray.is_empty() {
+            return Err(ctx(format!("quiet with path selector requests owed: {:x?}", want_spray.front())));
+        }
         if !want_ack.is_empty() || !want_lerr.is_empty() || !want_qperr.is_empty() || !want_ctl.is_empty() {
             return Err(ctx(format!(
                 "quiet with completions owed: ACK {:x?}, local error {:x?}, error flags {:?}, CtrlQ {:x?}",
@@ -603,14 +652,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64), String> {
             }
         }
     }
-    Ok((acks, cqrs, want_nak, reports))
+    Ok((acks, cqrs, want_nak, reports, sprays))
 }
 
 fn check(set: Set) {
     for seed in block_seeds("RNIC_ACK_BLOCK", set.base_seed) {
         match run(&set, seed) {
-            Ok((a, c, n, b)) => eprintln!(
-                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports",
+            Ok((a, c, n, b, sp)) => eprintln!(
+                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports, {sp} path selector requests",
                 set.name
             ),
             Err(e) => {

@@ -131,11 +131,13 @@ use rnic_hw::desc::{
     ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, JOB_FOLLOWS, SEND_OP_READ_RESP,
 };
 use rnic_hw::pack::{pack_words, unpack_field};
+use rnic_hw::spray::{OP_ACK, OP_RESET};
 use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, off};
+use rnic_spec::params::MAX_PATHS;
 use rnic_spec::regs::{cq, mr, qpc, Access, NUM_STAGE};
-use rnic_spec::wire::{opcode, syndrome, Opcode};
+use rnic_spec::wire::{ack_flags, opcode, syndrome, Opcode, IP_ECN_CE};
 use std::collections::{HashMap, VecDeque};
 
 const NQPN: usize = 256;
@@ -647,6 +649,11 @@ struct Ports {
     ack_full: PortId,
     idle: PortId,
     rst_valid: PortId,
+    rst_max_paths: PortId,
+    spray_valid: PortId,
+    spray_ready: PortId,
+    /// op, qpn, ecn, path, max_paths.
+    spray_f: [PortId; 5],
     rst_data: PortId,
     arm_write: PortId,
     arm_data: PortId,
@@ -721,6 +728,10 @@ impl Ports {
             ack_full: p("ack_full"),
             idle: p("idle"),
             rst_valid: p("rst_valid"),
+            rst_max_paths: p("rst_max_paths"),
+            spray_valid: p("spray_valid"),
+            spray_ready: p("spray_ready"),
+            spray_f: [p("spray_op"), p("spray_qpn"), p("spray_ecn"), p("spray_path"), p("spray_max_paths")],
             rst_data: p("rst_data"),
             arm_write: p("arm_write"),
             arm_data: p("arm_data"),
@@ -757,6 +768,8 @@ impl Ports {
 struct Stats {
     cycles: u64,
     descs: u64,
+    /// Requests to the path selector (ACK feedback and resets), each checked.
+    spray_reqs: u64,
     placed: u64,
     dups: u64,
     naks: HashMap<u8, u64>,
@@ -906,6 +919,10 @@ struct Tb {
     /// Job count table writes a responder reset makes (its QP, the count one up): jobs queued before are stale.
     rst_jseq: VecDeque<(u64, u64)>,
     rst_busy: bool,
+    /// The path selector's requests owed by the ACK receiver, in order: ACK
+    /// feedback (qpn, CE, echoed entropy) and requester resets (qpn, max_paths).
+    want_spray_ack: VecDeque<(u64, u64, u64)>,
+    want_spray_rst: VecDeque<(u64, u64)>,
     wp: u64,
     last_rptr: u64,
     desc_id: u64,
@@ -1140,6 +1157,8 @@ impl Tb {
             rst_q: VecDeque::new(),
             rst_jseq: VecDeque::new(),
             rst_busy: false,
+            want_spray_ack: VecDeque::new(),
+            want_spray_rst: VecDeque::new(),
             wp,
             last_rptr: 0,
             desc_id: 0,
@@ -1616,6 +1635,13 @@ impl Tb {
         let s = self.rxs[qpn];
         if d.op == opcode::ACK {
             self.cnt_model.ack += 1;
+            if d.psn_offset & ack_flags::NO_ECHO as u64 == 0 {
+                self.want_spray_ack.push_back((
+                    qpn as u64,
+                    (d.psn_offset >> 8 & 0xFF == IP_ECN_CE as u64) as u64,
+                    d.psn_offset >> 16 & 0xFF,
+                ));
+            }
             self.st.acks_in += 1;
             // The ACK's fields as the RX parser leaves them in the request
             // fields they overlap; while the QP awaits a READ, HOLD (the
@@ -2164,6 +2190,11 @@ impl Tb {
         d.syn = *[0x1Fu64, 0x1F, 0x1F, 0x00, 0x0A, 0x60, 0x61, 0x62, 0x63, 0x20, 0x3F, 0x45, 0x7F]
             .get(self.rng.below(13) as usize)
             .unwrap();
+        // The echoed entropy and ECN byte above the flags (where a request has PSN_OFFSET's upper bytes).
+        let ecn_echo = if self.rng.pct(90) { self.rng.below(4) } else { self.rng.below(256) };
+        // Now and then an ACK that echoes no request (`NO_ECHO`): no feedback.
+        let no_echo = if self.rng.pct(10) { ack_flags::NO_ECHO as u64 } else { 0 };
+        d.psn_offset = (d.psn_offset & 0xFD) | no_echo | self.rng.below(256) << 16 | ecn_echo << 8;
         d.what = format!("ACK msn {:#x} syndrome {:#x} (acked {:#x}, posted {})", d.msn, d.syn, s.req_acked, posted);
         d
     }
@@ -3131,6 +3162,13 @@ impl Tb {
         let rst = self.rst_q.pop_front();
         self.m.set(p.rst_valid, rst.is_some() as u64);
         self.m.set(p.rst_data, rst.unwrap_or(0));
+        let rst_mp = self.rrng.below(512);
+        self.m.set(p.rst_max_paths, rst_mp);
+        if let Some(w) = rst.filter(|w| w >> 9 & 1 == 1) {
+            self.want_spray_rst.push_back((w & 0xFF, rst_mp.clamp(1, MAX_PATHS as u64)));
+        }
+        let spray_ready = self.rrng.pct(60);
+        self.m.set(p.spray_ready, spray_ready as u64);
         if rst.is_some() {
             self.rst_busy = true;
         }
@@ -3173,6 +3211,23 @@ impl Tb {
         let rptr = g(&self.m, p.rptr);
         let idle = g(&self.m, p.idle) == 1;
         let lerr_pop = g(&self.m, p.lerr_pop) == 1;
+        let spray_valid = g(&self.m, p.spray_valid) == 1;
+        if spray_valid && spray_ready {
+            let [op, qpn, ecn, path, mp] = p.spray_f.map(|x| g(&self.m, x));
+            let ok = match op {
+                OP_ACK => self.want_spray_ack.pop_front().is_some_and(|w| w == (qpn, ecn, path)),
+                OP_RESET => self.want_spray_rst.pop_front().is_some_and(|w| w == (qpn, mp)),
+                _ => false,
+            };
+            if !ok {
+                return Err(self.fail(format!(
+                    "path selector request op {op} qpn {qpn} ecn {ecn} path {path:#x} max_paths {mp}, expected ACK feedback {:x?} or reset {:x?}",
+                    self.want_spray_ack.front(),
+                    self.want_spray_rst.front()
+                )));
+            }
+            self.st.spray_reqs += 1;
+        }
         let rd = (g(&self.m, p.rd_valid) == 1 && rd_ready).then(|| g(&self.m, p.rd_addr));
         let rwqe_take = cpl.is_some() && g(&self.m, p.rwqe_ready) == 1;
         let wr = g(&self.m, p.wr_valid) == 1 && wr_ready;
@@ -3423,7 +3478,10 @@ impl Tb {
             || !self.rst_q.is_empty()
             || arm.is_some()
             || self.arm_gap > 0
-            || job;
+            || job
+            || spray_valid
+            || !self.want_spray_ack.is_empty()
+            || !self.want_spray_rst.is_empty();
         if busy {
             self.last_busy = t;
         }
@@ -3596,7 +3654,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 let mut naks: Vec<_> = s.naks.iter().map(|(k, v)| format!("{k:#x}:{v}")).collect();
                 naks.sort();
                 println!(
-                    "resp_block {} seed {seed:#x}: {} cycles in {:.2}s, {} descriptors, {} placed ({} KiB), {} duplicates, NAKs {{{}}}, {} dropped, {} ACKs in, {} CQEs, {} resets",
+                    "resp_block {} seed {seed:#x}: {} cycles in {:.2}s, {} descriptors, {} placed ({} KiB), {} duplicates, NAKs {{{}}}, {} dropped, {} ACKs in ({} path selector requests), {} CQEs, {} resets",
                     cfg.name,
                     s.cycles,
                     started.elapsed().as_secs_f64(),
@@ -3607,6 +3665,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                     naks.join(" "),
                     s.drops,
                     s.acks_in,
+                    s.spray_reqs,
                     s.cqes,
                     s.resets
                 );

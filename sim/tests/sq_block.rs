@@ -302,6 +302,8 @@ struct Qp {
     dest_ip: u32,
     dest_mac: u64,
     sport: u16,
+    /// STrack spraying (`qpc::MAX_PATHS`; 0: off).
+    max_paths: u16,
     send_cqn: u16,
     pd: u16,
     /// WQE bytes in each ring slot, and the SQ index each slot holds.
@@ -412,6 +414,11 @@ struct Ports {
     cnt_rewind_drop: PortId,
     cnt_resend: PortId,
     cnt_skip: PortId,
+    spray_valid: PortId,
+    spray_ready: PortId,
+    spray_qpn: PortId,
+    spray_done: PortId,
+    spray_path: PortId,
     lack_addr: PortId,
     lack_data: PortId,
 }
@@ -437,6 +444,11 @@ impl Ports {
             lack_addr: p("lack_addr"),
             lack_data: p("lack_data"),
             cnt_skip: p("cnt_skip"),
+            spray_valid: p("spray_valid"),
+            spray_ready: p("spray_ready"),
+            spray_qpn: p("spray_qpn"),
+            spray_done: p("spray_done"),
+            spray_path: p("spray_path"),
             mr_addr: p("mr_addr"),
             mr_data: p("mr_data"),
             rd_valid: p("rd_valid"),
@@ -485,6 +497,8 @@ struct Stats {
     /// Skips to lACK (each checked against the QP behind it).
     skips: u64,
     resends_sent: u64,
+    /// Packets of sprayed QPs, each on the entropy the selector gave its QP.
+    sprayed: u64,
 }
 
 /// The test bench: the verilated engine, its environment and the reference model.
@@ -552,6 +566,10 @@ struct Tb {
     resend_due: Option<Due>,
     /// The quiet check after the drain: no more resends are asked for.
     quiet: bool,
+    /// The path selector's answer on its way: (cycle, QPN, entropy).
+    spray_reply: Option<(u64, usize, u8)>,
+    /// The entropy the engine holds for a QP's next sprayed packet (the selector's latest answer, not yet used).
+    spray_held: Option<(usize, u8)>,
 }
 
 /// A rewind asked of the engine, in queue order.
@@ -720,6 +738,7 @@ impl Tb {
                 dest_ip: 0x0a00_0000 | qpn as u32,
                 dest_mac: rng.below(1 << 48),
                 sport: rng.next() as u16,
+                max_paths: if rng.below(2) == 0 { 0 } else { 1 + rng.below(256) as u16 },
                 send_cqn: rng.next() as u16,
                 pd,
                 ring: vec![[0xEE; 64]; 1 << sq_log2],
@@ -758,6 +777,7 @@ impl Tb {
             qpc::PD.put(&mut w, pd as u64);
             qpc::DEST_IP.put(&mut w, q.dest_ip as u64);
             qpc::UDP_SPORT.put(&mut w, q.sport as u64);
+            qpc::MAX_PATHS.put(&mut w, q.max_paths as u64);
             qpc::DEST_MAC.put(&mut w, q.dest_mac);
             qpc::SQ_PSN.put(&mut w, rng.below(1 << 24));
             qpc::RQ_PSN.put(&mut w, rng.below(1 << 24));
@@ -816,6 +836,8 @@ impl Tb {
             rew_pending: VecDeque::new(),
             resend_due: None,
             quiet: false,
+            spray_reply: None,
+            spray_held: None,
         }
     }
 
@@ -1437,17 +1459,27 @@ impl Tb {
         let plen = rem.min(pmtu);
         let (first, last) = (off == 0, plen == rem);
         let psn_off = (off >> q.pmtu_log2) & 0xFF_FFFF;
+        // A sprayed packet: the low byte of its port is the entropy the selector gave its QP (none: no port matches).
+        let sprayed = q.max_paths != 0;
+        let sport = match (sprayed, self.spray_held) {
+            (false, _) => q.sport as u64,
+            (true, Some((qpn, e))) if qpn == q.qpn => (q.sport as u64 & 0xFF00) | e as u64,
+            (true, _) => u64::MAX,
+        };
         let mut want: Vec<(&str, u64)> = vec![
             ("is_ack", 0),
             ("dst_mac", q.dest_mac),
             ("dst_ip", q.dest_ip as u64),
-            ("sport", q.sport as u64),
+            ("sport", sport),
             ("opcode", opcode_of(wq.op, first, last) as u64),
             ("dqpn", q.remote_qpn as u64),
             (
                 "ack_req",
-                (resend || last || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64) || q.turn_bytes + plen >= BURST)
-                    as u64,
+                (resend
+                    || last
+                    || sprayed
+                    || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64)
+                    || q.turn_bytes + plen >= BURST) as u64,
             ),
             ("psn", psn),
             ("plen", plen),
@@ -1501,9 +1533,18 @@ impl Tb {
             self.push_dma(Cpl::Payload { beats: plen.div_ceil(64) });
         }
         self.note(format!("resend txd qpn {qpn} ssn {:#x} psn {:#x} off {}", due.wqe.idx, due.psn, due.off));
+        self.spray_used(due.qi);
         self.st.resends_sent += 1;
         self.last_progress = self.cycle;
         Ok(true)
+    }
+
+    /// A packet of QP `qi` went: a sprayed one used up the entropy held for it.
+    fn spray_used(&mut self, qi: usize) {
+        if self.qps[qi].max_paths != 0 {
+            self.spray_held = None;
+            self.st.sprayed += 1;
+        }
     }
 
     /// A TX descriptor (and the payload read issued with it): checks (a), (d).
@@ -1582,6 +1623,7 @@ impl Tb {
             }
         }
         self.note(format!("txd qpn {qpn} ssn {:#x} psn {qpsn:#x} off {qoff} plen {plen}", wq.idx));
+        self.spray_used(qi);
         if self.qps[qi].flagged.is_none() {
             self.unflagged_events += 1;
         }
@@ -1748,6 +1790,12 @@ impl Tb {
         }
         let txd_full = t < self.txd_full_until || self.rng.pct(self.cfg.txd_full_pct);
         let lerr_full = self.rng.pct(self.cfg.lerr_full_pct);
+        // The path selector: busy while an answer is on its way (and now and then for other work).
+        let spray_ready = self.spray_reply.is_none() && self.rng.pct(70);
+        let spray_done = self.spray_reply.filter(|r| r.0 == t);
+        self.m.set(p.spray_ready, spray_ready as u64);
+        self.m.set(p.spray_done, spray_done.is_some() as u64);
+        self.m.set(p.spray_path, spray_done.map_or(0, |r| r.2 as u64));
         self.m.set(p.rd_ready, rd_ready as u64);
         self.m.set(p.txd_full, txd_full as u64);
         self.m.set(p.lerr_full, lerr_full as u64);
@@ -1798,6 +1846,7 @@ impl Tb {
         let resent = self.m.get(p.cnt_resend) == 1;
         let rew_dropped = self.m.get(p.cnt_rewind_drop) == 1;
         let skipped = self.m.get(p.cnt_skip) == 1;
+        let spray_req = (self.m.get(p.spray_valid) == 1 && spray_ready).then(|| self.m.get(p.spray_qpn) as usize);
 
         let r = (|| -> Result<(), String> {
             if txd && txd_full {
@@ -1816,6 +1865,18 @@ impl Tb {
             }
             if let Some((addr, len, TAG_WQE)) = rd {
                 self.on_fetch(addr, len)?;
+            }
+            if let Some(qpn) = spray_req {
+                if self.by_qpn.get(qpn).copied().flatten().is_none_or(|qi| self.qps[qi].max_paths == 0) {
+                    return Err(format!("an entropy asked for qpn {qpn}, which is not sprayed"));
+                }
+                let path = self.rng.below(256) as u8;
+                self.spray_reply = Some((t + self.rng.range(2, 9), qpn, path));
+            }
+            if let Some((_, qpn, path)) = spray_done {
+                // Latched at this edge: the packet of this cycle (if any) went on the previous entropy.
+                self.spray_reply = None;
+                self.spray_held = Some((qpn, path));
             }
             if lerr {
                 let v = self.m.get(p.lerr_data);
@@ -2030,7 +2091,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
             Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK",
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -2046,7 +2107,8 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.rewinds,
                 s.resends,
                 s.resends_sent,
-                s.skips
+                s.skips,
+                s.sprayed
             ),
             Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }

@@ -12,7 +12,8 @@
 //! * every PMTU; 1 to 254 QP pairs, QPNs up to 255 (lower QPNs are taken by
 //!   placeholder QPs that are dropped afterwards); NIC0 and NIC1 use different
 //!   QPNs for a pair; random SQ/RQ depths, 1 to 3 CQs per NIC, random initial
-//!   PSNs (some just below the 24-bit wrap);
+//!   PSNs (some just below the 24-bit wrap); two QPs in five (on either
+//!   NIC) spray their requests over 1 to 256 entropies (STrack);
 //! * random batches for `post_send_batch` / `post_recv_batch`, receives posted
 //!   ahead of their SENDs, random idle gaps (0 to 5000 cycles) between posts,
 //!   random PCIe and MMIO latencies;
@@ -524,6 +525,13 @@ impl World {
             let b = q1[perm[i]].take().unwrap();
             let psn = |r: &mut Rng| if r.pct(25) { 0xFF_FFFF - r.below(64) as u32 } else { r.below(1 << 24) as u32 };
             let (pa, pb) = (psn(&mut rng), psn(&mut rng));
+            // Two QPs in five spray their requests (STrack), over 1 to 256 entropies.
+            for q in [&a, &b] {
+                if rng.pct(40) {
+                    let n = 1 + rng.below(256) as u16;
+                    q.modify(&QpAttr { max_paths: Some(n), ..QpAttr::init() }).unwrap();
+                }
+            }
             connect(&nodes[0].ctx, &a, pa, &nodes[1].ctx, &b, pb, p.mtu).unwrap();
             // The golden model's RNR rule: the first RNR NAK fails the WR.
             for q in [&a, &b] {

@@ -84,6 +84,9 @@ pub struct BenchConfig {
     /// Stop with [`BenchError::Cancelled`] once this is set (checked every
     /// round of posting and polling).
     pub cancel: Option<Arc<AtomicBool>>,
+    /// STrack spraying of the requester QPs over this many entropies
+    /// (`QpAttr::max_paths`; 0: off).
+    pub max_paths: u16,
 }
 
 impl BenchConfig {
@@ -103,6 +106,7 @@ impl BenchConfig {
             duration_cycles: None,
             latency: false,
             cancel: None,
+            max_paths: 0,
         }
     }
 
@@ -568,6 +572,10 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             max_send_wr: 0,
             max_recv_wr: recv_wrs,
         })?;
+        if c.max_paths != 0 {
+            // Set in INIT; the connection's next transitions program it into the NIC.
+            a.modify(&QpAttr { max_paths: Some(c.max_paths), ..QpAttr::init() })?;
+        }
         connect(req, &a, initial_psn(c.seed, 0, i), resp, &b, initial_psn(c.seed, 1, i), c.mtu)?;
         let count =
             if c.duration_cycles.is_some() { u64::MAX } else { c.iters / q + u64::from((i as u64) < c.iters % q) };

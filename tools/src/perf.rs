@@ -221,6 +221,12 @@ struct Args {
     /// the host's software bitmap instead (SRNIC's onloading).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=rnic_spec::params::SR_POOL as i64))]
     sr_windows: Option<u32>,
+    /// STrack's adaptive packet spraying: each requester QP spreads its
+    /// packets over this many entropies (UDP source ports), skipping those
+    /// whose ACKs come back ECN-marked, and asks an ACK for every packet
+    /// (0: off, one port per QP).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=rnic_spec::params::MAX_PATHS as i64))]
+    paths: u16,
 }
 
 /// A percentage in [0, 100].
@@ -381,6 +387,7 @@ impl Args {
         c.seed = self.seed;
         c.stall_cycles = self.stall_cycles;
         c.latency = self.test.latency();
+        c.max_paths = self.paths;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -612,6 +619,9 @@ fn print_header(a: &Args, faults: &RandomFaults) {
         rnic_spec::params::CLOCK_HZ / 1_000_000
     );
     out!(" Iterations      : {}", a.amount_line());
+    if a.paths != 0 {
+        out!(" Spraying        : {} entropies (UDP source ports) per requester QP, an ACK per packet", a.paths);
+    }
     if let Some(n) = a.sr_windows {
         out!(" SR windows      : {n} of {} per responder (the rest: software recovery)", rnic_spec::params::SR_POOL);
     }

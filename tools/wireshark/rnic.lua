@@ -13,7 +13,7 @@
 --   ACK/NAK (opcode 0x11):
 --     54 syndrome, 55..58 MSN (the AETH), 58..62 echoed SSN, 62..66 echoed
 --     PSN_OFFSET, 66..74 echoed TX timestamp, 74..76 echoed entropy,
---     76 ECN echo, 77 flags (0x01 PLACED), 78..82 ePSN, 82..86 SACK base,
+--     76 ECN echo, 77 flags (0x01 PLACED, 0x02 NO_ECHO), 78..82 ePSN, 82..86 SACK base,
 --     86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..110 bytes received
 --
 -- Load it for one run:  tshark -X lua_script:tools/wireshark/rnic.lua -r run.pcap -O rnic
@@ -48,6 +48,7 @@ local f = {
     ecn = ProtoField.uint8("rnic.ack.ecn", "ECN echo", base.HEX),
     flags = ProtoField.uint8("rnic.ack.flags", "Flags", base.HEX),
     placed = ProtoField.bool("rnic.ack.flags.placed", "PLACED (placed out of order)", 8, nil, 0x01),
+    no_echo = ProtoField.bool("rnic.ack.flags.no_echo", "NO_ECHO (answers no request: entropy and ECN echo are no feedback)", 8, nil, 0x02),
     epsn = ProtoField.uint32("rnic.ack.epsn", "ePSN", base.DEC),
     sack_base = ProtoField.uint32("rnic.ack.sack_base", "SACK base", base.DEC),
     ooo = ProtoField.uint32("rnic.ack.ooo", "OOO count", base.DEC),
@@ -57,7 +58,7 @@ local f = {
 }
 rnic.fields = {
     f.kind, f.va, f.rkey, f.msg_len, f.ssn, f.psn_offset, f.ts, f.rsn, f.imm, f.laddr, f.lkey,
-    f.syndrome, f.msn, f.a_ssn, f.a_psn_offset, f.a_ts, f.entropy, f.ecn, f.flags, f.placed,
+    f.syndrome, f.msn, f.a_ssn, f.a_psn_offset, f.a_ts, f.entropy, f.ecn, f.flags, f.placed, f.no_echo,
     f.epsn, f.sack_base, f.ooo, f.msn_psn, f.sack_bitmap, f.bytes_rx,
 }
 
@@ -81,6 +82,7 @@ function rnic.dissector(tvb, pinfo, tree)
         t:add(f.ecn, tvb(76, 1))
         local ft = t:add(f.flags, tvb(77, 1))
         ft:add(f.placed, tvb(77, 1))
+        ft:add(f.no_echo, tvb(77, 1))
         t:add(f.epsn, tvb(78, 4))
         t:add(f.sack_base, tvb(82, 4))
         t:add(f.ooo, tvb(86, 4))

@@ -42,6 +42,10 @@ pub const SCHED_WQES_PER_TURN: u32 = 8;
 /// SQ scheduler: payload bytes a QP may send per turn (SRNIC burst_size).
 pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 
+/// Most entropies (UDP source ports) a sprayed QP spreads over
+/// (`regs::qpc::MAX_PATHS`; STrack's per-connection ECN bitmap width).
+pub const MAX_PATHS: usize = 256;
+
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
 /// and always on the last packet of a message, on the packet that spends a
 /// turn's burst budget (the QP may then wait a long while for its next

@@ -254,6 +254,15 @@ pub mod qpc {
     pub const DEST_IP: Field = Field::new(4, 0, 32);
     /// UDP source port (the entropy) used by this QP.
     pub const UDP_SPORT: Field = Field::new(4, 32, 16);
+    /// STrack's adaptive packet spraying: the number of entropies
+    /// (1..=[`crate::params::MAX_PATHS`]) the QP's request packets spread
+    /// over; 0: off, every packet on [`UDP_SPORT`]. Sprayed, a packet's
+    /// UDP source port is `UDP_SPORT` with its low byte replaced by the
+    /// entropy the selector chose, and every packet asks for an ACK (its
+    /// echoed entropy and ECN are the selector's feedback). A commit resets
+    /// the QP's selector (every entropy usable again). Values above
+    /// `MAX_PATHS` are taken as `MAX_PATHS`.
+    pub const MAX_PATHS: Field = Field::new(4, 48, 9);
     /// Destination MAC address.
     pub const DEST_MAC: Field = Field::new(5, 0, 48);
     /// First PSN the requester sends.

@@ -125,6 +125,12 @@ pub const IPV4_VER_IHL: u8 = 0x45;
 pub const IP_PROTO_UDP: u8 = 17;
 /// The TTL rnic sends with.
 pub const IP_TTL_DEFAULT: u8 = 64;
+/// IPv4 ECN codepoint ECT(0): rnic sends every frame ECN-capable, so a
+/// congested switch marks it (CE) instead of dropping it, and the ACK's
+/// echo tells STrack's path selector which entropy was congested.
+pub const IP_ECN_ECT0: u8 = 0x02;
+/// IPv4 ECN codepoint CE (congestion experienced), set by switches.
+pub const IP_ECN_CE: u8 = 0x03;
 /// The BTH P_Key rnic sends with (the default partition, full member).
 pub const BTH_PKEY_DEFAULT: u16 = 0xFFFF;
 /// Fixed header length (payload starts here).
@@ -762,6 +768,10 @@ pub mod ack_flags {
     /// (selective repeat): only the packets before it that it has not
     /// placed need resending, not this one.
     pub const PLACED: u8 = 0x01;
+    /// An ACK that answers no request packet (the responder's ACK after
+    /// the host's software recovery moved its ePSN): its echoed entropy
+    /// and ECN are not feedback for the requester's path selector.
+    pub const NO_ECHO: u8 = 0x02;
 }
 
 /// AETH syndromes, as raw bytes. [`Syndrome`] is the typed form.

@@ -25,7 +25,7 @@ pub fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
     Frame {
         dst_mac: [2, 0, 0, 0, 0, 2],
         src_mac: [2, 0, 0, 0, 0, 1],
-        ecn: 0,
+        ecn: rnic_spec::wire::IP_ECN_ECT0,
         src_ip: 0x0a00_0001,
         dst_ip: 0x0a00_0002,
         sport: 0xC001,

@@ -23,6 +23,10 @@
 //!   2·cwnd_packets))` entropies, so the bitmap stays fresh relative to the
 //!   window (§3.1). The entropy remembered from a clean ACK is used even if it
 //!   lies outside the current active set (it was good one RTT ago).
+//! * **Foreign entropies.** An ACK echoing an entropy at or beyond
+//!   `max_paths` (one this connection never sent on: a misbehaving peer, or
+//!   an ACK that echoes no request) is ignored, so every packet stays on one
+//!   of the connection's `max_paths` entropies.
 
 /// Maximum number of entropies (bitmap size), as in the paper's evaluation.
 pub const MAX_PATHS: usize = 256;
@@ -69,6 +73,9 @@ impl AdaptiveLb {
 
     /// `update_ecn_bitmap(ecn, path_id)`: called for every ACK.
     pub fn update_ecn_bitmap(&mut self, ecn: bool, path_id: u8) {
+        if path_id as u16 >= self.max_paths {
+            return;
+        }
         if ecn {
             self.next_path_id = None;
             self.set(path_id as usize, true);

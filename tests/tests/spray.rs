@@ -1,0 +1,159 @@
+//! STrack's adaptive packet spraying end to end over two cosimulated NICs:
+//! a QP with `max_paths` set sends each request packet on the entropy (the
+//! low byte of its UDP source port) that its path selector chose, asks an
+//! ACK for every packet, and steers away from entropies whose ACKs come back
+//! ECN-marked. Every byte of every message is checked as in the transfer
+//! tests; the frames NIC0 sends are watched on its link.
+//!
+//! - Spraying over 16 entropies: every request packet carries the QP's base
+//!   port with an entropy below 16 in its low byte, every entropy is used,
+//!   none takes a lion's share, and every packet asks for an ACK. A QP
+//!   without spraying keeps its one port.
+//! - A link that marks CE on 4 of the 16 entropies (a congested path): those
+//!   entropies carry well below their even share once the selector has
+//!   seen the marks.
+//! - Spraying with 1 % random loss: every byte still arrives (the resends
+//!   are sprayed too).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use rnic::Mtu;
+use rnic_sim::fabric::mark_ce;
+use rnic_sim::{FrameClass, RandomFaults};
+use rnic_spec::wire::{field, off, IP_ECN_CE};
+use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
+
+/// NIC0's link: its requests' frames pass through a hook.
+const NIC0: usize = 0;
+const PATHS: u16 = 16;
+/// The QPs' base UDP source port's high byte (the library's 0xC000 | QPN).
+const BASE_HI: u16 = 0xC0;
+
+/// A request frame seen on NIC0's link.
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    dqpn: u32,
+    sport: u16,
+    ack_req: bool,
+    ce: bool,
+}
+
+/// Watches NIC0's requests; `mark(entropy)` says which to mark CE.
+fn watch(nics: &rnic_tests::Nics, mark: impl Fn(u8) -> bool + 'static) -> Rc<RefCell<Vec<Seen>>> {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s2 = seen.clone();
+    nics.cluster.borrow_mut().faults(NIC0).set_hook(Box::new(move |f: &mut Vec<u8>| {
+        if FrameClass::of(f).is_some_and(|c| c.is_request()) {
+            let sport = u16::from_be_bytes([f[off::UDP_SPORT], f[off::UDP_SPORT + 1]]);
+            let ce = mark(sport as u8) && mark_ce(f);
+            s2.borrow_mut().push(Seen {
+                dqpn: u32::from_be_bytes([0, f[off::BTH_DQPN], f[off::BTH_DQPN + 1], f[off::BTH_DQPN + 2]]),
+                sport,
+                ack_req: f[off::BTH_ACKREQ] & field::BTH_ACKREQ_BIT != 0,
+                ce: ce || f[off::IP_TOS] & field::IP_ECN_MASK == IP_ECN_CE,
+            });
+        }
+        true
+    }));
+    seen
+}
+
+/// Packets per entropy of `seen` (those of remote QPN `dqpn`).
+fn histogram(seen: &[Seen], dqpn: u32) -> BTreeMap<u8, u64> {
+    let mut h = BTreeMap::new();
+    for s in seen.iter().filter(|s| s.dqpn == dqpn) {
+        *h.entry(s.sport as u8).or_default() += 1;
+    }
+    h
+}
+
+#[test]
+fn sprayed_requests_spread_over_every_entropy_and_every_byte_arrives() {
+    let nics = pair();
+    let seen = watch(&nics, |_| false);
+    {
+        let w = World::sprayed(&nics, 2, 12, Mtu::Mtu4096, PATHS);
+        // A third QP pair, not sprayed: one port for all its packets.
+        let plain = World::new(&nics, 1, 12, Mtu::Mtu4096);
+        transfer_in(&w, Op::Write, 64 * 1024, 12);
+        transfer_in(&plain, Op::Send, 20 * 1024, 12);
+        let seen = seen.borrow();
+        for (a, b) in &w.conns {
+            let h = histogram(&seen, b.qp_num());
+            let total: u64 = h.values().sum();
+            eprintln!("QP {} (sprayed over {PATHS}): {total} packets by entropy {h:?}", a.qp_num());
+            assert_eq!(total, 12 * 16, "QP {}: one packet per 4 KiB", a.qp_num());
+            for s in seen.iter().filter(|s| s.dqpn == b.qp_num()) {
+                assert_eq!(s.sport >> 8, BASE_HI, "QP {}: port {:#x} keeps the base's high byte", a.qp_num(), s.sport);
+                assert!((s.sport as u8 as u16) < PATHS, "QP {}: entropy {:#x} outside 0..{PATHS}", a.qp_num(), s.sport);
+                assert!(s.ack_req, "QP {}: a sprayed packet must ask for an ACK", a.qp_num());
+            }
+            assert_eq!(h.len(), PATHS as usize, "QP {}: every entropy used ({h:?})", a.qp_num());
+            let most = *h.values().max().expect("packets");
+            assert!(most * 4 <= total, "QP {}: one entropy took {most} of {total} packets ({h:?})", a.qp_num());
+        }
+        let (pa, pb) = &plain.conns[0];
+        let h = histogram(&seen, pb.qp_num());
+        assert_eq!(
+            h.keys().copied().collect::<Vec<_>>(),
+            vec![pa.qp_num() as u8],
+            "QP {} (not sprayed): every packet on its own port 0xC000 | QPN ({h:?})",
+            pa.qp_num()
+        );
+    }
+    assert_no_violations(&nics);
+}
+
+/// Share of `seen` (after the first `skip`) on the entropies `mark` selects.
+fn marked_share(seen: &[Seen], skip: usize, mark: impl Fn(u8) -> bool) -> f64 {
+    let rest = &seen[skip.min(seen.len())..];
+    rest.iter().filter(|s| mark(s.sport as u8)).count() as f64 / rest.len().max(1) as f64
+}
+
+#[test]
+fn ecn_marked_entropies_are_avoided() {
+    let congested = |e: u8| e < 4;
+    let run = |mark: bool| {
+        let nics = pair();
+        let seen = watch(&nics, move |e| mark && congested(e));
+        {
+            let w = World::sprayed(&nics, 1, 16, Mtu::Mtu4096, PATHS);
+            transfer_in(&w, Op::Write, 64 * 1024, 16);
+        }
+        assert_no_violations(&nics);
+        let seen = seen.borrow().clone();
+        let marked = seen.iter().filter(|s| s.ce).count();
+        (seen, marked)
+    };
+    let (clean, clean_marked) = run(false);
+    let (hot, hot_marked) = run(true);
+    assert_eq!(clean_marked, 0, "nothing marked on a clean link");
+    assert!(hot_marked > 0, "the hook marked CE on the congested entropies");
+    // After the first 32 packets the selector has seen marks on every congested entropy.
+    let (even, got) = (marked_share(&clean, 32, congested), marked_share(&hot, 32, congested));
+    eprintln!(
+        "share of packets on the 4 congested entropies of 16: {:.1} % with a clean link, {:.1} % with them marked ({hot_marked} marked); by entropy {:?}",
+        100.0 * even,
+        100.0 * got,
+        histogram(&hot, hot[0].dqpn)
+    );
+    assert!(even > 0.15, "a clean link spreads over all 16 entropies ({:.1} %)", 100.0 * even);
+    assert!(got < even / 4.0, "marked entropies carry {:.1} %, their even share {:.1} %", 100.0 * got, 100.0 * even);
+}
+
+#[test]
+fn sprayed_writes_and_sends_survive_random_loss() {
+    let nics = pair();
+    nics.cluster.borrow_mut().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5B4A, ..Default::default() });
+    {
+        let w = World::sprayed(&nics, 2, 8, Mtu::Mtu1024, PATHS);
+        transfer_in(&w, Op::Write, 16 * 1024 + 100, 8);
+        transfer_in(&w, Op::Send, 8 * 1024 - 3, 8);
+    }
+    let lost = nics.cluster.borrow().fabric().link_stats(NIC0);
+    eprintln!("NIC0's link: {lost:?}");
+    assert!(lost.dropped > 0, "the link dropped packets ({lost:?})");
+    assert_no_violations(&nics);
+}
