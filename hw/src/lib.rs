@@ -5,7 +5,8 @@
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
 //! completion writer), [`spray`] (STrack's per-QP entropy selector, asked by the
-//! turn engine, fed by the ACK receiver), [`icrc`], [`hdr`] (header
+//! turn engine, fed by the ACK receiver), [`cc`] (STrack's per-QP window,
+//! not yet in the data path), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
 //! words between engines), [`num`] (protocol numbers of `rnic-spec` as
 //! block constants).
@@ -16,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod ack;
+pub mod cc;
 pub mod core;
 
 use rust_hdl::prelude::*;
@@ -47,6 +49,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
         ("fence".to_string(), emit(fence::MrFence::default())),
         ("spray".to_string(), emit(spray::SprayEngine::default())),
+        ("cc".to_string(), emit(cc::CcEngine::default())),
     ]
 }
 pub mod cqw;

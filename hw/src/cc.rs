@@ -1,0 +1,534 @@
+//! STrack's window congestion control per QP (Algorithm 4 with Algorithm
+//! 1's RTT bookkeeping and Algorithm 2's achieved BDP), in the fixed-point
+//! formats of `rnic_model::strack::cc::StrackCc`, bit for bit.
+//!
+//! Per QP one state word ([`CcStatePack`], 288 bits): the window (bytes,
+//! Q24.8), the smallest RTT seen, the EWMA of the queueing delay (ns,
+//! Q24.8), the times of the last decrease and the last fairness nudge, and
+//! the achieved-BDP meter (bytes acknowledged since its last clear, the
+//! time of that clear, the last completed measurement). Times are the low
+//! 32 bits of a nanosecond clock, compared by wrapping subtraction, so a
+//! QP idle for more than 4.29 s reads as if the time wrapped (the model
+//! keeps 64-bit times); the byte meter is 48 bits (the model's 64).
+//!
+//! Two requests, one at a time (`req_valid` while `req_ready`):
+//!
+//! - **Init** (`OP_INIT`): the QP starts at `max_cwnd` (line rate), its
+//!   RTT at the network's base RTT, its timers at `now`.
+//! - **ACK** (`OP_ACK`): an ACK at `now` with its RTT, ECN mark, newly
+//!   acknowledged bytes and whether it answers a probe. The engine takes
+//!   the RTT into the minimum, the bytes into the achieved-BDP meter (a
+//!   probe's bytes are not counted there), the queueing delay into the
+//!   EWMA, and moves the window by the first of Algorithm 4's branches
+//!   that applies: a constant increase (no ECN, delay above `target_Qhigh`),
+//!   an increase by how far the delay is under `target_Qdelay` (no ECN),
+//!   once per base RTT a cut to the achieved BDP (delay above
+//!   `target_Qhigh`, achieved BDP under an eighth of `max_cwnd`) or a
+//!   multiplicative decrease (`1 − γ (avg − target) / avg`, at least one
+//!   half), else nothing; then once per base RTT the fairness nudge `η`, and
+//!   the window is clamped to `[min_cwnd, max_cwnd]`. `out_valid` pulses
+//!   with the new window and the branch taken ([`ACT_HOLD`] ..
+//!   [`ACT_DECREASE`]).
+//!
+//! The parameters (Table 1 in the model's formats) are inputs, the same for
+//! every QP. The arithmetic is sequential: one multiplier of 64 × 32 bits
+//! (four 16 × 16 products per half of the 32-bit operand, two cycles) and
+//! one divider of 64 by 32 bits (restoring, two quotient bits a cycle, 32
+//! cycles), shared by the branches. From the cycle it is taken to its
+//! result, an ACK takes 5 cycles when it holds the window or cuts it to the
+//! achieved BDP, 41 for the constant increase, 44 for the multiplicative
+//! decrease and 77 for the delay-gain increase (measured by the block
+//! test, which prints them). At one ACK per 4 KiB packet on a single QP at
+//! line rate (a packet every 66 cycles) the delay-gain branch is too slow:
+//! the integration must coalesce a QP's ACKs while the engine is busy (sum
+//! their bytes, keep the latest RTT and an OR of their marks), or divide
+//! faster.
+//!
+//! Not yet in the data path: the ACK receiver does not feed it and the
+//! turn engine does not gate on its window (the STrack issue's next steps).
+
+use crate::num::Num;
+use rnic_spec::params::QPN_BITS;
+use rust_hdl::prelude::*;
+
+/// Request: start a QP's state.
+pub const OP_INIT: u64 = 0;
+/// Request: an ACK.
+pub const OP_ACK: u64 = 1;
+
+/// Branch taken: the window held (only the fairness nudge and the clamp applied).
+pub const ACT_HOLD: u64 = 0;
+/// Branch taken: the constant increase (Algorithm 4 line 7).
+pub const ACT_CONST: u64 = 1;
+/// Branch taken: the increase by the delay under target (line 9).
+pub const ACT_GAIN: u64 = 2;
+/// Branch taken: the cut to the achieved BDP (line 12).
+pub const ACT_ABDP: u64 = 3;
+/// Branch taken: the multiplicative decrease (line 15).
+pub const ACT_DECREASE: u64 = 4;
+
+/// Width of a QP's state word ([`CcStatePack`]).
+pub const CCS_BITS: usize = 288;
+
+crate::pack_blocks!(CcStatePack, CcStateUnpack, 288, [
+    cwnd: 32, base_rtt: 32, avg: 32, last_dec: 32, last_fair: 32, rx_count: 48, clear_ts: 32, achieved: 48,
+]);
+const _: () = assert!(CcStatePack::WIDTH == CCS_BITS);
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+enum CcState {
+    Idle,
+    Load,
+    Pre,
+    Branch,
+    MulA,
+    DivA,
+    MulB1,
+    DivB1,
+    MulB2,
+    DivB2,
+    MulC1,
+    DivC,
+    MulC2,
+    Fair,
+    Write,
+}
+
+/// The per-QP STrack window engine.
+#[derive(LogicBlock, Default)]
+pub struct CcEngine {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// A request is presented.
+    pub req_valid: Signal<In, Bit>,
+    /// The engine takes it this cycle.
+    pub req_ready: Signal<Out, Bit>,
+    /// Its QP.
+    pub req_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// `OP_INIT` or `OP_ACK`.
+    pub req_op: Signal<In, Bit>,
+    /// Time of the request (ns, low 32 bits).
+    pub req_now: Signal<In, Bits<32>>,
+    /// ACK: ECN-marked.
+    pub req_ecn: Signal<In, Bit>,
+    /// ACK: its RTT sample (ns).
+    pub req_rtt: Signal<In, Bits<32>>,
+    /// ACK: bytes it newly acknowledges.
+    pub req_acked: Signal<In, Bits<32>>,
+    /// ACK: it answers a probe (its bytes are not counted in the achieved BDP).
+    pub req_probe: Signal<In, Bit>,
+    /// `net_base_rtt` (ns): a QP's RTT at Init.
+    pub p_base_rtt: Signal<In, Bits<32>>,
+    /// `target_Qdelay` (ns).
+    pub p_target: Signal<In, Bits<32>>,
+    /// `target_Qhigh` (ns).
+    pub p_qhigh: Signal<In, Bits<32>>,
+    /// The EWMA weight as a right shift (0..=31).
+    pub p_ewma_shift: Signal<In, Bits<5>>,
+    /// β in bytes, Q24.8.
+    pub p_beta: Signal<In, Bits<64>>,
+    /// η in bytes, Q24.8.
+    pub p_eta: Signal<In, Bits<64>>,
+    /// `α · base_rtt` in bytes, Q24.8.
+    pub p_alpha_rtt: Signal<In, Bits<64>>,
+    /// γ, Q16.16.
+    pub p_gamma: Signal<In, Bits<32>>,
+    /// Largest window, bytes Q24.8.
+    pub p_max_cwnd: Signal<In, Bits<32>>,
+    /// Smallest window, bytes Q24.8.
+    pub p_min_cwnd: Signal<In, Bits<32>>,
+    /// Pulse: the request is done; `out_cwnd` and `out_action` hold its result.
+    pub out_valid: Signal<Out, Bit>,
+    /// The QP's window after the request (bytes, Q24.8).
+    pub out_cwnd: Signal<Out, Bits<32>>,
+    /// The branch an ACK took (`ACT_*`).
+    pub out_action: Signal<Out, Bits<3>>,
+    qp_state: RAM<Bits<CCS_BITS>, QPN_BITS>,
+    state: DFF<CcState>,
+    qpn: DFF<Bits<QPN_BITS>>,
+    op: DFF<Bit>,
+    now: DFF<Bits<32>>,
+    ecn: DFF<Bit>,
+    rtt: DFF<Bits<32>>,
+    acked: DFF<Bits<32>>,
+    probe: DFF<Bit>,
+    /// The QP's state word as read.
+    st: DFF<Bits<CCS_BITS>>,
+    /// The QP's state as it is being updated.
+    cwnd: DFF<Bits<32>>,
+    base_rtt: DFF<Bits<32>>,
+    avg: DFF<Bits<32>>,
+    last_dec: DFF<Bits<32>>,
+    last_fair: DFF<Bits<32>>,
+    rx_count: DFF<Bits<48>>,
+    clear_ts: DFF<Bits<32>>,
+    achieved: DFF<Bits<48>>,
+    /// The ACK's queueing delay, and the decisions taken from the state before the branch.
+    delay: DFF<Bits<32>>,
+    can_dec: DFF<Bit>,
+    can_fair: DFF<Bit>,
+    /// The window being computed (64 bits, wrapping as the model's `u64`).
+    newc: DFF<Bits<64>>,
+    action: DFF<Bits<3>>,
+    su: CcStateUnpack,
+    sp: CcStatePack,
+    /// The multiplier: `ma × mb` (low 64 bits) into `macc`; `mstep` 1 and 2 are its two cycles.
+    ma: DFF<Bits<64>>,
+    mb: DFF<Bits<32>>,
+    macc: DFF<Bits<64>>,
+    mstep: DFF<Bits<2>>,
+    /// `ma` times one 16-bit half of `mb`, low 64 bits.
+    mhalf: Signal<Local, Bits<16>>,
+    mpart: Signal<Local, Bits<64>>,
+    /// The divider: `dnum / dden` into `dq`, two quotient bits a cycle while `dcnt` counts down.
+    dnum: DFF<Bits<64>>,
+    dden: DFF<Bits<32>>,
+    drem: DFF<Bits<33>>,
+    dq: DFF<Bits<64>>,
+    dcnt: DFF<Bits<6>>,
+    dr1: Signal<Local, Bits<33>>,
+    dge1: Signal<Local, Bit>,
+    dr1s: Signal<Local, Bits<33>>,
+    dr2: Signal<Local, Bits<33>>,
+    dge2: Signal<Local, Bit>,
+    dr2s: Signal<Local, Bits<33>>,
+    /// Pre-branch arithmetic on the loaded state.
+    base_new: Signal<Local, Bits<32>>,
+    base1: Signal<Local, Bits<32>>,
+    delay_l: Signal<Local, Bits<32>>,
+    interval: Signal<Local, Bits<33>>,
+    since_clear: Signal<Local, Bits<32>>,
+    since_dec: Signal<Local, Bits<32>>,
+    since_fair: Signal<Local, Bits<32>>,
+    abdp_add: Signal<Local, Bits<48>>,
+    d_q8: Signal<Local, Bits<40>>,
+    e_diff: Signal<Local, Bits<40>>,
+    e_shift: Signal<Local, Bits<40>>,
+    avg_new: Signal<Local, Bits<40>>,
+    /// Branch inputs on the updated state.
+    avg_delay: Signal<Local, Bits<32>>,
+    cwnd1: Signal<Local, Bits<32>>,
+    acked_q8: Signal<Local, Bits<32>>,
+    achieved_q8: Signal<Local, Bits<56>>,
+    max_bytes8: Signal<Local, Bits<48>>,
+    cut: Signal<Local, Bits<64>>,
+    one_minus_cut: Signal<Local, Bits<64>>,
+    factor: Signal<Local, Bits<32>>,
+    clamped: Signal<Local, Bits<64>>,
+    nudged: Signal<Local, Bits<64>>,
+    op_ack: Num<{ OP_ACK }, 1>,
+    act_hold: Num<{ ACT_HOLD }, 3>,
+    act_const: Num<{ ACT_CONST }, 3>,
+    act_gain: Num<{ ACT_GAIN }, 3>,
+    act_abdp: Num<{ ACT_ABDP }, 3>,
+    act_decrease: Num<{ ACT_DECREASE }, 3>,
+    /// The largest acknowledged byte count that is scaled as is (the model's `min(acked, 2^23)`).
+    acked_cap: Num<0x80_0000, 32>,
+    /// The largest delay the EWMA takes (`u32::MAX >> 8`).
+    delay_cap: Num<0xFF_FFFF, 32>,
+    q16_one: Num<0x1_0000, 64>,
+    q16_half: Num<0x8000, 64>,
+    u32_max: Num<0xFFFF_FFFF, 56>,
+}
+
+impl Logic for CcEngine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, state, qpn, op, now, ecn, rtt, acked, probe, st, cwnd, base_rtt, avg, last_dec, last_fair,
+            rx_count, clear_ts, achieved, delay, can_dec, can_fair, newc, action, ma, mb, macc, mstep, dnum, dden,
+            drem, dq, dcnt
+        );
+        self.qp_state.read_clock.next = self.clock.val();
+        self.qp_state.write_clock.next = self.clock.val();
+        self.qp_state.read_address.next = self.req_qpn.val();
+        self.qp_state.write_address.next = self.qpn.q.val();
+        self.qp_state.write_enable.next = false;
+        self.su.pword.next = self.st.q.val();
+        self.sp.cwnd.next = self.cwnd.q.val();
+        self.sp.base_rtt.next = self.base_rtt.q.val();
+        self.sp.avg.next = self.avg.q.val();
+        self.sp.last_dec.next = self.last_dec.q.val();
+        self.sp.last_fair.next = self.last_fair.q.val();
+        self.sp.rx_count.next = self.rx_count.q.val();
+        self.sp.clear_ts.next = self.clear_ts.q.val();
+        self.sp.achieved.next = self.achieved.q.val();
+        self.qp_state.write_data.next = self.sp.pword.val();
+        self.req_ready.next = self.state.q.val() == CcState::Idle;
+        self.out_valid.next = false;
+        self.out_cwnd.next = self.cwnd.q.val();
+        self.out_action.next = self.action.q.val();
+        // The multiplier: the low half of `mb` first, then the high half, shifted.
+        self.mhalf.next = self.mb.q.val().get_bits::<16>(0);
+        if self.mstep.q.val() == 2 {
+            self.mhalf.next = self.mb.q.val().get_bits::<16>(16);
+        }
+        self.mpart.next = bit_cast::<64, 32>(self.ma.q.val().get_bits::<16>(0) * self.mhalf.val())
+            + (bit_cast::<64, 32>(self.ma.q.val().get_bits::<16>(16) * self.mhalf.val()) << 16)
+            + (bit_cast::<64, 32>(self.ma.q.val().get_bits::<16>(32) * self.mhalf.val()) << 32)
+            + (bit_cast::<64, 32>(self.ma.q.val().get_bits::<16>(48) * self.mhalf.val()) << 48);
+        if self.mstep.q.val() == 1 {
+            self.macc.d.next = self.mpart.val();
+            self.mstep.d.next = 2.into();
+        } else if self.mstep.q.val() == 2 {
+            self.macc.d.next = self.macc.q.val() + (self.mpart.val() << 16);
+            self.mstep.d.next = 0.into();
+        }
+        // The divider: two restoring steps a cycle (the remainder stays below the divisor, so 33 bits hold it shifted).
+        self.dr1.next = (self.drem.q.val() << 1) | bit_cast::<33, 1>(self.dnum.q.val().get_bit(63).into());
+        self.dge1.next = self.dr1.val() >= bit_cast::<33, 32>(self.dden.q.val());
+        self.dr1s.next = self.dr1.val();
+        if self.dge1.val() {
+            self.dr1s.next = self.dr1.val() - bit_cast::<33, 32>(self.dden.q.val());
+        }
+        self.dr2.next = (self.dr1s.val() << 1) | bit_cast::<33, 1>(self.dnum.q.val().get_bit(62).into());
+        self.dge2.next = self.dr2.val() >= bit_cast::<33, 32>(self.dden.q.val());
+        self.dr2s.next = self.dr2.val();
+        if self.dge2.val() {
+            self.dr2s.next = self.dr2.val() - bit_cast::<33, 32>(self.dden.q.val());
+        }
+        if self.dcnt.q.val() != 0 {
+            self.drem.d.next = self.dr2s.val();
+            self.dnum.d.next = self.dnum.q.val() << 2;
+            self.dq.d.next = (self.dq.q.val() << 2)
+                | (bit_cast::<64, 1>(self.dge1.val().into()) << 1)
+                | bit_cast::<64, 1>(self.dge2.val().into());
+            self.dcnt.d.next = self.dcnt.q.val() - 1;
+        }
+        // Algorithm 1's bookkeeping on the loaded state (used in `Pre`).
+        self.base_new.next = self.su.base_rtt.val();
+        if self.rtt.q.val() < self.su.base_rtt.val() {
+            self.base_new.next = self.rtt.q.val();
+        }
+        self.delay_l.next = self.rtt.q.val() - self.base_new.val();
+        self.base1.next = self.base_new.val();
+        if self.base_new.val() == 0 {
+            self.base1.next = 1.into();
+        }
+        self.interval.next = bit_cast::<33, 32>(self.base_new.val()) + bit_cast::<33, 32>(self.p_target.val());
+        self.since_clear.next = self.now.q.val() - self.su.clear_ts.val();
+        self.since_dec.next = self.now.q.val() - self.su.last_dec.val();
+        self.since_fair.next = self.now.q.val() - self.su.last_fair.val();
+        self.abdp_add.next = bit_cast::<48, 32>(self.acked.q.val());
+        if self.probe.q.val() {
+            self.abdp_add.next = 0.into();
+        }
+        // EWMA: avg + ((min(delay, 2^24 - 1) << 8) - avg) >> ewma_shift, the difference signed (40 bits).
+        self.d_q8.next = bit_cast::<40, 32>(self.delay_l.val()) << 8;
+        if self.delay_l.val() > self.delay_cap.val() {
+            self.d_q8.next = bit_cast::<40, 32>(self.delay_cap.val()) << 8;
+        }
+        self.e_diff.next = self.d_q8.val() - bit_cast::<40, 32>(self.su.avg.val());
+        self.e_shift.next = self.e_diff.val() >> bit_cast::<40, 5>(self.p_ewma_shift.val());
+        if self.e_diff.val().get_bit(39) {
+            self.e_shift.next = !((!self.e_diff.val()) >> bit_cast::<40, 5>(self.p_ewma_shift.val()));
+        }
+        self.avg_new.next = bit_cast::<40, 32>(self.su.avg.val()) + self.e_shift.val();
+        // Branch inputs on the updated state.
+        self.avg_delay.next = self.avg.q.val() >> 8;
+        self.cwnd1.next = self.cwnd.q.val();
+        if self.cwnd.q.val() == 0 {
+            self.cwnd1.next = 1.into();
+        }
+        self.acked_q8.next = self.acked.q.val() << 8;
+        if self.acked.q.val() > self.acked_cap.val() {
+            self.acked_q8.next = self.acked_cap.val() << 8;
+        }
+        self.achieved_q8.next = bit_cast::<56, 48>(self.achieved.q.val()) << 8;
+        self.max_bytes8.next = bit_cast::<48, 32>(self.p_max_cwnd.val() >> 11);
+        self.cut.next = self.dq.q.val();
+        self.one_minus_cut.next = self.q16_one.val() - self.cut.val();
+        self.factor.next = self.q16_half.val().get_bits::<32>(0);
+        if self.cut.val() < self.q16_half.val() {
+            self.factor.next = self.one_minus_cut.val().get_bits::<32>(0);
+        }
+        self.nudged.next = self.newc.q.val();
+        if self.can_fair.q.val() {
+            self.nudged.next = self.newc.q.val() + self.p_eta.val();
+        }
+        self.clamped.next = self.nudged.val();
+        if self.nudged.val() < bit_cast::<64, 32>(self.p_min_cwnd.val()) {
+            self.clamped.next = bit_cast::<64, 32>(self.p_min_cwnd.val());
+        }
+        if self.nudged.val() > bit_cast::<64, 32>(self.p_max_cwnd.val()) {
+            self.clamped.next = bit_cast::<64, 32>(self.p_max_cwnd.val());
+        }
+        match self.state.q.val() {
+            CcState::Idle => {
+                if self.req_valid.val() {
+                    self.qpn.d.next = self.req_qpn.val();
+                    self.op.d.next = self.req_op.val();
+                    self.now.d.next = self.req_now.val();
+                    self.ecn.d.next = self.req_ecn.val();
+                    self.rtt.d.next = self.req_rtt.val();
+                    self.acked.d.next = self.req_acked.val();
+                    self.probe.d.next = self.req_probe.val();
+                    self.state.d.next = CcState::Load;
+                }
+            }
+            CcState::Load => {
+                // The state word is read this cycle (addressed with the request).
+                self.st.d.next = self.qp_state.read_data.val();
+                self.state.d.next = CcState::Pre;
+                if self.op.q.val() != self.op_ack.val() {
+                    self.cwnd.d.next = self.p_max_cwnd.val();
+                    self.base_rtt.d.next = self.p_base_rtt.val();
+                    self.avg.d.next = 0.into();
+                    self.last_dec.d.next = self.now.q.val();
+                    self.last_fair.d.next = self.now.q.val();
+                    self.rx_count.d.next = 0.into();
+                    self.clear_ts.d.next = self.now.q.val();
+                    self.achieved.d.next = 0.into();
+                    self.action.d.next = self.act_hold.val();
+                    self.state.d.next = CcState::Write;
+                }
+            }
+            CcState::Pre => {
+                // Algorithm 1 lines 5-8 and Algorithm 2; the EWMA and the timers of Algorithm 4.
+                self.cwnd.d.next = self.su.cwnd.val();
+                self.base_rtt.d.next = self.base_new.val();
+                self.delay.d.next = self.delay_l.val();
+                self.last_dec.d.next = self.su.last_dec.val();
+                self.last_fair.d.next = self.su.last_fair.val();
+                self.rx_count.d.next = self.su.rx_count.val() + self.abdp_add.val();
+                self.clear_ts.d.next = self.su.clear_ts.val();
+                self.achieved.d.next = self.su.achieved.val();
+                if bit_cast::<33, 32>(self.since_clear.val()) > self.interval.val() {
+                    self.achieved.d.next = self.su.rx_count.val() + self.abdp_add.val();
+                    self.rx_count.d.next = 0.into();
+                    self.clear_ts.d.next = self.now.q.val();
+                }
+                self.can_dec.d.next = self.since_dec.val() > self.base1.val();
+                self.can_fair.d.next = self.since_fair.val() > self.base1.val();
+                self.avg.d.next = self.avg_new.val().get_bits::<32>(0);
+                self.state.d.next = CcState::Branch;
+            }
+            CcState::Branch => {
+                self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val());
+                self.action.d.next = self.act_hold.val();
+                self.state.d.next = CcState::Fair;
+                if !self.ecn.q.val() & (self.delay.q.val() > self.p_qhigh.val()) {
+                    self.ma.d.next = self.p_beta.val();
+                    self.mb.d.next = self.acked_q8.val();
+                    self.mstep.d.next = 1.into();
+                    self.action.d.next = self.act_const.val();
+                    self.state.d.next = CcState::MulA;
+                } else if !self.ecn.q.val() & (self.delay.q.val() < self.p_target.val()) {
+                    self.ma.d.next = self.p_alpha_rtt.val();
+                    self.mb.d.next = self.p_target.val() - self.delay.q.val();
+                    self.mstep.d.next = 1.into();
+                    self.action.d.next = self.act_gain.val();
+                    self.state.d.next = CcState::MulB1;
+                } else if self.can_dec.q.val() & (self.avg_delay.val() > self.p_target.val()) {
+                    if (self.delay.q.val() > self.p_qhigh.val()) & (self.achieved.q.val() < self.max_bytes8.val()) {
+                        self.newc.d.next = bit_cast::<64, 56>(self.achieved_q8.val());
+                        if self.achieved_q8.val() > self.u32_max.val() {
+                            self.newc.d.next = bit_cast::<64, 56>(self.u32_max.val());
+                        }
+                        self.last_dec.d.next = self.now.q.val();
+                        self.action.d.next = self.act_abdp.val();
+                    } else if self.delay.q.val() > self.p_target.val() {
+                        self.ma.d.next = bit_cast::<64, 32>(self.p_gamma.val());
+                        self.mb.d.next = self.avg_delay.val() - self.p_target.val();
+                        self.mstep.d.next = 1.into();
+                        self.action.d.next = self.act_decrease.val();
+                        self.state.d.next = CcState::MulC1;
+                    }
+                }
+            }
+            CcState::MulA => {
+                if self.mstep.q.val() == 0 {
+                    self.dnum.d.next = self.macc.q.val();
+                    self.dden.d.next = self.cwnd1.val();
+                    self.drem.d.next = 0.into();
+                    self.dq.d.next = 0.into();
+                    self.dcnt.d.next = 32.into();
+                    self.state.d.next = CcState::DivA;
+                }
+            }
+            CcState::DivA => {
+                if self.dcnt.q.val() == 0 {
+                    self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val()) + self.dq.q.val();
+                    self.state.d.next = CcState::Fair;
+                }
+            }
+            CcState::MulB1 => {
+                if self.mstep.q.val() == 0 {
+                    self.dnum.d.next = self.macc.q.val();
+                    self.dden.d.next = self.base_rtt.q.val();
+                    if self.base_rtt.q.val() == 0 {
+                        self.dden.d.next = 1.into();
+                    }
+                    self.drem.d.next = 0.into();
+                    self.dq.d.next = 0.into();
+                    self.dcnt.d.next = 32.into();
+                    self.state.d.next = CcState::DivB1;
+                }
+            }
+            CcState::DivB1 => {
+                if self.dcnt.q.val() == 0 {
+                    self.ma.d.next = self.dq.q.val();
+                    self.mb.d.next = self.acked_q8.val();
+                    self.mstep.d.next = 1.into();
+                    self.state.d.next = CcState::MulB2;
+                }
+            }
+            CcState::MulB2 => {
+                if self.mstep.q.val() == 0 {
+                    self.dnum.d.next = self.macc.q.val();
+                    self.dden.d.next = self.cwnd1.val();
+                    self.drem.d.next = 0.into();
+                    self.dq.d.next = 0.into();
+                    self.dcnt.d.next = 32.into();
+                    self.state.d.next = CcState::DivB2;
+                }
+            }
+            CcState::DivB2 => {
+                if self.dcnt.q.val() == 0 {
+                    self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val()) + self.dq.q.val();
+                    self.state.d.next = CcState::Fair;
+                }
+            }
+            CcState::MulC1 => {
+                if self.mstep.q.val() == 0 {
+                    self.dnum.d.next = self.macc.q.val();
+                    self.dden.d.next = self.avg_delay.val();
+                    self.drem.d.next = 0.into();
+                    self.dq.d.next = 0.into();
+                    self.dcnt.d.next = 32.into();
+                    self.state.d.next = CcState::DivC;
+                }
+            }
+            CcState::DivC => {
+                if self.dcnt.q.val() == 0 {
+                    self.ma.d.next = bit_cast::<64, 32>(self.cwnd1.val());
+                    self.mb.d.next = self.factor.val();
+                    self.mstep.d.next = 1.into();
+                    self.state.d.next = CcState::MulC2;
+                }
+            }
+            CcState::MulC2 => {
+                if self.mstep.q.val() == 0 {
+                    self.newc.d.next = self.macc.q.val() >> 16;
+                    self.last_dec.d.next = self.now.q.val();
+                    self.state.d.next = CcState::Fair;
+                }
+            }
+            CcState::Fair => {
+                if self.can_fair.q.val() {
+                    self.last_fair.d.next = self.now.q.val();
+                }
+                self.cwnd.d.next = self.clamped.val().get_bits::<32>(0);
+                self.state.d.next = CcState::Write;
+            }
+            CcState::Write => {
+                self.qp_state.write_enable.next = true;
+                self.out_valid.next = true;
+                self.state.d.next = CcState::Idle;
+            }
+            _ => {
+                self.state.d.next = CcState::Idle;
+            }
+        }
+    }
+}
