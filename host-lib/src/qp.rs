@@ -787,6 +787,9 @@ impl Qp {
                 qp.rsn = 0;
                 let mtu_log2 = qpc::PMTU_LOG2.get(&qp.words) as u32;
                 qp.rec.start(attr.sq_psn.expect("checked"), mtu_log2);
+                // A sprayed QP's packets overtake each other on their paths: holes are not lost at once.
+                let sprayed = qpc::MAX_PATHS.get(&qp.words) != 0;
+                qp.rec.set_reorder(if sprayed { crate::recovery::SPRAY_REORDER_PKTS } else { 0 });
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_REQ)?;
             }
             // INIT→INIT and RTS→RTS carry no attributes this NIC has.

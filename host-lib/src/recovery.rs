@@ -44,6 +44,14 @@
 //! the unplaced NAK rewinds instead; a lost resend of the last packets in
 //! flight is recovered by the retransmission timeout.
 //!
+//! A QP that sprays its packets over several paths
+//! ([`crate::QpAttr::max_paths`]) sees them overtake each other on the
+//! way: a hole is a packet still on a slower path more often than a lost
+//! one. Its slow path calls a hole lost only once a placed NAK names a
+//! packet [`SPRAY_REORDER_PKTS`] beyond it (STrack's out-of-order count
+//! threshold), and waits as much longer before calling a resend lost; a
+//! loss among the last packets in flight is left to the timeout.
+//!
 //! The responder's side of the same split, for QPs the NIC's window pool
 //! cannot hold, is `crate::resp_recovery`.
 
@@ -150,6 +158,8 @@ pub(crate) struct ReqRecovery {
     /// timestamp): the placed NAKs it folds into its next report are the
     /// PSNs right after it, at that ePSN.
     fold_head: Option<(u32, u32, u32)>,
+    /// Packets a hole may be overtaken by before it counts as lost (0: at once; sprayed QPs).
+    reorder_pkts: u32,
     pub stats: RecoveryStats,
 }
 
@@ -173,6 +183,12 @@ pub const RESEND_AGAIN_BYTES: u32 = 96 * 1024;
 /// its register writes (up to 12 µs at a 1.5 µs MMIO latency, by arithmetic) and the
 /// resend's payload read, with margin.
 pub const RESEND_AGAIN_CYCLES: u32 = 7_500;
+
+/// Packets a sprayed QP's slow path lets a packet be overtaken by before
+/// it calls it lost (STrack's out-of-order threshold), well inside the
+/// NIC's window for a sprayed QP (`params::SPRAY_WINDOW_PKTS`), so the
+/// packets beyond a hole are still placed.
+pub const SPRAY_REORDER_PKTS: u32 = 32;
 
 /// Bits of the echoed TX timestamps in CtrlQ entries: 24, as PSNs, so
 /// [`psn_dist`] measures both.
@@ -219,9 +235,16 @@ impl ReqRecovery {
             retry_cnt,
             rnr_retry,
             rnr_timer_cycles,
+            reorder_pkts: self.reorder_pkts,
             stats: self.stats,
             ..Default::default()
         };
+    }
+
+    /// How many packets a hole may be overtaken by before it counts as lost
+    /// (0, the default: at once; [`SPRAY_REORDER_PKTS`] for a sprayed QP).
+    pub fn set_reorder(&mut self, pkts: u32) {
+        self.reorder_pkts = pkts;
     }
 
     /// Records a WQE of `len` bytes being posted: returns its first PSN.
@@ -349,14 +372,15 @@ impl ReqRecovery {
             // A rewind resends from ePSN already: these NAKs are from packets in flight before it.
             return Vec::new();
         }
-        // Resends overtaken by packets sent well after them were lost.
-        let again_pkts = (RESEND_AGAIN_BYTES >> self.mtu_log2).max(1) as i32;
+        // Resends overtaken by packets sent well after them were lost (later still when sprayed:
+        // the resend may take the slowest path; the time rule grows by the reorder's sending at ~50 B/cycle).
+        let again_pkts = ((RESEND_AGAIN_BYTES >> self.mtu_log2).max(1) + self.reorder_pkts) as i32;
+        let again_cycles = (RESEND_AGAIN_CYCLES + (self.reorder_pkts << self.mtu_log2) / 50) as i32;
         let lost: Vec<u32> = self
             .resent_at
             .iter()
             .filter(|&(h, &(at, at_ts))| {
-                !self.sacked.contains(h)
-                    && (psn_dist(psn, at) >= again_pkts || psn_dist(ts, at_ts) >= RESEND_AGAIN_CYCLES as i32)
+                !self.sacked.contains(h) && (psn_dist(psn, at) >= again_pkts || psn_dist(ts, at_ts) >= again_cycles)
             })
             .map(|(&h, _)| h)
             .take(MAX_RESENDS_PER_NAK as usize)
@@ -365,16 +389,19 @@ impl ReqRecovery {
             Some(u) if psn_dist(u, epsn) >= 0 => (u + 1) & PSN_MASK,
             _ => epsn,
         };
+        // Holes the NAKed packet overtook by more than the reorder allowance are lost.
+        let limit = psn.wrapping_sub(self.reorder_pkts) & PSN_MASK;
         let mut holes = Vec::new();
         let mut p = from;
-        while psn_dist(p, psn) < 0 {
+        while psn_dist(p, limit) < 0 {
             if !self.sacked.contains(&p) {
                 holes.push(p);
             }
             p = (p + 1) & PSN_MASK;
         }
-        if psn_dist(psn, from) >= 0 {
-            self.resent_upto = Some(psn & PSN_MASK);
+        let upto = if self.reorder_pkts == 0 { psn & PSN_MASK } else { limit.wrapping_sub(1) & PSN_MASK };
+        if psn_dist(upto, from) >= 0 {
+            self.resent_upto = Some(upto);
         }
         if holes.len() as u32 > MAX_RESENDS_PER_NAK {
             return vec![self.rewind_to(sq, holes[0])];
@@ -607,6 +634,33 @@ mod tests {
             vec![(e + 5) & PSN_MASK]
         );
         assert_eq!(r.stats.ooo_placed, 5);
+    }
+
+    #[test]
+    fn a_sprayed_qp_calls_a_hole_lost_only_once_overtaken_by_the_reorder_allowance() {
+        let e = PSN_MASK - 3;
+        // Ten WRITEs of 16 packets each.
+        let (mut r, sq) = queue_of(10, e, 12, 64 * 1024);
+        r.set_reorder(SPRAY_REORDER_PKTS);
+        let at = |k: u32| (e + k) & PSN_MASK;
+        let n = SPRAY_REORDER_PKTS;
+        // e and e+1 are late; e+2 .. e+n arrive placed: nothing is lost yet.
+        for k in 2..=n {
+            assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0).is_empty(), "psn e+{k}");
+        }
+        // e+1 arrives after all (placed); e+n+1 overtakes e by the allowance: e is resent, e+1 is not.
+        assert!(r.on_psn_nak(&sq, e, at(1), true, 0, 0).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(n + 1), true, 0, 0)), vec![e]);
+        // Further NAKs: no hole below their allowance is missing.
+        assert!(r.on_psn_nak(&sq, e, at(n + 2), true, 0, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, at(n + 3), true, 0, 0).is_empty());
+        // e+n+10 never comes: e+2n+11 calls it lost.
+        for k in n + 4..2 * n + 11 {
+            if k != n + 10 {
+                assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0).is_empty(), "psn e+{k}");
+            }
+        }
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(2 * n + 11), true, 0, 0)), vec![at(n + 10)]);
     }
 
     #[test]

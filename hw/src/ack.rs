@@ -116,6 +116,14 @@ pub struct AckRecv {
     pub spray_path: Signal<Out, Bits<8>>,
     /// Reset: the QP's number of entropies (1..=256).
     pub spray_max_paths: Signal<Out, Bits<9>>,
+    /// Acknowledged-PSN table write (read by the turn engine): each ACK or
+    /// NAK frame writes its QP's entry with the ePSN it carries, each READ
+    /// response word with the PSN the READ's responses have reached.
+    pub apsn_we: Signal<Out, Bit>,
+    /// Its QP.
+    pub apsn_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// The ePSN.
+    pub apsn_wdata: Signal<Out, Bits<24>>,
     /// Requester state table read address.
     pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state read data (`ReqStatePack`, one cycle after the address).
@@ -368,6 +376,9 @@ impl Logic for AckRecv {
         if self.sf_v.q.val() & self.spray_ready.val() {
             self.sf_v.d.next = false;
         }
+        self.apsn_we.next = false;
+        self.apsn_waddr.next = self.au.qpn.val();
+        self.apsn_wdata.next = self.au.epsn.val();
         self.rst_mp.next = self.rst_q.q.val().get_bits::<9>(8);
         if self.rst_mp.val() == 0 {
             self.rst_mp.next = 1.into();
@@ -576,6 +587,8 @@ impl Logic for AckRecv {
                 // The table address is presented now; the word is read next cycle.
                 self.state.d.next = AckState::Load;
                 // An ACK or NAK frame (not a report, not a READ response) is the path selector's feedback.
+                // Every ACK, NAK and READ response word (not a report) says how far the peer has the QP's PSNs.
+                self.apsn_we.next = !(self.au.flags.val() & self.flag_report.val()).any();
                 if self.au.fb.val().any() {
                     self.sf_v.d.next = true;
                     self.sf_qpn.d.next = self.au.qpn.val();

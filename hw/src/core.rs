@@ -30,6 +30,7 @@ const _: () = assert!(
         && rnic_spec::regs::rx_sr::GEN.bit() == 120
         && rnic_spec::regs::rx_sr::GEN.width == 4
         && rnic_spec::regs::qpc::MAX_PATHS.bit() == 304
+        && rnic_spec::regs::qpc::SQ_PSN.bit() == 384
         && rnic_spec::regs::qpc::MAX_PATHS.width == 9
 );
 
@@ -129,6 +130,8 @@ pub struct RnicCore {
     req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
     /// Per QP, lACK and the PSN its WQE starts at (ACK receiver to turn engine).
     lack: RAM<Bits<LACK_BITS>, QPN_BITS>,
+    /// Per QP, the ePSN of its latest ACK or NAK (ACK receiver to turn engine: a sprayed QP's window).
+    apsn: RAM<Bits<24>, QPN_BITS>,
     /// Per QP, the sequence number of the newest READ response job (responder to send path).
     jseq: RAM<Bits<3>, QPN_BITS>,
     /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
@@ -177,6 +180,8 @@ impl Logic for RnicCore {
         self.req_state.write_clock.next = self.clock.val();
         self.qp_err.write_clock.next = self.clock.val();
         self.lack.read_clock.next = self.clock.val();
+        self.apsn.read_clock.next = self.clock.val();
+        self.apsn.write_clock.next = self.clock.val();
         self.lack.write_clock.next = self.clock.val();
         self.jseq.read_clock.next = self.clock.val();
         self.jseq.write_clock.next = self.clock.val();
@@ -326,6 +331,17 @@ impl Logic for RnicCore {
             self.qp_err.write_enable.next = true;
             self.qp_err.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.qp_err.write_data.next = false;
+        }
+        // The acknowledged PSN: a requester reset starts it at the QP's first PSN (`qpc::SQ_PSN`), ACKs move it.
+        self.apsn.read_address.next = self.sq.apsn_addr.val();
+        self.sq.apsn_data.next = self.apsn.read_data.val();
+        self.apsn.write_enable.next = self.resp.apsn_we.val();
+        self.apsn.write_address.next = self.resp.apsn_waddr.val();
+        self.apsn.write_data.next = self.resp.apsn_wdata.val();
+        if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
+            self.apsn.write_enable.next = true;
+            self.apsn.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
+            self.apsn.write_data.next = self.regs.stage.val().get_bits::<24>(384);
         }
         self.lack.read_address.next = self.sq.lack_addr.val();
         self.sq.lack_data.next = self.lack.read_data.val();

@@ -196,6 +196,12 @@ pub struct RxEngine {
     pub spray_path: Signal<Out, Bits<8>>,
     /// Reset: the number of entropies.
     pub spray_max_paths: Signal<Out, Bits<9>>,
+    /// Acknowledged-PSN table write (`AckRecv::apsn_we`).
+    pub apsn_we: Signal<Out, Bit>,
+    /// Its QP.
+    pub apsn_waddr: Signal<Out, Bits<QPN_BITS>>,
+    /// The ePSN an ACK or NAK carried.
+    pub apsn_wdata: Signal<Out, Bits<24>>,
     /// The send path sent a READ request (`ArmPack`).
     pub arm_write: Signal<In, Bit>,
     /// The arm word.
@@ -293,6 +299,9 @@ impl Logic for RxEngine {
         self.spray_ecn.next = self.ack.spray_ecn.val();
         self.spray_path.next = self.ack.spray_path.val();
         self.spray_max_paths.next = self.ack.spray_max_paths.val();
+        self.apsn_we.next = self.ack.apsn_we.val();
+        self.apsn_waddr.next = self.ack.apsn_waddr.val();
+        self.apsn_wdata.next = self.ack.apsn_wdata.val();
         self.rqs_addr.next = self.ack.rqs_addr.val();
         self.ack.rqs_data.next = self.rqs_data.val();
         self.rqs_we.next = self.ack.rqs_we.val();

@@ -102,6 +102,10 @@ pub struct SqEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Its data.
     pub jseq_data: Signal<In, Bits<3>>,
+    /// Acknowledged-PSN table read address (`TurnEngine::apsn_addr`).
+    pub apsn_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// Its data.
+    pub apsn_data: Signal<In, Bits<24>>,
     /// A choice asked of the path selector (`TurnEngine::spray_valid`).
     pub spray_valid: Signal<Out, Bit>,
     /// The selector takes it.
@@ -167,6 +171,8 @@ impl Logic for SqEngine {
         self.jseq_addr.next = self.turn.jseq_addr.val();
         self.turn.jseq_data.next = self.jseq_data.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
+        self.apsn_addr.next = self.turn.apsn_addr.val();
+        self.turn.apsn_data.next = self.apsn_data.val();
         self.spray_valid.next = self.turn.spray_valid.val();
         self.turn.spray_ready.next = self.spray_ready.val();
         self.spray_qpn.next = self.turn.spray_qpn.val();

@@ -50,7 +50,7 @@ use crate::fetch::WqeFetch;
 use crate::num::Num;
 use rnic_spec::desc::{cqe_status, send_op};
 use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES};
-use rnic_spec::params::{MR_BITS, QPN_BITS, RD_IN_FLIGHT};
+use rnic_spec::params::{MR_BITS, QPN_BITS, RD_IN_FLIGHT, SPRAY_WINDOW_PKTS};
 use rnic_spec::wire::opcode;
 use rust_hdl::prelude::*;
 
@@ -195,6 +195,10 @@ pub struct TurnEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// The QP's newest READ response job (one cycle after the address): an older job is stale.
     pub jseq_data: Signal<In, Bits<3>>,
+    /// Acknowledged-PSN table read address: always the current QP.
+    pub apsn_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// The ePSN of the QP's latest ACK or NAK (one cycle after the address).
+    pub apsn_data: Signal<In, Bits<24>>,
     /// A choice asked of STrack's path selector (`crate::spray`,
     /// `OP_CHOOSE`): the entropy of the QP's next packet. Held until
     /// `spray_ready`.
@@ -270,6 +274,11 @@ pub struct TurnEngine {
     ent_wait: DFF<Bit>,
     /// The UDP source port's bytes a sprayed packet keeps (the low byte is the entropy).
     sport_hi: Num<0xFF00, 16>,
+    /// The packet's PSN less the ePSN of the QP's latest ACK (bit 23 set: behind it, after a rewind).
+    apsn_ahead: Signal<Local, Bits<24>>,
+    /// A sprayed packet (not a resend, not a READ request) at `SPRAY_WINDOW_PKTS` or more past the latest ACK waits.
+    win_wait: Signal<Local, Bit>,
+    spray_win: Num<{ SPRAY_WINDOW_PKTS as u64 }, 24>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
     op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
@@ -474,6 +483,7 @@ impl Logic for TurnEngine {
         self.err_addr.next = self.qpn.q.val();
         self.lack_addr.next = self.qpn.q.val();
         self.jseq_addr.next = self.qpn.q.val();
+        self.apsn_addr.next = self.qpn.q.val();
         self.wv.word.next = self.wqe.q.val();
         self.is_read.next = self.wv.opcode.val() == self.send_op_read.val();
         self.is_rsp.next = self.wv.opcode.val() == self.send_op_read_resp.val();
@@ -521,6 +531,12 @@ impl Logic for TurnEngine {
             // Chosen for a QP whose turn ended (or was parked) before it sent: dropped.
             self.ent_v.d.next = false;
         }
+        self.apsn_ahead.next = self.psn.q.val() - self.apsn_data.val();
+        self.win_wait.next = self.spray_on.val()
+            & !self.resend.q.val()
+            & !self.is_read.val()
+            & !self.apsn_ahead.val().get_bit(23)
+            & (self.apsn_ahead.val() >= self.spray_win.val());
         if self.spray_done.val() & self.ent_wait.q.val() {
             self.ent.d.next = self.spray_path.val();
             self.ent_v.d.next = true;
@@ -911,6 +927,19 @@ impl Logic for TurnEngine {
                     if self.resend.q.val() {
                         self.state.d.next = SqState::RsEnd;
                     } else if self.sched_valid.val()
+                        | self.la_active.q.val()
+                        | self.rew_valid.val()
+                        | self.err_data.val()
+                        | !self.qpc_data.val().get_bit(0)
+                    {
+                        self.keep_active.d.next = true;
+                        self.state.d.next = SqState::Drain;
+                    }
+                } else if self.win_wait.val() {
+                    // A sprayed QP a window past its latest ACK waits for ACKs, here while nothing else
+                    // needs the engine; otherwise the turn ends and comes back.
+                    self.st_we.next = true;
+                    if self.sched_valid.val()
                         | self.la_active.q.val()
                         | self.rew_valid.val()
                         | self.err_data.val()

@@ -44,6 +44,10 @@ pub struct SimConfig {
     /// Mark ECN CE on ECN-capable frames when the output queue holds more
     /// than this many bytes (None: never mark). Default None.
     pub switch_ecn_threshold: Option<u64>,
+    /// A leaf-spine fabric between the NICs instead of the cable (2 NICs)
+    /// or the single switch: multipath, ECMP on the UDP source port.
+    /// Default None.
+    pub leaf_spine: Option<LeafSpine>,
     /// Host memory per NIC (bus addresses start at [`crate::HOST_MEM_BASE`]),
     /// bytes; reserved lazily by the OS (default 1 GiB).
     pub host_mem_bytes: u64,
@@ -75,6 +79,7 @@ impl Default for SimConfig {
             switch_latency_ns: 300,
             switch_port_buffer: 1 << 20,
             switch_ecn_threshold: None,
+            leaf_spine: None,
             host_mem_bytes: 1 << 30,
             pcap: None,
             vcd: None,
@@ -83,6 +88,25 @@ impl Default for SimConfig {
             fail_on_violation: true,
         }
     }
+}
+
+/// A two-tier leaf-spine fabric: every leaf (ToR) switch has one uplink to
+/// every spine. NIC `i` of `n` hangs off leaf `i * leaves / n`. A frame to
+/// a NIC on another leaf goes up to the spine its leaf's ECMP hash of the
+/// IPv4/UDP five-tuple picks (salted per leaf, so the UDP source port, the
+/// entropy, chooses the path), down to the destination's leaf and out of
+/// its port; on the same leaf, straight out of the port. Every switch
+/// output is a queue of `switch_port_buffer` bytes with tail drop and ECN
+/// marking above `switch_ecn_threshold`, at the rate of its link.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LeafSpine {
+    /// Leaf switches (at least 1).
+    pub leaves: usize,
+    /// Spine switches (at least 1).
+    pub spines: usize,
+    /// Leaf-spine links that run at another rate than `link_gbps`, both
+    /// directions: (leaf, spine, Gb/s).
+    pub link_rates: Vec<(usize, usize, f64)>,
 }
 
 /// Converts nanoseconds to core cycles (rounded up).

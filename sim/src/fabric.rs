@@ -15,6 +15,13 @@
 //!   and arrives `link_delay` later. A frame whose output queue would exceed
 //!   `switch_port_buffer` is dropped; unknown MACs are dropped and counted;
 //!   optionally ECN CE is marked above a queue threshold;
+//! * with [`crate::config::LeafSpine`] (any number of NICs): leaf and spine
+//!   switches of that kind, a frame crossing up to three output queues
+//!   (leaf uplink, spine downlink, leaf port), each serializing at its own
+//!   link's rate; the spine is the leaf's ECMP hash of the five-tuple, so
+//!   the UDP source port picks the path. Each queue's state is the time its
+//!   last byte leaves, updated as frames are routed (in the order their
+//!   senders finish them, not the order they reach a later queue);
 //! * RX: the frame is handed to the core at 64 B/cycle so that its last beat
 //!   is presented when its last byte has arrived (cut-through MAC),
 //!   honouring `net_rx_ready`.
@@ -253,6 +260,40 @@ pub struct NetPort {
     pub rx: RxMac,
 }
 
+/// Counters of one switch output queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Frames sent out of it.
+    pub frames: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Frames dropped because it was full.
+    pub drops: u64,
+    /// Frames marked ECN CE in it.
+    pub ecn_marked: u64,
+    /// Most bytes it held when a frame arrived.
+    pub max_backlog: u64,
+}
+
+/// A switch output: a FIFO drained at its link's rate, kept as the time its last queued byte leaves.
+#[derive(Clone, Copy, Debug, Default)]
+struct OutQueue {
+    busy_ps: u64,
+    mps_per_byte: u64,
+    stats: QueueStats,
+}
+
+/// How the NICs are connected.
+enum Topo {
+    /// Two NICs on one cable.
+    Cable,
+    /// One switch.
+    Switch,
+    /// Leaves and spines: `up[leaf * spines + s]` (leaf to spine s),
+    /// `down[s * leaves + leaf]` (spine s to a leaf).
+    LeafSpine { leaves: usize, spines: usize, leaf_of: Vec<usize>, up: Vec<OutQueue>, down: Vec<OutQueue> },
+}
+
 /// Counters of the switch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SwitchStats {
@@ -272,14 +313,14 @@ pub struct Fabric {
     faults: Vec<LinkFaults>,
     links: Vec<LinkStats>,
     pool: Vec<Vec<u8>>,
-    /// Per output port of the switch: time its last queued byte leaves.
-    out_busy_ps: Vec<u64>,
+    /// Per NIC: the switch (or leaf) port towards it.
+    nic_out: Vec<OutQueue>,
     mps_per_byte: u64,
     delay_ps: u64,
     switch_latency_ps: u64,
     port_buffer: u64,
     ecn_threshold: Option<u64>,
-    switched: bool,
+    topo: Topo,
     switch: SwitchStats,
     pcap: Option<PcapSink>,
 }
@@ -288,18 +329,39 @@ impl Fabric {
     /// A fabric for `n` NICs (a cable for 2, a switch otherwise).
     pub fn new(n: usize, cfg: &SimConfig, pcap: Option<PcapSink>) -> Fabric {
         let mps_per_byte = (8.0e6 / cfg.link_gbps).round() as u64;
+        let q = |gbps: f64| OutQueue { mps_per_byte: (8.0e6 / gbps).round() as u64, ..Default::default() };
+        let topo = match &cfg.leaf_spine {
+            Some(ls) => {
+                assert!(ls.leaves >= 1 && ls.spines >= 1, "a leaf-spine fabric needs a leaf and a spine");
+                let rate = |leaf: usize, s: usize| {
+                    ls.link_rates.iter().rev().find(|r| r.0 == leaf && r.1 == s).map_or(cfg.link_gbps, |r| r.2)
+                };
+                for &(l, s, g) in &ls.link_rates {
+                    assert!(l < ls.leaves && s < ls.spines && g > 0.0, "link rate ({l}, {s}, {g}) outside the fabric");
+                }
+                Topo::LeafSpine {
+                    leaves: ls.leaves,
+                    spines: ls.spines,
+                    leaf_of: (0..n).map(|i| i * ls.leaves / n.max(1)).collect(),
+                    up: (0..ls.leaves * ls.spines).map(|k| q(rate(k / ls.spines, k % ls.spines))).collect(),
+                    down: (0..ls.spines * ls.leaves).map(|k| q(rate(k % ls.leaves, k / ls.leaves))).collect(),
+                }
+            }
+            None if n == 2 => Topo::Cable,
+            None => Topo::Switch,
+        };
         Fabric {
             ports: (0..n).map(|_| NetPort { tx: TxMac::new(mps_per_byte), rx: RxMac::new() }).collect(),
             faults: (0..n).map(|_| LinkFaults::default()).collect(),
             links: vec![LinkStats::default(); n],
             pool: Vec::new(),
-            out_busy_ps: vec![0; n],
+            nic_out: vec![q(cfg.link_gbps); n],
             mps_per_byte,
             delay_ps: cfg.link_delay_ns * 1000,
             switch_latency_ps: cfg.switch_latency_ns * 1000,
             port_buffer: cfg.switch_port_buffer,
             ecn_threshold: cfg.switch_ecn_threshold,
-            switched: n != 2,
+            topo,
             switch: SwitchStats::default(),
             pcap,
         }
@@ -336,9 +398,47 @@ impl Fabric {
         self.links[i]
     }
 
-    /// Counters of the switch (zero for a 2-NIC cable).
+    /// Counters of the switch (zero for a 2-NIC cable; all switches of a leaf-spine fabric).
     pub fn switch_stats(&self) -> SwitchStats {
         self.switch
+    }
+
+    /// Every switch output queue's counters, named: `port i` (towards NIC
+    /// i), and in a leaf-spine fabric `leaf l -> spine s` and `spine s -> leaf l`.
+    pub fn queue_stats(&self) -> Vec<(String, QueueStats)> {
+        let mut v: Vec<(String, QueueStats)> = match &self.topo {
+            Topo::LeafSpine { leaves, spines, up, down, .. } => (0..leaves * spines)
+                .map(|k| (format!("leaf {} -> spine {}", k / spines, k % spines), up[k].stats))
+                .chain(
+                    (0..spines * leaves)
+                        .map(|k| (format!("spine {} -> leaf {}", k / leaves, k % leaves), down[k].stats)),
+                )
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !matches!(self.topo, Topo::Cable) {
+            v.extend(self.nic_out.iter().enumerate().map(|(i, q)| (format!("port {i}"), q.stats)));
+        }
+        v
+    }
+
+    /// The spine a frame from NIC `src` takes (None: no leaf-spine fabric,
+    /// the destination is unknown or on the same leaf).
+    pub fn spine_of(&self, src: usize, frame: &[u8]) -> Option<usize> {
+        let Topo::LeafSpine { spines, leaf_of, .. } = &self.topo else { return None };
+        let d = frame.get(off::ETH_DST..off::ETH_DST + 6)?;
+        let dst = (d[..5] == [2, 0, 0, 0, 0] && d[5] >= 1).then(|| d[5] as usize - 1).filter(|&d| d < leaf_of.len())?;
+        (leaf_of[src] != leaf_of[dst]).then(|| (ecmp_hash(leaf_of[src] as u64, frame) % *spines as u64) as usize)
+    }
+
+    /// Bytes each spine carried (empty without a leaf-spine fabric).
+    pub fn spine_bytes(&self) -> Vec<u64> {
+        match &self.topo {
+            Topo::LeafSpine { leaves, spines, up, .. } => {
+                (0..*spines).map(|s| (0..*leaves).map(|l| up[l * spines + s].stats.bytes).sum()).collect()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Error of the pcap writer, if writing failed.
@@ -397,7 +497,7 @@ impl Fabric {
 
     /// Destination port and arrival time of a frame, or None if dropped.
     fn forward(&mut self, src: usize, frame: &mut [u8], end_ps: u64) -> Option<(usize, u64)> {
-        if !self.switched {
+        if matches!(self.topo, Topo::Cable) {
             return Some((1 - src, end_ps + self.delay_ps));
         }
         let dst = frame
@@ -408,22 +508,77 @@ impl Fabric {
             self.switch.unknown_dst += 1;
             return None;
         };
-        let at_switch = end_ps + self.delay_ps;
-        let wire = wire_ps(frame.len() as u64 + WIRE_OVERHEAD as u64, self.mps_per_byte);
-        let backlog_ps = self.out_busy_ps[dst].saturating_sub(at_switch);
-        let backlog = backlog_ps * 1000 / self.mps_per_byte.max(1);
-        if backlog + frame.len() as u64 > self.port_buffer {
-            self.switch.buffer_drops += 1;
-            return None;
+        let (buffer, ecn, latency) = (self.port_buffer, self.ecn_threshold, self.switch_latency_ps);
+        let mut at = end_ps + self.delay_ps;
+        let mut in_mps = self.mps_per_byte;
+        if let Topo::LeafSpine { leaves, spines, leaf_of, up, down } = &mut self.topo {
+            let (ls, ld) = (leaf_of[src], leaf_of[dst]);
+            if ls != ld {
+                let s = (ecmp_hash(ls as u64, frame) % *spines as u64) as usize;
+                for q in [&mut up[ls * *spines + s], &mut down[s * *leaves + ld]] {
+                    at = hop(q, frame, at, in_mps, buffer, ecn, latency, &mut self.switch)? + self.delay_ps;
+                    in_mps = q.mps_per_byte;
+                }
+            }
         }
-        if self.ecn_threshold.is_some_and(|k| backlog > k) && mark_ce(frame) {
-            self.switch.ecn_marked += 1;
-        }
-        let leave = (self.out_busy_ps[dst] + wire).max(at_switch + self.switch_latency_ps);
-        self.out_busy_ps[dst] = leave;
+        let leave = hop(&mut self.nic_out[dst], frame, at, in_mps, buffer, ecn, latency, &mut self.switch)?;
         self.switch.forwarded += 1;
         Some((dst, leave + self.delay_ps))
     }
+}
+
+/// A frame whose last byte reaches a switch at `at` (over a link of
+/// `in_mps` milli-ps per byte) goes out of queue `q`: the time its last
+/// byte leaves, or None if the queue is full. Cut-through: an idle output
+/// as fast as the input sends the last byte `latency` after it arrived; a
+/// slower one takes its own serialization from the first byte on. Marks
+/// the frame CE above the ECN threshold.
+#[allow(clippy::too_many_arguments)]
+fn hop(
+    q: &mut OutQueue,
+    frame: &mut [u8],
+    at: u64,
+    in_mps: u64,
+    buffer: u64,
+    ecn_threshold: Option<u64>,
+    latency_ps: u64,
+    sw: &mut SwitchStats,
+) -> Option<u64> {
+    let len = frame.len() as u64;
+    let backlog = q.busy_ps.saturating_sub(at) * 1000 / q.mps_per_byte.max(1);
+    q.stats.max_backlog = q.stats.max_backlog.max(backlog);
+    if backlog + len > buffer {
+        q.stats.drops += 1;
+        sw.buffer_drops += 1;
+        return None;
+    }
+    if ecn_threshold.is_some_and(|k| backlog > k) && mark_ce(frame) {
+        q.stats.ecn_marked += 1;
+        sw.ecn_marked += 1;
+    }
+    let (wire_out, wire_in) =
+        (wire_ps(len + WIRE_OVERHEAD as u64, q.mps_per_byte), wire_ps(len + WIRE_OVERHEAD as u64, in_mps));
+    let leave = (q.busy_ps + wire_out).max(at + latency_ps + wire_out.saturating_sub(wire_in));
+    q.busy_ps = leave;
+    q.stats.frames += 1;
+    q.stats.bytes += len;
+    Some(leave)
+}
+
+/// A switch's ECMP hash of a frame's IPv4/UDP five-tuple (source and
+/// destination address, protocol, ports), salted with the switch's `salt`.
+fn ecmp_hash(salt: u64, frame: &[u8]) -> u64 {
+    let be = |o: usize, n: usize| frame.get(o..o + n).map_or(0, |b| b.iter().fold(0u64, |a, &x| a << 8 | x as u64));
+    let mut h = salt.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ be(off::IP_SRC, 4) << 32
+        ^ be(off::IP_DST, 4)
+        ^ be(off::IP_PROTO, 1) << 56
+        ^ be(off::UDP_SPORT, 2) << 16
+        ^ be(off::UDP_DPORT, 2) << 40;
+    // SplitMix64's finalizer: every input bit moves every output bit.
+    h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^ (h >> 31)
 }
 
 /// Sets ECN CE on an ECN-capable IPv4 frame and fixes the header checksum; true if marked.
@@ -570,6 +725,97 @@ mod tests {
         // Two hops of 500 ns plus 300 ns of switch latency after the sender's FCS.
         let fcs_end_ps = tx[0].0 * CLOCK_PS + (8 + 100 + 4) * 80;
         assert_eq!(rx[0].1, (fcs_end_ps + 1_300_000).div_ceil(CLOCK_PS));
+    }
+
+    /// A RoCE frame from NIC `src` to NIC `dst` on UDP source port `sport`.
+    fn roce(src: usize, dst: usize, sport: u16, len: usize) -> Vec<u8> {
+        rnic_spec::wire::Frame {
+            dst_mac: mac_of(dst),
+            src_mac: mac_of(src),
+            src_ip: u32::from_be_bytes(ip_of(src)),
+            dst_ip: u32::from_be_bytes(ip_of(dst)),
+            ecn: rnic_spec::wire::IP_ECN_ECT0,
+            sport,
+            opcode: rnic_spec::wire::opcode::WRITE_MIDDLE,
+            payload: vec![0; len],
+            ..Default::default()
+        }
+        .encode()
+    }
+
+    fn leaf_spine(spines: usize, link_rates: Vec<(usize, usize, f64)>) -> SimConfig {
+        SimConfig {
+            leaf_spine: Some(crate::config::LeafSpine { leaves: 2, spines, link_rates }),
+            ..SimConfig::default()
+        }
+    }
+
+    #[test]
+    fn leaf_spine_ecmp_spreads_ports_and_keeps_a_port_on_one_spine() {
+        let mut fab = Fabric::new(2, &leaf_spine(4, vec![]), None);
+        // One frame per port, 1 us apart (no queueing): 256 ports over 4 spines.
+        for (i, sport) in (0xC000u16..0xC100).enumerate() {
+            let mut f = roce(0, 1, sport, 1024);
+            assert!(fab.forward(0, &mut f, i as u64 * 1_000_000).is_some());
+        }
+        let per = fab.spine_bytes();
+        let total: u64 = per.iter().sum();
+        for (s, b) in per.iter().enumerate() {
+            assert!(*b * 8 > total && *b * 2 < total, "spine {s} carried {b} of {total} bytes ({per:?})");
+        }
+        // The same port takes the same spine every time.
+        for sport in [0xC000u16, 0xC0FE] {
+            let before = fab.spine_bytes();
+            for k in 0..10u64 {
+                let mut f = roce(0, 1, sport, 1024);
+                fab.forward(0, &mut f, (300 + k) * 1_000_000).unwrap();
+            }
+            let moved: Vec<u64> = fab.spine_bytes().iter().zip(&before).map(|(a, b)| a - b).collect();
+            assert_eq!(moved.iter().filter(|&&b| b > 0).count(), 1, "port {sport:#x} used one spine: {moved:?}");
+        }
+    }
+
+    #[test]
+    fn leaf_spine_slow_link_serializes_at_its_rate_and_same_leaf_skips_the_spines() {
+        let len = 4096;
+        let arrive = |rates: Vec<(usize, usize, f64)>| {
+            let mut fab = Fabric::new(2, &leaf_spine(1, rates), None);
+            let mut f = roce(0, 1, 0xC000, len);
+            fab.forward(0, &mut f, 0).unwrap().1
+        };
+        let (fast, slow) = (arrive(vec![]), arrive(vec![(0, 0, 25.0)]));
+        let wire =
+            |gbps: f64| wire_ps((roce(0, 1, 0, len).len() + WIRE_OVERHEAD) as u64, (8.0e6 / gbps).round() as u64);
+        assert_eq!(slow - fast, wire(25.0) - wire(100.0), "the uplink at 25 Gb/s");
+        // NICs 0 and 1 of four share leaf 0: their frames never reach a spine.
+        let mut fab = Fabric::new(4, &leaf_spine(2, vec![]), None);
+        let mut f = roce(0, 1, 0xC000, 100);
+        assert_eq!(fab.forward(0, &mut f, 0).map(|x| x.0), Some(1));
+        assert_eq!(fab.spine_bytes(), vec![0, 0]);
+        let mut f = roce(0, 3, 0xC000, 100);
+        assert_eq!(fab.forward(0, &mut f, 0).map(|x| x.0), Some(3));
+        assert_eq!(fab.spine_bytes().iter().sum::<u64>(), f.len() as u64);
+    }
+
+    #[test]
+    fn leaf_spine_queue_marks_and_drops_on_a_slow_uplink() {
+        let mut cfg = leaf_spine(1, vec![(0, 0, 10.0)]);
+        cfg.switch_ecn_threshold = Some(20_000);
+        cfg.switch_port_buffer = 100_000;
+        let mut fab = Fabric::new(2, &cfg, None);
+        // 100 frames of 4 KiB offered at 100 Gb/s into a 10 Gb/s uplink.
+        let (mut ok, mut marked) = (0, 0);
+        for i in 0..100u64 {
+            let mut f = roce(0, 1, 0xC000, 4096);
+            if fab.forward(0, &mut f, i * 340_000).is_some() {
+                ok += 1;
+                marked += (f[off::IP_TOS] & 3 == 3) as u64;
+            }
+        }
+        let q = fab.queue_stats().into_iter().find(|(n, _)| n == "leaf 0 -> spine 0").unwrap().1;
+        assert_eq!((q.frames, q.ecn_marked, q.drops), (ok, marked, 100 - ok), "{q:?}");
+        assert!(marked > 0 && ok < 100, "the slow uplink marked {marked} and passed {ok} of 100");
+        assert!(q.max_backlog <= 100_000, "{q:?}");
     }
 
     #[test]

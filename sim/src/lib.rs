@@ -25,7 +25,7 @@ pub mod pcie;
 pub mod rng;
 
 pub use cluster::{Cluster, ClusterStats};
-pub use config::SimConfig;
+pub use config::{LeafSpine, SimConfig};
 pub use device::CosimDevice;
 pub use fabric::{ip_of, ip_reg, mac_of, mac_reg};
 pub use faults::{FrameClass, LinkFaults, LinkStats, RandomFaults};

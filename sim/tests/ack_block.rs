@@ -59,6 +59,9 @@
 //! `MAX_PATHS` (0 taken as 1, above 256 as 256); the selector's
 //! `spray_ready` is random, and the block holds its ACKs while a request waits.
 //!
+//! Every word (ACK, NAK or READ response) writes its QP's acknowledged
+//! PSN (the word's ePSN) for the turn engine, in order.
+//!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
 //! seed s only.
 
@@ -123,6 +126,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
     let spray_f = [pt("spray_op"), pt("spray_qpn"), pt("spray_ecn"), pt("spray_path"), pt("spray_max_paths")];
     // The path selector's requests owed, in order: (op, qpn, ecn, path, max_paths); `None` fields are not checked.
     let mut want_spray: VecDeque<[Option<u64>; 5]> = VecDeque::new();
+    // Acknowledged-PSN table writes owed, in order: every word's (qpn, ePSN).
+    let (apsn_we, apsn_waddr, apsn_wdata) = (pt("apsn_we"), pt("apsn_waddr"), pt("apsn_wdata"));
+    let mut want_apsn: VecDeque<(u64, u64)> = VecDeque::new();
     let mut sprays = 0u64;
     let (rqs_addr, rqs_data, rqs_we, rqs_waddr, rqs_wdata) =
         (pt("rqs_addr"), pt("rqs_data"), pt("rqs_we"), pt("rqs_waddr"), pt("rqs_wdata"));
@@ -260,6 +266,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
             // Words from ACK frames carry the path selector's feedback; a READ response's (RDONE, or HOLD now and then) none.
             let (entropy, ce) = (r.below(256), r.below(2));
             let fb = !(rdone || (hold && r.pct(30)));
+            want_apsn.push_back((q as u64, epsn));
             if fb {
                 want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None]);
             }
@@ -428,6 +435,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
             m.set(ctl_ready, cready as u64);
             m.eval();
             let mut busy = rq.is_some() || offer.is_some() || m.get(idle) == 0 || m.get(spray_valid) == 1;
+            if m.get(apsn_we) == 1 {
+                let got = (m.get(apsn_waddr), m.get(apsn_wdata));
+                if want_apsn.pop_front() != Some(got) {
+                    return Err(ctx(format!("acknowledged-PSN write {got:x?} (qpn, ePSN) unexpected")));
+                }
+            }
             if m.get(spray_valid) == 1 && sready {
                 let got = spray_f.map(|f| m.get(f));
                 let Some(want) = want_spray.pop_front() else {
@@ -607,6 +620,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
         let ctx = |w: String| format!("{} seed {seed:#x} batch {batch} cycle {t}: {w}", set.name);
         if !want_lack.is_empty() {
             return Err(ctx(format!("quiet with lACK table writes owed: {:x?}", want_lack.front())));
+        }
+        if !want_apsn.is_empty() {
+            return Err(ctx(format!("quiet with acknowledged-PSN writes owed: {:x?}", want_apsn.front())));
         }
         if !want_spray.is_empty() {
             return Err(ctx(format!("quiet with path selector requests owed: {:x?}", want_spray.front())));

@@ -652,6 +652,8 @@ struct Ports {
     rst_max_paths: PortId,
     spray_valid: PortId,
     spray_ready: PortId,
+    /// Acknowledged-PSN table write: enable, qpn, ePSN.
+    apsn: [PortId; 3],
     /// op, qpn, ecn, path, max_paths.
     spray_f: [PortId; 5],
     rst_data: PortId,
@@ -730,6 +732,7 @@ impl Ports {
             rst_valid: p("rst_valid"),
             rst_max_paths: p("rst_max_paths"),
             spray_valid: p("spray_valid"),
+            apsn: [p("apsn_we"), p("apsn_waddr"), p("apsn_wdata")],
             spray_ready: p("spray_ready"),
             spray_f: [p("spray_op"), p("spray_qpn"), p("spray_ecn"), p("spray_path"), p("spray_max_paths")],
             rst_data: p("rst_data"),
@@ -923,6 +926,8 @@ struct Tb {
     /// feedback (qpn, CE, echoed entropy) and requester resets (qpn, max_paths).
     want_spray_ack: VecDeque<(u64, u64, u64)>,
     want_spray_rst: VecDeque<(u64, u64)>,
+    /// Acknowledged-PSN writes owed by the ACK receiver, in order: every word's (qpn, ePSN).
+    want_apsn: VecDeque<(u64, u64)>,
     wp: u64,
     last_rptr: u64,
     desc_id: u64,
@@ -1159,6 +1164,7 @@ impl Tb {
             rst_busy: false,
             want_spray_ack: VecDeque::new(),
             want_spray_rst: VecDeque::new(),
+            want_apsn: VecDeque::new(),
             wp,
             last_rptr: 0,
             desc_id: 0,
@@ -1401,6 +1407,7 @@ impl Tb {
     /// completions, the QP's error, CtrlQ reports, and the kept MSN of a
     /// READ wait. Returns a short outcome.
     fn ack_recv(&mut self, qpn: usize, w: AckWord, evs: &mut Vec<Ev>) -> String {
+        self.want_apsn.push_back((qpn as u64, w.epsn));
         let q = self.qpcs[qpn];
         let mut s = self.rxs[qpn];
         let hold = w.flags & ACKIN_HOLD != 0;
@@ -3212,6 +3219,15 @@ impl Tb {
         let idle = g(&self.m, p.idle) == 1;
         let lerr_pop = g(&self.m, p.lerr_pop) == 1;
         let spray_valid = g(&self.m, p.spray_valid) == 1;
+        if g(&self.m, p.apsn[0]) == 1 {
+            let got = (g(&self.m, p.apsn[1]), g(&self.m, p.apsn[2]));
+            if self.want_apsn.pop_front() != Some(got) {
+                return Err(self.fail(format!(
+                    "acknowledged-PSN write {got:x?} (qpn, ePSN), expected {:x?}",
+                    self.want_apsn.front()
+                )));
+            }
+        }
         if spray_valid && spray_ready {
             let [op, qpn, ecn, path, mp] = p.spray_f.map(|x| g(&self.m, x));
             let ok = match op {
@@ -3481,7 +3497,8 @@ impl Tb {
             || job
             || spray_valid
             || !self.want_spray_ack.is_empty()
-            || !self.want_spray_rst.is_empty();
+            || !self.want_spray_rst.is_empty()
+            || !self.want_apsn.is_empty();
         if busy {
             self.last_busy = t;
         }

@@ -81,7 +81,7 @@ use rnic_hw::desc::{ErrPack, LackPack, RewindPack, SqStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
 use rnic_spec::desc::{cqe_status, off, send_op};
-use rnic_spec::params::{ACK_REQ_EVERY, REWIND_QUEUE, SCHED_BURST_BYTES};
+use rnic_spec::params::{ACK_REQ_EVERY, REWIND_QUEUE, SCHED_BURST_BYTES, SPRAY_WINDOW_PKTS};
 use rnic_spec::regs::rewind::WQE_BYTES;
 use rnic_spec::regs::{mr, qpc, NUM_STAGE};
 use rnic_spec::wire::opcode;
@@ -414,6 +414,8 @@ struct Ports {
     cnt_rewind_drop: PortId,
     cnt_resend: PortId,
     cnt_skip: PortId,
+    apsn_addr: PortId,
+    apsn_data: PortId,
     spray_valid: PortId,
     spray_ready: PortId,
     spray_qpn: PortId,
@@ -444,6 +446,8 @@ impl Ports {
             lack_addr: p("lack_addr"),
             lack_data: p("lack_data"),
             cnt_skip: p("cnt_skip"),
+            apsn_addr: p("apsn_addr"),
+            apsn_data: p("apsn_data"),
             spray_valid: p("spray_valid"),
             spray_ready: p("spray_ready"),
             spray_qpn: p("spray_qpn"),
@@ -570,6 +574,13 @@ struct Tb {
     spray_reply: Option<(u64, usize, u8)>,
     /// The entropy the engine holds for a QP's next sprayed packet (the selector's latest answer, not yet used).
     spray_held: Option<(usize, u8)>,
+    /// The acknowledged-PSN table (per QPN: the ePSN of the latest ACK),
+    /// moved to the PSN after each packet `ack_delay` cycles after it was
+    /// sent (`acks` holds them in send order), and its registered read data.
+    apsn_tab: Vec<u64>,
+    acks: VecDeque<(u64, usize, u64)>,
+    ack_delay: u64,
+    apsn_q: u64,
 }
 
 /// A rewind asked of the engine, in queue order.
@@ -789,6 +800,11 @@ impl Tb {
             qps.push(q);
         }
         let hot = (0..rng.range(1, 2)).map(|_| rng.below(cfg.nq as u64) as usize).collect();
+        let mut apsn_tab = vec![0u64; NQPN];
+        for q in &qps {
+            apsn_tab[q.qpn] = q.psn;
+        }
+        let ack_delay = rng.range(20, 3000);
         Tb {
             cfg,
             rng,
@@ -838,6 +854,10 @@ impl Tb {
             quiet: false,
             spray_reply: None,
             spray_held: None,
+            apsn_tab,
+            acks: VecDeque::new(),
+            ack_delay,
+            apsn_q: 0,
         }
     }
 
@@ -1590,6 +1610,16 @@ impl Tb {
                 wq.idx
             ));
         }
+        // A sprayed QP's packet is less than a window past the ePSN the engine last read for it (or behind it).
+        let ahead = qpsn.wrapping_sub(self.apsn_q) & 0xFF_FFFF;
+        if self.qps[qi].max_paths != 0 && ahead < 0x80_0000 && ahead >= SPRAY_WINDOW_PKTS as u64 {
+            return Err(format!(
+                "qpn {qpn}: sprayed packet psn {qpsn:#x} is {ahead} past the acknowledged psn {:#x} (window {SPRAY_WINDOW_PKTS})",
+                self.apsn_q
+            ));
+        }
+        // Its ACK comes `ack_delay` cycles later, the ePSN past it (never moving back).
+        self.acks.push_back((t, qpn, (qpsn + 1) & 0xFF_FFFF));
         let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t, false);
         let (first, last) = (qoff == 0, plen == wq.len - qoff);
         let bad: Vec<String> = want
@@ -1780,6 +1810,7 @@ impl Tb {
         self.m.set_wide(p.st_data, &self.st_q);
         self.m.set(p.err_data, self.err_q as u64);
         self.m.set_wide(p.lack_data, &self.lack_q);
+        self.m.set(p.apsn_data, self.apsn_q);
         self.m.set_wide(p.mr_data, &self.mr_q);
         self.m.set(p.now, t);
         self.m.set(p.db_valid, db.is_some() as u64);
@@ -1830,6 +1861,7 @@ impl Tb {
         let st_a = self.m.get(p.st_addr) as usize;
         let err_a = self.m.get(p.err_addr) as usize;
         let lack_a = self.m.get(p.lack_addr) as usize;
+        let apsn_a = self.m.get(p.apsn_addr) as usize;
         let mr_a = self.m.get(p.mr_addr) as usize;
         let st_we = self.m.get(p.st_we) == 1;
         let st_waddr = self.m.get(p.st_waddr) as usize;
@@ -1956,6 +1988,13 @@ impl Tb {
         self.st_q = self.st_tab[st_a];
         self.err_q = self.err_tab[err_a];
         self.lack_q = self.lack_word(lack_a);
+        self.apsn_q = self.apsn_tab[apsn_a];
+        while self.acks.front().is_some_and(|a| a.0 + self.ack_delay <= t) {
+            let (_, qpn, psn) = self.acks.pop_front().expect("front");
+            if psn.wrapping_sub(self.apsn_tab[qpn]) & 0xFF_FFFF < 0x80_0000 {
+                self.apsn_tab[qpn] = psn;
+            }
+        }
         self.mr_q = self.mr_tab[mr_a];
         if st_we {
             self.st_tab[st_waddr] = st_wdata;

@@ -45,6 +45,13 @@ pub const SCHED_BURST_BYTES: u32 = 16 * 1024;
 /// Most entropies (UDP source ports) a sprayed QP spreads over
 /// (`regs::qpc::MAX_PATHS`; STrack's per-connection ECN bitmap width).
 pub const MAX_PATHS: usize = 256;
+/// A sprayed QP sends a packet only while fewer than this many of its PSNs
+/// are past the ePSN of its latest ACK: packets overtaken on slower paths
+/// then stay inside the responder's selective-repeat window
+/// ([`SR_WINDOW`]), where they are placed instead of dropped. (A fixed
+/// window in packets, until STrack's congestion window gates the QP.)
+pub const SPRAY_WINDOW_PKTS: u32 = 96;
+const _: () = assert!(SPRAY_WINDOW_PKTS < SR_WINDOW);
 
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
 /// and always on the last packet of a message, on the packet that spends a
