@@ -421,6 +421,7 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
     dev.write_reg(regs::REG_CTRLQ_CI, 0)?;
     dev.write_reg(regs::REG_CTRLQ_LOG2, CTRLQ_LOG2 as u64)?;
     dev.write_reg(regs::REG_RTO, DEFAULT_RTO_CYCLES)?;
+    write_cc_params(&*dev, CcNetwork::default())?;
     let rewind_base = rewinds_taken(dev.as_ref())?;
     // Tags start at a per-index value and skip 0, so no key is ever 0.
     let mr_tag = (0..params::NUM_MRS).map(|i| (i as u8).wrapping_mul(37) | 1).collect();
@@ -455,7 +456,74 @@ pub fn open_devices(devs: impl IntoIterator<Item = (Rc<dyn Device>, NetAddr)>) -
     devs.into_iter().map(|(d, a)| open_device(d, a)).collect()
 }
 
+/// The network STrack's congestion window is tuned for: Table 1's
+/// parameters scale with its bandwidth-delay product
+/// (`rnic_model::strack::cc::StrackParams::from_net`). The default is the
+/// cosimulated NICs' network: 100 Gb/s, 5 µs (an unloaded round trip from
+/// the send path's timestamp, before the payload's PCIe read, to the
+/// ACK's arrival, is about 3 µs), MTU 4096, a window of at most the BDP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CcNetwork {
+    /// Line rate, Gb/s.
+    pub link_gbps: u32,
+    /// The network's round trip without queueing (`net_base_rtt`, also the
+    /// target queueing delay), ns.
+    pub base_rtt_ns: u32,
+    /// MTU the window's packet-sized constants count, bytes.
+    pub mtu: u32,
+    /// Largest window, in percent of the bandwidth-delay product.
+    pub max_cwnd_pct: u32,
+}
+
+impl Default for CcNetwork {
+    fn default() -> Self {
+        CcNetwork { link_gbps: 100, base_rtt_ns: 5_000, mtu: 4096, max_cwnd_pct: 100 }
+    }
+}
+
+/// Writes STrack's parameters for `net` (`REG_CC_PARAMS`).
+fn write_cc_params(dev: &dyn Device, net: CcNetwork) -> Result<()> {
+    use rnic_spec::regs::cc_params as f;
+    let p = rnic_model::strack::cc::StrackParams::from_net(
+        rnic_model::NetParams { link_gbps: net.link_gbps, base_rtt_ns: net.base_rtt_ns, mtu: net.mtu },
+        net.max_cwnd_pct,
+    );
+    let mut w = [0u64; regs::NUM_STAGE];
+    f::BASE_RTT.put(&mut w, p.net_base_rtt_ns as u64);
+    f::TARGET.put(&mut w, p.target_qdelay_ns as u64);
+    f::QHIGH.put(&mut w, p.target_qhigh_ns as u64);
+    f::MIN_CWND.put(&mut w, p.min_cwnd as u64);
+    f::MAX_CWND.put(&mut w, p.max_cwnd as u64);
+    f::GAMMA.put(&mut w, p.gamma_q16 as u64);
+    f::BETA.put(&mut w, p.beta_q8);
+    f::ETA.put(&mut w, p.eta_q8);
+    f::ALPHA_RTT.put(&mut w, p.alpha_rtt_q8);
+    f::EWMA_SHIFT.put(&mut w, p.ewma_shift as u64);
+    for (i, v) in w.iter().enumerate() {
+        dev.write_reg(regs::REG_STAGE + 8 * i as u32, *v)?;
+    }
+    Ok(dev.write_reg(regs::REG_CC_PARAMS, 0)?)
+}
+
 impl Context {
+    /// Tunes STrack's congestion window (`QpAttr::strack_cc`) for `net`,
+    /// for every QP of the device; QPs started before keep their windows.
+    /// The rates and delays must be positive and the window at least 1 %
+    /// of the BDP.
+    pub fn set_cc_network(&self, net: CcNetwork) -> Result<()> {
+        for (what, v, min, max) in [
+            ("link_gbps", net.link_gbps as u64, 1, 3_200),
+            ("base_rtt_ns", net.base_rtt_ns as u64, 100, 10_000_000),
+            ("mtu", net.mtu as u64, 256, 4096),
+            ("max_cwnd_pct", net.max_cwnd_pct as u64, 1, 1_000),
+        ] {
+            if !(min..=max).contains(&v) {
+                return Err(Error::BadSize { what, value: v, min, max });
+            }
+        }
+        write_cc_params(self.dev(), net)
+    }
+
     /// Sets the NIC's retransmission timeout (`REG_RTO`) in device cycles,
     /// for every QP of the device (0 turns timeouts off: a lost tail packet
     /// then stalls its QP). At most `u32::MAX`.

@@ -69,7 +69,7 @@ mod resp_recovery;
 pub mod ring;
 
 pub use cq::{Cq, WcFlags, WcOpcode, WcStatus, WorkCompletion};
-pub use ctx::{open_device, open_devices, Context, DeviceAttr, NetAddr, Pd, DEFAULT_RTO_CYCLES};
+pub use ctx::{open_device, open_devices, CcNetwork, Context, DeviceAttr, NetAddr, Pd, DEFAULT_RTO_CYCLES};
 pub use error::{DestroyError, Error, Queue, Resource, Result};
 pub use mr::{AccessFlags, Mr, Sge};
 pub use qp::{BadWr, Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WrOpcode};

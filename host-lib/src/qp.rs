@@ -145,6 +145,14 @@ pub struct QpAttr {
     /// the QP's path selector starts afresh) at the next transition that
     /// programs the NIC (not INIT→INIT or RTS→RTS). Not an ibverbs attribute.
     pub max_paths: Option<u16>,
+    /// STrack's congestion window (`Context::set_cc_network`): a packet
+    /// goes only while the QP's PSNs past its latest ACK are fewer than the
+    /// window holds packets, every packet asks for an ACK, and the ACKs'
+    /// RTT, ECN echo and acknowledged PSNs move the window (Algorithms 1, 2
+    /// and 4 of STrack). Default off. Any transition may set it; it takes
+    /// effect, with the window at its largest, at the next transition that
+    /// programs the NIC (not INIT→INIT or RTS→RTS). Not an ibverbs attribute.
+    pub strack_cc: Option<bool>,
 }
 
 impl QpAttr {
@@ -741,6 +749,9 @@ impl Qp {
         }
         if let Some(n) = attr.max_paths {
             qpc::MAX_PATHS.put(&mut qp.words, n as u64);
+        }
+        if let Some(on) = attr.strack_cc {
+            qpc::CC.put(&mut qp.words, on as u64);
         }
         match (from, to) {
             (_, QpState::Error) => return enter_error(ctx, &mut st, qpn),

@@ -100,6 +100,35 @@ pub struct AckRecv {
     pub rst_qpn: Signal<In, Bits<QPN_BITS>>,
     /// The QP's number of entropies (`qpc::MAX_PATHS`, 0: not sprayed), for its path selector's reset.
     pub rst_max_paths: Signal<In, Bits<9>>,
+    /// The QP's congestion window is on (`qpc::CC`), for the window engine's init.
+    pub rst_cc_on: Signal<In, Bit>,
+    /// log2 of the QP's path MTU, for the window engine's init.
+    pub rst_pmtu: Signal<In, Bits<4>>,
+    /// The QP's first PSN (`qpc::SQ_PSN`), for the window engine's init.
+    pub rst_sq_psn: Signal<In, Bits<24>>,
+    /// A request to STrack's window engine (`crate::cc`): each ACK or NAK
+    /// frame's RTT, ECN echo and ePSN (`OP_ACK`, offered for one cycle: one
+    /// that finds the engine busy is not fed, and its ePSN's bytes count
+    /// with the next), or a reset's init (`OP_INIT`, held until taken).
+    pub cc_valid: Signal<Out, Bit>,
+    /// The engine takes the request this cycle.
+    pub cc_ready: Signal<In, Bit>,
+    /// Its QP.
+    pub cc_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// `cc::OP_INIT` or `cc::OP_ACK`.
+    pub cc_op: Signal<Out, Bit>,
+    /// Now, ns (low 32 bits).
+    pub cc_now: Signal<Out, Bits<32>>,
+    /// ACK: ECN echo CE.
+    pub cc_ecn: Signal<Out, Bit>,
+    /// ACK: RTT, ns (from the echoed TX timestamp).
+    pub cc_rtt: Signal<Out, Bits<32>>,
+    /// ACK: its ePSN; init: the QP's first PSN.
+    pub cc_epsn: Signal<Out, Bits<24>>,
+    /// Init: the window is on.
+    pub cc_on: Signal<Out, Bit>,
+    /// Init: log2 of the path MTU.
+    pub cc_pmtu: Signal<Out, Bits<4>>,
     /// A request to STrack's path selector (`crate::spray`): an ACK's
     /// echoed entropy and ECN (`OP_ACK`), or a reset at a QP commit
     /// (`OP_RESET`). Held until `spray_ready`.
@@ -215,8 +244,14 @@ pub struct AckRecv {
     nf_run: Signal<Local, Bits<4>>,
     nf_next: Signal<Local, Bits<24>>,
     /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
-    /// Each entry: `{max_paths[16:8], qpn[7:0]}`.
+    /// Each entry: `{sq_psn[45:22], pmtu[21:18], cc_on[17], max_paths[16:8], qpn[7:0]}`.
     rstq: SynchronousFIFO<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
+    /// The window engine's init being offered (held until taken; the block takes no reset or ACK meanwhile).
+    cr_v: DFF<Bit>,
+    /// An ACK's RTT in cycles (24-bit wrap of the echoed TX timestamp).
+    rtt_cyc: Signal<Local, Bits<24>>,
+    op_cc_ack: Num<{ crate::cc::OP_ACK }, 1>,
+    op_cc_init: Num<{ crate::cc::OP_INIT }, 1>,
     state: DFF<AckState>,
     word: DFF<Bits<ACKIN_BITS>>,
     rst_q: DFF<Bits<RST_BITS>>,
@@ -294,8 +329,8 @@ pub struct AckRecv {
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
 const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
-/// A reset queue entry: `{max_paths[16:8], qpn[7:0]}` (literal offsets above).
-const RST_BITS: usize = QPN_BITS + 9;
+/// A reset queue entry: `{sq_psn[45:22], pmtu[21:18], cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
+const RST_BITS: usize = QPN_BITS + 38;
 const _: () = assert!(QPN_BITS == 8);
 
 impl Logic for AckRecv {
@@ -303,7 +338,7 @@ impl Logic for AckRecv {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp
+            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, cr_v
         );
         clock!(self, clock, ackq, rstq);
         self.nakf.read_clock.next = self.clock.val();
@@ -364,7 +399,24 @@ impl Logic for AckRecv {
         self.ackq.read.next = false;
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = bit_cast::<RST_BITS, QPN_BITS>(self.rst_qpn.val())
-            | (bit_cast::<RST_BITS, 9>(self.rst_max_paths.val()) << 8);
+            | (bit_cast::<RST_BITS, 9>(self.rst_max_paths.val()) << 8)
+            | (bit_cast::<RST_BITS, 1>(self.rst_cc_on.val().into()) << 17)
+            | (bit_cast::<RST_BITS, 4>(self.rst_pmtu.val()) << 18)
+            | (bit_cast::<RST_BITS, 24>(self.rst_sq_psn.val()) << 22);
+        // The window engine: an init held in `cr_v`, else the ACK `Look` offers.
+        self.rtt_cyc.next = self.now.val().get_bits::<24>(0) - self.au.ts.val();
+        self.cc_valid.next = self.cr_v.q.val();
+        self.cc_qpn.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
+        self.cc_op.next = self.op_cc_init.val().any();
+        self.cc_now.next = self.now.val().get_bits::<32>(0) << 2;
+        self.cc_ecn.next = false;
+        self.cc_rtt.next = bit_cast::<32, 24>(self.rtt_cyc.val()) << 2;
+        self.cc_epsn.next = self.rst_q.q.val().get_bits::<24>(22);
+        self.cc_on.next = self.rst_q.q.val().get_bit(17);
+        self.cc_pmtu.next = self.rst_q.q.val().get_bits::<4>(18);
+        if self.cr_v.q.val() & self.cc_ready.val() {
+            self.cr_v.d.next = false;
+        }
         self.rstq.read.next = false;
         // The path selector's request.
         self.spray_valid.next = self.sf_v.q.val();
@@ -492,7 +544,7 @@ impl Logic for AckRecv {
         match self.state.q.val() {
             AckState::Idle => {
                 self.nf_we.d.next = false;
-                if !self.rstq.empty.val() & !self.sf_v.q.val() {
+                if !self.rstq.empty.val() & !self.sf_v.q.val() & !self.cr_v.q.val() {
                     self.rst_q.d.next = self.rstq.data_out.val();
                     self.rstq.read.next = true;
                     self.state.d.next = AckState::Reset;
@@ -503,7 +555,7 @@ impl Logic for AckRecv {
                     self.c_status.d.next = self.eu.status.val();
                     self.c_qpn.d.next = self.eu.qpn.val();
                     self.state.d.next = AckState::CqeLocalErr;
-                } else if !self.ackq.empty.val() & !self.sf_v.q.val() {
+                } else if !self.ackq.empty.val() & !self.sf_v.q.val() & !self.cr_v.q.val() {
                     self.word.d.next = self.ackq.data_out.val();
                     self.ackq.read.next = true;
                     self.state.d.next = AckState::Look;
@@ -581,6 +633,7 @@ impl Logic for AckRecv {
                 self.sf_qpn.d.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
                 self.sf_op.d.next = self.op_spray_reset.val();
                 self.sf_mp.d.next = self.rst_mp.val();
+                self.cr_v.d.next = true;
                 self.state.d.next = AckState::Idle;
             }
             AckState::Look => {
@@ -590,6 +643,12 @@ impl Logic for AckRecv {
                 // Every ACK, NAK and READ response word (not a report) says how far the peer has the QP's PSNs.
                 self.apsn_we.next = !(self.au.flags.val() & self.flag_report.val()).any();
                 if self.au.fb.val().any() {
+                    // The window engine's sample: offered this cycle only.
+                    self.cc_valid.next = true;
+                    self.cc_qpn.next = self.au.qpn.val();
+                    self.cc_op.next = self.op_cc_ack.val().any();
+                    self.cc_ecn.next = self.au.ce.val().any();
+                    self.cc_epsn.next = self.au.epsn.val();
                     self.sf_v.d.next = true;
                     self.sf_qpn.d.next = self.au.qpn.val();
                     self.sf_op.d.next = self.op_spray_ack.val();

@@ -2,11 +2,13 @@
 //! 1's RTT bookkeeping and Algorithm 2's achieved BDP), in the fixed-point
 //! formats of `rnic_model::strack::cc::StrackCc`, bit for bit.
 //!
-//! Per QP one state word ([`CcStatePack`], 288 bits): the window (bytes,
+//! Per QP one state word ([`CcStatePack`], 317 bits): the window (bytes,
 //! Q24.8), the smallest RTT seen, the EWMA of the queueing delay (ns,
-//! Q24.8), the times of the last decrease and the last fairness nudge, and
-//! the achieved-BDP meter (bytes acknowledged since its last clear, the
-//! time of that clear, the last completed measurement). Times are the low
+//! Q24.8), the times of the last decrease and the last fairness nudge, the
+//! achieved-BDP meter (bytes acknowledged since its last clear, the time of
+//! that clear, the last completed measurement), whether the QP's window is
+//! on, its path MTU and the last ePSN taken (an ACK acknowledges the PSNs
+//! its ePSN moves past that one, each a path MTU of bytes). Times are the low
 //! 32 bits of a nanosecond clock, compared by wrapping subtraction, so a
 //! QP idle for more than 4.29 s reads as if the time wrapped (the model
 //! keeps 64-bit times); the byte meter is 48 bits (the model's 64).
@@ -14,9 +16,12 @@
 //! Two requests, one at a time (`req_valid` while `req_ready`):
 //!
 //! - **Init** (`OP_INIT`): the QP starts at `max_cwnd` (line rate), its
-//!   RTT at the network's base RTT, its timers at `now`.
-//! - **ACK** (`OP_ACK`): an ACK at `now` with its RTT, ECN mark, newly
-//!   acknowledged bytes and whether it answers a probe. The engine takes
+//!   RTT at the network's base RTT, its timers at `now`, its last ePSN at
+//!   its first PSN; with its window on or off (an off QP's ACKs are
+//!   ignored, and answered by nothing).
+//! - **ACK** (`OP_ACK`): an ACK at `now` with its RTT, ECN mark, ePSN (the
+//!   bytes it newly acknowledges: the PSNs past the last ePSN, none for a
+//!   stale one) and whether it answers a probe. The engine takes
 //!   the RTT into the minimum, the bytes into the achieved-BDP meter (a
 //!   probe's bytes are not counted there), the queueing delay into the
 //!   EWMA, and moves the window by the first of Algorithm 4's branches
@@ -27,8 +32,9 @@
 //!   multiplicative decrease (`1 − γ (avg − target) / avg`, at least one
 //!   half), else nothing; then once per base RTT the fairness nudge `η`, and
 //!   the window is clamped to `[min_cwnd, max_cwnd]`. `out_valid` pulses
-//!   with the new window and the branch taken ([`ACT_HOLD`] ..
-//!   [`ACT_DECREASE`]).
+//!   with the QP, its new window and the branch taken ([`ACT_HOLD`] ..
+//!   [`ACT_DECREASE`]); the core keeps the window in a table the turn
+//!   engine reads.
 //!
 //! The parameters (Table 1 in the model's formats) are inputs, the same for
 //! every QP. The arithmetic is sequential: one multiplier of 64 × 32 bits
@@ -39,13 +45,10 @@
 //! achieved BDP, 41 for the constant increase, 44 for the multiplicative
 //! decrease and 77 for the delay-gain increase (measured by the block
 //! test, which prints them). At one ACK per 4 KiB packet on a single QP at
-//! line rate (a packet every 66 cycles) the delay-gain branch is too slow:
-//! the integration must coalesce a QP's ACKs while the engine is busy (sum
-//! their bytes, keep the latest RTT and an OR of their marks), or divide
-//! faster.
-//!
-//! Not yet in the data path: the ACK receiver does not feed it and the
-//! turn engine does not gate on its window (the STrack issue's next steps).
+//! line rate (a packet every 66 cycles) the delay-gain branch is too slow
+//! for every ACK: the ACK receiver offers each ACK once, and one that finds
+//! the engine busy is not fed (its acknowledged PSNs count with the next
+//! ACK taken, through the ePSN; its RTT and ECN sample is lost).
 
 use crate::num::Num;
 use rnic_spec::params::QPN_BITS;
@@ -68,10 +71,11 @@ pub const ACT_ABDP: u64 = 3;
 pub const ACT_DECREASE: u64 = 4;
 
 /// Width of a QP's state word ([`CcStatePack`]).
-pub const CCS_BITS: usize = 288;
+pub const CCS_BITS: usize = 317;
 
-crate::pack_blocks!(CcStatePack, CcStateUnpack, 288, [
+crate::pack_blocks!(CcStatePack, CcStateUnpack, 317, [
     cwnd: 32, base_rtt: 32, avg: 32, last_dec: 32, last_fair: 32, rx_count: 48, clear_ts: 32, achieved: 48,
+    on: 1, pmtu: 4, last_epsn: 24,
 ]);
 const _: () = assert!(CcStatePack::WIDTH == CCS_BITS);
 
@@ -113,8 +117,12 @@ pub struct CcEngine {
     pub req_ecn: Signal<In, Bit>,
     /// ACK: its RTT sample (ns).
     pub req_rtt: Signal<In, Bits<32>>,
-    /// ACK: bytes it newly acknowledges.
-    pub req_acked: Signal<In, Bits<32>>,
+    /// ACK: the ePSN it carries (the PSNs before it are acknowledged); Init: the QP's first PSN.
+    pub req_epsn: Signal<In, Bits<24>>,
+    /// Init: the QP's window is on (off: its ACKs are ignored).
+    pub req_on: Signal<In, Bit>,
+    /// Init: log2 of the QP's path MTU (an acknowledged PSN counts this many bytes).
+    pub req_pmtu: Signal<In, Bits<4>>,
     /// ACK: it answers a probe (its bytes are not counted in the achieved BDP).
     pub req_probe: Signal<In, Bit>,
     /// `net_base_rtt` (ns): a QP's RTT at Init.
@@ -139,6 +147,8 @@ pub struct CcEngine {
     pub p_min_cwnd: Signal<In, Bits<32>>,
     /// Pulse: the request is done; `out_cwnd` and `out_action` hold its result.
     pub out_valid: Signal<Out, Bit>,
+    /// The QP of the result.
+    pub out_qpn: Signal<Out, Bits<QPN_BITS>>,
     /// The QP's window after the request (bytes, Q24.8).
     pub out_cwnd: Signal<Out, Bits<32>>,
     /// The branch an ACK took (`ACT_*`).
@@ -150,8 +160,18 @@ pub struct CcEngine {
     now: DFF<Bits<32>>,
     ecn: DFF<Bit>,
     rtt: DFF<Bits<32>>,
-    acked: DFF<Bits<32>>,
+    epsn: DFF<Bits<24>>,
+    req_on_q: DFF<Bit>,
+    req_pmtu_q: DFF<Bits<4>>,
+    /// Bytes the ACK newly acknowledges: its ePSN's advance over the QP's last, in packets of the path MTU.
+    acked: DFF<Bits<40>>,
     probe: DFF<Bit>,
+    on: DFF<Bit>,
+    pmtu: DFF<Bits<4>>,
+    last_epsn: DFF<Bits<24>>,
+    /// The ePSN's advance (bit 23 set: behind the last one, a stale ACK).
+    epsn_adv: Signal<Local, Bits<24>>,
+    acked_l: Signal<Local, Bits<40>>,
     /// The QP's state word as read.
     st: DFF<Bits<CCS_BITS>>,
     /// The QP's state as it is being updated.
@@ -237,7 +257,7 @@ impl Logic for CcEngine {
         dff_setup!(
             self, clock, state, qpn, op, now, ecn, rtt, acked, probe, st, cwnd, base_rtt, avg, last_dec, last_fair,
             rx_count, clear_ts, achieved, delay, can_dec, can_fair, newc, action, ma, mb, macc, mstep, dnum, dden,
-            drem, dq, dcnt
+            drem, dq, dcnt, epsn, req_on_q, req_pmtu_q, on, pmtu, last_epsn
         );
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
@@ -253,10 +273,14 @@ impl Logic for CcEngine {
         self.sp.rx_count.next = self.rx_count.q.val();
         self.sp.clear_ts.next = self.clear_ts.q.val();
         self.sp.achieved.next = self.achieved.q.val();
+        self.sp.on.next = self.on.q.val().into();
+        self.sp.pmtu.next = self.pmtu.q.val();
+        self.sp.last_epsn.next = self.last_epsn.q.val();
         self.qp_state.write_data.next = self.sp.pword.val();
         self.req_ready.next = self.state.q.val() == CcState::Idle;
         self.out_valid.next = false;
         self.out_cwnd.next = self.cwnd.q.val();
+        self.out_qpn.next = self.qpn.q.val();
         self.out_action.next = self.action.q.val();
         // The multiplier: the low half of `mb` first, then the high half, shifted.
         self.mhalf.next = self.mb.q.val().get_bits::<16>(0);
@@ -309,7 +333,12 @@ impl Logic for CcEngine {
         self.since_clear.next = self.now.q.val() - self.su.clear_ts.val();
         self.since_dec.next = self.now.q.val() - self.su.last_dec.val();
         self.since_fair.next = self.now.q.val() - self.su.last_fair.val();
-        self.abdp_add.next = bit_cast::<48, 32>(self.acked.q.val());
+        self.epsn_adv.next = self.epsn.q.val() - self.su.last_epsn.val();
+        self.acked_l.next = bit_cast::<40, 24>(self.epsn_adv.val()) << bit_cast::<40, 4>(self.su.pmtu.val());
+        if self.epsn_adv.val().get_bit(23) {
+            self.acked_l.next = 0.into();
+        }
+        self.abdp_add.next = bit_cast::<48, 40>(self.acked_l.val());
         if self.probe.q.val() {
             self.abdp_add.next = 0.into();
         }
@@ -330,8 +359,8 @@ impl Logic for CcEngine {
         if self.cwnd.q.val() == 0 {
             self.cwnd1.next = 1.into();
         }
-        self.acked_q8.next = self.acked.q.val() << 8;
-        if self.acked.q.val() > self.acked_cap.val() {
+        self.acked_q8.next = self.acked.q.val().get_bits::<32>(0) << 8;
+        if self.acked.q.val() > bit_cast::<40, 32>(self.acked_cap.val()) {
             self.acked_q8.next = self.acked_cap.val() << 8;
         }
         self.achieved_q8.next = bit_cast::<56, 48>(self.achieved.q.val()) << 8;
@@ -361,7 +390,9 @@ impl Logic for CcEngine {
                     self.now.d.next = self.req_now.val();
                     self.ecn.d.next = self.req_ecn.val();
                     self.rtt.d.next = self.req_rtt.val();
-                    self.acked.d.next = self.req_acked.val();
+                    self.epsn.d.next = self.req_epsn.val();
+                    self.req_on_q.d.next = self.req_on.val();
+                    self.req_pmtu_q.d.next = self.req_pmtu.val();
                     self.probe.d.next = self.req_probe.val();
                     self.state.d.next = CcState::Load;
                 }
@@ -379,12 +410,23 @@ impl Logic for CcEngine {
                     self.rx_count.d.next = 0.into();
                     self.clear_ts.d.next = self.now.q.val();
                     self.achieved.d.next = 0.into();
+                    self.on.d.next = self.req_on_q.q.val();
+                    self.pmtu.d.next = self.req_pmtu_q.q.val();
+                    self.last_epsn.d.next = self.epsn.q.val();
                     self.action.d.next = self.act_hold.val();
                     self.state.d.next = CcState::Write;
                 }
             }
             CcState::Pre => {
                 // Algorithm 1 lines 5-8 and Algorithm 2; the EWMA and the timers of Algorithm 4.
+                // A QP whose window is off ignores its ACKs.
+                self.on.d.next = self.su.on.val().any();
+                self.pmtu.d.next = self.su.pmtu.val();
+                self.last_epsn.d.next = self.su.last_epsn.val();
+                if (self.epsn_adv.val() != 0) & !self.epsn_adv.val().get_bit(23) {
+                    self.last_epsn.d.next = self.epsn.q.val();
+                }
+                self.acked.d.next = self.acked_l.val();
                 self.cwnd.d.next = self.su.cwnd.val();
                 self.base_rtt.d.next = self.base_new.val();
                 self.delay.d.next = self.delay_l.val();
@@ -402,6 +444,9 @@ impl Logic for CcEngine {
                 self.can_fair.d.next = self.since_fair.val() > self.base1.val();
                 self.avg.d.next = self.avg_new.val().get_bits::<32>(0);
                 self.state.d.next = CcState::Branch;
+                if !self.su.on.val().any() {
+                    self.state.d.next = CcState::Idle;
+                }
             }
             CcState::Branch => {
                 self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val());

@@ -1,5 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
+use crate::cc::CcEngine;
 use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
@@ -31,6 +32,18 @@ const _: () = assert!(
         && rnic_spec::regs::rx_sr::GEN.width == 4
         && rnic_spec::regs::qpc::MAX_PATHS.bit() == 304
         && rnic_spec::regs::qpc::SQ_PSN.bit() == 384
+        && rnic_spec::regs::qpc::CC.bit() == 313
+        && rnic_spec::regs::qpc::PMTU_LOG2.bit() == 4
+        && rnic_spec::regs::cc_params::BASE_RTT.bit() == 0
+        && rnic_spec::regs::cc_params::TARGET.bit() == 32
+        && rnic_spec::regs::cc_params::QHIGH.bit() == 64
+        && rnic_spec::regs::cc_params::MIN_CWND.bit() == 96
+        && rnic_spec::regs::cc_params::MAX_CWND.bit() == 128
+        && rnic_spec::regs::cc_params::GAMMA.bit() == 160
+        && rnic_spec::regs::cc_params::BETA.bit() == 192
+        && rnic_spec::regs::cc_params::ETA.bit() == 256
+        && rnic_spec::regs::cc_params::ALPHA_RTT.bit() == 320
+        && rnic_spec::regs::cc_params::EWMA_SHIFT.bit() == 384
         && rnic_spec::regs::qpc::MAX_PATHS.width == 9
 );
 
@@ -113,6 +126,10 @@ pub struct RnicCore {
     fence: MrFence,
     /// STrack's per-QP path selector: the ACK receiver's feedback and resets, the turn engine's choices.
     spray: SprayEngine,
+    /// STrack's per-QP congestion window: fed by the ACK receiver, read by the turn engine through `cwnd`.
+    cc: CcEngine,
+    /// Per QP, the window (bytes Q24.8) the window engine last computed.
+    cwnd: RAM<Bits<32>, QPN_BITS>,
     /// Until the congestion-control engine exists, a choice's window is unbounded (the active set is `MAX_PATHS`).
     spray_cwnd: Num<0xFFFF_FFFF, 32>,
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
@@ -154,7 +171,9 @@ pub struct RnicCore {
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, txdq, ackq, rxdq, lerrq);
+        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq);
+        self.cwnd.read_clock.next = self.clock.val();
+        self.cwnd.write_clock.next = self.clock.val();
         self.qpc_tx.read_clock.next = self.clock.val();
         self.qpc_tx.write_clock.next = self.clock.val();
         self.qpc_rx.read_clock.next = self.clock.val();
@@ -290,6 +309,33 @@ impl Logic for RnicCore {
         self.sq.spray_ready.next = self.spray.req_ready.val() & !self.resp.spray_valid.val();
         self.sq.spray_done.next = self.spray.out_valid.val();
         self.sq.spray_path.next = self.spray.out_path.val();
+        // The window engine: requests from the ACK receiver, parameters from `REG_CC_PARAMS` (`regs::cc_params`).
+        self.cc.req_valid.next = self.resp.cc_valid.val();
+        self.resp.cc_ready.next = self.cc.req_ready.val();
+        self.cc.req_qpn.next = self.resp.cc_qpn.val();
+        self.cc.req_op.next = self.resp.cc_op.val();
+        self.cc.req_now.next = self.resp.cc_now.val();
+        self.cc.req_ecn.next = self.resp.cc_ecn.val();
+        self.cc.req_rtt.next = self.resp.cc_rtt.val();
+        self.cc.req_epsn.next = self.resp.cc_epsn.val();
+        self.cc.req_on.next = self.resp.cc_on.val();
+        self.cc.req_pmtu.next = self.resp.cc_pmtu.val();
+        self.cc.req_probe.next = false;
+        self.cc.p_base_rtt.next = self.regs.cc_params.val().get_bits::<32>(0);
+        self.cc.p_target.next = self.regs.cc_params.val().get_bits::<32>(32);
+        self.cc.p_qhigh.next = self.regs.cc_params.val().get_bits::<32>(64);
+        self.cc.p_min_cwnd.next = self.regs.cc_params.val().get_bits::<32>(96);
+        self.cc.p_max_cwnd.next = self.regs.cc_params.val().get_bits::<32>(128);
+        self.cc.p_gamma.next = self.regs.cc_params.val().get_bits::<32>(160);
+        self.cc.p_beta.next = self.regs.cc_params.val().get_bits::<64>(192);
+        self.cc.p_eta.next = self.regs.cc_params.val().get_bits::<64>(256);
+        self.cc.p_alpha_rtt.next = self.regs.cc_params.val().get_bits::<64>(320);
+        self.cc.p_ewma_shift.next = self.regs.cc_params.val().get_bits::<5>(384);
+        self.cwnd.write_enable.next = self.cc.out_valid.val();
+        self.cwnd.write_address.next = self.cc.out_qpn.val();
+        self.cwnd.write_data.next = self.cc.out_cwnd.val();
+        self.cwnd.read_address.next = self.sq.cwnd_addr.val();
+        self.sq.cwnd_data.next = self.cwnd.read_data.val();
         self.jseq.write_enable.next = self.resp.jseq_we.val();
         self.jseq.write_address.next = self.resp.jseq_waddr.val();
         self.jseq.write_data.next = self.resp.jseq_wdata.val();
@@ -461,6 +507,9 @@ impl Logic for RnicCore {
             | (bit_cast::<40, 2>(self.regs.commit_val.val().get_bits::<2>(32)) << 8)
             | (bit_cast::<40, 24>(self.regs.stage.val().get_bits::<24>(416)) << 10);
         self.resp.rst_max_paths.next = self.regs.stage.val().get_bits::<9>(304);
+        self.resp.rst_cc_on.next = self.regs.stage.val().get_bit(313);
+        self.resp.rst_pmtu.next = self.regs.stage.val().get_bits::<4>(4);
+        self.resp.rst_sq_psn.next = self.regs.stage.val().get_bits::<24>(384);
         self.resp.wr_ready.next = self.dma_wr_ready.val();
         self.dma_wr_valid.next = self.resp.wr_valid.val();
         self.dma_wr_addr.next = self.resp.wr_addr.val();

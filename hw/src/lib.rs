@@ -6,7 +6,7 @@
 //! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
 //! completion writer), [`spray`] (STrack's per-QP entropy selector, asked by the
 //! turn engine, fed by the ACK receiver), [`cc`] (STrack's per-QP window,
-//! not yet in the data path), [`icrc`], [`hdr`] (header
+//! fed by the ACK receiver, read by the turn engine), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
 //! words between engines), [`num`] (protocol numbers of `rnic-spec` as
 //! block constants).

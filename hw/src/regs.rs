@@ -35,6 +35,7 @@ const _: () = assert!(
         && r::REG_RTO == 0x180
         && r::REG_RX_SR_SET == 0x188
         && r::REG_SR_POOL_HOLD == 0x190
+        && r::REG_CC_PARAMS == 0x198
         && r::counters::CTRLQ_DROP == 0x278
         && r::counters::CTRLQ_ENTRIES == 0x280
         && r::REG_CTRLQ_BASE == 0x160
@@ -92,6 +93,8 @@ pub struct Regs {
     pub rto: Signal<Out, Bits<32>>,
     /// Windows of the responder's pool held back (`REG_SR_POOL_HOLD`).
     pub sr_pool_hold: Signal<Out, Bits<8>>,
+    /// STrack's parameters: the staging words as the last `REG_CC_PARAMS` write found them (`regs::cc_params`).
+    pub cc_params: Signal<Out, Bits<512>>,
     /// Commit value (QPN/MR index/CQN and flags).
     pub commit_val: Signal<Out, Bits<64>>,
     /// SQ doorbell strobe.
@@ -155,6 +158,7 @@ pub struct Regs {
     c23: DFF<Bits<64>>,
     rto_q: DFF<Bits<32>>,
     hold_q: DFF<Bits<8>>,
+    ccp: DFF<Bits<512>>,
     ctl_base: DFF<Bits<64>>,
     ctl_log2: DFF<Bits<8>>,
     ctl_ci: DFF<Bits<32>>,
@@ -168,10 +172,11 @@ impl Logic for Regs {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, rto_q, hold_q,
-            ctl_base, ctl_log2, ctl_ci
+            ccp, ctl_base, ctl_log2, ctl_ci
         );
         self.rto.next = self.rto_q.q.val();
         self.sr_pool_hold.next = self.hold_q.q.val();
+        self.cc_params.next = self.ccp.q.val();
         self.sq_rewind.next = false;
         self.rx_sr_set.next = false;
         self.ctrlq_base.next = self.ctl_base.q.val();
@@ -238,6 +243,7 @@ impl Logic for Regs {
                 }
                 384 => self.rto_q.d.next = self.wr_data.val().get_bits::<32>(0),
                 400 => self.hold_q.d.next = self.wr_data.val().get_bits::<8>(0),
+                408 => self.ccp.d.next = self.stage.val(),
                 392 => {
                     self.rx_sr_set.next = self.wr_data.val().get_bits::<24>(8) == 0;
                     self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;

@@ -102,6 +102,10 @@ pub struct SqEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Its data.
     pub jseq_data: Signal<In, Bits<3>>,
+    /// Window table read address (`TurnEngine::cwnd_addr`).
+    pub cwnd_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// Its data.
+    pub cwnd_data: Signal<In, Bits<32>>,
     /// Acknowledged-PSN table read address (`TurnEngine::apsn_addr`).
     pub apsn_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Its data.
@@ -171,6 +175,8 @@ impl Logic for SqEngine {
         self.jseq_addr.next = self.turn.jseq_addr.val();
         self.turn.jseq_data.next = self.jseq_data.val();
         self.cnt_rewind.next = self.turn.cnt_rewind.val();
+        self.cwnd_addr.next = self.turn.cwnd_addr.val();
+        self.turn.cwnd_data.next = self.cwnd_data.val();
         self.apsn_addr.next = self.turn.apsn_addr.val();
         self.turn.apsn_data.next = self.apsn_data.val();
         self.spray_valid.next = self.turn.spray_valid.val();

@@ -195,6 +195,10 @@ pub struct TurnEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// The QP's newest READ response job (one cycle after the address): an older job is stale.
     pub jseq_data: Signal<In, Bits<3>>,
+    /// Window table read address: always the current QP.
+    pub cwnd_addr: Signal<Out, Bits<QPN_BITS>>,
+    /// The QP's STrack window (bytes Q24.8, one cycle after the address).
+    pub cwnd_data: Signal<In, Bits<32>>,
     /// Acknowledged-PSN table read address: always the current QP.
     pub apsn_addr: Signal<Out, Bits<QPN_BITS>>,
     /// The ePSN of the QP's latest ACK or NAK (one cycle after the address).
@@ -276,8 +280,14 @@ pub struct TurnEngine {
     sport_hi: Num<0xFF00, 16>,
     /// The packet's PSN less the ePSN of the QP's latest ACK (bit 23 set: behind it, after a rewind).
     apsn_ahead: Signal<Local, Bits<24>>,
-    /// A sprayed packet (not a resend, not a READ request) at `SPRAY_WINDOW_PKTS` or more past the latest ACK waits.
+    /// A sprayed or window-controlled packet (not a resend, not a READ request) at its window or more past the latest ACK waits.
     win_wait: Signal<Local, Bit>,
+    /// The packet is under STrack's congestion window (`qpc::CC`; not a READ response).
+    cc_on: Signal<Local, Bit>,
+    /// The window in packets of the path MTU (at least one), and the limit on PSNs past the latest ACK.
+    cc_pkts: Signal<Local, Bits<24>>,
+    cwnd_bytes: Signal<Local, Bits<32>>,
+    win_limit: Signal<Local, Bits<24>>,
     spray_win: Num<{ SPRAY_WINDOW_PKTS as u64 }, 24>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
@@ -484,6 +494,7 @@ impl Logic for TurnEngine {
         self.lack_addr.next = self.qpn.q.val();
         self.jseq_addr.next = self.qpn.q.val();
         self.apsn_addr.next = self.qpn.q.val();
+        self.cwnd_addr.next = self.qpn.q.val();
         self.wv.word.next = self.wqe.q.val();
         self.is_read.next = self.wv.opcode.val() == self.send_op_read.val();
         self.is_rsp.next = self.wv.opcode.val() == self.send_op_read_resp.val();
@@ -532,11 +543,21 @@ impl Logic for TurnEngine {
             self.ent_v.d.next = false;
         }
         self.apsn_ahead.next = self.psn.q.val() - self.apsn_data.val();
-        self.win_wait.next = self.spray_on.val()
+        self.cc_on.next = self.qv.cc.val().any() & !self.is_rsp.val();
+        self.cwnd_bytes.next = self.cwnd_data.val() >> 8;
+        self.cc_pkts.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
+        if self.cc_pkts.val() == 0 {
+            self.cc_pkts.next = 1.into();
+        }
+        self.win_limit.next = self.spray_win.val();
+        if self.cc_on.val() & (!self.spray_on.val() | (self.cc_pkts.val() < self.spray_win.val())) {
+            self.win_limit.next = self.cc_pkts.val();
+        }
+        self.win_wait.next = (self.spray_on.val() | self.cc_on.val())
             & !self.resend.q.val()
             & !self.is_read.val()
             & !self.apsn_ahead.val().get_bit(23)
-            & (self.apsn_ahead.val() >= self.spray_win.val());
+            & (self.apsn_ahead.val() >= self.win_limit.val());
         if self.spray_done.val() & self.ent_wait.q.val() {
             self.ent.d.next = self.spray_path.val();
             self.ent_v.d.next = true;
@@ -692,7 +713,8 @@ impl Logic for TurnEngine {
             | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val())
             | (self.budget.q.val() <= self.pkt_len.val())
             | self.resend.q.val()
-            | self.spray_on.val())
+            | self.spray_on.val()
+            | self.cc_on.val())
         .into();
         self.txp.ts.next = self.now.val();
         self.txp.syndrome.next = self.no_syndrome.val();

@@ -68,6 +68,7 @@
 mod common;
 
 use common::{block_seeds, near_wrap, p};
+use rnic_hw::cc::{OP_ACK as CC_OP_ACK, OP_INIT};
 use rnic_hw::desc::{
     AckInPack, CqReqPack, CtlReqPack, ErrPack, LackPack, ReqStatePack, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE,
 };
@@ -116,7 +117,7 @@ struct Req {
 /// A completion request: (cqn, idx, status, op, len, qpn).
 type Cqr = (u64, u64, u64, u64, u64, u64);
 
-fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
+fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let mut m = Model::new("ack_recv").map_err(|e| e.to_string())?;
     let pt = |n: &str| p(&m, n);
     let (ack_valid, ack_data, ack_ready) = (pt("ack_valid"), pt("ack_data"), pt("ack_ready"));
@@ -129,6 +130,13 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
     // Acknowledged-PSN table writes owed, in order: every word's (qpn, ePSN).
     let (apsn_we, apsn_waddr, apsn_wdata) = (pt("apsn_we"), pt("apsn_waddr"), pt("apsn_wdata"));
     let mut want_apsn: VecDeque<(u64, u64)> = VecDeque::new();
+    // The window engine's requests owed, in order: (op, qpn, ecn, echoed timestamp, ePSN, on, pmtu); an
+    // ACK's is offered for one cycle (taken or not), an init's is held until taken.
+    let (rst_cc_on, rst_pmtu, rst_sq_psn) = (pt("rst_cc_on"), pt("rst_pmtu"), pt("rst_sq_psn"));
+    let (cc_valid, cc_ready) = (pt("cc_valid"), pt("cc_ready"));
+    let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_epsn", "cc_on", "cc_pmtu"].map(pt);
+    let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64, u64)> = VecDeque::new();
+    let (mut cc_taken, mut cc_skipped) = (0u64, 0u64);
     let mut sprays = 0u64;
     let (rqs_addr, rqs_data, rqs_we, rqs_waddr, rqs_wdata) =
         (pt("rqs_addr"), pt("rqs_data"), pt("rqs_we"), pt("rqs_waddr"), pt("rqs_wdata"));
@@ -187,13 +195,15 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
     let mut t = 0u64;
     for batch in 0..set.batches {
         // A batch of ACK words and local errors, then quiescence.
-        let mut rst: VecDeque<(usize, u64)> = VecDeque::new();
+        let mut rst: VecDeque<(usize, u64, [u64; 3])> = VecDeque::new();
         if batch % 4 == 3 {
             // Requester resets of some QPs (the host's QP commits).
             for &q in &qpns {
                 if req[q].err || r.pct(20) {
                     let mp = if r.pct(20) { r.below(512) } else { r.pick(&[0, 1, 8, 64, 255, 256, 257]) as u64 };
-                    rst.push_back((q, mp));
+                    let cc = [r.below(2), r.range(8, 12), near_wrap(&mut r, 24)];
+                    rst.push_back((q, mp, cc));
+                    want_cc.push_back((OP_INIT, q as u64, 0, 0, cc[2], cc[0], cc[1]));
                     want_spray.push_back([
                         Some(OP_RESET),
                         Some(q as u64),
@@ -269,6 +279,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
             want_apsn.push_back((q as u64, epsn));
             if fb {
                 want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None]);
+                want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, epsn, 0, 0));
             }
             let flags = placed as u64
                 | if hold { ACKIN_HOLD } else { 0 }
@@ -418,6 +429,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
             m.set(rst_valid, rq.is_some() as u64);
             m.set(rst_qpn, rq.map_or(0, |x| x.0) as u64);
             m.set(rst_mp, rq.map_or(0, |x| x.1));
+            let ccq = rq.map_or([0; 3], |x| x.2);
+            m.set(rst_cc_on, ccq[0]);
+            m.set(rst_pmtu, ccq[1]);
+            m.set(rst_sq_psn, ccq[2]);
+            let ccready = r.pct(70);
+            m.set(cc_ready, ccready as u64);
             let sready = r.pct(60);
             m.set(spray_ready, sready as u64);
             let offer = words.front().filter(|_| rst.is_empty() && t >= hold_until && r.pct(70)).cloned();
@@ -434,7 +451,33 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
             let cready = r.below(100) < set.ready_pct;
             m.set(ctl_ready, cready as u64);
             m.eval();
-            let mut busy = rq.is_some() || offer.is_some() || m.get(idle) == 0 || m.get(spray_valid) == 1;
+            let mut busy =
+                rq.is_some() || offer.is_some() || m.get(idle) == 0 || m.get(spray_valid) == 1 || m.get(cc_valid) == 1;
+            if m.get(cc_valid) == 1 {
+                let [op, qpn, ecn, now_ns, rtt, epsn, on, pmtu] = cc_f.map(|f| m.get(f));
+                if op == CC_OP_ACK || ccready {
+                    let Some(w) = want_cc.pop_front() else {
+                        return Err(ctx(format!("window engine request op {op} qpn {qpn} unexpected")));
+                    };
+                    let got = if op == CC_OP_ACK {
+                        // The RTT is the cycles since the echoed timestamp (24-bit wrap), in ns.
+                        if now_ns != (t * 4) & 0xFFFF_FFFF || rtt != ((t & M24).wrapping_sub(w.3) & M24) * 4 {
+                            return Err(ctx(format!("window engine ACK at now {now_ns} with rtt {rtt} for {w:x?}")));
+                        }
+                        (op, qpn, ecn, w.3, epsn, 0, 0)
+                    } else {
+                        (op, qpn, 0, 0, epsn, on, pmtu)
+                    };
+                    if got != w {
+                        return Err(ctx(format!("window engine request {got:x?}, expected {w:x?}")));
+                    }
+                    if ccready {
+                        cc_taken += 1;
+                    } else {
+                        cc_skipped += 1;
+                    }
+                }
+            }
             if m.get(apsn_we) == 1 {
                 let got = (m.get(apsn_waddr), m.get(apsn_wdata));
                 if want_apsn.pop_front() != Some(got) {
@@ -621,6 +664,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
         if !want_lack.is_empty() {
             return Err(ctx(format!("quiet with lACK table writes owed: {:x?}", want_lack.front())));
         }
+        if !want_cc.is_empty() {
+            return Err(ctx(format!("quiet with window engine requests owed: {:x?}", want_cc.front())));
+        }
         if !want_apsn.is_empty() {
             return Err(ctx(format!("quiet with acknowledged-PSN writes owed: {:x?}", want_apsn.front())));
         }
@@ -668,14 +714,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, u64), String> {
             }
         }
     }
-    Ok((acks, cqrs, want_nak, reports, sprays))
+    Ok((acks, cqrs, want_nak, reports, [sprays, cc_taken, cc_skipped]))
 }
 
 fn check(set: Set) {
     for seed in block_seeds("RNIC_ACK_BLOCK", set.base_seed) {
         match run(&set, seed) {
-            Ok((a, c, n, b, sp)) => eprintln!(
-                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports, {sp} path selector requests",
+            Ok((a, c, n, b, [sp, cc, skip])) => eprintln!(
+                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports, {sp} path selector requests, {cc} window engine requests taken ({skip} ACKs offered while it was busy)",
                 set.name
             ),
             Err(e) => {

@@ -56,8 +56,9 @@ fn pick_params(r: &mut Rng) -> StrackParams {
     p
 }
 
-/// One ACK: its RTT, ECN mark, acknowledged bytes and probe bit, by phase.
-fn pick_ack(r: &mut Rng, p: &StrackParams, phase: u64) -> (u32, bool, u32, bool) {
+/// One ACK: its RTT, ECN mark, the packets its ePSN moves (negative:
+/// a stale ACK) and probe bit, by phase.
+fn pick_ack(r: &mut Rng, p: &StrackParams, phase: u64) -> (u32, bool, i64, bool) {
     let base = p.net_base_rtt_ns;
     let (t, h) = (p.target_qdelay_ns, p.target_qhigh_ns);
     // RTTs stay at or above half the base RTT, so the model's u64 products do not overflow.
@@ -72,13 +73,23 @@ fn pick_ack(r: &mut Rng, p: &StrackParams, phase: u64) -> (u32, bool, u32, bool)
         1 => r.pct(20),
         _ => r.pct(3),
     };
-    let acked = match r.below(10) {
-        0 => 0,
-        1 => r.range(1 << 23, u32::MAX as u64) as u32,
-        2 => r.below(1 << 20) as u32,
-        _ => p.mtu * r.range(1, 8) as u32,
+    let adv = match r.below(20) {
+        0 | 1 => 0,
+        2 => -(r.range(1, 40) as i64),
+        3 => r.range(1 << 11, 1 << 20) as i64,
+        4 | 5 => r.below(256) as i64,
+        _ => r.range(1, 8) as i64,
     };
-    (rtt, ecn, acked, r.pct(5))
+    (rtt, ecn, adv, r.pct(5))
+}
+
+/// A 24-bit PSN near the wrap now and then.
+fn near_wrap24(r: &mut Rng) -> u64 {
+    if r.pct(30) {
+        (1 << 24) - r.range(1, 64)
+    } else {
+        r.below(1 << 24)
+    }
 }
 
 fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String> {
@@ -86,7 +97,9 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
     let p = |m: &Model, n: &str| m.port(n).unwrap_or_else(|e| panic!("{e}"));
     let (valid, ready, out_v, out_cwnd, out_action) =
         (p(&m, "req_valid"), p(&m, "req_ready"), p(&m, "out_valid"), p(&m, "out_cwnd"), p(&m, "out_action"));
-    let req = ["req_qpn", "req_op", "req_now", "req_ecn", "req_rtt", "req_acked", "req_probe"].map(|n| p(&m, n));
+    let req = ["req_qpn", "req_op", "req_now", "req_ecn", "req_rtt", "req_epsn", "req_probe", "req_on", "req_pmtu"]
+        .map(|n| p(&m, n));
+    let out_qpn = p(&m, "out_qpn");
     let mut r = Rng::new(seed);
     let prm = pick_params(&mut r);
     for (name, v) in [
@@ -106,6 +119,9 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
     }
     let qpns = [0usize, 1, 77, NUM_QPS - 1];
     let mut ccs: Vec<Option<StrackCc>> = vec![None; qpns.len()];
+    // Per QP: the window is on, log2 of its path MTU, the last ePSN taken; and the ePSN its next ACK builds on.
+    let mut qs: Vec<(bool, u32, u64)> = vec![(false, 12, 0); qpns.len()];
+    let mut next_epsn: Vec<u64> = vec![0; qpns.len()];
     // The clock starts just below 2^32 ns: the engine's 32-bit times wrap early in the run.
     let mut now: u64 = (1 << 32) - r.range(1, 2_000_000);
     let mut phase = 0u64;
@@ -122,7 +138,13 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             _ => r.below(2 * prm.net_base_rtt_ns as u64),
         };
         let init = ccs[qi].is_none() || r.below(500) == 0;
-        let (rtt, ecn, acked, probe) = pick_ack(&mut r, &prm, phase);
+        let (rtt, ecn, adv, probe) = pick_ack(&mut r, &prm, phase);
+        let (on, pmtu) = if init { (r.pct(90), r.range(8, 12) as u32) } else { (qs[qi].0, qs[qi].1) };
+        let epsn = if init { near_wrap24(&mut r) } else { (next_epsn[qi] as i64 + adv).rem_euclid(1 << 24) as u64 };
+        next_epsn[qi] = epsn;
+        // The bytes the model sees: the ePSN's advance over the last taken, in MTU packets (none if behind).
+        let d = epsn.wrapping_sub(qs[qi].2) & 0xFF_FFFF;
+        let acked = if d < 0x80_0000 { d << pmtu } else { 0 };
         let ctx = |w: String| format!("seed {seed:#x} op {i} (QP {}, now {now}): {w}", qpns[qi]);
         let vals = [
             qpns[qi] as u64,
@@ -130,8 +152,10 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             now & 0xFFFF_FFFF,
             ecn as u64,
             rtt as u64,
-            acked as u64,
+            epsn,
             probe as u64,
+            on as u64,
+            pmtu as u64,
         ];
         for (port, v) in req.iter().zip(vals) {
             m.set(*port, v);
@@ -155,10 +179,26 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             let cc = StrackCc::new(prm, now);
             let w = cc.cwnd;
             ccs[qi] = Some(cc);
+            qs[qi] = (on, pmtu, epsn);
             (w, ACT_HOLD)
+        } else if !on {
+            // A QP whose window is off: nothing comes out, nothing changes.
+            for _ in 0..8 {
+                m.clock_low();
+                if m.get(out_v) != 0 {
+                    return Err(ctx("an ACK of a QP whose window is off was answered".into()));
+                }
+                m.clock_high();
+            }
+            let e = stats.entry("off").or_default();
+            e.0 += 1;
+            continue;
         } else {
+            if d != 0 && d < 0x80_0000 {
+                qs[qi].2 = epsn;
+            }
             let cc = ccs[qi].as_mut().expect("initialised");
-            let a = cc.on_ack(now, ecn, rtt, acked as u64, probe);
+            let a = cc.on_ack(now, ecn, rtt, acked, probe);
             (cc.cwnd, action_code(a))
         };
         let mut cycles = 0u64;
@@ -167,9 +207,12 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             cycles += 1;
             if m.get(out_v) != 0 {
                 let (got_cwnd, got_act) = (m.get(out_cwnd), m.get(out_action));
+                if m.get(out_qpn) != qpns[qi] as u64 {
+                    return Err(ctx(format!("the result names QP {}", m.get(out_qpn))));
+                }
                 if (got_cwnd, got_act) != (want_cwnd as u64, want_act) {
                     return Err(ctx(format!(
-                        "{} (rtt {rtt}, ecn {ecn}, acked {acked}, probe {probe}): window {got_cwnd:#x} branch {got_act}, the model {want_cwnd:#x} branch {want_act} (model state {:?})",
+                        "{} (rtt {rtt}, ecn {ecn}, epsn {epsn:#x}, acked {acked}, probe {probe}): window {got_cwnd:#x} branch {got_act}, the model {want_cwnd:#x} branch {want_act} (model state {:?})",
                         if init { "init" } else { "ACK" },
                         ccs[qi]
                     )));

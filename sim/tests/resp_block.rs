@@ -650,6 +650,8 @@ struct Ports {
     idle: PortId,
     rst_valid: PortId,
     rst_max_paths: PortId,
+    /// rst_cc_on, rst_pmtu, rst_sq_psn, cc_ready (driven at random; the requests are checked in `ack_block`).
+    cc_in: [PortId; 4],
     spray_valid: PortId,
     spray_ready: PortId,
     /// Acknowledged-PSN table write: enable, qpn, ePSN.
@@ -731,6 +733,7 @@ impl Ports {
             idle: p("idle"),
             rst_valid: p("rst_valid"),
             rst_max_paths: p("rst_max_paths"),
+            cc_in: [p("rst_cc_on"), p("rst_pmtu"), p("rst_sq_psn"), p("cc_ready")],
             spray_valid: p("spray_valid"),
             apsn: [p("apsn_we"), p("apsn_waddr"), p("apsn_wdata")],
             spray_ready: p("spray_ready"),
@@ -3173,6 +3176,14 @@ impl Tb {
         self.m.set(p.rst_max_paths, rst_mp);
         if let Some(w) = rst.filter(|w| w >> 9 & 1 == 1) {
             self.want_spray_rst.push_back((w & 0xFF, rst_mp.clamp(1, MAX_PATHS as u64)));
+        }
+        for (port, v) in p.cc_in.iter().zip([
+            self.rrng.below(2),
+            self.rrng.range(8, 12),
+            self.rrng.below(1 << 24),
+            self.rrng.pct(70) as u64,
+        ]) {
+            self.m.set(*port, v);
         }
         let spray_ready = self.rrng.pct(60);
         self.m.set(p.spray_ready, spray_ready as u64);

@@ -304,6 +304,8 @@ struct Qp {
     sport: u16,
     /// STrack spraying (`qpc::MAX_PATHS`; 0: off).
     max_paths: u16,
+    /// STrack's congestion window gates the QP (`qpc::CC`).
+    cc: bool,
     send_cqn: u16,
     pd: u16,
     /// WQE bytes in each ring slot, and the SQ index each slot holds.
@@ -416,6 +418,8 @@ struct Ports {
     cnt_skip: PortId,
     apsn_addr: PortId,
     apsn_data: PortId,
+    cwnd_addr: PortId,
+    cwnd_data: PortId,
     spray_valid: PortId,
     spray_ready: PortId,
     spray_qpn: PortId,
@@ -447,6 +451,8 @@ impl Ports {
             lack_data: p("lack_data"),
             cnt_skip: p("cnt_skip"),
             apsn_addr: p("apsn_addr"),
+            cwnd_addr: p("cwnd_addr"),
+            cwnd_data: p("cwnd_data"),
             apsn_data: p("apsn_data"),
             spray_valid: p("spray_valid"),
             spray_ready: p("spray_ready"),
@@ -581,6 +587,9 @@ struct Tb {
     acks: VecDeque<(u64, usize, u64)>,
     ack_delay: u64,
     apsn_q: u64,
+    /// The window table (bytes Q24.8 per QPN, changed now and then at random) and its registered read data.
+    cwnd_tab: Vec<u64>,
+    cwnd_q: u64,
 }
 
 /// A rewind asked of the engine, in queue order.
@@ -750,6 +759,7 @@ impl Tb {
                 dest_mac: rng.below(1 << 48),
                 sport: rng.next() as u16,
                 max_paths: if rng.below(2) == 0 { 0 } else { 1 + rng.below(256) as u16 },
+                cc: rng.pct(30),
                 send_cqn: rng.next() as u16,
                 pd,
                 ring: vec![[0xEE; 64]; 1 << sq_log2],
@@ -789,6 +799,7 @@ impl Tb {
             qpc::DEST_IP.put(&mut w, q.dest_ip as u64);
             qpc::UDP_SPORT.put(&mut w, q.sport as u64);
             qpc::MAX_PATHS.put(&mut w, q.max_paths as u64);
+            qpc::CC.put(&mut w, q.cc as u64);
             qpc::DEST_MAC.put(&mut w, q.dest_mac);
             qpc::SQ_PSN.put(&mut w, rng.below(1 << 24));
             qpc::RQ_PSN.put(&mut w, rng.below(1 << 24));
@@ -858,6 +869,8 @@ impl Tb {
             acks: VecDeque::new(),
             ack_delay,
             apsn_q: 0,
+            cwnd_tab: (0..NQPN).map(|_| 0).collect(),
+            cwnd_q: 0,
         }
     }
 
@@ -1419,8 +1432,9 @@ impl Tb {
                 for &(w, r) in self.waiting.iter() {
                     if r != qi && w + SLACK <= a && self.qps[r].last_act.is_none_or(|x| x < a) {
                         return Err(format!(
-                            "round robin: qpn {} starts a new turn, its previous one ended at cycle {a}, but qpn {} (waiting since cycle {w}, last turn {:?}) had no turn in between",
-                            self.qps[qi].qpn, self.qps[r].qpn, self.qps[r].last_act
+                            "round robin: qpn {} starts a new turn, its previous one ended at cycle {a}, but qpn {} (waiting since cycle {w}, last turn {:?}; cc {} paths {} psn {:#x} acked psn {:#x} window {:#x}) had no turn in between",
+                            self.qps[qi].qpn, self.qps[r].qpn, self.qps[r].last_act, self.qps[r].cc, self.qps[r].max_paths,
+                            self.qps[r].psn, self.apsn_tab[self.qps[r].qpn], self.cwnd_tab[self.qps[r].qpn]
                         ));
                     }
                 }
@@ -1498,6 +1512,7 @@ impl Tb {
                 (resend
                     || last
                     || sprayed
+                    || q.cc
                     || (psn_off + 1).is_multiple_of(ACK_REQ_EVERY as u64)
                     || q.turn_bytes + plen >= BURST) as u64,
             ),
@@ -1611,10 +1626,19 @@ impl Tb {
             ));
         }
         // A sprayed QP's packet is less than a window past the ePSN the engine last read for it (or behind it).
+        // A window-controlled QP's, less than its window in packets (at least one); under both, the smaller.
         let ahead = qpsn.wrapping_sub(self.apsn_q) & 0xFF_FFFF;
-        if self.qps[qi].max_paths != 0 && ahead < 0x80_0000 && ahead >= SPRAY_WINDOW_PKTS as u64 {
+        let q = &self.qps[qi];
+        let cc_pkts = (((self.cwnd_q >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1);
+        let limit = match (q.max_paths != 0, q.cc) {
+            (true, true) => Some(cc_pkts.min(SPRAY_WINDOW_PKTS as u64)),
+            (true, false) => Some(SPRAY_WINDOW_PKTS as u64),
+            (false, true) => Some(cc_pkts),
+            (false, false) => None,
+        };
+        if let Some(limit) = limit.filter(|&l| ahead < 0x80_0000 && ahead >= l) {
             return Err(format!(
-                "qpn {qpn}: sprayed packet psn {qpsn:#x} is {ahead} past the acknowledged psn {:#x} (window {SPRAY_WINDOW_PKTS})",
+                "qpn {qpn}: packet psn {qpsn:#x} is {ahead} past the acknowledged psn {:#x} (window {limit} packets)",
                 self.apsn_q
             ));
         }
@@ -1811,6 +1835,12 @@ impl Tb {
         self.m.set(p.err_data, self.err_q as u64);
         self.m.set_wide(p.lack_data, &self.lack_q);
         self.m.set(p.apsn_data, self.apsn_q);
+        self.m.set(p.cwnd_data, self.cwnd_q);
+        // The window engine moves a QP's window now and then: from below one packet to far beyond the spray window.
+        if self.rng.below(200) == 0 {
+            let qpn = self.qps[self.rng.below(self.qps.len() as u64) as usize].qpn;
+            self.cwnd_tab[qpn] = self.rng.below(300 << 12) << 8;
+        }
         self.m.set_wide(p.mr_data, &self.mr_q);
         self.m.set(p.now, t);
         self.m.set(p.db_valid, db.is_some() as u64);
@@ -1862,6 +1892,7 @@ impl Tb {
         let err_a = self.m.get(p.err_addr) as usize;
         let lack_a = self.m.get(p.lack_addr) as usize;
         let apsn_a = self.m.get(p.apsn_addr) as usize;
+        let cwnd_a = self.m.get(p.cwnd_addr) as usize;
         let mr_a = self.m.get(p.mr_addr) as usize;
         let st_we = self.m.get(p.st_we) == 1;
         let st_waddr = self.m.get(p.st_waddr) as usize;
@@ -1943,6 +1974,15 @@ impl Tb {
             // The QP's turn ended (or it was rewound): its next turn has a full budget.
             if let Some(qi) = self.by_qpn.get(st_waddr).copied().flatten() {
                 self.qps[qi].turn_bytes = 0;
+                // A window-controlled QP's turn may end with nothing sent (its window was full):
+                // it had its turn, for the round-robin and burst checks.
+                if (self.qps[qi].cc || self.qps[qi].max_paths != 0) && !rewound {
+                    self.qps[qi].last_act = Some(t);
+                    if self.run_qp != Some(qi) {
+                        self.run_qp = Some(qi);
+                        self.run_contended = 0;
+                    }
+                }
             }
             self.st_writes += 1;
             let g = |n: &str| unpack_field(SqStatePack::FIELDS, &st_wdata, n);
@@ -1989,6 +2029,7 @@ impl Tb {
         self.err_q = self.err_tab[err_a];
         self.lack_q = self.lack_word(lack_a);
         self.apsn_q = self.apsn_tab[apsn_a];
+        self.cwnd_q = self.cwnd_tab[cwnd_a];
         while self.acks.front().is_some_and(|a| a.0 + self.ack_delay <= t) {
             let (_, qpn, psn) = self.acks.pop_front().expect("front");
             if psn.wrapping_sub(self.apsn_tab[qpn]) & 0xFF_FFFF < 0x80_0000 {

@@ -87,13 +87,19 @@ impl World {
     /// As [`World::new`], with the responders' selective repeat on or off
     /// (off: go-back-N, the responder accepts packets in order only).
     pub fn with_selective_repeat(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool) -> World {
-        World::build(nics, n, depth, mtu, sr, 0, 0)
+        World::build(nics, n, depth, mtu, sr, 0, 0, false)
+    }
+
+    /// As [`World::new`], with NIC0's QPs under STrack's congestion window
+    /// (`QpAttr::strack_cc`), spraying over `max_paths` entropies (0: off).
+    pub fn strack(nics: &Nics, n: u32, depth: u32, mtu: Mtu, max_paths: u16) -> World {
+        World::build(nics, n, depth, mtu, true, 0, max_paths, true)
     }
 
     /// As [`World::new`], with NIC0's QPs spraying their requests over
     /// `max_paths` entropies (`QpAttr::max_paths`; 0: off).
     pub fn sprayed(nics: &Nics, n: u32, depth: u32, mtu: Mtu, max_paths: u16) -> World {
-        World::build(nics, n, depth, mtu, true, 0, max_paths)
+        World::build(nics, n, depth, mtu, true, 0, max_paths, false)
     }
 
     /// As [`World::new`], on the `n` highest QPNs of both NICs (the last
@@ -101,10 +107,11 @@ impl World {
     /// afterwards take the QPNs below.
     pub fn highest(nics: &Nics, n: u32, depth: u32, mtu: Mtu) -> World {
         let skip = rnic_spec::params::NUM_QPS as u32 - FIRST_QPN - n;
-        World::build(nics, n, depth, mtu, true, skip, 0)
+        World::build(nics, n, depth, mtu, true, skip, 0, false)
     }
 
-    fn build(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool, skip: u32, max_paths: u16) -> World {
+    #[allow(clippy::too_many_arguments)]
+    fn build(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool, skip: u32, max_paths: u16, cc: bool) -> World {
         let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
         let pd_a = ctx_a.alloc_pd().unwrap();
         let pd_b = ctx_b.alloc_pd().unwrap();
@@ -127,7 +134,13 @@ impl World {
             };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();
-            a.modify(&QpAttr { selective_repeat: Some(sr), max_paths: Some(max_paths), ..QpAttr::init() }).unwrap();
+            a.modify(&QpAttr {
+                selective_repeat: Some(sr),
+                max_paths: Some(max_paths),
+                strack_cc: Some(cc),
+                ..QpAttr::init()
+            })
+            .unwrap();
             b.modify(&QpAttr { selective_repeat: Some(sr), ..QpAttr::init() }).unwrap();
             connect(&ctx_a, &a, initial_psn(SEED, 0, i), &ctx_b, &b, initial_psn(SEED, 1, i), mtu).unwrap();
             conns.push((a, b));

@@ -87,6 +87,8 @@ pub struct BenchConfig {
     /// STrack spraying of the requester QPs over this many entropies
     /// (`QpAttr::max_paths`; 0: off).
     pub max_paths: u16,
+    /// STrack's congestion window on the requester QPs (`QpAttr::strack_cc`).
+    pub strack_cc: bool,
 }
 
 impl BenchConfig {
@@ -107,6 +109,7 @@ impl BenchConfig {
             latency: false,
             cancel: None,
             max_paths: 0,
+            strack_cc: false,
         }
     }
 
@@ -572,9 +575,9 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             max_send_wr: 0,
             max_recv_wr: recv_wrs,
         })?;
-        if c.max_paths != 0 {
-            // Set in INIT; the connection's next transitions program it into the NIC.
-            a.modify(&QpAttr { max_paths: Some(c.max_paths), ..QpAttr::init() })?;
+        if c.max_paths != 0 || c.strack_cc {
+            // Set in INIT; the connection's next transitions program them into the NIC.
+            a.modify(&QpAttr { max_paths: Some(c.max_paths), strack_cc: Some(c.strack_cc), ..QpAttr::init() })?;
         }
         connect(req, &a, initial_psn(c.seed, 0, i), resp, &b, initial_psn(c.seed, 1, i), c.mtu)?;
         let count =

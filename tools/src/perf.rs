@@ -227,6 +227,42 @@ struct Args {
     /// (0: off, one port per QP).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=rnic_spec::params::MAX_PATHS as i64))]
     paths: u16,
+    /// STrack's congestion window on every requester QP: the ACKs' RTT,
+    /// ECN echo and acknowledged PSNs move it, and the NIC holds a QP whose
+    /// packets past its latest ACK fill it (an ACK per packet).
+    #[arg(long)]
+    cc: bool,
+    /// With --cc: the network round trip STrack's parameters are scaled
+    /// for (the largest window is this times the 100 Gb/s line rate).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(100..=10_000_000), requires = "cc")]
+    cc_rtt_ns: u32,
+    /// Connect the two NICs through a leaf-spine fabric with this many
+    /// spines (NIC0 on leaf 0, NIC1 on leaf 1; ECMP on the UDP source
+    /// port) instead of a cable.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    spines: Option<u32>,
+    /// With --spines: the uplink from NIC0's leaf to spine S runs at G Gb/s
+    /// (both directions), as `S:G`; may be given several times.
+    #[arg(long = "uplink", value_parser = uplink, requires = "spines")]
+    uplinks: Vec<(usize, f64)>,
+    /// Switches mark ECN CE on frames that find more than this many KiB in
+    /// their output queue (default: never).
+    #[arg(long)]
+    ecn_kb: Option<u64>,
+    /// Output queue of each switch port in KiB (default 1024).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
+    switch_buffer_kb: u64,
+}
+
+/// `S:G`: spine S, G Gb/s.
+fn uplink(v: &str) -> Result<(usize, f64), String> {
+    let (s, g) = v.split_once(':').ok_or(format!("{v}: expected SPINE:GBPS, e.g. 3:25"))?;
+    let s: usize = s.parse().map_err(|_| format!("{v}: spine {s} is not a number"))?;
+    let g: f64 = g.parse().map_err(|_| format!("{v}: {g} Gb/s is not a number"))?;
+    if !(g > 0.0 && g <= 1000.0) {
+        return Err(format!("{v}: the rate must be in (0, 1000] Gb/s"));
+    }
+    Ok((s, g))
 }
 
 /// A percentage in [0, 100].
@@ -388,6 +424,7 @@ impl Args {
         c.stall_cycles = self.stall_cycles;
         c.latency = self.test.latency();
         c.max_paths = self.paths;
+        c.strack_cc = self.cc;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -421,6 +458,16 @@ impl Args {
 /// Refuses what the tool does not run, before building the simulator, and
 /// sizes the simulated host memory to the largest run's buffers.
 fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, String> {
+    cfg.switch_ecn_threshold = a.ecn_kb.map(|k| k << 10);
+    cfg.switch_port_buffer = a.switch_buffer_kb << 10;
+    if let Some(spines) = a.spines {
+        let spines = spines as usize;
+        if let Some(&(s, _)) = a.uplinks.iter().find(|u| u.0 >= spines) {
+            return Err(format!("--uplink {s}:...: there are {spines} spines (0..{spines})"));
+        }
+        let link_rates = a.uplinks.iter().map(|&(s, g)| (0, s, g)).collect();
+        cfg.leaf_spine = Some(rnic_sim::LeafSpine { leaves: 2, spines, link_rates });
+    }
     if a.burst < 1.0 {
         return Err(format!("--burst {} must be at least 1 (frames)", a.burst));
     }
@@ -494,6 +541,12 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     let mmio_ns = cfg.mmio_latency_ns;
     let nics = Nics::new(2, cfg)?;
+    if a.cc {
+        let net = rnic::CcNetwork { base_rtt_ns: a.cc_rtt_ns, ..Default::default() };
+        for c in &nics.ctxs {
+            c.set_cc_network(net).map_err(|e| format!("--cc-rtt-ns {}: {e}", a.cc_rtt_ns))?;
+        }
+    }
     if let Some(n) = a.sr_windows {
         for c in &nics.ctxs {
             c.set_sr_windows(n).map_err(|e| format!("--sr-windows {n}: {e}"))?;
@@ -554,6 +607,17 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     if let Some(s) = &counters {
         print_counters(s);
+    }
+    if a.spines.is_some() {
+        let c = nics.cluster.borrow();
+        let sw = c.fabric().switch_stats();
+        out!(
+            " fabric        : bytes per spine {:?}; {} frames forwarded, {} dropped in queues, {} marked CE",
+            c.fabric().spine_bytes(),
+            sw.forwarded,
+            sw.buffer_drops,
+            sw.ecn_marked
+        );
     }
     let st = nics.stats();
     out!(
@@ -621,6 +685,23 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     out!(" Iterations      : {}", a.amount_line());
     if a.paths != 0 {
         out!(" Spraying        : {} entropies (UDP source ports) per requester QP, an ACK per packet", a.paths);
+    }
+    if let Some(s) = a.spines {
+        let slow: Vec<String> = a.uplinks.iter().map(|(s, g)| format!("to spine {s} at {g} Gb/s")).collect();
+        out!(
+            " Fabric          : 2 leaves, {s} spines, ECMP on the UDP source port{}",
+            if slow.is_empty() { String::new() } else { format!("; NIC0's leaf uplink {}", slow.join(", ")) }
+        );
+    }
+    if a.cc {
+        out!(" Congestion ctl : STrack's window per requester QP (Table 1 for 100 Gb/s, {} ns)", a.cc_rtt_ns);
+    }
+    if a.spines.is_some() || a.ecn_kb.is_some() {
+        out!(
+            " Switch queues   : {} KiB, ECN CE above {}",
+            a.switch_buffer_kb,
+            a.ecn_kb.map_or("never".to_string(), |k| format!("{k} KiB"))
+        );
     }
     if let Some(n) = a.sr_windows {
         out!(" SR windows      : {n} of {} per responder (the rest: software recovery)", rnic_spec::params::SR_POOL);
@@ -795,6 +876,26 @@ mod tests {
         assert!(parse("write_bw -n 5 -D 1ms").is_err());
         assert!(parse("write_bw -n 5 --total-iters 10").is_err());
         assert!(parse("write_bw --total-iters 5 -D 1ms").is_err());
+    }
+
+    #[test]
+    fn fabric_flags() {
+        let mut cfg = SimConfig::default();
+        let a = parse("write_bw --paths 16 --spines 4 --uplink 3:12.5 --uplink 0:50 --ecn-kb 16 --switch-buffer-kb 64")
+            .unwrap();
+        check(&a, &mut cfg, Mtu::Mtu4096).unwrap();
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().max_paths, 16);
+        assert_eq!(
+            cfg.leaf_spine,
+            Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![(0, 3, 12.5), (0, 0, 50.0)] })
+        );
+        assert_eq!((cfg.switch_ecn_threshold, cfg.switch_port_buffer), (Some(16 << 10), 64 << 10));
+        let refuse = |cmd: &str| check(&parse(cmd).unwrap(), &mut SimConfig::default(), Mtu::Mtu4096).unwrap_err();
+        assert!(refuse("write_bw --spines 4 --uplink 4:20").contains("4 spines"));
+        assert!(parse("write_bw --uplink 0:20").is_err(), "--uplink needs --spines");
+        assert!(parse("write_bw --spines 2 --uplink 0:0").is_err());
+        assert!(parse("write_bw --spines 2 --uplink 0").is_err());
+        assert!(parse("write_bw --paths 257").is_err());
     }
 
     #[test]

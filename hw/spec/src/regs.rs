@@ -163,6 +163,12 @@ pub const REG_RX_SR_SET: u32 = 0x188;
 /// For tests and experiments with the slow path; readable.
 pub const REG_SR_POOL_HOLD: u32 = 0x190;
 
+/// STrack's congestion-control parameters (Table 1, in `rnic-model`'s
+/// fixed-point formats), the same for every QP: a write (any value) takes
+/// them from the staging words ([`cc_params`]). Until the first write they
+/// are zero and no QP should enable [`qpc::CC`].
+pub const REG_CC_PARAMS: u32 = 0x198;
+
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
 pub const DB_SQ_BASE: u32 = 0x10_0000;
@@ -263,6 +269,13 @@ pub mod qpc {
     /// the QP's selector (every entropy usable again). Values above
     /// `MAX_PATHS` are taken as `MAX_PATHS`.
     pub const MAX_PATHS: Field = Field::new(4, 48, 9);
+    /// 1: STrack's congestion window gates the QP's requests: a packet
+    /// goes only while fewer of its PSNs than the window holds packets
+    /// (at least one) are past the ePSN of the QP's latest ACK, and every
+    /// packet asks for an ACK, whose RTT, ECN echo and newly acknowledged
+    /// PSNs move the window ([`super::REG_CC_PARAMS`]). A commit that
+    /// resets the requester starts the window at `max_cwnd`. 0: no window.
+    pub const CC: Field = Field::new(4, 57, 1);
     /// Destination MAC address.
     pub const DEST_MAC: Field = Field::new(5, 0, 48);
     /// First PSN the requester sends.
@@ -298,6 +311,32 @@ pub mod rewind {
         WQE_BYTES == core::mem::offset_of!(crate::desc::SendWqe, rsvd1)
             && WQE_WORD * 8 + WQE_BYTES <= super::NUM_STAGE * 8
     );
+}
+
+/// Staging words of STrack's parameters ([`REG_CC_PARAMS`]); the formats
+/// are those of `rnic_model::strack::cc::StrackParams`.
+pub mod cc_params {
+    use super::Field;
+    /// `net_base_rtt`: a QP's RTT before its first sample, ns.
+    pub const BASE_RTT: Field = Field::new(0, 0, 32);
+    /// `target_Qdelay`, ns.
+    pub const TARGET: Field = Field::new(0, 32, 32);
+    /// `target_Qhigh`, ns.
+    pub const QHIGH: Field = Field::new(1, 0, 32);
+    /// Smallest window, bytes Q24.8.
+    pub const MIN_CWND: Field = Field::new(1, 32, 32);
+    /// Largest window (and a QP's first), bytes Q24.8.
+    pub const MAX_CWND: Field = Field::new(2, 0, 32);
+    /// γ, Q16.16.
+    pub const GAMMA: Field = Field::new(2, 32, 32);
+    /// β, bytes Q24.8.
+    pub const BETA: Field = Field::new(3, 0, 64);
+    /// η, bytes Q24.8.
+    pub const ETA: Field = Field::new(4, 0, 64);
+    /// `α · base_rtt`, bytes Q24.8.
+    pub const ALPHA_RTT: Field = Field::new(5, 0, 64);
+    /// The delay EWMA's weight as a right shift (0..=31).
+    pub const EWMA_SHIFT: Field = Field::new(6, 0, 5);
 }
 
 /// Staging words of a software-recovery command ([`REG_RX_SR_SET`]).

@@ -150,6 +150,10 @@ struct RunArgs {
     /// Slow receiver: HOST:GBPS sets the ToR→HOST link speed.
     #[arg(long)]
     slow_receiver: Option<String>,
+    /// Slow uplink: TOR:K:GBPS sets the speed of ToR TOR's K-th uplink
+    /// (towards a spine or aggregation switch), both directions.
+    #[arg(long)]
+    slow_uplink: Option<String>,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -196,6 +200,22 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
         let g: u32 = g.parse().map_err(|_| "bad Gbps")?;
         let p = topo.host_down[h as usize];
         topo.ports[p as usize].gbps = g;
+    }
+    if let Some(su) = &a.slow_uplink {
+        let f: Vec<&str> = su.split(':').collect();
+        let [t, k, g] = f[..] else { return Err(format!("--slow-uplink {su}: expected TOR:K:GBPS")) };
+        let t: u32 = t.parse().map_err(|_| format!("--slow-uplink {su}: bad ToR {t}"))?;
+        let k: usize = k.parse().map_err(|_| format!("--slow-uplink {su}: bad uplink {k}"))?;
+        let g: u32 = g.parse().map_err(|_| format!("--slow-uplink {su}: bad Gb/s {g}"))?;
+        if t as usize >= topo.tors.len() {
+            return Err(format!("--slow-uplink {su}: there are {} ToRs", topo.tors.len()));
+        }
+        let ups = rnic_netsim::sim::tier1_port_ids(&topo, t);
+        let &p = ups.get(k).ok_or(format!("--slow-uplink {su}: ToR {t} has {} uplinks", ups.len()))?;
+        let r = topo.ports[p as usize].reverse;
+        topo.ports[p as usize].gbps = g;
+        topo.ports[r as usize].gbps = g;
+        eprintln!("ToR {t}'s uplink {k} at {g} Gb/s");
     }
     let n = spec.hosts;
     let w = match &a.cm_file {
