@@ -206,6 +206,9 @@ pub struct CcEngine {
     drem: DFF<Bits<33>>,
     dq: DFF<Bits<64>>,
     dcnt: DFF<Bits<6>>,
+    /// Start a division of the product (`macc`) by `div_den` this cycle.
+    div_go: Signal<Local, Bit>,
+    div_den: Signal<Local, Bits<32>>,
     dr1: Signal<Local, Bits<33>>,
     dge1: Signal<Local, Bit>,
     dr1s: Signal<Local, Bits<33>>,
@@ -382,6 +385,9 @@ impl Logic for CcEngine {
         if self.nudged.val() > bit_cast::<64, 32>(self.p_max_cwnd.val()) {
             self.clamped.next = bit_cast::<64, 32>(self.p_max_cwnd.val());
         }
+        // A multiply done in a `Mul*` state starts the division of its product by `div_den` (default the window).
+        self.div_go.next = false;
+        self.div_den.next = self.cwnd1.val();
         match self.state.q.val() {
             CcState::Idle => {
                 if self.req_valid.val() {
@@ -483,11 +489,7 @@ impl Logic for CcEngine {
             }
             CcState::MulA => {
                 if self.mstep.q.val() == 0 {
-                    self.dnum.d.next = self.macc.q.val();
-                    self.dden.d.next = self.cwnd1.val();
-                    self.drem.d.next = 0.into();
-                    self.dq.d.next = 0.into();
-                    self.dcnt.d.next = 32.into();
+                    self.div_go.next = true;
                     self.state.d.next = CcState::DivA;
                 }
             }
@@ -499,14 +501,11 @@ impl Logic for CcEngine {
             }
             CcState::MulB1 => {
                 if self.mstep.q.val() == 0 {
-                    self.dnum.d.next = self.macc.q.val();
-                    self.dden.d.next = self.base_rtt.q.val();
+                    self.div_go.next = true;
+                    self.div_den.next = self.base_rtt.q.val();
                     if self.base_rtt.q.val() == 0 {
-                        self.dden.d.next = 1.into();
+                        self.div_den.next = 1.into();
                     }
-                    self.drem.d.next = 0.into();
-                    self.dq.d.next = 0.into();
-                    self.dcnt.d.next = 32.into();
                     self.state.d.next = CcState::DivB1;
                 }
             }
@@ -520,11 +519,7 @@ impl Logic for CcEngine {
             }
             CcState::MulB2 => {
                 if self.mstep.q.val() == 0 {
-                    self.dnum.d.next = self.macc.q.val();
-                    self.dden.d.next = self.cwnd1.val();
-                    self.drem.d.next = 0.into();
-                    self.dq.d.next = 0.into();
-                    self.dcnt.d.next = 32.into();
+                    self.div_go.next = true;
                     self.state.d.next = CcState::DivB2;
                 }
             }
@@ -536,11 +531,8 @@ impl Logic for CcEngine {
             }
             CcState::MulC1 => {
                 if self.mstep.q.val() == 0 {
-                    self.dnum.d.next = self.macc.q.val();
-                    self.dden.d.next = self.avg_delay.val();
-                    self.drem.d.next = 0.into();
-                    self.dq.d.next = 0.into();
-                    self.dcnt.d.next = 32.into();
+                    self.div_go.next = true;
+                    self.div_den.next = self.avg_delay.val();
                     self.state.d.next = CcState::DivC;
                 }
             }
@@ -574,6 +566,13 @@ impl Logic for CcEngine {
             _ => {
                 self.state.d.next = CcState::Idle;
             }
+        }
+        if self.div_go.val() {
+            self.dnum.d.next = self.macc.q.val();
+            self.dden.d.next = self.div_den.val();
+            self.drem.d.next = 0.into();
+            self.dq.d.next = 0.into();
+            self.dcnt.d.next = 32.into();
         }
     }
 }

@@ -288,6 +288,9 @@ pub struct TurnEngine {
     cc_pkts: Signal<Local, Bits<24>>,
     cwnd_bytes: Signal<Local, Bits<32>>,
     win_limit: Signal<Local, Bits<24>>,
+    /// Something else needs the engine (a QP scheduled or looked ahead, a
+    /// rewind), or the QP failed or left RTS: a turn held in `Seg` ends.
+    others_wait: Signal<Local, Bit>,
     spray_win: Num<{ SPRAY_WINDOW_PKTS as u64 }, 24>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
@@ -543,6 +546,11 @@ impl Logic for TurnEngine {
             self.ent_v.d.next = false;
         }
         self.apsn_ahead.next = self.psn.q.val() - self.apsn_data.val();
+        self.others_wait.next = self.sched_valid.val()
+            | self.la_active.q.val()
+            | self.rew_valid.val()
+            | self.err_data.val()
+            | !self.qpc_data.val().get_bit(0);
         self.cc_on.next = self.qv.cc.val().any() & !self.is_rsp.val();
         self.cwnd_bytes.next = self.cwnd_data.val() >> 8;
         self.cc_pkts.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
@@ -948,12 +956,7 @@ impl Logic for TurnEngine {
                     self.st_we.next = !self.resend.q.val();
                     if self.resend.q.val() {
                         self.state.d.next = SqState::RsEnd;
-                    } else if self.sched_valid.val()
-                        | self.la_active.q.val()
-                        | self.rew_valid.val()
-                        | self.err_data.val()
-                        | !self.qpc_data.val().get_bit(0)
-                    {
+                    } else if self.others_wait.val() {
                         self.keep_active.d.next = true;
                         self.state.d.next = SqState::Drain;
                     }
@@ -961,12 +964,7 @@ impl Logic for TurnEngine {
                     // A sprayed QP a window past its latest ACK waits for ACKs, here while nothing else
                     // needs the engine; otherwise the turn ends and comes back.
                     self.st_we.next = true;
-                    if self.sched_valid.val()
-                        | self.la_active.q.val()
-                        | self.rew_valid.val()
-                        | self.err_data.val()
-                        | !self.qpc_data.val().get_bit(0)
-                    {
+                    if self.others_wait.val() {
                         self.keep_active.d.next = true;
                         self.state.d.next = SqState::Drain;
                     }

@@ -13,7 +13,8 @@
 //!   placeholder QPs that are dropped afterwards); NIC0 and NIC1 use different
 //!   QPNs for a pair; random SQ/RQ depths, 1 to 3 CQs per NIC, random initial
 //!   PSNs (some just below the 24-bit wrap); two QPs in five (on either
-//!   NIC) spray their requests over 1 to 256 entropies (STrack);
+//!   NIC) spray their requests over 1 to 256 entropies, and one in three
+//!   is under STrack's congestion window;
 //! * random batches for `post_send_batch` / `post_recv_batch`, receives posted
 //!   ahead of their SENDs, random idle gaps (0 to 5000 cycles) between posts,
 //!   random PCIe and MMIO latencies;
@@ -525,11 +526,13 @@ impl World {
             let b = q1[perm[i]].take().unwrap();
             let psn = |r: &mut Rng| if r.pct(25) { 0xFF_FFFF - r.below(64) as u32 } else { r.below(1 << 24) as u32 };
             let (pa, pb) = (psn(&mut rng), psn(&mut rng));
-            // Two QPs in five spray their requests (STrack), over 1 to 256 entropies.
+            // Two QPs in five spray their requests (STrack), over 1 to 256
+            // entropies; one in three is under STrack's congestion window.
             for q in [&a, &b] {
-                if rng.pct(40) {
-                    let n = 1 + rng.below(256) as u16;
-                    q.modify(&QpAttr { max_paths: Some(n), ..QpAttr::init() }).unwrap();
+                let paths = if rng.pct(40) { 1 + rng.below(256) as u16 } else { 0 };
+                let cc = rng.pct(33);
+                if paths != 0 || cc {
+                    q.modify(&QpAttr { max_paths: Some(paths), strack_cc: Some(cc), ..QpAttr::init() }).unwrap();
                 }
             }
             connect(&nodes[0].ctx, &a, pa, &nodes[1].ctx, &b, pb, p.mtu).unwrap();
