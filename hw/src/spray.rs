@@ -29,8 +29,10 @@
 //! The scan itself is one cycle: the entropies ahead of the start that are
 //! clear, isolated lowest-first (`x & -x`) and encoded with eight masks.
 //!
-//! Not yet wired into the send path: the TX builder still sends each QP's
-//! packets on its QPC `UDP_SPORT` (the STrack issue's integration step).
+//! In the data path (`core.rs`): the turn engine asks it for each sprayed
+//! packet's entropy, the ACK receiver feeds it each ACK's echoed entropy
+//! and CE bit and each QP reset; a choice's window is passed as unbounded
+//! (the congestion window does not set the active set yet).
 
 use crate::num::Num;
 use rnic_spec::params::QPN_BITS;
