@@ -77,6 +77,7 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "sq_resends",
     "rx_ooo_sw",
     "sq_skips",
+    "cc_skipped",
 ];
 
 /// Retransmission timeout set at [`open_device`], in device cycles (100 µs at

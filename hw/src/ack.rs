@@ -129,6 +129,8 @@ pub struct AckRecv {
     pub cc_on: Signal<Out, Bit>,
     /// Init: log2 of the path MTU.
     pub cc_pmtu: Signal<Out, Bits<4>>,
+    /// Pulse: an ACK of a QP found the window engine busy and was not fed to it.
+    pub cnt_cc_skip: Signal<Out, Bit>,
     /// A request to STrack's path selector (`crate::spray`): an ACK's
     /// echoed entropy and ECN (`OP_ACK`), or a reset at a QP commit
     /// (`OP_RESET`). Held until `spray_ready`.
@@ -481,6 +483,7 @@ impl Logic for AckRecv {
         }
         self.sent_addr.next = self.scan_q.q.val();
         self.cnt_rto.next = false;
+        self.cnt_cc_skip.next = false;
         self.ack_dist.next = self.msn_e.q.val() - self.ru.acked.val();
         // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
         self.posted16.next = self.au.sq_pi.val() - self.ru.acked.val().get_bits::<16>(0);
@@ -649,6 +652,7 @@ impl Logic for AckRecv {
                     self.cc_op.next = self.op_cc_ack.val().any();
                     self.cc_ecn.next = self.au.ce.val().any();
                     self.cc_epsn.next = self.au.epsn.val();
+                    self.cnt_cc_skip.next = !self.cc_ready.val();
                     self.sf_v.d.next = true;
                     self.sf_qpn.d.next = self.au.qpn.val();
                     self.sf_op.d.next = self.op_spray_ack.val();

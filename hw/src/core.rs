@@ -165,7 +165,7 @@ pub struct RnicCore {
     ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
     rxdq: SynchronousFIFO<Bits<RXD_BITS>, 4, 5, 1>,
     lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
-    cnt: Signal<Local, Bits<24>>,
+    cnt: Signal<Local, Bits<25>>,
 }
 
 impl Logic for RnicCore {
@@ -593,6 +593,9 @@ impl Logic for RnicCore {
         }
         if self.sq.cnt_skip.val() {
             self.cnt.next = self.cnt.val() | 0x80_0000;
+        }
+        if self.resp.cnt_cc_skip.val() {
+            self.cnt.next = self.cnt.val() | 0x100_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

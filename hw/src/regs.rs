@@ -23,7 +23,8 @@ const _: () = assert!(
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
-        && r::counters::COUNT == 24
+        && r::counters::COUNT == 25
+        && r::counters::CC_SKIPPED == 0x2C0
         && r::counters::SQ_SKIPS == 0x2B8
         && r::counters::RX_OOO_PLACED == 0x2A0
         && r::counters::SQ_RESENDS == 0x2A8
@@ -68,7 +69,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<24>>,
+    pub cnt_inc: Signal<In, Bits<25>>,
     /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
     /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
     /// headers, and may do so in the same cycle.
@@ -156,6 +157,7 @@ pub struct Regs {
     c21: DFF<Bits<64>>,
     c22: DFF<Bits<64>>,
     c23: DFF<Bits<64>>,
+    c24: DFF<Bits<64>>,
     rto_q: DFF<Bits<32>>,
     hold_q: DFF<Bits<8>>,
     ccp: DFF<Bits<512>>,
@@ -171,8 +173,8 @@ impl Logic for Regs {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
-            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, rto_q, hold_q,
-            ccp, ctl_base, ctl_log2, ctl_ci
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, rto_q,
+            hold_q, ccp, ctl_base, ctl_log2, ctl_ci
         );
         self.rto.next = self.rto_q.q.val();
         self.sr_pool_hold.next = self.hold_q.q.val();
@@ -332,6 +334,9 @@ impl Logic for Regs {
         if self.cnt_inc.val().get_bit(23) {
             self.c23.d.next = self.c23.q.val() + 1;
         }
+        if self.cnt_inc.val().get_bit(24) {
+            self.c24.d.next = self.c24.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
@@ -365,6 +370,7 @@ impl Logic for Regs {
             680 => self.resp_d.d.next = self.c21.q.val(),
             688 => self.resp_d.d.next = self.c22.q.val(),
             696 => self.resp_d.d.next = self.c23.q.val(),
+            704 => self.resp_d.d.next = self.c24.q.val(),
             384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
             400 => self.resp_d.d.next = bit_cast::<64, 8>(self.hold_q.q.val()),
             352 => self.resp_d.d.next = self.ctl_base.q.val(),

@@ -102,6 +102,8 @@ pub struct RxEngine {
     pub tmo_sent_data: Signal<In, Bits<16>>,
     /// Pulse: a retransmission timeout was reported.
     pub cnt_rto: Signal<Out, Bit>,
+    /// Pulse: an ACK found the window engine busy (`AckRecv::cnt_cc_skip`).
+    pub cnt_cc_skip: Signal<Out, Bit>,
     /// DMA read request valid (receive WQE).
     pub rd_valid: Signal<Out, Bit>,
     /// DMA read request ready.
@@ -357,6 +359,7 @@ impl Logic for RxEngine {
         self.tmo_sent_addr.next = self.ack.sent_addr.val();
         self.ack.sent_data.next = self.tmo_sent_data.val();
         self.cnt_rto.next = self.ack.cnt_rto.val();
+        self.cnt_cc_skip.next = self.ack.cnt_cc_skip.val();
         self.cnt_ack_bad.next = self.ack.cnt_bad.val();
         // Completion requests: receive completions and requester completions.
         self.cqmux.a_valid.next = self.resp.cqr_valid.val();

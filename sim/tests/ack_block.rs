@@ -133,7 +133,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     // The window engine's requests owed, in order: (op, qpn, ecn, echoed timestamp, ePSN, on, pmtu); an
     // ACK's is offered for one cycle (taken or not), an init's is held until taken.
     let (rst_cc_on, rst_pmtu, rst_sq_psn) = (pt("rst_cc_on"), pt("rst_pmtu"), pt("rst_sq_psn"));
-    let (cc_valid, cc_ready) = (pt("cc_valid"), pt("cc_ready"));
+    let (cc_valid, cc_ready, cnt_cc_skip) = (pt("cc_valid"), pt("cc_ready"), pt("cnt_cc_skip"));
     let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_epsn", "cc_on", "cc_pmtu"].map(pt);
     let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64, u64)> = VecDeque::new();
     let (mut cc_taken, mut cc_skipped) = (0u64, 0u64);
@@ -453,6 +453,10 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             m.eval();
             let mut busy =
                 rq.is_some() || offer.is_some() || m.get(idle) == 0 || m.get(spray_valid) == 1 || m.get(cc_valid) == 1;
+            let skip_want = m.get(cc_valid) == 1 && cc_f.map(|f| m.get(f))[0] == CC_OP_ACK && !ccready;
+            if (m.get(cnt_cc_skip) == 1) != skip_want {
+                return Err(ctx(format!("cnt_cc_skip {} for an ACK offer {skip_want}", m.get(cnt_cc_skip))));
+            }
             if m.get(cc_valid) == 1 {
                 let [op, qpn, ecn, now_ns, rtt, epsn, on, pmtu] = cc_f.map(|f| m.get(f));
                 if op == CC_OP_ACK || ccready {

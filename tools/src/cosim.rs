@@ -100,6 +100,7 @@ pub const COUNTERS: [(&str, u32); ctr::COUNT] = [
     ("sq_resends", ctr::SQ_RESENDS),
     ("rx_ooo_sw", ctr::RX_OOO_SW),
     ("sq_skips", ctr::SQ_SKIPS),
+    ("cc_skipped", ctr::CC_SKIPPED),
 ];
 
 /// Most passes [`Nics::counters`] reads before it gives up on two agreeing.

@@ -100,8 +100,14 @@ pub mod counters {
     /// reached a WQE the peer had acknowledged meanwhile, whose ring slot
     /// the host may already have reused; nothing more of it is sent.
     pub const SQ_SKIPS: u32 = 0x2B8;
+    /// ACK or NAK frames that found STrack's window engine busy and were
+    /// not fed to it. Every QP's are offered (the engine ignores those of
+    /// QPs whose window, [`super::qpc::CC`], is off, busy 3 cycles each);
+    /// for a QP under the window a skipped ACK's acknowledged PSNs count
+    /// with the next ACK taken, its RTT and ECN sample is lost.
+    pub const CC_SKIPPED: u32 = 0x2C0;
     /// Number of counters.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
