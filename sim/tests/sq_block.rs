@@ -869,7 +869,7 @@ impl Tb {
             acks: VecDeque::new(),
             ack_delay,
             apsn_q: 0,
-            cwnd_tab: (0..NQPN).map(|_| 0).collect(),
+            cwnd_tab: vec![0; NQPN],
             cwnd_q: 0,
         }
     }
