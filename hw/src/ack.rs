@@ -102,14 +102,10 @@ pub struct AckRecv {
     pub rst_max_paths: Signal<In, Bits<9>>,
     /// The QP's congestion window is on (`qpc::CC`), for the window engine's init.
     pub rst_cc_on: Signal<In, Bit>,
-    /// log2 of the QP's path MTU, for the window engine's init.
-    pub rst_pmtu: Signal<In, Bits<4>>,
-    /// The QP's first PSN (`qpc::SQ_PSN`), for the window engine's init.
-    pub rst_sq_psn: Signal<In, Bits<24>>,
     /// A request to STrack's window engine (`crate::cc`): each ACK or NAK
-    /// frame's RTT, ECN echo and ePSN (`OP_ACK`, offered for one cycle: one
-    /// that finds the engine busy is not fed, and its ePSN's bytes count
-    /// with the next), or a reset's init (`OP_INIT`, held until taken).
+    /// frame's RTT, ECN echo and SACK bytes received (`OP_ACK`, offered for
+    /// one cycle: one that finds the engine busy is not fed, and its bytes
+    /// count with the next), or a reset's init (`OP_INIT`, held until taken).
     pub cc_valid: Signal<Out, Bit>,
     /// The engine takes the request this cycle.
     pub cc_ready: Signal<In, Bit>,
@@ -123,12 +119,10 @@ pub struct AckRecv {
     pub cc_ecn: Signal<Out, Bit>,
     /// ACK: RTT, ns (from the echoed TX timestamp).
     pub cc_rtt: Signal<Out, Bits<32>>,
-    /// ACK: its ePSN; init: the QP's first PSN.
-    pub cc_epsn: Signal<Out, Bits<24>>,
+    /// ACK: the bytes received it carries (mod 2^32); init: 0, where the peer's count starts.
+    pub cc_bytes: Signal<Out, Bits<32>>,
     /// Init: the window is on.
     pub cc_on: Signal<Out, Bit>,
-    /// Init: log2 of the path MTU.
-    pub cc_pmtu: Signal<Out, Bits<4>>,
     /// Pulse: an ACK of a QP found the window engine busy and was not fed to it.
     pub cnt_cc_skip: Signal<Out, Bit>,
     /// A request to STrack's path selector (`crate::spray`): an ACK's
@@ -148,13 +142,14 @@ pub struct AckRecv {
     /// Reset: the QP's number of entropies (1..=256).
     pub spray_max_paths: Signal<Out, Bits<9>>,
     /// Acknowledged-PSN table write (read by the turn engine): each ACK or
-    /// NAK frame writes its QP's entry with the ePSN it carries, each READ
-    /// response word with the PSN the READ's responses have reached.
+    /// NAK frame writes its QP's entry with the ePSN and SACK OOO count it
+    /// carries, each READ response word with the PSN the READ's responses
+    /// have reached (OOO count 0).
     pub apsn_we: Signal<Out, Bit>,
     /// Its QP.
     pub apsn_waddr: Signal<Out, Bits<QPN_BITS>>,
-    /// The ePSN.
-    pub apsn_wdata: Signal<Out, Bits<24>>,
+    /// `{ooo[35:24], epsn[23:0]}`.
+    pub apsn_wdata: Signal<Out, Bits<APSN_BITS>>,
     /// Requester state table read address.
     pub rqs_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Requester state read data (`ReqStatePack`, one cycle after the address).
@@ -246,7 +241,7 @@ pub struct AckRecv {
     nf_run: Signal<Local, Bits<4>>,
     nf_next: Signal<Local, Bits<24>>,
     /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
-    /// Each entry: `{sq_psn[45:22], pmtu[21:18], cc_on[17], max_paths[16:8], qpn[7:0]}`.
+    /// Each entry: `{cc_on[17], max_paths[16:8], qpn[7:0]}`.
     rstq: SynchronousFIFO<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
     /// The window engine's init being offered (held until taken; the block takes no reset or ACK meanwhile).
     cr_v: DFF<Bit>,
@@ -331,8 +326,11 @@ pub struct AckRecv {
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
 const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
-/// A reset queue entry: `{sq_psn[45:22], pmtu[21:18], cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
-const RST_BITS: usize = QPN_BITS + 38;
+/// A reset queue entry: `{cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
+const RST_BITS: usize = QPN_BITS + 10;
+
+/// Width of an acknowledged-PSN table entry: `{ooo[35:24], epsn[23:0]}`.
+pub const APSN_BITS: usize = 36;
 const _: () = assert!(QPN_BITS == 8);
 
 impl Logic for AckRecv {
@@ -402,9 +400,7 @@ impl Logic for AckRecv {
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = bit_cast::<RST_BITS, QPN_BITS>(self.rst_qpn.val())
             | (bit_cast::<RST_BITS, 9>(self.rst_max_paths.val()) << 8)
-            | (bit_cast::<RST_BITS, 1>(self.rst_cc_on.val().into()) << 17)
-            | (bit_cast::<RST_BITS, 4>(self.rst_pmtu.val()) << 18)
-            | (bit_cast::<RST_BITS, 24>(self.rst_sq_psn.val()) << 22);
+            | (bit_cast::<RST_BITS, 1>(self.rst_cc_on.val().into()) << 17);
         // The window engine: an init held in `cr_v`, else the ACK `Look` offers.
         self.rtt_cyc.next = self.now.val().get_bits::<24>(0) - self.au.ts.val();
         self.cc_valid.next = self.cr_v.q.val();
@@ -413,9 +409,8 @@ impl Logic for AckRecv {
         self.cc_now.next = self.now.val().get_bits::<32>(0) << 2;
         self.cc_ecn.next = false;
         self.cc_rtt.next = bit_cast::<32, 24>(self.rtt_cyc.val()) << 2;
-        self.cc_epsn.next = self.rst_q.q.val().get_bits::<24>(22);
+        self.cc_bytes.next = 0.into();
         self.cc_on.next = self.rst_q.q.val().get_bit(17);
-        self.cc_pmtu.next = self.rst_q.q.val().get_bits::<4>(18);
         if self.cr_v.q.val() & self.cc_ready.val() {
             self.cr_v.d.next = false;
         }
@@ -432,7 +427,8 @@ impl Logic for AckRecv {
         }
         self.apsn_we.next = false;
         self.apsn_waddr.next = self.au.qpn.val();
-        self.apsn_wdata.next = self.au.epsn.val();
+        self.apsn_wdata.next =
+            bit_cast::<APSN_BITS, 24>(self.au.epsn.val()) | (bit_cast::<APSN_BITS, 12>(self.au.ooo.val()) << 24);
         self.rst_mp.next = self.rst_q.q.val().get_bits::<9>(8);
         if self.rst_mp.val() == 0 {
             self.rst_mp.next = 1.into();
@@ -651,7 +647,7 @@ impl Logic for AckRecv {
                     self.cc_qpn.next = self.au.qpn.val();
                     self.cc_op.next = self.op_cc_ack.val().any();
                     self.cc_ecn.next = self.au.ce.val().any();
-                    self.cc_epsn.next = self.au.epsn.val();
+                    self.cc_bytes.next = self.au.bytes_rx.val();
                     self.cnt_cc_skip.next = !self.cc_ready.val();
                     self.sf_v.d.next = true;
                     self.sf_qpn.d.next = self.au.qpn.val();

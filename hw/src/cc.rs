@@ -2,13 +2,14 @@
 //! 1's RTT bookkeeping and Algorithm 2's achieved BDP), in the fixed-point
 //! formats of `rnic_model::strack::cc::StrackCc`, bit for bit.
 //!
-//! Per QP one state word ([`CcStatePack`], 317 bits): the window (bytes,
+//! Per QP one state word ([`CcStatePack`], 321 bits): the window (bytes,
 //! Q24.8), the smallest RTT seen, the EWMA of the queueing delay (ns,
 //! Q24.8), the times of the last decrease and the last fairness nudge, the
 //! achieved-BDP meter (bytes acknowledged since its last clear, the time of
 //! that clear, the last completed measurement), whether the QP's window is
-//! on, its path MTU and the last ePSN taken (an ACK acknowledges the PSNs
-//! its ePSN moves past that one, each a path MTU of bytes). Times are the low
+//! on and the last SACK bytes-received count taken (an ACK acknowledges the
+//! bytes its count moved past that one: every packet the peer placed, in
+//! order or not, as STrack's SACK counts them). Times are the low
 //! 32 bits of a nanosecond clock, compared by wrapping subtraction, so a
 //! QP idle for more than 4.29 s reads as if the time wrapped (the model
 //! keeps 64-bit times); the byte meter is 48 bits (the model's 64).
@@ -16,12 +17,14 @@
 //! Two requests, one at a time (`req_valid` while `req_ready`):
 //!
 //! - **Init** (`OP_INIT`): the QP starts at `max_cwnd` (line rate), its
-//!   RTT at the network's base RTT, its timers at `now`, its last ePSN at
-//!   its first PSN; with its window on or off (an off QP's ACKs are
-//!   ignored, and answered by nothing).
-//! - **ACK** (`OP_ACK`): an ACK at `now` with its RTT, ECN mark, ePSN (the
-//!   bytes it newly acknowledges: the PSNs past the last ePSN, none for a
-//!   stale one) and whether it answers a probe. The engine takes
+//!   RTT at the network's base RTT, its timers at `now`, its last bytes
+//!   count at 0 (where the peer's count starts when its QP is reset); with
+//!   its window on or off (an off QP's ACKs are ignored, and answered by
+//!   nothing).
+//! - **ACK** (`OP_ACK`): an ACK at `now` with its RTT, ECN mark, bytes
+//!   received (it newly acknowledges their advance past the last count,
+//!   none for a stale one: a wrapping difference of 2^31 or more) and
+//!   whether it answers a probe. The engine takes
 //!   the RTT into the minimum, the bytes into the achieved-BDP meter (a
 //!   probe's bytes are not counted there), the queueing delay into the
 //!   EWMA, and moves the window by the first of Algorithm 4's branches
@@ -48,7 +51,7 @@
 //! line rate (a packet every 66 cycles) the delay-gain branch is too slow
 //! for every ACK: the ACK receiver offers each ACK once, and one that finds
 //! the engine busy is not fed (its acknowledged PSNs count with the next
-//! ACK taken, through the ePSN; its RTT and ECN sample is lost).
+//! ACK taken, through the bytes count; its RTT and ECN sample is lost).
 
 use crate::num::Num;
 use rnic_spec::params::QPN_BITS;
@@ -71,11 +74,11 @@ pub const ACT_ABDP: u64 = 3;
 pub const ACT_DECREASE: u64 = 4;
 
 /// Width of a QP's state word ([`CcStatePack`]).
-pub const CCS_BITS: usize = 317;
+pub const CCS_BITS: usize = 321;
 
-crate::pack_blocks!(CcStatePack, CcStateUnpack, 317, [
+crate::pack_blocks!(CcStatePack, CcStateUnpack, 321, [
     cwnd: 32, base_rtt: 32, avg: 32, last_dec: 32, last_fair: 32, rx_count: 48, clear_ts: 32, achieved: 48,
-    on: 1, pmtu: 4, last_epsn: 24,
+    on: 1, last_bytes: 32,
 ]);
 const _: () = assert!(CcStatePack::WIDTH == CCS_BITS);
 
@@ -117,12 +120,10 @@ pub struct CcEngine {
     pub req_ecn: Signal<In, Bit>,
     /// ACK: its RTT sample (ns).
     pub req_rtt: Signal<In, Bits<32>>,
-    /// ACK: the ePSN it carries (the PSNs before it are acknowledged); Init: the QP's first PSN.
-    pub req_epsn: Signal<In, Bits<24>>,
+    /// ACK: the SACK's bytes received (mod 2^32).
+    pub req_bytes: Signal<In, Bits<32>>,
     /// Init: the QP's window is on (off: its ACKs are ignored).
     pub req_on: Signal<In, Bit>,
-    /// Init: log2 of the QP's path MTU (an acknowledged PSN counts this many bytes).
-    pub req_pmtu: Signal<In, Bits<4>>,
     /// ACK: it answers a probe (its bytes are not counted in the achieved BDP).
     pub req_probe: Signal<In, Bit>,
     /// `net_base_rtt` (ns): a QP's RTT at Init.
@@ -160,17 +161,15 @@ pub struct CcEngine {
     now: DFF<Bits<32>>,
     ecn: DFF<Bit>,
     rtt: DFF<Bits<32>>,
-    epsn: DFF<Bits<24>>,
+    bytes: DFF<Bits<32>>,
     req_on_q: DFF<Bit>,
-    req_pmtu_q: DFF<Bits<4>>,
-    /// Bytes the ACK newly acknowledges: its ePSN's advance over the QP's last, in packets of the path MTU.
+    /// Bytes the ACK newly acknowledges: its bytes count's advance over the QP's last.
     acked: DFF<Bits<40>>,
     probe: DFF<Bit>,
     on: DFF<Bit>,
-    pmtu: DFF<Bits<4>>,
-    last_epsn: DFF<Bits<24>>,
-    /// The ePSN's advance (bit 23 set: behind the last one, a stale ACK).
-    epsn_adv: Signal<Local, Bits<24>>,
+    last_bytes: DFF<Bits<32>>,
+    /// The bytes count's advance (bit 31 set: behind the last one, a stale ACK).
+    bytes_adv: Signal<Local, Bits<32>>,
     acked_l: Signal<Local, Bits<40>>,
     /// The QP's state word as read.
     st: DFF<Bits<CCS_BITS>>,
@@ -260,7 +259,7 @@ impl Logic for CcEngine {
         dff_setup!(
             self, clock, state, qpn, op, now, ecn, rtt, acked, probe, st, cwnd, base_rtt, avg, last_dec, last_fair,
             rx_count, clear_ts, achieved, delay, can_dec, can_fair, newc, action, ma, mb, macc, mstep, dnum, dden,
-            drem, dq, dcnt, epsn, req_on_q, req_pmtu_q, on, pmtu, last_epsn
+            drem, dq, dcnt, bytes, req_on_q, on, last_bytes
         );
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
@@ -277,8 +276,7 @@ impl Logic for CcEngine {
         self.sp.clear_ts.next = self.clear_ts.q.val();
         self.sp.achieved.next = self.achieved.q.val();
         self.sp.on.next = self.on.q.val().into();
-        self.sp.pmtu.next = self.pmtu.q.val();
-        self.sp.last_epsn.next = self.last_epsn.q.val();
+        self.sp.last_bytes.next = self.last_bytes.q.val();
         self.qp_state.write_data.next = self.sp.pword.val();
         self.req_ready.next = self.state.q.val() == CcState::Idle;
         self.out_valid.next = false;
@@ -336,9 +334,9 @@ impl Logic for CcEngine {
         self.since_clear.next = self.now.q.val() - self.su.clear_ts.val();
         self.since_dec.next = self.now.q.val() - self.su.last_dec.val();
         self.since_fair.next = self.now.q.val() - self.su.last_fair.val();
-        self.epsn_adv.next = self.epsn.q.val() - self.su.last_epsn.val();
-        self.acked_l.next = bit_cast::<40, 24>(self.epsn_adv.val()) << bit_cast::<40, 4>(self.su.pmtu.val());
-        if self.epsn_adv.val().get_bit(23) {
+        self.bytes_adv.next = self.bytes.q.val() - self.su.last_bytes.val();
+        self.acked_l.next = bit_cast::<40, 32>(self.bytes_adv.val());
+        if self.bytes_adv.val().get_bit(31) {
             self.acked_l.next = 0.into();
         }
         self.abdp_add.next = bit_cast::<48, 40>(self.acked_l.val());
@@ -396,9 +394,8 @@ impl Logic for CcEngine {
                     self.now.d.next = self.req_now.val();
                     self.ecn.d.next = self.req_ecn.val();
                     self.rtt.d.next = self.req_rtt.val();
-                    self.epsn.d.next = self.req_epsn.val();
+                    self.bytes.d.next = self.req_bytes.val();
                     self.req_on_q.d.next = self.req_on.val();
-                    self.req_pmtu_q.d.next = self.req_pmtu.val();
                     self.probe.d.next = self.req_probe.val();
                     self.state.d.next = CcState::Load;
                 }
@@ -417,8 +414,7 @@ impl Logic for CcEngine {
                     self.clear_ts.d.next = self.now.q.val();
                     self.achieved.d.next = 0.into();
                     self.on.d.next = self.req_on_q.q.val();
-                    self.pmtu.d.next = self.req_pmtu_q.q.val();
-                    self.last_epsn.d.next = self.epsn.q.val();
+                    self.last_bytes.d.next = 0.into();
                     self.action.d.next = self.act_hold.val();
                     self.state.d.next = CcState::Write;
                 }
@@ -427,10 +423,9 @@ impl Logic for CcEngine {
                 // Algorithm 1 lines 5-8 and Algorithm 2; the EWMA and the timers of Algorithm 4.
                 // A QP whose window is off ignores its ACKs.
                 self.on.d.next = self.su.on.val().any();
-                self.pmtu.d.next = self.su.pmtu.val();
-                self.last_epsn.d.next = self.su.last_epsn.val();
-                if (self.epsn_adv.val() != 0) & !self.epsn_adv.val().get_bit(23) {
-                    self.last_epsn.d.next = self.epsn.q.val();
+                self.last_bytes.d.next = self.su.last_bytes.val();
+                if (self.bytes_adv.val() != 0) & !self.bytes_adv.val().get_bit(31) {
+                    self.last_bytes.d.next = self.bytes.q.val();
                 }
                 self.acked.d.next = self.acked_l.val();
                 self.cwnd.d.next = self.su.cwnd.val();

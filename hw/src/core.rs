@@ -1,5 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
+use crate::ack::APSN_BITS;
 use crate::cc::CcEngine;
 use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
@@ -147,8 +148,8 @@ pub struct RnicCore {
     req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
     /// Per QP, lACK and the PSN its WQE starts at (ACK receiver to turn engine).
     lack: RAM<Bits<LACK_BITS>, QPN_BITS>,
-    /// Per QP, the ePSN of its latest ACK or NAK (ACK receiver to turn engine: a sprayed QP's window).
-    apsn: RAM<Bits<24>, QPN_BITS>,
+    /// Per QP, the ePSN and SACK OOO count of its latest ACK or NAK (ACK receiver to turn engine: the windows).
+    apsn: RAM<Bits<APSN_BITS>, QPN_BITS>,
     /// Per QP, the sequence number of the newest READ response job (responder to send path).
     jseq: RAM<Bits<3>, QPN_BITS>,
     /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
@@ -317,9 +318,8 @@ impl Logic for RnicCore {
         self.cc.req_now.next = self.resp.cc_now.val();
         self.cc.req_ecn.next = self.resp.cc_ecn.val();
         self.cc.req_rtt.next = self.resp.cc_rtt.val();
-        self.cc.req_epsn.next = self.resp.cc_epsn.val();
+        self.cc.req_bytes.next = self.resp.cc_bytes.val();
         self.cc.req_on.next = self.resp.cc_on.val();
-        self.cc.req_pmtu.next = self.resp.cc_pmtu.val();
         self.cc.req_probe.next = false;
         self.cc.p_base_rtt.next = self.regs.cc_params.val().get_bits::<32>(0);
         self.cc.p_target.next = self.regs.cc_params.val().get_bits::<32>(32);
@@ -378,7 +378,7 @@ impl Logic for RnicCore {
             self.qp_err.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
             self.qp_err.write_data.next = false;
         }
-        // The acknowledged PSN: a requester reset starts it at the QP's first PSN (`qpc::SQ_PSN`), ACKs move it.
+        // The acknowledged PSN: a requester reset starts it at the QP's first PSN (`qpc::SQ_PSN`, OOO 0), ACKs move it.
         self.apsn.read_address.next = self.sq.apsn_addr.val();
         self.sq.apsn_data.next = self.apsn.read_data.val();
         self.apsn.write_enable.next = self.resp.apsn_we.val();
@@ -387,7 +387,7 @@ impl Logic for RnicCore {
         if self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33) {
             self.apsn.write_enable.next = true;
             self.apsn.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
-            self.apsn.write_data.next = self.regs.stage.val().get_bits::<24>(384);
+            self.apsn.write_data.next = bit_cast::<APSN_BITS, 24>(self.regs.stage.val().get_bits::<24>(384));
         }
         self.lack.read_address.next = self.sq.lack_addr.val();
         self.sq.lack_data.next = self.lack.read_data.val();
@@ -508,8 +508,6 @@ impl Logic for RnicCore {
             | (bit_cast::<40, 24>(self.regs.stage.val().get_bits::<24>(416)) << 10);
         self.resp.rst_max_paths.next = self.regs.stage.val().get_bits::<9>(304);
         self.resp.rst_cc_on.next = self.regs.stage.val().get_bit(313);
-        self.resp.rst_pmtu.next = self.regs.stage.val().get_bits::<4>(4);
-        self.resp.rst_sq_psn.next = self.regs.stage.val().get_bits::<24>(384);
         self.resp.wr_ready.next = self.dma_wr_ready.val();
         self.dma_wr_valid.next = self.resp.wr_valid.val();
         self.dma_wr_addr.next = self.resp.wr_addr.val();

@@ -3,13 +3,14 @@
 use rust_hdl::prelude::*;
 
 /// Width of a TX descriptor word ([`TxDescPack`]).
-pub const TXD_BITS: usize = 672;
+pub const TXD_BITS: usize = 784;
 
-crate::pack_blocks!(TxDescPack, TxDescUnpack, 672, [
+// ACKs add the SACK fields (`rnic_spec::wire`): SACK base, bitmap segment, OOO count, bytes received.
+crate::pack_blocks!(TxDescPack, TxDescUnpack, 784, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
     syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 2, msn_psn: 24,
-    laddr: 64, lkey: 32,
+    laddr: 64, lkey: 32, sack_base: 24, sack_bitmap: 64, ooo: 16, bytes_rx: 32,
 ]);
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 
@@ -35,7 +36,7 @@ crate::pack_blocks!(CqReqPack, CqReqUnpack, 128, [
 const _: () = assert!(CqReqPack::WIDTH == CQR_BITS);
 
 /// Width of an ACK word handed to the ACK receiver ([`AckInPack`]).
-pub const ACKIN_BITS: usize = 256;
+pub const ACKIN_BITS: usize = 288;
 
 // An ACK handed from the responder to the ACK receiver (`crate::ack`), with
 // what a NAK reports: the PSN, SSN and PSN_OFFSET it echoes, the responder's
@@ -45,10 +46,11 @@ pub const ACKIN_BITS: usize = 256;
 // STrack's path selector the echoed entropy (low byte of the request's UDP
 // source port) and whether the request arrived ECN-marked (CE), valid
 // where `fb` is set (a word made from an ACK or NAK frame, not from a READ
-// response or a report).
-crate::pack_blocks!(AckInPack, AckInUnpack, 256, [
+// response or a report); and the SACK's OOO count (12 bits: the responder
+// never holds more) and bytes received (zero where `fb` is clear).
+crate::pack_blocks!(AckInPack, AckInUnpack, 288, [
     qpn: 8, msn: 24, syndrome: 8, cqn: 16, sq_pi: 16, psn: 24, epsn: 24, ssn: 24, psn_offset: 24, flags: 8,
-    msn_psn: 24, ts: 24, entropy: 8, ce: 1, fb: 1,
+    msn_psn: 24, ts: 24, entropy: 8, ce: 1, fb: 1, ooo: 12, bytes_rx: 32,
 ]);
 const _: () = assert!(AckInPack::WIDTH == ACKIN_BITS);
 
@@ -223,7 +225,7 @@ pub const REW_WQE_BIT: usize = 89;
 const _: () = assert!(RewindPack::WIDTH == REW_BITS);
 
 /// Width of the responder's per-QP state word ([`RxStatePack`]).
-pub const RXS_BITS: usize = 399;
+pub const RXS_BITS: usize = 438;
 
 // The responder's per-QP state (and the requester's READ wait: `rd_on`
 // while READ responses are awaited, `rd_psn` the PSN of the next packet,
@@ -243,12 +245,15 @@ pub const RXS_BITS: usize = 399;
 // position in a message after `sw_right` (packets of it so far; 0 if
 // `sw_right` ends its message), `sw_rsend` whether that message is a SEND;
 // `sw_gen` counts the QP's responder resets (mod 16): reports carry it and
-// a command must, so none crosses into the QPN's next life.
-crate::pack_blocks!(RxStatePack, RxStateUnpack, 399, [
+// a command must, so none crosses into the QPN's next life. STrack's SACK:
+// `ooo_n` counts the packets the window holds past ePSN (0 without one),
+// `bytes_rx` the payload bytes placed for the first time (mod 2^32).
+crate::pack_blocks!(RxStatePack, RxStateUnpack, 438, [
     epsn: 24, msn: 24, rq_ci: 16, rwqe_valid: 1, in_msg: 1, in_write: 1, resp_err: 1,
     sr_hold: 1, rd_jseq: 3, rwqe_iova: 64, rwqe_len: 32, msg_pkts: 24, rwqe_lkey: 32,
     sr_win_valid: 1, sr_win: 6, rd_on: 1, rd_psn: 24, rd_end: 24, rd_jend: 24, rd_jv: 1,
     sw_on: 1, sw_left: 24, sw_right: 24, sw_ends: 16, sw_rpk: 24, sw_rsend: 1, sw_gen: 4,
+    ooo_n: 7, bytes_rx: 32,
 ]);
 const _: () = assert!(rnic_spec::params::SR_POOL_LOG2 == 6);
 /// Bit of [`RxStatePack`]'s `sr_win` field (the pool is addressed from the RX state RAM's output).

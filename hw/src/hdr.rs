@@ -98,6 +98,14 @@ pub struct TxHeader {
     pub lkey: Signal<In, Bits<32>>,
     /// ACK extension flags (`ack_flags`).
     pub ack_flags: Signal<In, Bits<8>>,
+    /// SACK base PSN (ACK).
+    pub sack_base: Signal<In, Bits<24>>,
+    /// SACK bitmap segment (ACK).
+    pub sack_bitmap: Signal<In, Bits<64>>,
+    /// Out-of-order count (ACK).
+    pub ooo: Signal<In, Bits<16>>,
+    /// Payload bytes received, mod 2^32 (ACK).
+    pub bytes_rx: Signal<In, Bits<32>>,
     /// Header beat 0 (bytes 0..64).
     pub beat0: Signal<Out, Bits<512>>,
     /// Header beat 1 (bytes 64..128).
@@ -134,6 +142,10 @@ impl Logic for TxHeader {
             echo_entropy: self.sport.val().to_u64() as u16,
             echo_ecn: self.ecn_echo.val().to_u64() as u8,
             ack_flags: if ack { self.ack_flags.val().to_u64() as u8 } else { 0 },
+            sack_base: if ack { self.sack_base.val().to_u64() as u32 } else { 0 },
+            sack_bitmap: if ack { self.sack_bitmap.val().to_u64() } else { 0 },
+            ooo: if ack { self.ooo.val().to_u64() as u32 } else { 0 },
+            bytes_rx: if ack { self.bytes_rx.val().to_u64() as u32 } else { 0 },
             rsn: if ack { 0 } else { self.rsn.val().to_u64() as u32 },
             imm: if ack { 0 } else { self.imm.val().to_u64() as u32 },
             laddr: if ack { 0 } else { self.laddr.val().to_u64() },
@@ -150,7 +162,7 @@ impl Logic for TxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w_rsn;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w24e, w_rsn, w_ooo;").unwrap();
         writeln!(v, "always @(*) begin\n  h = 1024'd0;").unwrap();
         writeln!(v, "  pad = 2'd0 - plen[1:0];").unwrap();
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
@@ -189,7 +201,7 @@ impl Logic for TxHeader {
         put(&mut v, "dqpn", off::BTH_DQPN, 3);
         writeln!(v, "  h[{}] = ack_req;", 8 * off::BTH_ACKREQ + 7).unwrap();
         put(&mut v, "psn", off::BTH_PSN, 3);
-        writeln!(v, "  w24a = {{8'd0, ssn}};\n  w24b = {{8'd0, psn_offset}};\n  w24c = {{8'd0, epsn}};\n  w24d = {{8'd0, msn_psn}};\n  w_rsn = {{16'd0, rsn}};").unwrap();
+        writeln!(v, "  w24a = {{8'd0, ssn}};\n  w24b = {{8'd0, psn_offset}};\n  w24c = {{8'd0, epsn}};\n  w24d = {{8'd0, msn_psn}};\n  w24e = {{8'd0, sack_base}};\n  w_rsn = {{16'd0, rsn}};\n  w_ooo = {{16'd0, ooo}};").unwrap();
         writeln!(v, "  if (is_ack) begin").unwrap();
         put(&mut v, "syndrome", off::AETH_SYNDROME, 1);
         put(&mut v, "msn", off::AETH_MSN, 3);
@@ -201,6 +213,10 @@ impl Logic for TxHeader {
         put(&mut v, "ack_flags", off::AXT_FLAGS, 1);
         put(&mut v, "w24c", off::AXT_EPSN, 4);
         put(&mut v, "w24d", off::AXT_MSN_PSN, 4);
+        put(&mut v, "w24e", off::AXT_SACK_BASE, 4);
+        put(&mut v, "w_ooo", off::AXT_OOO, 4);
+        put(&mut v, "sack_bitmap", off::AXT_SACK_BITMAP, 8);
+        put(&mut v, "bytes_rx", off::AXT_BYTES_RX, 4);
         writeln!(v, "  end else begin").unwrap();
         put(&mut v, "va", off::RETH_VA, 8);
         put(&mut v, "rkey", off::RETH_RKEY, 4);

@@ -429,6 +429,11 @@ pub struct Responder {
     sr_bit: Signal<Local, Bits<SR_WINDOW_BITS>>,
     /// The received bits of the QP's window as the pool shows it (Dispatch).
     pool_rcv: Signal<Local, Bits<SR_WINDOW_BITS>>,
+    /// SACK: the software-recovery run's length, and the answered PSN past ePSN.
+    sw_run: Signal<Local, Bits<24>>,
+    sack_rel: Signal<Local, Bits<24>>,
+    /// The largest OOO count an ACK word carries.
+    ooo_max: Num<0xFFF, 12>,
     pool_n: Num<{ SR_POOL as u64 }, 8>,
     sr_ok: Signal<Local, Bit>,
     msg_va: Signal<Local, Bits<64>>,
@@ -481,6 +486,8 @@ const _: () = {
 };
 // The descriptor's two `ack_flags` bits are bits 1:0 of the ACK extension's flags byte (`txb.rs`).
 const _: () = assert!(ack_flags::PLACED == 1 && ack_flags::NO_ECHO == 2);
+// The SACK segments are the window's two 64-bit halves (literal offsets above).
+const _: () = assert!(SR_WINDOW_BITS == 128);
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
 // The pool is addressed from the RX state RAM's output with a literal offset;
@@ -596,6 +603,8 @@ impl Logic for Responder {
         self.rsp.sw_rpk.next = self.rsu.sw_rpk.val();
         self.rsp.sw_rsend.next = self.rsu.sw_rsend.val();
         self.rsp.sw_gen.next = self.rsu.sw_gen.val();
+        self.rsp.ooo_n.next = self.rsu.ooo_n.val();
+        self.rsp.bytes_rx.next = self.rsu.bytes_rx.val();
         // Selective repeat's pool: the window of the QP whose RX state the RAM shows.
         self.pool.read_address.next = self.rxs_data.val().get_bits::<SR_POOL_LOG2>(225);
         self.pool.write_enable.next = false;
@@ -841,6 +850,12 @@ impl Logic for Responder {
         self.aw.entropy.next = self.du.psn_offset.val().get_bits::<8>(16);
         self.aw.ce.next = (self.du.psn_offset.val().get_bits::<8>(8) == self.ecn_ce.val()).into();
         self.aw.fb.next = (!(self.du.psn_offset.val().get_bits::<8>(0) & self.flag_no_echo.val()).any()).into();
+        // The SACK's OOO count sits where a request has its RSN, bytes received where a READ request has its lkey.
+        self.aw.ooo.next = self.du.rsn.val().get_bits::<12>(0);
+        if self.du.rsn.val().get_bits::<4>(12) != 0 {
+            self.aw.ooo.next = self.ooo_max.val();
+        }
+        self.aw.bytes_rx.next = self.du.lkey.val();
         // A READ response packet as an ACK word: the last one completes the
         // READ (RDONE), the others and a gap complete nothing (HOLD); a gap is
         // reported as a PSN sequence NAK at the PSN the READ expects.
@@ -856,6 +871,8 @@ impl Logic for Responder {
             self.aw.entropy.next = 0.into();
             self.aw.ce.next = 0.into();
             self.aw.fb.next = 0.into();
+            self.aw.ooo.next = 0.into();
+            self.aw.bytes_rx.next = 0.into();
             if self.rsp_last.val() & (self.syn.q.val() == self.syn_ack.val()) & !self.rsp_dup.q.val() {
                 self.aw.msn.next = self.du.ssn.val() + 1;
                 self.aw.flags.next = self.flag_rdone.val();
@@ -966,6 +983,20 @@ impl Logic for Responder {
         self.ackp.ack_flags.next = bit_cast::<2, 1>(self.placed.q.val().into());
         self.ackp.laddr.next = 0.into();
         self.ackp.lkey.next = 0.into();
+        // SACK: what the responder holds past ePSN, in the 64-bit segment holding the PSN this ACK answers.
+        self.ackp.ooo.next = bit_cast::<16, 7>(self.rsu.ooo_n.val());
+        self.sw_run.next = self.rsu.sw_right.val() - self.rsu.sw_left.val() + 1;
+        if self.rsu.sw_on.val().any() {
+            self.ackp.ooo.next = self.sw_run.val().get_bits::<16>(0);
+        }
+        self.sack_rel.next = self.du.psn.val() - self.rsu.epsn.val();
+        self.ackp.sack_base.next = self.rsu.epsn.val();
+        self.ackp.sack_bitmap.next = self.wu.rcv.val().get_bits::<64>(0);
+        if !self.sack_rel.val().get_bit(23) & (self.sack_rel.val() >= 64) {
+            self.ackp.sack_base.next = self.rsu.epsn.val() + 64;
+            self.ackp.sack_bitmap.next = self.wu.rcv.val().get_bits::<64>(64);
+        }
+        self.ackp.bytes_rx.next = self.rsu.bytes_rx.val();
         self.ack_data.next = self.ackp.pword.val();
         match self.state.q.val() {
             RState::Idle => {
@@ -1024,8 +1055,10 @@ impl Logic for Responder {
                     self.rsp.sw_on.next = 0.into();
                     // Reports and commands of the QPN's previous life no longer match.
                     self.rsp.sw_gen.next = self.rsu.sw_gen.val() + 1;
+                    self.rsp.bytes_rx.next = 0.into();
                     // A window the QP holds goes back to the pool.
                     self.rsp.sr_win_valid.next = 0.into();
+                    self.rsp.ooo_n.next = 0.into();
                     if self.rsu.sr_win_valid.val().any() {
                         self.freeq.write.next = true;
                     }
@@ -1274,6 +1307,7 @@ impl Logic for Responder {
                     if self.wp.rcv.val() == 0 {
                         self.freeq.write.next = true;
                         self.rsp.sr_win_valid.next = 0.into();
+                        self.rsp.ooo_n.next = 0.into();
                     } else {
                         self.pool.write_enable.next = true;
                     }
@@ -1491,6 +1525,7 @@ impl Logic for Responder {
                     // advanced one starts; the host is told (CtrlQ).
                     self.rp_next.next = self.end_ptr.q.val();
                     self.rsp.sw_on.next = 1.into();
+                    self.rsp.bytes_rx.next = self.rsu.bytes_rx.val() + bit_cast::<32, 13>(self.du.plen.val());
                     // A new run (the first, or one further ahead) or the next PSN of the run: it ends at this packet.
                     if self.sw_new.val() | (self.sw_rd.val() == 0) {
                         self.rsp.sw_right.next = self.du.psn.val();
@@ -1526,6 +1561,10 @@ impl Logic for Responder {
                     // Placed out of order: recorded in the window, ePSN unchanged, NAKed as placed.
                     self.rp_next.next = self.end_ptr.q.val();
                     self.wp.rcv.next = self.wu.rcv.val() | self.sr_bit.val();
+                    self.rsp.ooo_n.next = self.rsu.ooo_n.val() + 1;
+                    self.rsp.bytes_rx.next = self.rsu.bytes_rx.val() + bit_cast::<32, 13>(self.du.plen.val());
+                    // The ACK's SACK bitmap shows this packet.
+                    self.win.d.next = self.wp.pword.val();
                     if self.is_last.val() {
                         self.wp.last.next = self.wu.last.val() | self.sr_bit.val();
                     }
@@ -1549,6 +1588,7 @@ impl Logic for Responder {
                     self.acc_io.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.rsp.epsn.next = self.rsu.epsn.val() + 1;
+                    self.rsp.bytes_rx.next = self.rsu.bytes_rx.val() + bit_cast::<32, 13>(self.du.plen.val());
                     self.rsp.sr_hold.next = 0.into();
                     // The window moves with ePSN; packets placed before slide in
                     // next; an empty window goes back to the pool.
@@ -1559,6 +1599,7 @@ impl Logic for Responder {
                         if self.wp.rcv.val() == 0 {
                             self.freeq.write.next = true;
                             self.rsp.sr_win_valid.next = 0.into();
+                            self.rsp.ooo_n.next = 0.into();
                         } else {
                             self.pool.write_enable.next = true;
                         }
@@ -1628,12 +1669,14 @@ impl Logic for Responder {
                 } else if self.wu.rcv.val().get_bit(0) {
                     self.slid.d.next = true;
                     self.rsp.epsn.next = self.rsu.epsn.val() + 1;
+                    self.rsp.ooo_n.next = self.rsu.ooo_n.val() - 1;
                     self.wp.rcv.next = self.wu.rcv.val() >> 1;
                     self.wp.last.next = self.wu.last.val() >> 1;
                     self.win.d.next = self.wp.pword.val();
                     if self.wp.rcv.val() == 0 {
                         self.freeq.write.next = true;
                         self.rsp.sr_win_valid.next = 0.into();
+                        self.rsp.ooo_n.next = 0.into();
                     } else {
                         self.pool.write_enable.next = true;
                     }
@@ -1823,6 +1866,8 @@ impl Logic for Responder {
                 self.aw.entropy.next = 0.into();
                 self.aw.ce.next = 0.into();
                 self.aw.fb.next = 0.into();
+                self.aw.ooo.next = 0.into();
+                self.aw.bytes_rx.next = 0.into();
                 self.ackr_valid.next = true;
                 if self.ackr_ready.val() {
                     self.sw_rep.d.next = false;

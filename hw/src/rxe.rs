@@ -7,7 +7,7 @@
 //! Verilator top `resp` is this block, so the responder's block test covers
 //! the three together.
 
-use crate::ack::AckRecv;
+use crate::ack::{AckRecv, APSN_BITS};
 use crate::cqw::{CqReqMux, CqWriter};
 use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, RQS_BITS, RXD_BITS, RXS_BITS, SWC_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
@@ -186,10 +186,6 @@ pub struct RxEngine {
     pub rst_max_paths: Signal<In, Bits<9>>,
     /// QP commit: the QP's congestion window is on (`qpc::CC`).
     pub rst_cc_on: Signal<In, Bit>,
-    /// QP commit: log2 of the QP's path MTU.
-    pub rst_pmtu: Signal<In, Bits<4>>,
-    /// QP commit: the QP's first PSN (`qpc::SQ_PSN`).
-    pub rst_sq_psn: Signal<In, Bits<24>>,
     /// The ACK receiver's request to the window engine (`AckRecv::cc_valid`).
     pub cc_valid: Signal<Out, Bit>,
     /// The window engine takes it.
@@ -204,12 +200,10 @@ pub struct RxEngine {
     pub cc_ecn: Signal<Out, Bit>,
     /// ACK: RTT, ns.
     pub cc_rtt: Signal<Out, Bits<32>>,
-    /// ACK: ePSN; init: first PSN.
-    pub cc_epsn: Signal<Out, Bits<24>>,
+    /// ACK: SACK bytes received; init: 0.
+    pub cc_bytes: Signal<Out, Bits<32>>,
     /// Init: the window is on.
     pub cc_on: Signal<Out, Bit>,
-    /// Init: log2 of the path MTU.
-    pub cc_pmtu: Signal<Out, Bits<4>>,
     /// The ACK receiver's request to the path selector (`AckRecv::spray_valid`).
     pub spray_valid: Signal<Out, Bit>,
     /// The path selector takes it.
@@ -229,7 +223,7 @@ pub struct RxEngine {
     /// Its QP.
     pub apsn_waddr: Signal<Out, Bits<QPN_BITS>>,
     /// The ePSN an ACK or NAK carried.
-    pub apsn_wdata: Signal<Out, Bits<24>>,
+    pub apsn_wdata: Signal<Out, Bits<APSN_BITS>>,
     /// The send path sent a READ request (`ArmPack`).
     pub arm_write: Signal<In, Bit>,
     /// The arm word.
@@ -321,8 +315,6 @@ impl Logic for RxEngine {
         self.ack.rst_qpn.next = self.rst_data.val().get_bits::<QPN_BITS>(0);
         self.ack.rst_max_paths.next = self.rst_max_paths.val();
         self.ack.rst_cc_on.next = self.rst_cc_on.val();
-        self.ack.rst_pmtu.next = self.rst_pmtu.val();
-        self.ack.rst_sq_psn.next = self.rst_sq_psn.val();
         self.cc_valid.next = self.ack.cc_valid.val();
         self.ack.cc_ready.next = self.cc_ready.val();
         self.cc_qpn.next = self.ack.cc_qpn.val();
@@ -330,9 +322,8 @@ impl Logic for RxEngine {
         self.cc_now.next = self.ack.cc_now.val();
         self.cc_ecn.next = self.ack.cc_ecn.val();
         self.cc_rtt.next = self.ack.cc_rtt.val();
-        self.cc_epsn.next = self.ack.cc_epsn.val();
+        self.cc_bytes.next = self.ack.cc_bytes.val();
         self.cc_on.next = self.ack.cc_on.val();
-        self.cc_pmtu.next = self.ack.cc_pmtu.val();
         self.spray_valid.next = self.ack.spray_valid.val();
         self.ack.spray_ready.next = self.spray_ready.val();
         self.spray_qpn.next = self.ack.spray_qpn.val();

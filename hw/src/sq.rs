@@ -5,6 +5,7 @@
 //! core connects; the Verilator top `sq` is this block, so the SQ engine's
 //! block test covers both, and `sched` tests the scheduler alone.
 
+use crate::ack::APSN_BITS;
 use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, TXD_BITS};
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
@@ -109,7 +110,7 @@ pub struct SqEngine {
     /// Acknowledged-PSN table read address (`TurnEngine::apsn_addr`).
     pub apsn_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Its data.
-    pub apsn_data: Signal<In, Bits<24>>,
+    pub apsn_data: Signal<In, Bits<APSN_BITS>>,
     /// A choice asked of the path selector (`TurnEngine::spray_valid`).
     pub spray_valid: Signal<Out, Bit>,
     /// The selector takes it.

@@ -42,6 +42,7 @@
 //! come through the same queue head as resends (ahead of the host's) and
 //! are sent the same way, but every packet of the response at once.
 
+use crate::ack::APSN_BITS;
 use crate::desc::{
     ArmPack, ErrPack, LackUnpack, QpcView, RewindPack, RewindUnpack, SendWqeView, SqStatePack, SqStateUnpack,
     TxDescPack, ARM_BITS, LACK_BITS, REW_BITS, REW_ONE_BIT, REW_WQE_BIT, SEND_OP_READ_RESP, TXD_BITS,
@@ -201,8 +202,9 @@ pub struct TurnEngine {
     pub cwnd_data: Signal<In, Bits<32>>,
     /// Acknowledged-PSN table read address: always the current QP.
     pub apsn_addr: Signal<Out, Bits<QPN_BITS>>,
-    /// The ePSN of the QP's latest ACK or NAK (one cycle after the address).
-    pub apsn_data: Signal<In, Bits<24>>,
+    /// `{ooo[35:24], epsn[23:0]}` of the QP's latest ACK or NAK: its ePSN
+    /// and SACK OOO count (one cycle after the address).
+    pub apsn_data: Signal<In, Bits<APSN_BITS>>,
     /// A choice asked of STrack's path selector (`crate::spray`,
     /// `OP_CHOOSE`): the entropy of the QP's next packet. Held until
     /// `spray_ready`.
@@ -280,14 +282,19 @@ pub struct TurnEngine {
     sport_hi: Num<0xFF00, 16>,
     /// The packet's PSN less the ePSN of the QP's latest ACK (bit 23 set: behind it, after a rewind).
     apsn_ahead: Signal<Local, Bits<24>>,
-    /// A sprayed or window-controlled packet (not a resend, not a READ request) at its window or more past the latest ACK waits.
+    /// The PSNs the peer holds by the latest ACK (its ePSN plus its OOO
+    /// count), and the packet's PSN less that: the packets in flight before it.
+    sack_mark: Signal<Local, Bits<24>>,
+    sack_ahead: Signal<Local, Bits<24>>,
+    /// A packet (not a resend, not a READ request) waits when it is sprayed
+    /// and `SPRAY_WINDOW_PKTS` past the latest ePSN (the responder's reorder
+    /// window), or under the congestion window with a window of packets in flight.
     win_wait: Signal<Local, Bit>,
     /// The packet is under STrack's congestion window (`qpc::CC`; not a READ response).
     cc_on: Signal<Local, Bit>,
-    /// The window in packets of the path MTU (at least one), and the limit on PSNs past the latest ACK.
+    /// The window in packets of the path MTU (at least one).
     cc_pkts: Signal<Local, Bits<24>>,
     cwnd_bytes: Signal<Local, Bits<32>>,
-    win_limit: Signal<Local, Bits<24>>,
     /// Something else needs the engine (a QP scheduled or looked ahead, a
     /// rewind), or the QP failed or left RTS: a turn held in `Seg` ends.
     others_wait: Signal<Local, Bit>,
@@ -545,7 +552,10 @@ impl Logic for TurnEngine {
             // Chosen for a QP whose turn ended (or was parked) before it sent: dropped.
             self.ent_v.d.next = false;
         }
-        self.apsn_ahead.next = self.psn.q.val() - self.apsn_data.val();
+        self.apsn_ahead.next = self.psn.q.val() - self.apsn_data.val().get_bits::<24>(0);
+        self.sack_mark.next =
+            self.apsn_data.val().get_bits::<24>(0) + bit_cast::<24, 12>(self.apsn_data.val().get_bits::<12>(24));
+        self.sack_ahead.next = self.psn.q.val() - self.sack_mark.val();
         self.others_wait.next = self.sched_valid.val()
             | self.la_active.q.val()
             | self.rew_valid.val()
@@ -557,15 +567,13 @@ impl Logic for TurnEngine {
         if self.cc_pkts.val() == 0 {
             self.cc_pkts.next = 1.into();
         }
-        self.win_limit.next = self.spray_win.val();
-        if self.cc_on.val() & (!self.spray_on.val() | (self.cc_pkts.val() < self.spray_win.val())) {
-            self.win_limit.next = self.cc_pkts.val();
-        }
         self.win_wait.next = (self.spray_on.val() | self.cc_on.val())
             & !self.resend.q.val()
             & !self.is_read.val()
-            & !self.apsn_ahead.val().get_bit(23)
-            & (self.apsn_ahead.val() >= self.win_limit.val());
+            & ((!self.apsn_ahead.val().get_bit(23) & (self.apsn_ahead.val() >= self.spray_win.val()))
+                | (self.cc_on.val()
+                    & !self.sack_ahead.val().get_bit(23)
+                    & (self.sack_ahead.val() >= self.cc_pkts.val())));
         if self.spray_done.val() & self.ent_wait.q.val() {
             self.ent.d.next = self.spray_path.val();
             self.ent_v.d.next = true;
@@ -692,6 +700,10 @@ impl Logic for TurnEngine {
         // of the READ: from here, this many bytes, landing at the local address from here.
         self.txp.laddr.next = 0.into();
         self.txp.lkey.next = 0.into();
+        self.txp.sack_base.next = 0.into();
+        self.txp.sack_bitmap.next = 0.into();
+        self.txp.ooo.next = 0.into();
+        self.txp.bytes_rx.next = 0.into();
         if self.is_read.val() {
             self.txp.msg_len.next = self.remaining.val();
             self.txp.psn_offset.next = 0.into();

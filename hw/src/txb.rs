@@ -101,6 +101,10 @@ impl Logic for TxBuilder {
         self.hdr.laddr.next = self.du.laddr.val();
         self.hdr.lkey.next = self.du.lkey.val();
         self.hdr.ack_flags.next = bit_cast::<8, 2>(self.du.ack_flags.val());
+        self.hdr.sack_base.next = self.du.sack_base.val();
+        self.hdr.sack_bitmap.next = self.du.sack_bitmap.val();
+        self.hdr.ooo.next = self.du.ooo.val();
+        self.hdr.bytes_rx.next = self.du.bytes_rx.val();
         // Payload length rounded up to 4 (BTH pad).
         self.padded.next = (bit_cast::<16, 13>(self.du.plen.val()) + 3) & 0xFFFC;
         self.icrc.state.next = self.crc.q.val();

@@ -153,7 +153,7 @@ impl Cluster {
             let (port, pool) = self.fabric.port_and_pool(i);
             nic.cycle(now, port, pool);
         }
-        self.fabric.route();
+        self.fabric.route(now * rnic_spec::params::CLOCK_PS);
         self.cycle += 1;
     }
 

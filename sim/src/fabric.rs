@@ -20,8 +20,10 @@
 //!   (leaf uplink, spine downlink, leaf port), each serializing at its own
 //!   link's rate; the spine is the leaf's ECMP hash of the five-tuple, so
 //!   the UDP source port picks the path. Each queue's state is the time its
-//!   last byte leaves, updated as frames are routed (in the order their
-//!   senders finish them, not the order they reach a later queue);
+//!   last byte leaves. A frame is taken by each queue when it reaches it,
+//!   in the order frames reach that queue (an event queue keyed by arrival
+//!   time), so a frame from a fast path does not wait behind one from a
+//!   slow path that has yet to arrive, nor see its bytes as backlog;
 //! * RX: the frame is handed to the core at 64 B/cycle so that its last beat
 //!   is presented when its last byte has arrived (cut-through MAC),
 //!   honouring `net_rx_ready`.
@@ -29,7 +31,8 @@
 //! Faults act on a NIC's egress link before the switch ([`LinkFaults`],
 //! in [`crate::faults`]).
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use rnic_spec::params::{CLOCK_PS, DATA_BYTES};
 use rnic_spec::wire::{off, WIRE_OVERHEAD};
@@ -76,6 +79,49 @@ struct TxDone {
     data: Vec<u8>,
     /// Time the FCS's last byte left the sender.
     end_ps: u64,
+}
+
+/// A switch output queue of the fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum QueueId {
+    /// Leaf uplink `up[i]`.
+    Up(usize),
+    /// Spine downlink `down[i]`.
+    Down(usize),
+    /// The switch (or leaf) port towards NIC `i`.
+    Nic(usize),
+}
+
+/// A frame between switches: it reaches `path[next]` at `at_ps` (its last
+/// byte, over a link of `in_mps` milli-ps per byte).
+struct InFlight {
+    at_ps: u64,
+    /// Routing order among frames reaching queues at the same time.
+    seq: u64,
+    src: usize,
+    dst: usize,
+    path: [QueueId; 3],
+    hops: u8,
+    next: u8,
+    in_mps: u64,
+    data: Vec<u8>,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at_ps, self.seq) == (o.at_ps, o.seq)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.at_ps, self.seq).cmp(&(o.at_ps, o.seq))
+    }
 }
 
 /// A frame queued in an RX MAC.
@@ -323,6 +369,9 @@ pub struct Fabric {
     topo: Topo,
     switch: SwitchStats,
     pcap: Option<PcapSink>,
+    /// Frames between switches, earliest arrival first.
+    in_flight: BinaryHeap<Reverse<InFlight>>,
+    seq: u64,
 }
 
 impl Fabric {
@@ -350,6 +399,18 @@ impl Fabric {
             None if n == 2 => Topo::Cable,
             None => Topo::Switch,
         };
+        if !matches!(topo, Topo::Cable) {
+            // A frame is routed through its last queue `link_delay` before it
+            // reaches it; the RX MAC presents its first beat up to 67 cycles
+            // before its last byte arrives, which must not be earlier.
+            assert!(
+                2 * cfg.link_delay_ns + cfg.switch_latency_ns >= 68 * CLOCK_PS / 1000,
+                "link delay {} ns and switch latency {} ns: a switched fabric needs 2 x delay + latency >= {} ns",
+                cfg.link_delay_ns,
+                cfg.switch_latency_ns,
+                68 * CLOCK_PS / 1000
+            );
+        }
         Fabric {
             ports: (0..n).map(|_| NetPort { tx: TxMac::new(mps_per_byte), rx: RxMac::new() }).collect(),
             faults: (0..n).map(|_| LinkFaults::default()).collect(),
@@ -364,6 +425,8 @@ impl Fabric {
             topo,
             switch: SwitchStats::default(),
             pcap,
+            in_flight: BinaryHeap::new(),
+            seq: 0,
         }
     }
 
@@ -462,9 +525,11 @@ impl Fabric {
         self.ports[dst].rx.insert(RxFrame { data, arrive_ps });
     }
 
-    /// End of a cycle: routes every frame a TX MAC finished.
+    /// End of the cycle starting at `now_ps`: takes every frame a TX MAC
+    /// finished onto the wire, and moves frames between switches up to the
+    /// time no frame yet unsent can reach a queue.
     #[inline]
-    pub fn route(&mut self) {
+    pub fn route(&mut self, now_ps: u64) {
         for src in 0..self.ports.len() {
             while let Some(TxDone { mut data, end_ps }) = self.ports[src].tx.done.pop_front() {
                 self.links[src].frames += 1;
@@ -476,54 +541,100 @@ impl Fabric {
                     self.pool.push(data);
                     continue;
                 }
-                match self.forward(src, &mut data, end_ps) {
-                    Some((dst, arrive_ps)) => {
-                        let (extra, dup) = self.faults[src].take_delivery(&mut self.links[src]);
-                        let arrive_ps = arrive_ps + extra;
-                        if dup {
-                            let mut copy = self.pool.pop().unwrap_or_default();
-                            copy.clear();
-                            copy.extend_from_slice(&data);
-                            let wire = wire_ps(data.len() as u64 + WIRE_OVERHEAD as u64, self.mps_per_byte);
-                            self.ports[dst].rx.insert(RxFrame { data: copy, arrive_ps: arrive_ps + wire });
-                        }
-                        self.ports[dst].rx.insert(RxFrame { data, arrive_ps });
-                    }
-                    None => self.pool.push(data),
-                }
+                self.launch(src, data, end_ps);
+            }
+        }
+        // Frames sent from the next cycle on reach their first queue no earlier than this.
+        self.advance(now_ps + CLOCK_PS + self.delay_ps);
+    }
+
+    /// A frame whose last byte left NIC `src` at `end_ps` enters the fabric.
+    fn launch(&mut self, src: usize, data: Vec<u8>, end_ps: u64) {
+        if matches!(self.topo, Topo::Cable) {
+            self.deliver(src, 1 - src, data, end_ps + self.delay_ps);
+            return;
+        }
+        match self.path_of(src, &data) {
+            Some((dst, path, hops)) => {
+                self.seq += 1;
+                self.in_flight.push(Reverse(InFlight {
+                    at_ps: end_ps + self.delay_ps,
+                    seq: self.seq,
+                    src,
+                    dst,
+                    path,
+                    hops,
+                    next: 0,
+                    in_mps: self.mps_per_byte,
+                    data,
+                }));
+            }
+            None => {
+                self.switch.unknown_dst += 1;
+                self.pool.push(data);
             }
         }
     }
 
-    /// Destination port and arrival time of a frame, or None if dropped.
-    fn forward(&mut self, src: usize, frame: &mut [u8], end_ps: u64) -> Option<(usize, u64)> {
-        if matches!(self.topo, Topo::Cable) {
-            return Some((1 - src, end_ps + self.delay_ps));
+    /// Takes every frame reaching a queue before `horizon_ps` through it, in arrival order.
+    fn advance(&mut self, horizon_ps: u64) {
+        while self.in_flight.peek().is_some_and(|f| f.0.at_ps < horizon_ps) {
+            let Reverse(mut f) = self.in_flight.pop().expect("peeked");
+            let (buffer, ecn, latency) = (self.port_buffer, self.ecn_threshold, self.switch_latency_ps);
+            let q = match (&mut self.topo, f.path[f.next as usize]) {
+                (Topo::LeafSpine { up, .. }, QueueId::Up(i)) => &mut up[i],
+                (Topo::LeafSpine { down, .. }, QueueId::Down(i)) => &mut down[i],
+                (_, QueueId::Nic(i)) => &mut self.nic_out[i],
+                _ => unreachable!("a leaf-spine queue outside a leaf-spine fabric"),
+            };
+            let mps = q.mps_per_byte;
+            let Some(leave) = hop(q, &mut f.data, f.at_ps, f.in_mps, buffer, ecn, latency, &mut self.switch) else {
+                self.pool.push(f.data);
+                continue;
+            };
+            f.next += 1;
+            if f.next == f.hops {
+                self.switch.forwarded += 1;
+                self.deliver(f.src, f.dst, f.data, leave + self.delay_ps);
+            } else {
+                f.at_ps = leave + self.delay_ps;
+                f.in_mps = mps;
+                self.in_flight.push(Reverse(f));
+            }
         }
+    }
+
+    /// Hands a frame to NIC `dst`'s RX at `arrive_ps`, with the delivery
+    /// faults of `src`'s link (extra delay, a duplicate).
+    fn deliver(&mut self, src: usize, dst: usize, data: Vec<u8>, arrive_ps: u64) {
+        let (extra, dup) = self.faults[src].take_delivery(&mut self.links[src]);
+        let arrive_ps = arrive_ps + extra;
+        if dup {
+            let mut copy = self.pool.pop().unwrap_or_default();
+            copy.clear();
+            copy.extend_from_slice(&data);
+            let wire = wire_ps(data.len() as u64 + WIRE_OVERHEAD as u64, self.mps_per_byte);
+            self.ports[dst].rx.insert(RxFrame { data: copy, arrive_ps: arrive_ps + wire });
+        }
+        self.ports[dst].rx.insert(RxFrame { data, arrive_ps });
+    }
+
+    /// Destination NIC and the output queues a frame from NIC `src` crosses
+    /// (None: unknown destination).
+    fn path_of(&self, src: usize, frame: &[u8]) -> Option<(usize, [QueueId; 3], u8)> {
         let dst = frame
             .get(off::ETH_DST..off::ETH_DST + 6)
             .and_then(|d| (d[..5] == [2, 0, 0, 0, 0] && d[5] >= 1).then(|| d[5] as usize - 1))
-            .filter(|&d| d < self.ports.len());
-        let Some(dst) = dst else {
-            self.switch.unknown_dst += 1;
-            return None;
-        };
-        let (buffer, ecn, latency) = (self.port_buffer, self.ecn_threshold, self.switch_latency_ps);
-        let mut at = end_ps + self.delay_ps;
-        let mut in_mps = self.mps_per_byte;
-        if let Topo::LeafSpine { leaves, spines, leaf_of, up, down } = &mut self.topo {
+            .filter(|&d| d < self.ports.len())?;
+        let last = QueueId::Nic(dst);
+        if let Topo::LeafSpine { leaves, spines, leaf_of, .. } = &self.topo {
             let (ls, ld) = (leaf_of[src], leaf_of[dst]);
             if ls != ld {
                 let s = (ecmp_hash(ls as u64, frame) % *spines as u64) as usize;
-                for q in [&mut up[ls * *spines + s], &mut down[s * *leaves + ld]] {
-                    at = hop(q, frame, at, in_mps, buffer, ecn, latency, &mut self.switch)? + self.delay_ps;
-                    in_mps = q.mps_per_byte;
-                }
+                return Some((dst, [QueueId::Up(ls * spines + s), QueueId::Down(s * leaves + ld), last], 3));
             }
         }
-        let leave = hop(&mut self.nic_out[dst], frame, at, in_mps, buffer, ecn, latency, &mut self.switch)?;
-        self.switch.forwarded += 1;
-        Some((dst, leave + self.delay_ps))
+        Some((dst, [last, last, last], 1))
     }
 }
 
@@ -609,6 +720,23 @@ pub fn mark_ce(frame: &mut [u8]) -> bool {
 mod tests {
     use super::*;
 
+    impl Fabric {
+        /// One frame through the fabric with nothing else in flight (frames
+        /// offered in time order): its destination and arrival time, `f`
+        /// as it arrived (ECN marks); None if dropped. Empties the RX queues.
+        fn forward(&mut self, src: usize, f: &mut [u8], end_ps: u64) -> Option<(usize, u64)> {
+            for p in &mut self.ports {
+                p.rx.queue.clear();
+            }
+            self.launch(src, f.to_vec(), end_ps);
+            self.advance(u64::MAX);
+            let (dst, p) = self.ports.iter_mut().enumerate().find(|(_, p)| !p.rx.queue.is_empty())?;
+            let got = p.rx.queue.pop_front().expect("one frame");
+            f.copy_from_slice(&got.data);
+            Some((dst, got.arrive_ps))
+        }
+    }
+
     /// Drives `frames` (lengths) from NIC `src` through TX as fast as `ready`
     /// allows, with the receivers always ready; returns per frame (tx first
     /// beat cycle, tx last beat cycle) and per received frame (dst, last beat cycle, bytes).
@@ -657,7 +785,7 @@ mod tests {
                     }
                 }
             }
-            fab.route();
+            fab.route(now);
         }
         (tx_times, rx)
     }
@@ -798,6 +926,46 @@ mod tests {
     }
 
     #[test]
+    fn leaf_spine_frames_meet_at_a_queue_in_arrival_order() {
+        // Two spines, the uplink to spine `slow` at 10 Gb/s; an ECN threshold of one byte.
+        let mut cfg = leaf_spine(2, vec![]);
+        let probe = Fabric::new(2, &cfg, None);
+        let port_to = |s: usize| (0xC000u16..).find(|&p| probe.spine_of(0, &roce(0, 1, p, 0)) == Some(s)).unwrap();
+        let (slow, fast) = (0, 1);
+        cfg.leaf_spine.as_mut().unwrap().link_rates = vec![(0, slow, 10.0)];
+        cfg.switch_ecn_threshold = Some(1);
+        // A frame on the fast spine alone.
+        let mut alone = Fabric::new(2, &cfg, None);
+        let mut b = roce(0, 1, port_to(fast), 4096);
+        let fast_alone = alone.forward(0, &mut b, 400_000).unwrap().1;
+        // The same frame sent 400 ns after one on the slow spine: it reaches
+        // NIC 1's port first and neither waits for nor is marked by the other.
+        let mut fab = Fabric::new(2, &cfg, None);
+        fab.launch(0, roce(0, 1, port_to(slow), 4096), 0);
+        fab.launch(0, roce(0, 1, port_to(fast), 4096), 400_000);
+        fab.advance(u64::MAX);
+        let got: Vec<(u16, u64, u8)> = fab.ports[1]
+            .rx
+            .queue
+            .iter()
+            .map(|f| {
+                (
+                    u16::from_be_bytes([f.data[off::UDP_SPORT], f.data[off::UDP_SPORT + 1]]),
+                    f.arrive_ps,
+                    f.data[off::IP_TOS] & 3,
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(
+            got[0],
+            (port_to(fast), fast_alone, rnic_spec::wire::IP_ECN_ECT0),
+            "the fast frame first, as if alone: {got:?}"
+        );
+        assert_eq!(got[1].0, port_to(slow), "{got:?}");
+    }
+
+    #[test]
     fn leaf_spine_queue_marks_and_drops_on_a_slow_uplink() {
         let mut cfg = leaf_spine(1, vec![(0, 0, 10.0)]);
         cfg.switch_ecn_threshold = Some(20_000);
@@ -852,7 +1020,7 @@ mod tests {
                 }
                 port.rx.fired(pool);
             }
-            fab.route();
+            fab.route(now);
         }
         assert_eq!(got, 20);
         // The output port is the bottleneck: 20 x (1500 + 24) B at 100 Gb/s = 2.438 us = 610 cycles.

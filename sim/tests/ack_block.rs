@@ -60,7 +60,10 @@
 //! `spray_ready` is random, and the block holds its ACKs while a request waits.
 //!
 //! Every word (ACK, NAK or READ response) writes its QP's acknowledged
-//! PSN (the word's ePSN) for the turn engine, in order.
+//! PSN (the word's ePSN, with its SACK OOO count above it) for the turn
+//! engine, in order. The window engine gets each `fb` word's ECN, RTT and
+//! SACK bytes received, and each requester reset an init with the QP's
+//! `CC` bit and a bytes count of 0.
 //!
 //! `RNIC_ACK_BLOCK_ITERS=n` runs n seeds per set, `RNIC_ACK_BLOCK_SEED=s`
 //! seed s only.
@@ -132,10 +135,10 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let mut want_apsn: VecDeque<(u64, u64)> = VecDeque::new();
     // The window engine's requests owed, in order: (op, qpn, ecn, echoed timestamp, ePSN, on, pmtu); an
     // ACK's is offered for one cycle (taken or not), an init's is held until taken.
-    let (rst_cc_on, rst_pmtu, rst_sq_psn) = (pt("rst_cc_on"), pt("rst_pmtu"), pt("rst_sq_psn"));
+    let rst_cc_on = pt("rst_cc_on");
     let (cc_valid, cc_ready, cnt_cc_skip) = (pt("cc_valid"), pt("cc_ready"), pt("cnt_cc_skip"));
-    let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_epsn", "cc_on", "cc_pmtu"].map(pt);
-    let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64, u64)> = VecDeque::new();
+    let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_bytes", "cc_on"].map(pt);
+    let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64)> = VecDeque::new();
     let (mut cc_taken, mut cc_skipped) = (0u64, 0u64);
     let mut sprays = 0u64;
     let (rqs_addr, rqs_data, rqs_we, rqs_waddr, rqs_wdata) =
@@ -195,15 +198,15 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let mut t = 0u64;
     for batch in 0..set.batches {
         // A batch of ACK words and local errors, then quiescence.
-        let mut rst: VecDeque<(usize, u64, [u64; 3])> = VecDeque::new();
+        let mut rst: VecDeque<(usize, u64, u64)> = VecDeque::new();
         if batch % 4 == 3 {
             // Requester resets of some QPs (the host's QP commits).
             for &q in &qpns {
                 if req[q].err || r.pct(20) {
                     let mp = if r.pct(20) { r.below(512) } else { r.pick(&[0, 1, 8, 64, 255, 256, 257]) as u64 };
-                    let cc = [r.below(2), r.range(8, 12), near_wrap(&mut r, 24)];
-                    rst.push_back((q, mp, cc));
-                    want_cc.push_back((OP_INIT, q as u64, 0, 0, cc[2], cc[0], cc[1]));
+                    let cc_on = r.below(2);
+                    rst.push_back((q, mp, cc_on));
+                    want_cc.push_back((OP_INIT, q as u64, 0, 0, 0, cc_on));
                     want_spray.push_back([
                         Some(OP_RESET),
                         Some(q as u64),
@@ -276,10 +279,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             // Words from ACK frames carry the path selector's feedback; a READ response's (RDONE, or HOLD now and then) none.
             let (entropy, ce) = (r.below(256), r.below(2));
             let fb = !(rdone || (hold && r.pct(30)));
-            want_apsn.push_back((q as u64, epsn));
+            // SACK: the OOO count (12 bits) and bytes received (32) the word carries.
+            let (ooo, bytes_rx) = (if r.pct(10) { 0xFFF } else { r.below(200) }, near_wrap(&mut r, 32));
+            want_apsn.push_back((q as u64, ooo << 24 | epsn));
             if fb {
                 want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None]);
-                want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, epsn, 0, 0));
+                want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, bytes_rx, 0));
             }
             let flags = placed as u64
                 | if hold { ACKIN_HOLD } else { 0 }
@@ -304,6 +309,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                     ("entropy", entropy),
                     ("ce", ce),
                     ("fb", fb as u64),
+                    ("ooo", ooo),
+                    ("bytes_rx", bytes_rx),
                 ],
             ));
             acks += 1;
@@ -429,10 +436,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             m.set(rst_valid, rq.is_some() as u64);
             m.set(rst_qpn, rq.map_or(0, |x| x.0) as u64);
             m.set(rst_mp, rq.map_or(0, |x| x.1));
-            let ccq = rq.map_or([0; 3], |x| x.2);
-            m.set(rst_cc_on, ccq[0]);
-            m.set(rst_pmtu, ccq[1]);
-            m.set(rst_sq_psn, ccq[2]);
+            m.set(rst_cc_on, rq.map_or(0, |x| x.2));
             let ccready = r.pct(70);
             m.set(cc_ready, ccready as u64);
             let sready = r.pct(60);
@@ -458,7 +462,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                 return Err(ctx(format!("cnt_cc_skip {} for an ACK offer {skip_want}", m.get(cnt_cc_skip))));
             }
             if m.get(cc_valid) == 1 {
-                let [op, qpn, ecn, now_ns, rtt, epsn, on, pmtu] = cc_f.map(|f| m.get(f));
+                let [op, qpn, ecn, now_ns, rtt, bytes, on] = cc_f.map(|f| m.get(f));
                 if op == CC_OP_ACK || ccready {
                     let Some(w) = want_cc.pop_front() else {
                         return Err(ctx(format!("window engine request op {op} qpn {qpn} unexpected")));
@@ -468,9 +472,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                         if now_ns != (t * 4) & 0xFFFF_FFFF || rtt != ((t & M24).wrapping_sub(w.3) & M24) * 4 {
                             return Err(ctx(format!("window engine ACK at now {now_ns} with rtt {rtt} for {w:x?}")));
                         }
-                        (op, qpn, ecn, w.3, epsn, 0, 0)
+                        (op, qpn, ecn, w.3, bytes, 0)
                     } else {
-                        (op, qpn, 0, 0, epsn, on, pmtu)
+                        (op, qpn, 0, 0, bytes, on)
                     };
                     if got != w {
                         return Err(ctx(format!("window engine request {got:x?}, expected {w:x?}")));

@@ -83,12 +83,14 @@ fn pick_ack(r: &mut Rng, p: &StrackParams, phase: u64) -> (u32, bool, i64, bool)
     (rtt, ecn, adv, r.pct(5))
 }
 
-/// A 24-bit PSN near the wrap now and then.
-fn near_wrap24(r: &mut Rng) -> u64 {
-    if r.pct(30) {
-        (1 << 24) - r.range(1, 64)
-    } else {
-        r.below(1 << 24)
+/// The bytes an ACK's count moves by for `adv` packets of `2^pmtu` bytes:
+/// now and then a short last packet, a jump of up to 2^30 (so the 32-bit
+/// count wraps during a run), or a stale count behind the last.
+fn bytes_step(r: &mut Rng, adv: i64, pmtu: u32) -> i64 {
+    match r.below(50) {
+        0 => r.range(1 << 24, 1 << 30) as i64,
+        1..=4 => adv * (1 << pmtu) + r.below(1 << pmtu) as i64,
+        _ => adv * (1 << pmtu),
     }
 }
 
@@ -97,8 +99,8 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
     let p = |m: &Model, n: &str| m.port(n).unwrap_or_else(|e| panic!("{e}"));
     let (valid, ready, out_v, out_cwnd, out_action) =
         (p(&m, "req_valid"), p(&m, "req_ready"), p(&m, "out_valid"), p(&m, "out_cwnd"), p(&m, "out_action"));
-    let req = ["req_qpn", "req_op", "req_now", "req_ecn", "req_rtt", "req_epsn", "req_probe", "req_on", "req_pmtu"]
-        .map(|n| p(&m, n));
+    let req =
+        ["req_qpn", "req_op", "req_now", "req_ecn", "req_rtt", "req_bytes", "req_probe", "req_on"].map(|n| p(&m, n));
     let out_qpn = p(&m, "out_qpn");
     let mut r = Rng::new(seed);
     let prm = pick_params(&mut r);
@@ -119,9 +121,10 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
     }
     let qpns = [0usize, 1, 77, NUM_QPS - 1];
     let mut ccs: Vec<Option<StrackCc>> = vec![None; qpns.len()];
-    // Per QP: the window is on, log2 of its path MTU, the last ePSN taken; and the ePSN its next ACK builds on.
+    // Per QP: the window is on, log2 of its path MTU (the size of the byte
+    // steps), the last bytes count taken; and the count its next ACK builds on.
     let mut qs: Vec<(bool, u32, u64)> = vec![(false, 12, 0); qpns.len()];
-    let mut next_epsn: Vec<u64> = vec![0; qpns.len()];
+    let mut next_bytes: Vec<u64> = vec![0; qpns.len()];
     // The clock starts just below 2^32 ns: the engine's 32-bit times wrap early in the run.
     let mut now: u64 = (1 << 32) - r.range(1, 2_000_000);
     let mut phase = 0u64;
@@ -140,11 +143,16 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
         let init = ccs[qi].is_none() || r.below(500) == 0;
         let (rtt, ecn, adv, probe) = pick_ack(&mut r, &prm, phase);
         let (on, pmtu) = if init { (r.pct(90), r.range(8, 12) as u32) } else { (qs[qi].0, qs[qi].1) };
-        let epsn = if init { near_wrap24(&mut r) } else { (next_epsn[qi] as i64 + adv).rem_euclid(1 << 24) as u64 };
-        next_epsn[qi] = epsn;
-        // The bytes the model sees: the ePSN's advance over the last taken, in MTU packets (none if behind).
-        let d = epsn.wrapping_sub(qs[qi].2) & 0xFF_FFFF;
-        let acked = if d < 0x80_0000 { d << pmtu } else { 0 };
+        // An init starts the count at 0 (the peer's count starts there); the request's bytes are not used.
+        let bytes = if init {
+            r.below(1 << 32)
+        } else {
+            (next_bytes[qi] as i64 + bytes_step(&mut r, adv, pmtu)).rem_euclid(1 << 32) as u64
+        };
+        next_bytes[qi] = if init { 0 } else { bytes };
+        // The bytes the model sees: the count's advance over the last taken (none if behind).
+        let d = bytes.wrapping_sub(qs[qi].2) & 0xFFFF_FFFF;
+        let acked = if d < 0x8000_0000 { d } else { 0 };
         let ctx = |w: String| format!("seed {seed:#x} op {i} (QP {}, now {now}): {w}", qpns[qi]);
         let vals = [
             qpns[qi] as u64,
@@ -152,10 +160,9 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             now & 0xFFFF_FFFF,
             ecn as u64,
             rtt as u64,
-            epsn,
+            bytes,
             probe as u64,
             on as u64,
-            pmtu as u64,
         ];
         for (port, v) in req.iter().zip(vals) {
             m.set(*port, v);
@@ -179,7 +186,7 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             let cc = StrackCc::new(prm, now);
             let w = cc.cwnd;
             ccs[qi] = Some(cc);
-            qs[qi] = (on, pmtu, epsn);
+            qs[qi] = (on, pmtu, 0);
             (w, ACT_HOLD)
         } else if !on {
             // A QP whose window is off: nothing comes out, nothing changes.
@@ -194,8 +201,8 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             e.0 += 1;
             continue;
         } else {
-            if d != 0 && d < 0x80_0000 {
-                qs[qi].2 = epsn;
+            if d != 0 && d < 0x8000_0000 {
+                qs[qi].2 = bytes;
             }
             let cc = ccs[qi].as_mut().expect("initialised");
             let a = cc.on_ack(now, ecn, rtt, acked, probe);
@@ -212,7 +219,7 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
                 }
                 if (got_cwnd, got_act) != (want_cwnd as u64, want_act) {
                     return Err(ctx(format!(
-                        "{} (rtt {rtt}, ecn {ecn}, epsn {epsn:#x}, acked {acked}, probe {probe}): window {got_cwnd:#x} branch {got_act}, the model {want_cwnd:#x} branch {want_act} (model state {:?})",
+                        "{} (rtt {rtt}, ecn {ecn}, bytes {bytes:#x}, acked {acked}, probe {probe}): window {got_cwnd:#x} branch {got_act}, the model {want_cwnd:#x} branch {want_act} (model state {:?})",
                         if init { "init" } else { "ACK" },
                         ccs[qi]
                     )));

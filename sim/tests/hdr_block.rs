@@ -67,6 +67,13 @@ fn rx_header_extracts_spec_fields() {
         if op == opcode::ACK {
             assert_eq!(m.get(p(&m, "syndrome")), 0x1F);
             assert_eq!(m.get(p(&m, "msn")), f.msn as u64);
+            // The ACK fields the responder reads through the request fields they overlap.
+            assert_eq!(m.get(p(&m, "ts")) >> 32 & 0xFF_FFFF, f.epsn as u64);
+            assert_eq!(m.get(p(&m, "ts")) & 0xFFFF_FFFF, f.sack_base as u64);
+            assert_eq!(m.get(p(&m, "rsn")), f.ooo as u64);
+            assert_eq!(m.get(p(&m, "laddr")), f.sack_bitmap);
+            assert_eq!(m.get(p(&m, "lkey")), f.bytes_rx as u64);
+            assert_eq!(m.get(p(&m, "imm")), f.msn_psn as u64);
         } else {
             assert_eq!(m.get(p(&m, "va")), f.va);
             assert_eq!(m.get(p(&m, "rkey")), f.rkey as u64);

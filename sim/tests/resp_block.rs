@@ -266,6 +266,10 @@ struct Rxs {
     /// it is a restart, a job at it follows that job (`JOB_FOLLOWS`).
     rd_jend: u64,
     rd_jv: bool,
+    /// SACK: packets held past ePSN (no selective repeat here: always 0),
+    /// payload bytes placed (mod 2^32).
+    ooo_n: u64,
+    bytes_rx: u64,
 }
 
 /// 32-bit words of an RX-state word.
@@ -295,6 +299,8 @@ impl Rxs {
                 ("rd_jseq", self.rd_jseq),
                 ("rd_jend", self.rd_jend),
                 ("rd_jv", self.rd_jv as u64),
+                ("ooo_n", self.ooo_n),
+                ("bytes_rx", self.bytes_rx),
             ],
         );
         v.try_into().unwrap()
@@ -330,6 +336,8 @@ impl Rxs {
             rd_jseq: g("rd_jseq"),
             rd_jend: g("rd_jend"),
             rd_jv: g("rd_jv") != 0,
+            ooo_n: g("ooo_n"),
+            bytes_rx: g("bytes_rx"),
         }
     }
 }
@@ -424,6 +432,8 @@ struct AckWord {
     psn_offset: u64,
     ts: u64,
     msn_psn: u64,
+    /// The SACK's OOO count (12 bits, saturated; 0 in a READ response's word).
+    ooo: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -461,6 +471,8 @@ struct Desc {
     nbeats: u64,
     laddr: u64,
     lkey: u64,
+    /// A request's RSN; an ACK's OOO count.
+    rsn: u64,
     payload: Vec<u8>,
     what: String,
     /// Not a descriptor: an arm word (`ArmPack` {qpn, psn, psn_end,
@@ -513,6 +525,7 @@ impl Desc {
                 ("imm", self.imm),
                 ("laddr", self.laddr),
                 ("lkey", self.lkey),
+                ("rsn", self.rsn),
             ],
         )
     }
@@ -650,8 +663,8 @@ struct Ports {
     idle: PortId,
     rst_valid: PortId,
     rst_max_paths: PortId,
-    /// rst_cc_on, rst_pmtu, rst_sq_psn, cc_ready (driven at random; the requests are checked in `ack_block`).
-    cc_in: [PortId; 4],
+    /// rst_cc_on, cc_ready (driven at random; the requests are checked in `ack_block`).
+    cc_in: [PortId; 2],
     spray_valid: PortId,
     spray_ready: PortId,
     /// Acknowledged-PSN table write: enable, qpn, ePSN.
@@ -733,7 +746,7 @@ impl Ports {
             idle: p("idle"),
             rst_valid: p("rst_valid"),
             rst_max_paths: p("rst_max_paths"),
-            cc_in: [p("rst_cc_on"), p("rst_pmtu"), p("rst_sq_psn"), p("cc_ready")],
+            cc_in: [p("rst_cc_on"), p("cc_ready")],
             spray_valid: p("spray_valid"),
             apsn: [p("apsn_we"), p("apsn_waddr"), p("apsn_wdata")],
             spray_ready: p("spray_ready"),
@@ -1270,6 +1283,18 @@ impl Tb {
                 ("ecn_echo", d.ecn),
                 // Where message MSN starts: ePSN, or before it by the packets of a half-received message.
                 ("msn_psn", if s.in_msg { s.epsn.wrapping_sub(s.msg_pkts) & M24 } else { s.epsn }),
+                // SACK: nothing held past ePSN without selective repeat; the
+                // segment is the second when the PSN answered is 64 to 2^23 past ePSN.
+                ("ooo", s.ooo_n),
+                (
+                    "sack_base",
+                    if (64..0x80_0000).contains(&(d.psn.wrapping_sub(s.epsn) & M24)) {
+                        (s.epsn + 64) & M24
+                    } else {
+                        s.epsn
+                    },
+                ),
+                ("bytes_rx", s.bytes_rx),
             ],
         ))
     }
@@ -1410,7 +1435,7 @@ impl Tb {
     /// completions, the QP's error, CtrlQ reports, and the kept MSN of a
     /// READ wait. Returns a short outcome.
     fn ack_recv(&mut self, qpn: usize, w: AckWord, evs: &mut Vec<Ev>) -> String {
-        self.want_apsn.push_back((qpn as u64, w.epsn));
+        self.want_apsn.push_back((qpn as u64, w.ooo << 24 | w.epsn));
         let q = self.qpcs[qpn];
         let mut s = self.rxs[qpn];
         let hold = w.flags & ACKIN_HOLD != 0;
@@ -1562,6 +1587,7 @@ impl Tb {
             psn_offset: d.psn_offset,
             ts: 0,
             msn_psn: (d.psn + 1) & M24,
+            ooo: 0,
         };
         if diff & 0x80_0000 != 0 {
             // Behind the awaited PSN: dropped, a HOLD word that only restarts the timer.
@@ -1666,6 +1692,7 @@ impl Tb {
                 psn_offset: d.rkey & M24,
                 ts: d.ssn & M24,
                 msn_psn: d.imm & M24,
+                ooo: if d.rsn >> 12 != 0 { 0xFFF } else { d.rsn },
             };
             let r = self.ack_recv(qpn, w, &mut evs);
             return (evs, r);
@@ -1879,6 +1906,7 @@ impl Tb {
         self.st.placed += 1;
         let mut u = t;
         u.epsn = (t.epsn + 1) & M24;
+        u.bytes_rx = (t.bytes_rx + d.plen) & 0xFFFF_FFFF;
         u.sr_hold = false;
         if last {
             u.msn = (t.msn + 1) & M24;
@@ -2205,6 +2233,9 @@ impl Tb {
         // Now and then an ACK that echoes no request (`NO_ECHO`): no feedback.
         let no_echo = if self.rng.pct(10) { ack_flags::NO_ECHO as u64 } else { 0 };
         d.psn_offset = (d.psn_offset & 0xFD) | no_echo | self.rng.below(256) << 16 | ecn_echo << 8;
+        // SACK: an OOO count (now and then beyond 12 bits) and bytes received.
+        d.rsn = if self.rng.pct(10) { self.rng.below(1 << 16) } else { self.rng.below(128) };
+        d.lkey = self.rng.below(1 << 32);
         d.what = format!("ACK msn {:#x} syndrome {:#x} (acked {:#x}, posted {})", d.msn, d.syn, s.req_acked, posted);
         d
     }
@@ -2965,6 +2996,7 @@ impl Tb {
                     r.resp_err = false;
                     r.sr_hold = false;
                     r.msg_pkts = 0;
+                    r.bytes_rx = 0;
                     r.rd_jseq = (r.rd_jseq + 1) & 7;
                     r.rd_jv = false;
                     self.rst_jseq.push_back((qpn as u64, r.rd_jseq));
@@ -3177,12 +3209,7 @@ impl Tb {
         if let Some(w) = rst.filter(|w| w >> 9 & 1 == 1) {
             self.want_spray_rst.push_back((w & 0xFF, rst_mp.clamp(1, MAX_PATHS as u64)));
         }
-        for (port, v) in p.cc_in.iter().zip([
-            self.rrng.below(2),
-            self.rrng.range(8, 12),
-            self.rrng.below(1 << 24),
-            self.rrng.pct(70) as u64,
-        ]) {
+        for (port, v) in p.cc_in.iter().zip([self.rrng.below(2), self.rrng.pct(70) as u64]) {
             self.m.set(*port, v);
         }
         let spray_ready = self.rrng.pct(60);
@@ -3373,7 +3400,7 @@ impl Tb {
                 if ack_full {
                     return Err("ack_write while ack_full".into());
                 }
-                let mut w = [0u32; TxDescPack::WIDTH / 32];
+                let mut w = [0u32; TxDescPack::WIDTH.div_ceil(32)];
                 self.m.get_wide(p.ack_data, &mut w);
                 let got = Ev::Ack(w.to_vec());
                 match self.take_expect(&got)? {

@@ -580,11 +580,12 @@ struct Tb {
     spray_reply: Option<(u64, usize, u8)>,
     /// The entropy the engine holds for a QP's next sprayed packet (the selector's latest answer, not yet used).
     spray_held: Option<(usize, u8)>,
-    /// The acknowledged-PSN table (per QPN: the ePSN of the latest ACK),
-    /// moved to the PSN after each packet `ack_delay` cycles after it was
-    /// sent (`acks` holds them in send order), and its registered read data.
+    /// The acknowledged-PSN table (per QPN: `{ooo, epsn}` of the latest
+    /// ACK), moved to the PSN after each packet (or a few behind it with
+    /// packets held past it) `ack_delay` cycles after it was sent (`acks`
+    /// holds them in send order), and its registered read data.
     apsn_tab: Vec<u64>,
-    acks: VecDeque<(u64, usize, u64)>,
+    acks: VecDeque<(u64, usize, u64, u64)>,
     ack_delay: u64,
     apsn_q: u64,
     /// The window table (bytes Q24.8 per QPN, changed now and then at random) and its registered read data.
@@ -1625,25 +1626,36 @@ impl Tb {
                 wq.idx
             ));
         }
-        // A sprayed QP's packet is less than a window past the ePSN the engine last read for it (or behind it).
-        // A window-controlled QP's, less than its window in packets (at least one); under both, the smaller.
-        let ahead = qpsn.wrapping_sub(self.apsn_q) & 0xFF_FFFF;
+        // A sprayed or window-controlled QP's packet is less than the spray
+        // window past the ePSN the engine last read for it (or behind it); a
+        // window-controlled QP's also less than its window in packets (at
+        // least one) past that ePSN plus the SACK's OOO count.
+        let (epsn, ooo) = (self.apsn_q & 0xFF_FFFF, self.apsn_q >> 24);
+        let ahead = qpsn.wrapping_sub(epsn) & 0xFF_FFFF;
+        let sack_ahead = qpsn.wrapping_sub(epsn + ooo) & 0xFF_FFFF;
         let q = &self.qps[qi];
         let cc_pkts = (((self.cwnd_q >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1);
-        let limit = match (q.max_paths != 0, q.cc) {
-            (true, true) => Some(cc_pkts.min(SPRAY_WINDOW_PKTS as u64)),
-            (true, false) => Some(SPRAY_WINDOW_PKTS as u64),
-            (false, true) => Some(cc_pkts),
-            (false, false) => None,
-        };
-        if let Some(limit) = limit.filter(|&l| ahead < 0x80_0000 && ahead >= l) {
+        let gated = q.max_paths != 0 || q.cc;
+        if gated && ahead < 0x80_0000 && ahead >= SPRAY_WINDOW_PKTS as u64 {
             return Err(format!(
-                "qpn {qpn}: packet psn {qpsn:#x} is {ahead} past the acknowledged psn {:#x} (window {limit} packets)",
-                self.apsn_q
+                "qpn {qpn}: packet psn {qpsn:#x} is {ahead} past the acknowledged psn {epsn:#x} (the spray window)"
             ));
         }
-        // Its ACK comes `ack_delay` cycles later, the ePSN past it (never moving back).
-        self.acks.push_back((t, qpn, (qpsn + 1) & 0xFF_FFFF));
+        if q.cc && sack_ahead < 0x80_0000 && sack_ahead >= cc_pkts {
+            return Err(format!(
+                "qpn {qpn}: packet psn {qpsn:#x} is {sack_ahead} past the acknowledged psn {epsn:#x} and {ooo} held beyond it (window {cc_pkts} packets)"
+            ));
+        }
+        // Its ACK comes `ack_delay` cycles later, the ePSN past it (never
+        // moving back); now and then the ePSN stays behind with packets held
+        // past it (the SACK's OOO count), as after a loss.
+        let (ack_epsn, ack_ooo) = if self.rng.pct(20) {
+            let back = self.rng.below(8);
+            ((qpsn + 1).wrapping_sub(back) & 0xFF_FFFF, self.rng.below(back + 1))
+        } else {
+            ((qpsn + 1) & 0xFF_FFFF, 0)
+        };
+        self.acks.push_back((t, qpn, ack_epsn, ack_ooo));
         let (want, plen) = self.want_fields(qi, &wq, qoff, qpsn, t, false);
         let (first, last) = (qoff == 0, plen == wq.len - qoff);
         let bad: Vec<String> = want
@@ -1920,7 +1932,7 @@ impl Tb {
             }
             let payload_rd = rd.filter(|r| r.2 != TAG_WQE);
             if txd {
-                let mut w = [0u32; TxDescPack::WIDTH / 32];
+                let mut w = [0u32; TxDescPack::WIDTH.div_ceil(32)];
                 self.m.get_wide(p.txd_data, &mut w);
                 self.on_desc(&w, payload_rd)?;
             } else if let Some(r) = payload_rd {
@@ -2031,9 +2043,9 @@ impl Tb {
         self.apsn_q = self.apsn_tab[apsn_a];
         self.cwnd_q = self.cwnd_tab[cwnd_a];
         while self.acks.front().is_some_and(|a| a.0 + self.ack_delay <= t) {
-            let (_, qpn, psn) = self.acks.pop_front().expect("front");
-            if psn.wrapping_sub(self.apsn_tab[qpn]) & 0xFF_FFFF < 0x80_0000 {
-                self.apsn_tab[qpn] = psn;
+            let (_, qpn, psn, ooo) = self.acks.pop_front().expect("front");
+            if psn.wrapping_sub(self.apsn_tab[qpn] & 0xFF_FFFF) & 0xFF_FFFF < 0x80_0000 {
+                self.apsn_tab[qpn] = ooo << 24 | psn;
             }
         }
         self.mr_q = self.mr_tab[mr_a];

@@ -210,6 +210,10 @@ fn spec_fields(f: &Frame) -> Vec<(&'static str, u64)> {
             ("rnic.ack.flags", f.ack_flags as u64),
             ("rnic.ack.epsn", f.epsn as u64),
             ("rnic.ack.msn_psn", f.msn_psn as u64),
+            ("rnic.ack.sack_base", f.sack_base as u64),
+            ("rnic.ack.ooo", f.ooo as u64),
+            ("rnic.ack.sack_bitmap", f.sack_bitmap),
+            ("rnic.ack.bytes_rx", f.bytes_rx as u64),
         ]
     } else {
         vec![

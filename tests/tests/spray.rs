@@ -15,11 +15,10 @@
 //! - Spraying with 1 % random loss: every byte still arrives (the resends
 //!   are sprayed too).
 //! - A leaf-spine fabric (2 leaves, 4 spines) whose uplink to the spine
-//!   most entropies hash to runs at 20 Gb/s: every byte arrives, each
-//!   spine carries about its share of the entropies, and the slow uplink
-//!   marks CE. (The selector does not steer the spray off that spine: a
-//!   clean ACK on an entropy clears its mark again, and the slow spine
-//!   carries its even share; see `docs/hardware.md`.)
+//!   most entropies hash to runs at 20 Gb/s, under STrack's window: every
+//!   byte arrives, the sprayed QP puts well under that spine's share of
+//!   the entropies on it and no more than the uplink carries, and beats by
+//!   far the same QP on one path that hashes onto the slow spine.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -166,6 +165,8 @@ fn sprayed_writes_and_sends_survive_random_loss() {
 
 /// Rate of the slow leaf-spine uplink, Gb/s (the others run at 100).
 const SLOW_GBPS: f64 = 20.0;
+/// STrack's base RTT on the leaf-spine fabric, ns.
+const CC_RTT_NS: u32 = 8_000;
 
 /// What the second transfer of a run over the leaf-spine fabric did.
 struct FabricRun {
@@ -178,22 +179,25 @@ struct FabricRun {
     gbps: f64,
 }
 
-/// NIC0 writes 2 x 32 x 64 KiB to NIC1 across 2 leaves and 4 spines, sprayed
-/// over 16 entropies; the uplink from NIC0's leaf to the spine `slow`
-/// picks runs at 20 Gb/s, the others at 100; switch queues of 64 KiB.
-fn leaf_spine_run(slow: impl Fn(&rnic_sim::SimConfig) -> usize, ecn: Option<u64>) -> (usize, FabricRun) {
-    let mut cfg = rnic_sim::SimConfig {
-        leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![] }),
-        switch_ecn_threshold: ecn,
+/// NIC0 writes 2 x 32 x 64 KiB to NIC1 across 2 leaves and 4 spines under
+/// STrack's window, sprayed over `paths` entropies (0: its one port); the
+/// uplink from NIC0's leaf to spine `slow` runs at 20 Gb/s, the others at
+/// 100; switch queues of 64 KiB, ECN CE above 16 KiB.
+fn leaf_spine_run(slow: usize, paths: u16) -> FabricRun {
+    let cfg = rnic_sim::SimConfig {
+        leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![(0, slow, SLOW_GBPS)] }),
+        switch_ecn_threshold: Some(16 << 10),
         switch_port_buffer: 64 << 10,
         ..Default::default()
     };
-    let s = slow(&cfg);
-    cfg.leaf_spine.as_mut().expect("leaf-spine").link_rates = vec![(0, s, SLOW_GBPS)];
     let nics = rnic_tests::pair_with(cfg);
+    // The window's base RTT covers the three-hop path's round trip with the NICs' own time (PCIe reads, ACKs).
+    for ctx in &nics.ctxs {
+        ctx.set_cc_network(rnic::CcNetwork { base_rtt_ns: CC_RTT_NS, ..Default::default() }).unwrap();
+    }
     let (msgs, size) = (32u32, 64 * 1024usize);
     // A first transfer lets the selector learn the paths; the second is measured.
-    let w = World::sprayed(&nics, 1, msgs, Mtu::Mtu4096, PATHS);
+    let w = World::strack(&nics, 1, msgs, Mtu::Mtu4096, paths);
     transfer_in(&w, Op::Write, size, msgs);
     let (t0, spines0, sw0) = {
         let c = nics.cluster.borrow();
@@ -206,54 +210,62 @@ fn leaf_spine_run(slow: impl Fn(&rnic_sim::SimConfig) -> usize, ecn: Option<u64>
     let sw = c.fabric().switch_stats();
     let gbps = (msgs as usize * size) as f64 * 8.0 / ((c.now() - t0) as f64 / rnic_spec::params::CLOCK_HZ as f64) / 1e9;
     let spines = c.fabric().spine_bytes().iter().zip(&spines0).map(|(a, b)| a - b).collect();
-    (s, FabricRun { spines, drops: sw.buffer_drops - sw0.buffer_drops, marked: sw.ecn_marked - sw0.ecn_marked, gbps })
+    FabricRun { spines, drops: sw.buffer_drops - sw0.buffer_drops, marked: sw.ecn_marked - sw0.ecn_marked, gbps }
 }
 
-#[test]
-fn leaf_spine_spray_splits_by_entropy_over_a_slow_uplink_and_every_byte_arrives() {
-    // How many of the QP's 16 entropies hash to each spine from NIC0's leaf.
-    let per_spine = |cfg: &rnic_sim::SimConfig| {
-        let fab = rnic_sim::fabric::Fabric::new(2, cfg, None);
-        let mut per = [0u64; 4];
-        for e in 0..PATHS {
-            let f = rnic_spec::wire::Frame {
-                dst_mac: rnic_sim::mac_of(1),
-                src_mac: rnic_sim::mac_of(0),
-                src_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
-                dst_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
-                sport: BASE_HI << 8 | e,
-                payload: vec![0; 64],
-                ..Default::default()
-            };
-            per[fab.spine_of(0, &f.encode()).expect("leaf 0 to leaf 1 crosses a spine")] += 1;
-        }
-        per
-    };
-    // The slow uplink: to the spine most entropies hash to.
-    let busiest = |cfg: &rnic_sim::SimConfig| {
-        let per = per_spine(cfg);
-        (0..4).max_by_key(|&s| per[s]).expect("4 spines")
-    };
-    let (slow, r) = leaf_spine_run(busiest, Some(16 << 10));
-    let probe = rnic_sim::SimConfig {
+/// The spine a frame from NIC0 to NIC1 with UDP source port `sport` takes.
+fn spine_of_port(sport: u16) -> usize {
+    let cfg = rnic_sim::SimConfig {
         leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![] }),
         ..Default::default()
     };
-    let per = per_spine(&probe);
-    let total = r.spines.iter().sum::<u64>().max(1) as f64;
-    eprintln!(
-        "{SLOW_GBPS} Gb/s uplink to spine {slow}, ECN at 16 KiB: {:.1} Gb/s; spine bytes {:?} for entropies per spine {per:?}; {} drops, {} marked",
-        r.gbps, r.spines, r.drops, r.marked
-    );
-    // The spray follows the hash: each spine's share of the bytes is near its share of the entropies.
-    for (s, (&bytes, &n)) in r.spines.iter().zip(&per).enumerate() {
-        let (got, even) = (bytes as f64 / total, n as f64 / PATHS as f64);
-        assert!(
-            (got - even).abs() < 0.1,
-            "spine {s}: {:.1} % of the bytes, {:.1} % of the entropies",
-            100.0 * got,
-            100.0 * even
-        );
+    let f = rnic_spec::wire::Frame {
+        dst_mac: rnic_sim::mac_of(1),
+        src_mac: rnic_sim::mac_of(0),
+        src_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
+        dst_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
+        sport,
+        payload: vec![0; 64],
+        ..Default::default()
+    };
+    rnic_sim::fabric::Fabric::new(2, &cfg, None).spine_of(0, &f.encode()).expect("leaf 0 to leaf 1 crosses a spine")
+}
+
+#[test]
+fn leaf_spine_strack_moves_traffic_off_a_slow_uplink_and_every_byte_arrives() {
+    // How many of the QP's 16 entropies hash to each spine; the slow uplink
+    // goes to the spine most of them take.
+    let mut per = [0u64; 4];
+    for e in 0..PATHS {
+        per[spine_of_port(BASE_HI << 8 | e)] += 1;
     }
-    assert!(r.marked > 0, "the slow uplink marked CE");
+    let slow = (0..4).max_by_key(|&s| per[s]).expect("4 spines");
+    let sprayed = leaf_spine_run(slow, PATHS);
+    // The same QP unsprayed, its one port (0xC000 | QPN 2) hashed onto the slow spine.
+    let single = leaf_spine_run(spine_of_port(0xC002), 0);
+    let share = |r: &FabricRun, s: usize| r.spines[s] as f64 / r.spines.iter().sum::<u64>().max(1) as f64;
+    let even = per[slow] as f64 / PATHS as f64;
+    eprintln!(
+        "{SLOW_GBPS} Gb/s uplink to spine {slow} ({} of {PATHS} entropies): sprayed {:.1} Gb/s, {:.1} % on it, spine bytes {:?}, {} drops, {} marked; one path {:.1} Gb/s, {:.1} % on it",
+        per[slow],
+        sprayed.gbps,
+        100.0 * share(&sprayed, slow),
+        sprayed.spines,
+        sprayed.drops,
+        sprayed.marked,
+        single.gbps,
+        100.0 * share(&single, spine_of_port(0xC002))
+    );
+    // Spraying moves traffic off the slow spine: below half its share of the
+    // entropies and below a quarter of the bytes, and no more than the slow
+    // uplink carries (ACKs of the other direction ride the spines too: 5 % slack).
+    assert!(
+        share(&sprayed, slow) < (0.5 * even).min(0.25),
+        "the slow spine kept {:.1} % of the bytes",
+        100.0 * share(&sprayed, slow)
+    );
+    assert!(share(&sprayed, slow) * sprayed.gbps < 1.05 * SLOW_GBPS, "more than the slow uplink carries");
+    // One path stays on its spine at the slow uplink's rate; the spray beats it by far.
+    assert!(share(&single, spine_of_port(0xC002)) > 0.95 && single.gbps < 1.05 * SLOW_GBPS);
+    assert!(sprayed.gbps > 2.0 * single.gbps, "sprayed {:.1} Gb/s, one path {:.1}", sprayed.gbps, single.gbps);
 }

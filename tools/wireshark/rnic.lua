@@ -14,7 +14,7 @@
 --     54 syndrome, 55..58 MSN (the AETH), 58..62 echoed SSN, 62..66 echoed
 --     PSN_OFFSET, 66..74 echoed TX timestamp, 74..76 echoed entropy,
 --     76 ECN echo, 77 flags (0x01 PLACED, 0x02 NO_ECHO), 78..82 ePSN, 82..86 SACK base,
---     86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..110 bytes received
+--     86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..106 bytes received
 --
 -- Load it for one run:  tshark -X lua_script:tools/wireshark/rnic.lua -r run.pcap -O rnic
 -- or for good: copy it to ~/.local/lib/wireshark/plugins/ (Wireshark 3.x and later).
@@ -54,7 +54,7 @@ local f = {
     ooo = ProtoField.uint32("rnic.ack.ooo", "OOO count", base.DEC),
     msn_psn = ProtoField.uint32("rnic.ack.msn_psn", "MSN_PSN", base.DEC),
     sack_bitmap = ProtoField.uint64("rnic.ack.sack_bitmap", "SACK bitmap", base.HEX),
-    bytes_rx = ProtoField.uint64("rnic.ack.bytes_rx", "Bytes received", base.DEC),
+    bytes_rx = ProtoField.uint32("rnic.ack.bytes_rx", "Bytes received", base.DEC),
 }
 rnic.fields = {
     f.kind, f.va, f.rkey, f.msg_len, f.ssn, f.psn_offset, f.ts, f.rsn, f.imm, f.laddr, f.lkey,
@@ -88,7 +88,7 @@ function rnic.dissector(tvb, pinfo, tree)
         t:add(f.ooo, tvb(86, 4))
         t:add(f.msn_psn, tvb(90, 4))
         t:add(f.sack_bitmap, tvb(94, 8))
-        t:add(f.bytes_rx, tvb(102, 8))
+        t:add(f.bytes_rx, tvb(102, 4))
     elseif op <= OP_LAST_REQUEST then
         local t = tree:add(rnic, tvb(54, HDR_LEN - 54), "rnic request extension")
         t:add(f.kind, "request")

@@ -26,7 +26,7 @@
 //! | 90..94  | immediate data (opcodes with immediate)   | (see the next row)              |
 //! | 94..102 | READ request: requester's local address   | (see the next row)              |
 //! | 102..106| READ request: requester's lkey            | (see the next row)              |
-//! | 106..128| zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 flags, 78..82 ePSN, 82..86 SACK base, 86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..110 bytes received, rest zero |
+//! | 106..128| zero                                      | 74..76 echoed entropy, 76 ECN echo, 77 flags, 78..82 ePSN, 82..86 SACK base, 86..90 OOO count, 90..94 MSN_PSN, 94..102 SACK bitmap, 102..106 bytes received, rest zero |
 //!
 //! All multi-byte wire fields are big-endian. The payload is padded with
 //! zeros to a multiple of 4 (BTH PadCnt), then the 4-byte ICRC follows,
@@ -48,8 +48,17 @@
 //! oldest message the responder has not completed, which is the first
 //! packet of the requester's oldest unacknowledged WQE. It sits where a
 //! request carries its immediate, so the RX parser reads both through one
-//! field. The SACK fields of the ACK are reserved for STrack; the current
-//! RTL fills ePSN and MSN_PSN and leaves SACK base/bitmap/bytes/OOO zero.
+//! field.
+//!
+//! The SACK fields (STrack §3.3.1) say what the responder holds beyond
+//! ePSN: the OOO count is the number of packets placed past ePSN (in
+//! software recovery: the length of the run the responder remembers), the
+//! SACK bitmap is one 64-bit segment of the responder's arrival bitmap,
+//! bit `i` meaning PSN `SACK base + i` is placed, where SACK base is ePSN
+//! or ePSN + 64: the segment holding the PSN this ACK answers. Bytes
+//! received counts payload bytes placed for the first time, mod 2^32. An
+//! ACK that answers no data packet (a READ response, a software-recovery
+//! ACK) has them zero.
 //!
 //! # Layers of access
 //!
@@ -319,7 +328,7 @@ pub mod field {
     pub const AETH_MSN: Field = Field::new(55, 3);
 
     /// rnic ACK extension.
-    pub const AXT: Field = Field::new(58, 52);
+    pub const AXT: Field = Field::new(58, 48);
     /// ACK extension: echoed SSN.
     pub const AXT_SSN: Field = Field::new(58, 4);
     /// ACK extension: echoed PSN_OFFSET.
@@ -343,8 +352,9 @@ pub mod field {
     pub const AXT_MSN_PSN: Field = Field::new(90, 4);
     /// ACK extension: 64-bit SACK bitmap segment.
     pub const AXT_SACK_BITMAP: Field = Field::new(94, 8);
-    /// ACK extension: bytes received.
-    pub const AXT_BYTES_RX: Field = Field::new(102, 8);
+    /// ACK extension: payload bytes received, duplicates eliminated, mod 2^32
+    /// (the sender only takes differences); where a READ request has its lkey.
+    pub const AXT_BYTES_RX: Field = Field::new(102, 4);
 
     /// ECN bits in [`IP_TOS`].
     pub const IP_ECN_MASK: u8 = 0x03;
@@ -1274,7 +1284,7 @@ int_fields! {
     /// ACKs: 64-bit SACK bitmap segment.
     sack_bitmap, set_sack_bitmap: u64 = field::AXT_SACK_BITMAP;
     /// ACKs: bytes received.
-    bytes_received, set_bytes_received: u64 = field::AXT_BYTES_RX;
+    bytes_received, set_bytes_received: u32 = field::AXT_BYTES_RX;
     /// ACKs: out-of-order count.
     ooo_count, set_ooo_count: u32 = field::AXT_OOO;
 }
@@ -1529,13 +1539,13 @@ pub struct AckRepr {
     pub epsn: u32,
     /// Extension: MSN_PSN, the first PSN of message MSN.
     pub msn_psn: u32,
-    /// Extension: SACK base PSN (reserved for STrack; 0 from the current RTL).
+    /// Extension: SACK base PSN (ePSN or ePSN + 64).
     pub sack_base: u32,
-    /// Extension: SACK bitmap segment (reserved for STrack).
+    /// Extension: SACK bitmap segment (bit `i`: PSN `sack_base + i` placed).
     pub sack_bitmap: u64,
-    /// Extension: bytes received (reserved for STrack).
-    pub bytes_rx: u64,
-    /// Extension: out-of-order count (reserved for STrack).
+    /// Extension: payload bytes received, duplicates eliminated, mod 2^32.
+    pub bytes_rx: u32,
+    /// Extension: out-of-order count (packets placed beyond ePSN).
     pub ooo: u32,
 }
 
@@ -1682,6 +1692,14 @@ pub struct Frame {
     pub echo_ecn: u8,
     /// ACKs: flags ([`ack_flags`]).
     pub ack_flags: u8,
+    /// ACKs: SACK base PSN.
+    pub sack_base: u32,
+    /// ACKs: SACK bitmap segment.
+    pub sack_bitmap: u64,
+    /// ACKs: payload bytes received (mod 2^32).
+    pub bytes_rx: u32,
+    /// ACKs: out-of-order count.
+    pub ooo: u32,
     /// Payload (without pad).
     pub payload: Vec<u8>,
 }
@@ -1697,9 +1715,8 @@ impl Frame {
         (!self.is_ack()).then(|| self.request_repr())
     }
 
-    /// The ACK/NAK this frame holds; `None` for a request. `Frame` has no
-    /// SACK fields, so they are zero; a payload is not part of an
-    /// [`AckRepr`].
+    /// The ACK/NAK this frame holds; `None` for a request. A payload is not
+    /// part of an [`AckRepr`].
     pub fn as_ack(&self) -> Option<AckRepr> {
         self.is_ack().then(|| self.ack_repr())
     }
@@ -1751,10 +1768,10 @@ impl Frame {
             ack_flags: self.ack_flags,
             epsn: self.epsn,
             msn_psn: self.msn_psn,
-            sack_base: 0,
-            sack_bitmap: 0,
-            bytes_rx: 0,
-            ooo: 0,
+            sack_base: self.sack_base,
+            sack_bitmap: self.sack_bitmap,
+            bytes_rx: self.bytes_rx,
+            ooo: self.ooo,
         }
     }
 
@@ -1815,7 +1832,6 @@ impl From<RequestRepr<'_>> for Frame {
     }
 }
 
-/// Drops the SACK fields, which `Frame` does not have.
 impl From<AckRepr> for Frame {
     fn from(a: AckRepr) -> Frame {
         Frame {
@@ -1839,6 +1855,10 @@ impl From<AckRepr> for Frame {
             echo_entropy: a.echo_entropy,
             echo_ecn: a.echo_ecn,
             ack_flags: a.ack_flags,
+            sack_base: a.sack_base,
+            sack_bitmap: a.sack_bitmap,
+            bytes_rx: a.bytes_rx,
+            ooo: a.ooo,
             ..Frame::default()
         }
     }
@@ -1992,9 +2012,9 @@ mod tests {
             AXT_BYTES_RX,
         ];
         assert_tiles(&[common.as_slice(), &request].concat(), 106);
-        assert_tiles(&[common.as_slice(), &ack].concat(), 110);
+        assert_tiles(&[common.as_slice(), &ack].concat(), 106);
         assert_tiles(&[ETH, IPV4, UDP, BTH, RETH, RXT], 106);
-        assert_tiles(&[ETH, IPV4, UDP, BTH, AETH, AXT], 110);
+        assert_tiles(&[ETH, IPV4, UDP, BTH, AETH, AXT], 106);
         let request_groups = [ETH, IPV4, UDP, BTH, RETH, RXT];
         let ack_groups = [ETH, IPV4, UDP, BTH, AETH, AXT];
         for (fields, groups) in [

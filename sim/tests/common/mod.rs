@@ -50,6 +50,10 @@ pub fn sample_frame(op: u8, len: usize, seed: u8) -> Frame {
         echo_entropy: if op == opcode::ACK { 0xC001 } else { 0 },
         echo_ecn: 0,
         ack_flags: if op == opcode::ACK { seed & 1 } else { 0 },
+        sack_base: if op == opcode::ACK { 0x12_3457 + 64 * (seed as u32 & 1) } else { 0 },
+        sack_bitmap: if op == opcode::ACK { 0x8000_0000_0000_0006 ^ (seed as u64) << 17 } else { 0 },
+        ooo: if op == opcode::ACK { 3 + seed as u32 } else { 0 },
+        bytes_rx: if op == opcode::ACK { 0xFEDC_BA98 ^ seed as u32 } else { 0 },
         payload: (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect(),
     }
 }
@@ -85,6 +89,10 @@ pub fn tx_fields(f: &Frame) -> Vec<(&'static str, u64)> {
         ("msn_psn", f.msn_psn as u64),
         ("laddr", if ack { 0 } else { f.laddr }),
         ("lkey", if ack { 0 } else { f.lkey as u64 }),
+        ("sack_base", f.sack_base as u64),
+        ("sack_bitmap", f.sack_bitmap),
+        ("ooo", f.ooo as u64),
+        ("bytes_rx", f.bytes_rx as u64),
     ]
 }
 
