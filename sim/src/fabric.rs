@@ -327,6 +327,8 @@ struct OutQueue {
     busy_ps: u64,
     mps_per_byte: u64,
     stats: QueueStats,
+    /// Most bytes it held when a frame arrived since [`Fabric::take_peak_backlogs`].
+    peak: u64,
 }
 
 /// How the NICs are connected.
@@ -481,6 +483,34 @@ impl Fabric {
         };
         if !matches!(self.topo, Topo::Cable) {
             v.extend(self.nic_out.iter().enumerate().map(|(i, q)| (format!("port {i}"), q.stats)));
+        }
+        v
+    }
+
+    /// Every switch output queue's most bytes held since the previous call
+    /// (when a frame arrived, or now at `now_ps`; named as in
+    /// [`Fabric::queue_stats`]), and starts the next period: a time series
+    /// of queue depth, one sample per call. Frames are taken through a
+    /// queue up to one link delay ahead of the cycle the fabric is at, so a
+    /// sample may include frames arriving that much later.
+    pub fn take_peak_backlogs(&mut self, now_ps: u64) -> Vec<(String, u64)> {
+        let take = |q: &mut OutQueue| {
+            let held = q.busy_ps.saturating_sub(now_ps) * 1000 / q.mps_per_byte.max(1);
+            std::mem::take(&mut q.peak).max(held)
+        };
+        let mut v: Vec<(String, u64)> = Vec::new();
+        if let Topo::LeafSpine { leaves, spines, up, down, .. } = &mut self.topo {
+            for (k, q) in up.iter_mut().enumerate() {
+                v.push((format!("leaf {} -> spine {}", k / *spines, k % *spines), take(q)));
+            }
+            for (k, q) in down.iter_mut().enumerate() {
+                v.push((format!("spine {} -> leaf {}", k / *leaves, k % *leaves), take(q)));
+            }
+        }
+        if !matches!(self.topo, Topo::Cable) {
+            for (i, q) in self.nic_out.iter_mut().enumerate() {
+                v.push((format!("port {i}"), take(q)));
+            }
         }
         v
     }
@@ -658,6 +688,7 @@ fn hop(
     let len = frame.len() as u64;
     let backlog = q.busy_ps.saturating_sub(at) * 1000 / q.mps_per_byte.max(1);
     q.stats.max_backlog = q.stats.max_backlog.max(backlog);
+    q.peak = q.peak.max(backlog);
     if backlog + len > buffer {
         q.stats.drops += 1;
         sw.buffer_drops += 1;

@@ -7,3 +7,4 @@ pub mod args;
 pub mod bench;
 pub mod cosim;
 pub mod pattern;
+pub mod scenario;

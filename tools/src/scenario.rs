@@ -1,0 +1,280 @@
+//! Fabric scenarios of cosimulated NICs: an incast of `fan_in` senders into
+//! one receiver through the switch, each sender's QP under STrack's window
+//! (or not) and sprayed (or not). Every byte is verified at the receiver.
+//! The run is sampled in bins: the deepest queue at the receiver's switch
+//! port in each bin, and each sender's rate (its link's bytes in the bin).
+
+use rnic::{AccessFlags, CcNetwork, Mtu, QpAttr, SendWr, WcStatus, WrOpcode};
+use rnic_sim::SimConfig;
+use rnic_spec::params::{CLOCK_HZ, CLOCK_PS};
+
+use crate::bench::{connect, initial_psn};
+use crate::cosim::Nics;
+use crate::pattern;
+
+/// An incast: senders 0..fan_in each write `msgs` messages of `size` bytes
+/// to NIC `fan_in` at once.
+#[derive(Clone, Debug)]
+pub struct IncastConfig {
+    /// Senders.
+    pub fan_in: usize,
+    /// Messages per sender.
+    pub msgs: u32,
+    /// Message size, bytes.
+    pub size: usize,
+    /// Each sender's QP under STrack's window (`QpAttr::strack_cc`).
+    pub cc: bool,
+    /// Entropies each sender's QP sprays over (0: one port).
+    pub paths: u16,
+    /// STrack's base RTT, ns (`CcNetwork::base_rtt_ns`).
+    pub cc_rtt_ns: u32,
+    /// Switch queues mark CE above this many bytes (None: no marking).
+    pub ecn_bytes: Option<u64>,
+    /// Switch queue buffer, bytes.
+    pub buffer_bytes: u64,
+    /// Sampling bin, cycles.
+    pub bin_cycles: u64,
+    /// Data pattern seed.
+    pub seed: u64,
+}
+
+impl Default for IncastConfig {
+    fn default() -> Self {
+        IncastConfig {
+            fan_in: 8,
+            msgs: 16,
+            size: 64 * 1024,
+            cc: true,
+            paths: 0,
+            cc_rtt_ns: CcNetwork::default().base_rtt_ns,
+            ecn_bytes: Some(32 << 10),
+            buffer_bytes: 1 << 20,
+            bin_cycles: 500,
+            seed: 0x5EED_2026,
+        }
+    }
+}
+
+/// One sender of an incast.
+#[derive(Clone, Debug, Default)]
+pub struct FlowResult {
+    /// Payload bytes it wrote.
+    pub bytes: u64,
+    /// Cycles from the start to its last completion.
+    pub done_cycles: u64,
+    /// Its goodput over that time, Gb/s.
+    pub gbps: f64,
+    /// Its link's bytes per bin (payload, headers, resends).
+    pub sent_per_bin: Vec<u64>,
+}
+
+/// What an incast did.
+#[derive(Clone, Debug, Default)]
+pub struct IncastRun {
+    /// Per sender.
+    pub flows: Vec<FlowResult>,
+    /// Cycles from the posts to the last completion.
+    pub cycles: u64,
+    /// All senders' payload over `cycles`, Gb/s.
+    pub gbps: f64,
+    /// The receiver's switch port: most bytes queued, frames dropped, frames marked CE.
+    pub max_backlog: u64,
+    /// Frames the port dropped.
+    pub drops: u64,
+    /// Frames the port marked CE.
+    pub marked: u64,
+    /// The port's deepest queue in each bin, bytes.
+    pub backlog_per_bin: Vec<u64>,
+    /// Sampling bin, cycles.
+    pub bin_cycles: u64,
+}
+
+impl IncastRun {
+    /// Seconds per bin.
+    pub fn bin_s(&self) -> f64 {
+        self.bin_cycles as f64 / CLOCK_HZ as f64
+    }
+
+    /// Each sender's rate in bin `b`, Gb/s.
+    pub fn rates(&self, b: usize) -> Vec<f64> {
+        self.flows
+            .iter()
+            .map(|f| f.sent_per_bin.get(b).copied().unwrap_or(0) as f64 * 8.0 / self.bin_s() / 1e9)
+            .collect()
+    }
+
+    /// Jain's fairness index of the senders' rates in bin `b` (1: equal; 0 if nothing was sent).
+    pub fn fairness(&self, b: usize) -> f64 {
+        let r = self.rates(b);
+        let (s, s2) = (r.iter().sum::<f64>(), r.iter().map(|x| x * x).sum::<f64>());
+        if s2 == 0.0 {
+            0.0
+        } else {
+            s * s / (r.len() as f64 * s2)
+        }
+    }
+
+    /// Convergence time, ns: the end of the first bin from which on, until
+    /// the first sender finishes, every window of `window` bins has the
+    /// senders' rates (summed over the window) with Jain's index at least
+    /// `jfi` and the port's queue at most `queue_bytes`. None if it never does.
+    pub fn convergence_ns(&self, window: usize, jfi: f64, queue_bytes: u64) -> Option<u64> {
+        let first_done = self.flows.iter().map(|f| f.done_cycles).min()?;
+        let bins = (first_done / self.bin_cycles) as usize;
+        let ok = |b: usize| {
+            let sums: Vec<f64> = self
+                .flows
+                .iter()
+                .map(|f| f.sent_per_bin[b..(b + window).min(f.sent_per_bin.len())].iter().sum::<u64>() as f64)
+                .collect();
+            let (s, s2) = (sums.iter().sum::<f64>(), sums.iter().map(|x| x * x).sum::<f64>());
+            let fair = s2 > 0.0 && s * s / (sums.len() as f64 * s2) >= jfi;
+            fair && self.backlog_per_bin[b..(b + window).min(self.backlog_per_bin.len())]
+                .iter()
+                .all(|&q| q <= queue_bytes)
+        };
+        let last_start = bins.checked_sub(window)?;
+        let mut start = None;
+        for b in 0..=last_start {
+            match (ok(b), start) {
+                (true, None) => start = Some(b),
+                (false, Some(_)) => start = None,
+                _ => {}
+            }
+        }
+        start.map(|b| (b as u64 + 1) * self.bin_cycles * CLOCK_PS / 1000)
+    }
+}
+
+/// Runs an incast of cosimulated NICs on one switch; every byte is checked.
+/// `progress` is called once per bin with the bins done.
+pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<IncastRun, String> {
+    if cfg.fan_in == 0 || cfg.msgs == 0 || cfg.size == 0 {
+        return Err("an incast needs at least one sender, message and byte".into());
+    }
+    let sim =
+        SimConfig { switch_ecn_threshold: cfg.ecn_bytes, switch_port_buffer: cfg.buffer_bytes, ..Default::default() };
+    let rx_nic = cfg.fan_in;
+    let nics = Nics::new(cfg.fan_in + 1, sim)?;
+    let err = |what: &str, e: rnic::Error| format!("{what}: {e}");
+    for ctx in &nics.ctxs {
+        ctx.set_cc_network(CcNetwork { base_rtt_ns: cfg.cc_rtt_ns, ..Default::default() })
+            .map_err(|e| err("the window's network", e))?;
+    }
+    let rx = &nics.ctxs[rx_nic];
+    let pd_rx = rx.alloc_pd().map_err(|e| err("receiver PD", e))?;
+    let cq_rx = rx.create_cq(64).map_err(|e| err("receiver CQ", e))?;
+    let bytes = cfg.size * cfg.msgs as usize;
+    let mut senders = Vec::new();
+    for s in 0..cfg.fan_in {
+        let ctx = &nics.ctxs[s];
+        let pd = ctx.alloc_pd().map_err(|e| err("sender PD", e))?;
+        let cq = ctx.create_cq(2 * cfg.msgs).map_err(|e| err("sender CQ", e))?;
+        let attr = |cq: &rnic::Cq, n: u32| rnic::QpInitAttr {
+            send_cq: cq.clone(),
+            recv_cq: cq.clone(),
+            max_send_wr: n,
+            max_recv_wr: n,
+        };
+        let a = pd.create_qp(attr(&cq, cfg.msgs)).map_err(|e| err("sender QP", e))?;
+        let b = pd_rx.create_qp(attr(&cq_rx, 1)).map_err(|e| err("receiver QP", e))?;
+        a.modify(&QpAttr { strack_cc: Some(cfg.cc), max_paths: Some(cfg.paths), ..QpAttr::init() })
+            .map_err(|e| err("sender QP attributes", e))?;
+        connect(
+            ctx,
+            &a,
+            initial_psn(cfg.seed, s as u32, 0),
+            rx,
+            &b,
+            initial_psn(cfg.seed, rx_nic as u32, s as u32),
+            Mtu::Mtu4096,
+        )
+        .map_err(|e| err("connect", e))?;
+        let src = pd.reg_mr(bytes, AccessFlags::empty()).map_err(|e| err("sender MR", e))?;
+        let dst = pd_rx
+            .reg_mr(bytes, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)
+            .map_err(|e| err("receiver MR", e))?;
+        let data = pattern::make(cfg.seed, 100 + s as u64, bytes);
+        src.write(0, &data).map_err(|e| err("sender data", e))?;
+        senders.push((pd, cq, a, b, src, dst, data));
+    }
+    let t0 = nics.cluster.borrow().now();
+    for (_, _, a, _, src, dst, _) in &senders {
+        let wrs: Vec<SendWr> = (0..cfg.msgs)
+            .map(|m| {
+                let off = m as u64 * cfg.size as u64;
+                SendWr {
+                    wr_id: m as u64,
+                    opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
+                    sg: src.sge(off, cfg.size as u32),
+                }
+            })
+            .collect();
+        a.post_send_batch(&wrs).map_err(|e| err("post", e))?;
+    }
+    let port = format!("port {rx_nic}");
+    let link0: Vec<u64> = (0..cfg.fan_in).map(|s| nics.cluster.borrow().fabric().link_stats(s).bytes).collect();
+    let mut run = IncastRun { bin_cycles: cfg.bin_cycles, ..Default::default() };
+    run.flows = (0..cfg.fan_in).map(|_| FlowResult { bytes: bytes as u64, ..Default::default() }).collect();
+    let mut last_link = link0;
+    nics.cluster.borrow_mut().fabric_mut().take_peak_backlogs(t0 * CLOCK_PS);
+    let mut done = vec![0u32; cfg.fan_in];
+    // Long enough for the whole incast at a tenth of the line rate.
+    let deadline = t0 + 200_000 + (cfg.fan_in * bytes) as u64 * 10 / 50;
+    let mut next_bin = t0 + cfg.bin_cycles;
+    while done.iter().any(|&d| d < cfg.msgs) {
+        for (s, (_, cq, ..)) in senders.iter().enumerate() {
+            for wc in cq.poll_cq_vec(16).map_err(|e| err("poll", e))? {
+                if wc.status != WcStatus::Success {
+                    return Err(format!("sender {s}: {wc:?}"));
+                }
+                done[s] += 1;
+                if done[s] == cfg.msgs {
+                    run.flows[s].done_cycles = nics.cluster.borrow().now() - t0;
+                }
+            }
+        }
+        let now = nics.cluster.borrow().now();
+        if now >= deadline {
+            return Err(format!("incast: {done:?} of {} messages done by cycle {}", cfg.msgs, now - t0));
+        }
+        let step = (next_bin - now).clamp(1, 16);
+        nics.cluster.borrow_mut().run(step);
+        rx.progress().map_err(|e| err("receiver", e))?;
+        if nics.cluster.borrow().now() >= next_bin {
+            let mut c = nics.cluster.borrow_mut();
+            let now_ps = c.now() * CLOCK_PS;
+            let peaks = c.fabric_mut().take_peak_backlogs(now_ps);
+            run.backlog_per_bin.push(peaks.iter().find(|(n, _)| *n == port).map_or(0, |p| p.1));
+            for s in 0..cfg.fan_in {
+                let b = c.fabric().link_stats(s).bytes;
+                run.flows[s].sent_per_bin.push(b - last_link[s]);
+                last_link[s] = b;
+            }
+            next_bin += cfg.bin_cycles;
+            progress(run.backlog_per_bin.len() as u64);
+        }
+    }
+    run.cycles = nics.cluster.borrow().now() - t0;
+    for (s, (_, _, _, _, _, dst, data)) in senders.iter().enumerate() {
+        let mut got = vec![0u8; data.len()];
+        dst.read(0, &mut got).map_err(|e| err("receiver data", e))?;
+        if got != *data {
+            let at = got.iter().zip(data.iter()).position(|(a, b)| a != b).unwrap_or(0);
+            return Err(format!("sender {s}'s bytes at the receiver differ from byte {at} on"));
+        }
+    }
+    let v = nics.violations();
+    if !v.is_empty() {
+        return Err(format!("DMA violations: {}", v.join("; ")));
+    }
+    let secs = |cycles: u64| cycles as f64 / CLOCK_HZ as f64;
+    for f in &mut run.flows {
+        f.gbps = f.bytes as f64 * 8.0 / secs(f.done_cycles) / 1e9;
+    }
+    run.gbps = (cfg.fan_in * bytes) as f64 * 8.0 / secs(run.cycles) / 1e9;
+    let c = nics.cluster.borrow();
+    let q = c.fabric().queue_stats().into_iter().find(|(n, _)| *n == port).ok_or("no port queue")?.1;
+    (run.max_backlog, run.drops, run.marked) = (q.max_backlog, q.drops, q.ecn_marked);
+    Ok(run)
+}
