@@ -246,10 +246,10 @@ pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<I
             let now_ps = c.now() * CLOCK_PS;
             let peaks = c.fabric_mut().take_peak_backlogs(now_ps);
             run.backlog_per_bin.push(peaks.iter().find(|(n, _)| *n == port).map_or(0, |p| p.1));
-            for s in 0..cfg.fan_in {
+            for (s, (flow, last)) in run.flows.iter_mut().zip(last_link.iter_mut()).enumerate() {
                 let b = c.fabric().link_stats(s).bytes;
-                run.flows[s].sent_per_bin.push(b - last_link[s]);
-                last_link[s] = b;
+                flow.sent_per_bin.push(b - *last);
+                *last = b;
             }
             next_bin += cfg.bin_cycles;
             progress(run.backlog_per_bin.len() as u64);
