@@ -56,12 +56,16 @@ enum Test {
     /// RDMA READ latency (like ib_read_lat), one READ in flight.
     #[value(name = "read_lat")]
     ReadLat,
+    /// Fabric scenario: --fan-in NICs each write -n messages of -s bytes to
+    /// one more NIC through a switch at once (see --help).
+    #[value(name = "incast")]
+    Incast,
 }
 
 impl Test {
     fn mode(self) -> Mode {
         match self {
-            Test::WriteBw | Test::WriteLat => Mode::WriteBw,
+            Test::WriteBw | Test::WriteLat | Test::Incast => Mode::WriteBw,
             Test::SendBw | Test::SendLat => Mode::SendBw,
             Test::ReadBw | Test::ReadLat => Mode::ReadBw,
         }
@@ -134,7 +138,18 @@ nearest-rank (the smallest sample with that share at or below it).
 -a runs the sizes 2, 4, 8, ..., 8M, one row each. Without -n, -D or
 --total-iters each size runs 16 MiB / size iterations per QP (10 to 1000)
 in the bandwidth tests and 1 MiB / size (10 to 100) in the latency tests:
-about a minute of cosimulation for the whole sweep.";
+about a minute of cosimulation for the whole sweep.
+
+incast is a fabric scenario: --fan-in NICs (default 8) each write -n
+messages (default 16) of -s bytes (default 64K) to one receiver NIC
+through a switch at once, every byte verified; with --cc each sender's QP
+is under STrack's window, with --paths it sprays. The switch queues hold
+--switch-buffer-kb and mark CE above --ecn-kb (default 32). It prints each
+sender's goodput and completion time, the aggregate, the receiver's port
+(deepest queue, drops, CE marks) and the time the senders converged (from
+then on the queue stays within two windows of the ECN threshold and their
+rates over 10 bins have Jain's index >= 0.9), and with --plot DIR writes
+the queue depth and each sender's rate over time as PNG.";
 
 /// Bandwidth, message rate and latency between two cosimulated rnic NICs
 /// (NIC0 requester, NIC1 responder), perftest-style, every byte verified.
@@ -252,6 +267,105 @@ struct Args {
     /// Output queue of each switch port in KiB (default 1024).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
     switch_buffer_kb: u64,
+    /// incast: the number of senders.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    fan_in: u32,
+    /// incast: sampling bin of the queue and the rates, ns.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(4..))]
+    bin_ns: u64,
+    /// incast: write the plots (queue depth, sender rates over time) as PNG into this directory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// The incast scenario (`rnic-perf incast`).
+fn run_incast(a: &Args) -> Result<(), Stop> {
+    use rnic_tools::scenario::{self, IncastConfig};
+    if a.mtu != 4096 || a.qps != 1 || a.bidirectional || a.all || a.duration.is_some() || a.spines.is_some() {
+        return Err(
+            "incast runs one QP per sender at MTU 4096 on one switch: -m, -q, -b, -a, -D and --spines do not apply"
+                .to_string()
+                .into(),
+        );
+    }
+    let size = a.size.unwrap_or(64 * 1024) as usize;
+    let msgs = a.iters.or(a.total_iters.map(|t| t.div_ceil(a.fan_in as u64))).unwrap_or(16);
+    let msgs = u32::try_from(msgs).map_err(|_| format!("-n {msgs}: at most {} messages per sender", u32::MAX))?;
+    if (size as u64) * (msgs as u64) > HOST_MEM_MAX / 2 {
+        return Err(format!(
+            "-s {size} x -n {msgs} does not fit a sender's simulated memory ({} GiB)",
+            HOST_MEM_MAX >> 31
+        )
+        .into());
+    }
+    let bin_cycles = (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS);
+    let cfg = IncastConfig {
+        fan_in: a.fan_in as usize,
+        msgs,
+        size,
+        cc: a.cc,
+        paths: a.paths,
+        cc_rtt_ns: a.cc_rtt_ns,
+        ecn_bytes: Some(a.ecn_kb.unwrap_or(32) << 10),
+        buffer_bytes: a.switch_buffer_kb << 10,
+        bin_cycles,
+        seed: a.seed,
+    };
+    let window = if a.cc { format!("STrack's window ({} ns)", a.cc_rtt_ns) } else { "no window".into() };
+    let spray = if a.paths > 0 { format!(", sprayed over {} entropies", a.paths) } else { String::new() };
+    out!("---------------------------------------------------------------------------------------");
+    out!("                    Incast (rnic cosimulation, {} NICs -> NIC{})", a.fan_in, a.fan_in);
+    out!(" Senders         : {} x {} messages of {} B, one QP each, {window}{spray}", a.fan_in, msgs, size);
+    out!(
+        " Switch          : {} KiB per port, ECN CE above {} KiB; links 100 Gb/s",
+        a.switch_buffer_kb,
+        cfg.ecn_bytes.unwrap_or(0) >> 10
+    );
+    out!("---------------------------------------------------------------------------------------");
+    let bar = indicatif::ProgressBar::new_spinner();
+    if std::io::stderr().is_terminal() {
+        bar.set_message("simulating");
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let wall = std::time::Instant::now();
+    let bin_us = a.bin_ns as f64 / 1e3;
+    let r = scenario::run_incast(&cfg, |bins| {
+        if bins % 50 == 0 {
+            bar.set_message(format!("{:.0} us simulated", bins as f64 * bin_us));
+            bar.tick();
+        }
+    })?;
+    bar.finish_and_clear();
+    let us = |cycles: u64| cycles as f64 * rnic_spec::params::CLOCK_PS as f64 / 1e6;
+    out!(" sender  bytes        done[usec]   BW[Gb/sec]");
+    for (s, f) in r.flows.iter().enumerate() {
+        out!(" {s:<7} {:<12} {:<12.1} {:.2}", f.bytes, us(f.done_cycles), f.gbps);
+    }
+    out!("---------------------------------------------------------------------------------------");
+    let bdp = 100e9 / 8.0 * a.cc_rtt_ns as f64 / 1e9;
+    let steady = cfg.ecn_bytes.unwrap_or(0) + (2.0 * bdp) as u64;
+    let conv = r.convergence_ns(10, 0.9, steady);
+    out!(" aggregate     : {:.2} Gb/s over {:.1} us", r.gbps, us(r.cycles));
+    out!(" receiver port : at most {} B queued, {} dropped, {} marked CE", r.max_backlog, r.drops, r.marked);
+    match conv {
+        Some(ns) => out!(
+            " converged     : at {:.1} us (queue within {steady} B, Jain's index >= 0.9 over {} bins)",
+            ns as f64 / 1e3,
+            10
+        ),
+        None => out!(" converged     : never (queue within {steady} B and Jain's index >= 0.9 over 10 bins)"),
+    }
+    out!(" simulator     : {:.1} s wall", wall.elapsed().as_secs_f64());
+    out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
+    if let Some(dir) = &a.plot {
+        let title = format!("{}:1 incast, {window}", a.fan_in);
+        let files = scenario::plot_incast(&r, dir, &title, 10).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+        for f in files {
+            out!(" plot          : {}", f.display());
+        }
+    }
+    Ok(())
 }
 
 /// `S:G`: spine S, G Gb/s.
@@ -529,6 +643,9 @@ struct Totals {
 }
 
 fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
+    if a.test == Test::Incast {
+        return run_incast(a);
+    }
     let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
     let mut cfg = SimConfig { pcap: a.pcap.clone(), pcie_rtt_ns: a.pcie_rtt_ns, ..Default::default() };
     if a.test.latency() {

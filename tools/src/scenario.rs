@@ -278,3 +278,52 @@ pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<I
     (run.max_backlog, run.drops, run.marked) = (q.max_backlog, q.drops, q.ecn_marked);
     Ok(run)
 }
+
+/// Writes the incast's plots into `dir`: `incast_queue.png` (the
+/// receiver's port's deepest queue per bin, KB) and `incast_rates.png`
+/// (each sender's rate, Gb/s, averaged over `smooth` bins). Returns the files.
+pub fn plot_incast(
+    run: &IncastRun,
+    dir: &std::path::Path,
+    title: &str,
+    smooth: usize,
+) -> Result<Vec<std::path::PathBuf>, String> {
+    use rnic_netsim::output::{line_plot, Series};
+    let bin_us = run.bin_s() * 1e6;
+    let us = |x: &f64| format!("{x:.0}");
+    let queue: Series = (
+        "port to the receiver".into(),
+        run.backlog_per_bin.iter().enumerate().map(|(b, &q)| ((b + 1) as f64 * bin_us, q as f64 / 1e3)).collect(),
+    );
+    let q_path = dir.join("incast_queue.png");
+    line_plot(
+        &q_path,
+        &format!("{title}: switch queue"),
+        "time (us)",
+        "deepest queue in the bin (KB)",
+        &[queue],
+        &us,
+        false,
+    )?;
+    let smooth = smooth.max(1);
+    let rates: Vec<Series> = run
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(s, f)| {
+            let pts = f
+                .sent_per_bin
+                .windows(smooth)
+                .enumerate()
+                .map(|(b, w)| {
+                    let bits = w.iter().sum::<u64>() as f64 * 8.0;
+                    ((b + smooth) as f64 * bin_us, bits / (smooth as f64 * run.bin_s()) / 1e9)
+                })
+                .collect();
+            (format!("sender {s}"), pts)
+        })
+        .collect();
+    let r_path = dir.join("incast_rates.png");
+    line_plot(&r_path, &format!("{title}: sender rates"), "time (us)", "Gb/s", &rates, &us, false)?;
+    Ok(vec![q_path, r_path])
+}
