@@ -55,7 +55,8 @@
 //!    counted by exactly one of the RX counters (any counter added to
 //!    `rnic_spec::regs::counters` after RX_* is picked up automatically);
 //!    the outcome must be in the allowed set; the ACK/NAK the victim sent
-//!    (captured on NIC1's egress link) must match it;
+//!    (captured on NIC1's egress link) must match it, its SACK fields too
+//!    (OOO count, SACK base and bitmap segment, bytes received: `Victim::sack`);
 //! 2. no DMA shadow violation;
 //! 3. every MR of both NICs holds exactly what the model expects: bytes
 //!    outside the window a valid packet of the victim could write never
@@ -769,6 +770,13 @@ struct Victim {
     /// The host's bitmap: packets placed in software recovery at or ahead
     /// of ePSN, with their PSN_OFFSET.
     sw_map: BTreeMap<u32, (Accepted, u32)>,
+    /// SACK: payload bytes placed for the first time (mod 2^32), and the
+    /// packets the window holds past ePSN as the NIC counts them (one more
+    /// per packet placed out of order, one less per packet slid over, 0 when
+    /// the window empties: a READ over placed packets, from a peer breaking
+    /// the PSN order, leaves them counted until then).
+    bytes_rx: u32,
+    ooo_n: u32,
 }
 
 /// What an accepted packet and those sliding in behind it did.
@@ -889,8 +897,12 @@ impl Victim {
         }
         let epsn = self.epsn;
         self.sw_map.retain(|&p, _| p.wrapping_sub(epsn) & PSN_MASK < 1 << 23);
+        self.bytes_rx = self.bytes_rx.wrapping_add(a.plen as u32);
         self.sr_rcv = self.sr_rcv.checked_shr(a.psns).unwrap_or(0);
         self.sr_last = self.sr_last.checked_shr(a.psns).unwrap_or(0);
+        if self.sr_rcv == 0 {
+            self.ooo_n = 0;
+        }
         let epsn = self.epsn;
         self.sr_rec.retain(|&p, _| p.wrapping_sub(epsn) & PSN_MASK < 1 << 23);
         while self.sr_rcv & 1 != 0 {
@@ -909,9 +921,20 @@ impl Victim {
             }
             self.sr_rcv >>= 1;
             self.sr_last >>= 1;
+            self.ooo_n = if self.sr_rcv == 0 { 0 } else { self.ooo_n - 1 };
             out.slid += 1;
         }
         out
+    }
+
+    /// The SACK fields the NIC's ACK or NAK of request PSN `psn` must carry
+    /// in this state: OOO count, SACK base, bitmap segment, bytes received.
+    fn sack(&self, psn: u32) -> (u32, u32, u64, u32) {
+        let ooo =
+            if self.sw_on { self.sw_right.wrapping_sub(self.sw_left).wrapping_add(1) & PSN_MASK } else { self.ooo_n };
+        let rel = psn.wrapping_sub(self.epsn) & PSN_MASK;
+        let seg = if (64..1 << 23).contains(&rel) { 64 } else { 0 };
+        ((ooo), (self.epsn + seg) & PSN_MASK, (self.sr_rcv >> seg) as u64, self.bytes_rx)
     }
 }
 
@@ -2079,6 +2102,8 @@ impl Fuzzer {
             self.regions[region].put(off, &frame[HDR_LEN..HDR_LEN + a.plen]);
         }
         self.v.sr_rcv |= 1 << diff;
+        self.v.ooo_n += 1;
+        self.v.bytes_rx = self.v.bytes_rx.wrapping_add(a.plen as u32);
         if a.last {
             self.v.sr_last |= 1 << diff;
         }
@@ -2098,6 +2123,7 @@ impl Fuzzer {
         let psn = (v.epsn + diff) & PSN_MASK;
         let off = f.psn_offset & PSN_MASK;
         v.sw_map.insert(psn, (*a, off));
+        v.bytes_rx = v.bytes_rx.wrapping_add(a.plen as u32);
         let rpk = if a.last { 0 } else { (off + 1) & PSN_MASK };
         let ahead = psn.wrapping_sub(v.sw_right.wrapping_add(1)) & PSN_MASK;
         if !v.sw_on || (ahead != 0 && ahead < 1 << 23) {
@@ -3534,6 +3560,17 @@ impl Fuzzer {
                             fatal = true;
                         }
                         _ => {}
+                    }
+                    // Every ACK or NAK carries the SACK fields of the state it leaves.
+                    for f in &resp {
+                        let got = (f.ooo, f.sack_base, f.sack_bitmap, f.bytes_rx);
+                        let want = self.v.sack(f.psn);
+                        if got != want {
+                            problems.push(format!(
+                                "the victim's {:#04x} for PSN {:#x} carries SACK (OOO, base, bitmap, bytes) {got:x?}, the model {want:x?}",
+                                f.syndrome, f.psn
+                            ));
+                        }
                     }
                 }
                 // Advance the forged requester (past the packets that slid in too).
