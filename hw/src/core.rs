@@ -131,8 +131,6 @@ pub struct RnicCore {
     cc: CcEngine,
     /// Per QP, the window (bytes Q24.8) the window engine last computed.
     cwnd: RAM<Bits<32>, QPN_BITS>,
-    /// Until the congestion-control engine exists, a choice's window is unbounded (the active set is `MAX_PATHS`).
-    spray_cwnd: Num<0xFFFF_FFFF, 32>,
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
     qpc_tx: RAM<Bits<448>, QPN_BITS>,
@@ -301,7 +299,8 @@ impl Logic for RnicCore {
         self.spray.req_ecn.next = self.resp.spray_ecn.val();
         self.spray.req_path.next = self.resp.spray_path.val();
         self.spray.req_max_paths.next = self.resp.spray_max_paths.val();
-        self.spray.req_cwnd.next = self.spray_cwnd.val();
+        // Only a choice reads the window; the turn engine's is its QP's.
+        self.spray.req_cwnd.next = self.sq.spray_cwnd.val();
         if !self.resp.spray_valid.val() {
             self.spray.req_qpn.next = self.sq.spray_qpn.val();
             self.spray.req_op.next = self.op_spray_choose.val();

@@ -117,6 +117,8 @@ pub struct SqEngine {
     pub spray_ready: Signal<In, Bit>,
     /// Its QP.
     pub spray_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// Its congestion window in packets (`TurnEngine::spray_cwnd`).
+    pub spray_cwnd: Signal<Out, Bits<32>>,
     /// Pulse: the selector's answer.
     pub spray_done: Signal<In, Bit>,
     /// The chosen entropy.
@@ -183,6 +185,7 @@ impl Logic for SqEngine {
         self.spray_valid.next = self.turn.spray_valid.val();
         self.turn.spray_ready.next = self.spray_ready.val();
         self.spray_qpn.next = self.turn.spray_qpn.val();
+        self.spray_cwnd.next = self.turn.spray_cwnd.val();
         self.turn.spray_done.next = self.spray_done.val();
         self.turn.spray_path.next = self.spray_path.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();

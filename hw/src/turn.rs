@@ -213,6 +213,9 @@ pub struct TurnEngine {
     pub spray_ready: Signal<In, Bit>,
     /// Its QP.
     pub spray_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// Its congestion window in packets (all ones for a QP without one):
+    /// the selector's active set follows it.
+    pub spray_cwnd: Signal<Out, Bits<32>>,
     /// Pulse: the selector's answer (`spray_path`).
     pub spray_done: Signal<In, Bit>,
     /// The chosen entropy.
@@ -299,6 +302,7 @@ pub struct TurnEngine {
     /// rewind), or the QP failed or left RTS: a turn held in `Seg` ends.
     others_wait: Signal<Local, Bit>,
     spray_win: Num<{ SPRAY_WINDOW_PKTS as u64 }, 24>,
+    no_window: Num<0xFFFF_FFFF, 32>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
     op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
@@ -566,6 +570,10 @@ impl Logic for TurnEngine {
         self.cc_pkts.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
         if self.cc_pkts.val() == 0 {
             self.cc_pkts.next = 1.into();
+        }
+        self.spray_cwnd.next = self.no_window.val();
+        if self.cc_on.val() {
+            self.spray_cwnd.next = bit_cast::<32, 24>(self.cc_pkts.val());
         }
         self.win_wait.next = (self.spray_on.val() | self.cc_on.val())
             & !self.resend.q.val()

@@ -423,6 +423,7 @@ struct Ports {
     spray_valid: PortId,
     spray_ready: PortId,
     spray_qpn: PortId,
+    spray_cwnd: PortId,
     spray_done: PortId,
     spray_path: PortId,
     lack_addr: PortId,
@@ -457,6 +458,7 @@ impl Ports {
             spray_valid: p("spray_valid"),
             spray_ready: p("spray_ready"),
             spray_qpn: p("spray_qpn"),
+            spray_cwnd: p("spray_cwnd"),
             spray_done: p("spray_done"),
             spray_path: p("spray_path"),
             mr_addr: p("mr_addr"),
@@ -1921,7 +1923,8 @@ impl Tb {
         let resent = self.m.get(p.cnt_resend) == 1;
         let rew_dropped = self.m.get(p.cnt_rewind_drop) == 1;
         let skipped = self.m.get(p.cnt_skip) == 1;
-        let spray_req = (self.m.get(p.spray_valid) == 1 && spray_ready).then(|| self.m.get(p.spray_qpn) as usize);
+        let spray_req = (self.m.get(p.spray_valid) == 1 && spray_ready)
+            .then(|| (self.m.get(p.spray_qpn) as usize, self.m.get(p.spray_cwnd)));
 
         let r = (|| -> Result<(), String> {
             if txd && txd_full {
@@ -1941,9 +1944,17 @@ impl Tb {
             if let Some((addr, len, TAG_WQE)) = rd {
                 self.on_fetch(addr, len)?;
             }
-            if let Some(qpn) = spray_req {
-                if self.by_qpn.get(qpn).copied().flatten().is_none_or(|qi| self.qps[qi].max_paths == 0) {
+            if let Some((qpn, cwnd)) = spray_req {
+                let Some(qi) = self.by_qpn.get(qpn).copied().flatten().filter(|&qi| self.qps[qi].max_paths != 0) else {
                     return Err(format!("an entropy asked for qpn {qpn}, which is not sprayed"));
+                };
+                // The selector's active set follows the QP's window in packets (none: all ones).
+                let q = &self.qps[qi];
+                let want = if q.cc { (((self.cwnd_q >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1) } else { 0xFFFF_FFFF };
+                if cwnd != want {
+                    return Err(format!(
+                        "qpn {qpn} asked an entropy with window {cwnd:#x} packets, its window is {want:#x}"
+                    ));
                 }
                 let path = self.rng.below(256) as u8;
                 self.spray_reply = Some((t + self.rng.range(2, 9), qpn, path));
