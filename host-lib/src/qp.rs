@@ -21,8 +21,8 @@ const FIRST_QPN: usize = 2;
 const QPN_MAX: u32 = (1 << 24) - 1;
 /// PSNs are 24 bits.
 const PSN_MAX: u32 = (1 << 24) - 1;
-/// UDP source port base: RoCEv2 recommends 0xC000..0xFFFF for the entropy.
-const UDP_SPORT_BASE: u64 = 0xC000;
+/// UDP source port base (`rnic_spec::params::UDP_SPORT_BASE`).
+const UDP_SPORT_BASE: u64 = rnic_spec::params::UDP_SPORT_BASE as u64;
 /// Default `retry_cnt` (ibverbs' largest).
 const DEFAULT_RETRY_CNT: u8 = 7;
 /// Default `rnr_retry`: forever.

@@ -373,6 +373,8 @@ pub struct Fabric {
     pcap: Option<PcapSink>,
     /// Frames between switches, earliest arrival first.
     in_flight: BinaryHeap<Reverse<InFlight>>,
+    /// Per NIC, the bytes it put on its link per entropy (low byte of the UDP source port).
+    entropy_bytes: Vec<[u64; 256]>,
     seq: u64,
 }
 
@@ -429,6 +431,7 @@ impl Fabric {
             pcap,
             in_flight: BinaryHeap::new(),
             seq: 0,
+            entropy_bytes: vec![[0; 256]; n],
         }
     }
 
@@ -524,6 +527,12 @@ impl Fabric {
         (leaf_of[src] != leaf_of[dst]).then(|| (ecmp_hash(leaf_of[src] as u64, frame) % *spines as u64) as usize)
     }
 
+    /// Bytes NIC `src` put on its link per entropy (the low byte of the
+    /// frames' UDP source port), after the link's faults.
+    pub fn entropy_bytes(&self, src: usize) -> &[u64; 256] {
+        &self.entropy_bytes[src]
+    }
+
     /// Bytes each spine carried (empty without a leaf-spine fabric).
     pub fn spine_bytes(&self) -> Vec<u64> {
         match &self.topo {
@@ -580,6 +589,9 @@ impl Fabric {
 
     /// A frame whose last byte left NIC `src` at `end_ps` enters the fabric.
     fn launch(&mut self, src: usize, data: Vec<u8>, end_ps: u64) {
+        if let Some(&e) = data.get(off::UDP_SPORT + 1) {
+            self.entropy_bytes[src][e as usize] += data.len() as u64;
+        }
         if matches!(self.topo, Topo::Cable) {
             self.deliver(src, 1 - src, data, end_ps + self.delay_ps);
             return;

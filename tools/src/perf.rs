@@ -736,6 +736,33 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
             sw.ecn_marked
         );
     }
+    if a.paths > 0 {
+        let c = nics.cluster.borrow();
+        let e = c.fabric().entropy_bytes(0);
+        let used = a.paths.min(256) as usize;
+        let total: u64 = e[..used].iter().sum::<u64>().max(1);
+        let split: Vec<String> = e[..used].iter().map(|&b| format!("{:.1}", 100.0 * b as f64 / total as f64)).collect();
+        out!(" entropies     : NIC0's link bytes per entropy 0..{} (%): {}", used - 1, split.join(" "));
+        if let Some(spines) = a.spines {
+            // Which spine each entropy's requests take from NIC0's leaf.
+            let f = rnic_spec::wire::Frame {
+                dst_mac: rnic_sim::mac_of(1),
+                src_mac: rnic_sim::mac_of(0),
+                src_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
+                dst_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
+                payload: vec![0; 64],
+                ..Default::default()
+            };
+            let base = rnic_spec::params::UDP_SPORT_BASE;
+            let to: Vec<String> = (0..used)
+                .map(|i| {
+                    let fr = rnic_spec::wire::Frame { sport: base | i as u16, ..f.clone() };
+                    c.fabric().spine_of(0, &fr.encode()).map_or("-".into(), |s| s.to_string())
+                })
+                .collect();
+            out!(" entropy spine : spine of each entropy (of {spines}): {}", to.join(" "));
+        }
+    }
     let st = nics.stats();
     out!(
         " simulator: {} cycles in {:.2} s of stepping, {:.0} cycles/s (whole run incl. setup)",

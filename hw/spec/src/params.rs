@@ -51,6 +51,11 @@ pub const MAX_PATHS: usize = 256;
 /// ([`SR_WINDOW`]), where they are placed instead of dropped. (A fixed
 /// window in packets, until STrack's congestion window gates the QP.)
 pub const SPRAY_WINDOW_PKTS: u32 = 96;
+
+/// UDP source port base of a QP (the library's `0xC000 | QPN`; RoCEv2
+/// recommends 0xC000..0xFFFF for the entropy). A sprayed packet replaces
+/// the low byte with its entropy.
+pub const UDP_SPORT_BASE: u16 = 0xC000;
 const _: () = assert!(SPRAY_WINDOW_PKTS < SR_WINDOW);
 
 /// Requester asks for an ACK at least every this many packets (BTH AckReq),
