@@ -19,6 +19,11 @@
 //!   byte arrives, the sprayed QP puts well under that spine's share of
 //!   the entropies on it and no more than the uplink carries, and beats by
 //!   far the same QP on one path that hashes onto the slow spine.
+//! - A permutation of 8 NICs across 2 leaves and 4 spines (each NIC
+//!   sends to one on the other leaf and receives from one), under
+//!   STrack's window: sprayed, the aggregate beats one path per flow
+//!   (ECMP) by at least 30 %, the slowest flow is faster, and the spines
+//!   carry even loads; every byte arrives.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -268,4 +273,49 @@ fn leaf_spine_strack_moves_traffic_off_a_slow_uplink_and_every_byte_arrives() {
     // One path stays on its spine at the slow uplink's rate; the spray beats it by far.
     assert!(share(&single, spine_of_port(0xC002)) > 0.95 && single.gbps < 1.05 * SLOW_GBPS);
     assert!(sprayed.gbps > 2.0 * single.gbps, "sprayed {:.1} Gb/s, one path {:.1}", sprayed.gbps, single.gbps);
+}
+
+/// A permutation of 8 NICs on 2 leaves and 4 spines (each NIC writes 64 x
+/// 64 KiB to a NIC on the other leaf), every QP under STrack's window,
+/// sprayed over `paths` entropies (0: its one port, ECMP).
+fn permutation(paths: u16) -> rnic_tools::scenario::IncastRun {
+    let hosts = 8;
+    let cfg = rnic_tools::scenario::FlowsConfig {
+        sim: rnic_sim::SimConfig {
+            leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![] }),
+            switch_ecn_threshold: Some(16 << 10),
+            switch_port_buffer: 64 << 10,
+            ..Default::default()
+        },
+        nics: hosts,
+        flows: rnic_tools::scenario::cross_leaf_permutation(hosts, 0x9E57),
+        msgs: 64,
+        size: 64 * 1024,
+        cc: true,
+        paths,
+        cc_rtt_ns: CC_RTT_NS,
+        watch: "leaf 0 -> spine 0".into(),
+        bin_cycles: 500,
+        seed: 0x9E57,
+    };
+    rnic_tools::scenario::run_flows(&cfg, |_| {}).unwrap_or_else(|e| panic!("permutation (paths {paths}): {e}"))
+}
+
+#[test]
+fn permutation_sprayed_beats_ecmp() {
+    let (ecmp, sprayed) = (permutation(0), permutation(PATHS));
+    for (name, r) in [("one path each (ECMP)", &ecmp), ("sprayed over 16", &sprayed)] {
+        let slowest = r.flows.iter().map(|f| f.gbps).fold(f64::MAX, f64::min);
+        eprintln!(
+            "8-NIC permutation across 4 spines, {name}: {:.1} Gb/s in all, slowest flow {slowest:.1} Gb/s, spine bytes {:?}, {} drops",
+            r.gbps, r.spine_bytes, r.switch_drops
+        );
+        eprintln!("  per flow {:?} Gb/s", r.flows.iter().map(|f| (f.gbps * 10.0).round() / 10.0).collect::<Vec<_>>());
+    }
+    // ECMP puts several flows on one uplink and leaves others idle; the spray evens the spines out.
+    let slowest = |r: &rnic_tools::scenario::IncastRun| r.flows.iter().map(|f| f.gbps).fold(f64::MAX, f64::min);
+    assert!(sprayed.gbps > 1.3 * ecmp.gbps, "sprayed {:.1} Gb/s, ECMP {:.1}", sprayed.gbps, ecmp.gbps);
+    assert!(slowest(&sprayed) > slowest(&ecmp), "spraying lifts the slowest flow");
+    let (lo, hi) = (sprayed.spine_bytes.iter().min().unwrap(), sprayed.spine_bytes.iter().max().unwrap());
+    assert!(*hi < lo + lo / 4, "sprayed spine bytes {:?}", sprayed.spine_bytes);
 }

@@ -77,14 +77,18 @@ pub struct IncastRun {
     pub cycles: u64,
     /// All senders' payload over `cycles`, Gb/s.
     pub gbps: f64,
-    /// The receiver's switch port: most bytes queued, frames dropped, frames marked CE.
+    /// The watched switch queue (an incast: the receiver's port): most bytes queued.
     pub max_backlog: u64,
-    /// Frames the port dropped.
+    /// Frames it dropped.
     pub drops: u64,
-    /// Frames the port marked CE.
+    /// Frames it marked CE.
     pub marked: u64,
     /// The port's deepest queue in each bin, bytes.
     pub backlog_per_bin: Vec<u64>,
+    /// Frames every switch queue dropped.
+    pub switch_drops: u64,
+    /// Bytes each spine carried (leaf-spine fabrics).
+    pub spine_bytes: Vec<u64>,
     /// Sampling bin, cycles.
     pub bin_cycles: u64,
 }
@@ -148,28 +152,96 @@ impl IncastRun {
 
 /// Runs an incast of cosimulated NICs on one switch; every byte is checked.
 /// `progress` is called once per bin with the bins done.
-pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<IncastRun, String> {
-    if cfg.fan_in == 0 || cfg.msgs == 0 || cfg.size == 0 {
-        return Err("an incast needs at least one sender, message and byte".into());
+pub fn run_incast(cfg: &IncastConfig, progress: impl FnMut(u64)) -> Result<IncastRun, String> {
+    if cfg.fan_in == 0 {
+        return Err("an incast needs at least one sender".into());
     }
-    let sim =
-        SimConfig { switch_ecn_threshold: cfg.ecn_bytes, switch_port_buffer: cfg.buffer_bytes, ..Default::default() };
-    let rx_nic = cfg.fan_in;
-    let nics = Nics::new(cfg.fan_in + 1, sim)?;
+    let flows = FlowsConfig {
+        sim: SimConfig {
+            switch_ecn_threshold: cfg.ecn_bytes,
+            switch_port_buffer: cfg.buffer_bytes,
+            ..Default::default()
+        },
+        nics: cfg.fan_in + 1,
+        flows: (0..cfg.fan_in).map(|s| (s, cfg.fan_in)).collect(),
+        msgs: cfg.msgs,
+        size: cfg.size,
+        cc: cfg.cc,
+        paths: cfg.paths,
+        cc_rtt_ns: cfg.cc_rtt_ns,
+        watch: format!("port {}", cfg.fan_in),
+        bin_cycles: cfg.bin_cycles,
+        seed: cfg.seed,
+    };
+    run_flows(&flows, progress)
+}
+
+/// Flows of cosimulated NICs on a fabric: each flow a QP of NIC `src`
+/// writing `msgs` messages of `size` bytes to NIC `dst`, all posted at once.
+#[derive(Clone, Debug)]
+pub struct FlowsConfig {
+    /// The fabric (a switch for more than two NICs, or `leaf_spine`).
+    pub sim: SimConfig,
+    /// NICs.
+    pub nics: usize,
+    /// `(src, dst)` per flow; a NIC may send and receive several.
+    pub flows: Vec<(usize, usize)>,
+    /// Messages per flow.
+    pub msgs: u32,
+    /// Message size, bytes.
+    pub size: usize,
+    /// Each flow's QP under STrack's window.
+    pub cc: bool,
+    /// Entropies each flow's QP sprays over (0: one port).
+    pub paths: u16,
+    /// STrack's base RTT, ns.
+    pub cc_rtt_ns: u32,
+    /// The switch queue sampled per bin (`Fabric::queue_stats` names, e.g. `port 8`).
+    pub watch: String,
+    /// Sampling bin, cycles.
+    pub bin_cycles: u64,
+    /// Data pattern seed.
+    pub seed: u64,
+}
+
+/// A random permutation of `hosts` NICs on two leaves joined by `spines`
+/// spines: each NIC on one leaf sends to a NIC on the other, every NIC
+/// receives one flow; `(src, dst)` pairs, seeded.
+pub fn cross_leaf_permutation(hosts: usize, seed: u64) -> Vec<(usize, usize)> {
+    let half = hosts / 2;
+    let mut order: Vec<usize> = (0..half).collect();
+    let mut rng = rnic_sim::rng::SplitMix(seed);
+    for i in (1..order.len()).rev() {
+        order.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    (0..half).flat_map(|i| [(i, half + order[i]), (half + order[i], (i + 1) % half)]).collect()
+}
+
+/// Runs flows of cosimulated NICs; every byte is checked at its receiver.
+/// Each flow's `sent_per_bin` is its sender's link bytes (a NIC sending
+/// several flows shows its total in each). `progress` is called once per
+/// bin with the bins done.
+pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<IncastRun, String> {
+    if cfg.flows.is_empty() || cfg.msgs == 0 || cfg.size == 0 {
+        return Err("a scenario needs at least one flow, message and byte".into());
+    }
+    if let Some(&(s, d)) = cfg.flows.iter().find(|&&(s, d)| s == d || s >= cfg.nics || d >= cfg.nics) {
+        return Err(format!("flow {s} -> {d}: not two NICs of the {}", cfg.nics));
+    }
+    let nics = Nics::new(cfg.nics, cfg.sim.clone())?;
     let err = |what: &str, e: rnic::Error| format!("{what}: {e}");
     for ctx in &nics.ctxs {
         ctx.set_cc_network(CcNetwork { base_rtt_ns: cfg.cc_rtt_ns, ..Default::default() })
             .map_err(|e| err("the window's network", e))?;
     }
-    let rx = &nics.ctxs[rx_nic];
-    let pd_rx = rx.alloc_pd().map_err(|e| err("receiver PD", e))?;
-    let cq_rx = rx.create_cq(64).map_err(|e| err("receiver CQ", e))?;
     let bytes = cfg.size * cfg.msgs as usize;
-    let mut senders = Vec::new();
-    for s in 0..cfg.fan_in {
-        let ctx = &nics.ctxs[s];
+    let mut flows = Vec::new();
+    for (f, &(s, d)) in cfg.flows.iter().enumerate() {
+        let (ctx, rx) = (&nics.ctxs[s], &nics.ctxs[d]);
         let pd = ctx.alloc_pd().map_err(|e| err("sender PD", e))?;
+        let pd_rx = rx.alloc_pd().map_err(|e| err("receiver PD", e))?;
         let cq = ctx.create_cq(2 * cfg.msgs).map_err(|e| err("sender CQ", e))?;
+        let cq_rx = rx.create_cq(2).map_err(|e| err("receiver CQ", e))?;
         let attr = |cq: &rnic::Cq, n: u32| rnic::QpInitAttr {
             send_cq: cq.clone(),
             recv_cq: cq.clone(),
@@ -180,26 +252,18 @@ pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<I
         let b = pd_rx.create_qp(attr(&cq_rx, 1)).map_err(|e| err("receiver QP", e))?;
         a.modify(&QpAttr { strack_cc: Some(cfg.cc), max_paths: Some(cfg.paths), ..QpAttr::init() })
             .map_err(|e| err("sender QP attributes", e))?;
-        connect(
-            ctx,
-            &a,
-            initial_psn(cfg.seed, s as u32, 0),
-            rx,
-            &b,
-            initial_psn(cfg.seed, rx_nic as u32, s as u32),
-            Mtu::Mtu4096,
-        )
-        .map_err(|e| err("connect", e))?;
+        let (psn_a, psn_b) = (initial_psn(cfg.seed, 0, f as u32), initial_psn(cfg.seed, 1, f as u32));
+        connect(ctx, &a, psn_a, rx, &b, psn_b, Mtu::Mtu4096).map_err(|e| err("connect", e))?;
         let src = pd.reg_mr(bytes, AccessFlags::empty()).map_err(|e| err("sender MR", e))?;
         let dst = pd_rx
             .reg_mr(bytes, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)
             .map_err(|e| err("receiver MR", e))?;
-        let data = pattern::make(cfg.seed, 100 + s as u64, bytes);
+        let data = pattern::make(cfg.seed, 100 + f as u64, bytes);
         src.write(0, &data).map_err(|e| err("sender data", e))?;
-        senders.push((pd, cq, a, b, src, dst, data));
+        flows.push((pd, pd_rx, cq, cq_rx, a, b, src, dst, data));
     }
     let t0 = nics.cluster.borrow().now();
-    for (_, _, a, _, src, dst, _) in &senders {
+    for (_, _, _, _, a, _, src, dst, _) in &flows {
         let wrs: Vec<SendWr> = (0..cfg.msgs)
             .map(|m| {
                 let off = m as u64 * cfg.size as u64;
@@ -212,42 +276,44 @@ pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<I
             .collect();
         a.post_send_batch(&wrs).map_err(|e| err("post", e))?;
     }
-    let port = format!("port {rx_nic}");
-    let link0: Vec<u64> = (0..cfg.fan_in).map(|s| nics.cluster.borrow().fabric().link_stats(s).bytes).collect();
+    let srcs: Vec<usize> = cfg.flows.iter().map(|f| f.0).collect();
+    let link = |c: &rnic_sim::Cluster, s: usize| c.fabric().link_stats(s).bytes;
+    let mut last_link: Vec<u64> = srcs.iter().map(|&s| link(&nics.cluster.borrow(), s)).collect();
     let mut run = IncastRun { bin_cycles: cfg.bin_cycles, ..Default::default() };
-    run.flows = (0..cfg.fan_in).map(|_| FlowResult { bytes: bytes as u64, ..Default::default() }).collect();
-    let mut last_link = link0;
+    run.flows = cfg.flows.iter().map(|_| FlowResult { bytes: bytes as u64, ..Default::default() }).collect();
     nics.cluster.borrow_mut().fabric_mut().take_peak_backlogs(t0 * CLOCK_PS);
-    let mut done = vec![0u32; cfg.fan_in];
-    // Long enough for the whole incast at a tenth of the line rate.
-    let deadline = t0 + 200_000 + (cfg.fan_in * bytes) as u64 * 10 / 50;
+    let mut done = vec![0u32; cfg.flows.len()];
+    // Long enough for every flow at a tenth of the line rate, one after the other.
+    let deadline = t0 + 200_000 + (cfg.flows.len() * bytes) as u64 * 10 / 50;
     let mut next_bin = t0 + cfg.bin_cycles;
     while done.iter().any(|&d| d < cfg.msgs) {
-        for (s, (_, cq, ..)) in senders.iter().enumerate() {
+        for (f, (_, _, cq, ..)) in flows.iter().enumerate() {
             for wc in cq.poll_cq_vec(16).map_err(|e| err("poll", e))? {
                 if wc.status != WcStatus::Success {
-                    return Err(format!("sender {s}: {wc:?}"));
+                    return Err(format!("flow {f} ({} -> {}): {wc:?}", cfg.flows[f].0, cfg.flows[f].1));
                 }
-                done[s] += 1;
-                if done[s] == cfg.msgs {
-                    run.flows[s].done_cycles = nics.cluster.borrow().now() - t0;
+                done[f] += 1;
+                if done[f] == cfg.msgs {
+                    run.flows[f].done_cycles = nics.cluster.borrow().now() - t0;
                 }
             }
         }
         let now = nics.cluster.borrow().now();
         if now >= deadline {
-            return Err(format!("incast: {done:?} of {} messages done by cycle {}", cfg.msgs, now - t0));
+            return Err(format!("{done:?} of {} messages per flow done by cycle {}", cfg.msgs, now - t0));
         }
         let step = (next_bin - now).clamp(1, 16);
         nics.cluster.borrow_mut().run(step);
-        rx.progress().map_err(|e| err("receiver", e))?;
+        for ctx in &nics.ctxs {
+            ctx.progress().map_err(|e| err("progress", e))?;
+        }
         if nics.cluster.borrow().now() >= next_bin {
             let mut c = nics.cluster.borrow_mut();
             let now_ps = c.now() * CLOCK_PS;
             let peaks = c.fabric_mut().take_peak_backlogs(now_ps);
-            run.backlog_per_bin.push(peaks.iter().find(|(n, _)| *n == port).map_or(0, |p| p.1));
-            for (s, (flow, last)) in run.flows.iter_mut().zip(last_link.iter_mut()).enumerate() {
-                let b = c.fabric().link_stats(s).bytes;
+            run.backlog_per_bin.push(peaks.iter().find(|(n, _)| *n == cfg.watch).map_or(0, |p| p.1));
+            for ((flow, last), &s) in run.flows.iter_mut().zip(last_link.iter_mut()).zip(&srcs) {
+                let b = link(&c, s);
                 flow.sent_per_bin.push(b - *last);
                 *last = b;
             }
@@ -256,12 +322,12 @@ pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<I
         }
     }
     run.cycles = nics.cluster.borrow().now() - t0;
-    for (s, (_, _, _, _, _, dst, data)) in senders.iter().enumerate() {
+    for (f, (.., dst, data)) in flows.iter().enumerate() {
         let mut got = vec![0u8; data.len()];
         dst.read(0, &mut got).map_err(|e| err("receiver data", e))?;
         if got != *data {
             let at = got.iter().zip(data.iter()).position(|(a, b)| a != b).unwrap_or(0);
-            return Err(format!("sender {s}'s bytes at the receiver differ from byte {at} on"));
+            return Err(format!("flow {f}'s bytes at NIC {} differ from byte {at} on", cfg.flows[f].1));
         }
     }
     let v = nics.violations();
@@ -272,10 +338,13 @@ pub fn run_incast(cfg: &IncastConfig, mut progress: impl FnMut(u64)) -> Result<I
     for f in &mut run.flows {
         f.gbps = f.bytes as f64 * 8.0 / secs(f.done_cycles) / 1e9;
     }
-    run.gbps = (cfg.fan_in * bytes) as f64 * 8.0 / secs(run.cycles) / 1e9;
+    run.gbps = (cfg.flows.len() * bytes) as f64 * 8.0 / secs(run.cycles) / 1e9;
     let c = nics.cluster.borrow();
-    let q = c.fabric().queue_stats().into_iter().find(|(n, _)| *n == port).ok_or("no port queue")?.1;
+    let q =
+        c.fabric().queue_stats().into_iter().find(|(n, _)| *n == cfg.watch).ok_or(format!("no queue {}", cfg.watch))?.1;
     (run.max_backlog, run.drops, run.marked) = (q.max_backlog, q.drops, q.ecn_marked);
+    run.switch_drops = c.fabric().switch_stats().buffer_drops;
+    run.spine_bytes = c.fabric().spine_bytes();
     Ok(run)
 }
 
