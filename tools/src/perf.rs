@@ -60,12 +60,16 @@ enum Test {
     /// one more NIC through a switch at once (see --help).
     #[value(name = "incast")]
     Incast,
+    /// Fabric scenario: a permutation of --hosts NICs on two leaves joined
+    /// by --spines spines, each NIC writing to one on the other leaf (see --help).
+    #[value(name = "perm")]
+    Perm,
 }
 
 impl Test {
     fn mode(self) -> Mode {
         match self {
-            Test::WriteBw | Test::WriteLat | Test::Incast => Mode::WriteBw,
+            Test::WriteBw | Test::WriteLat | Test::Incast | Test::Perm => Mode::WriteBw,
             Test::SendBw | Test::SendLat => Mode::SendBw,
             Test::ReadBw | Test::ReadLat => Mode::ReadBw,
         }
@@ -149,7 +153,15 @@ sender's goodput and completion time, the aggregate, the receiver's port
 (deepest queue, drops, CE marks) and the time the senders converged (from
 then on the queue stays within two windows of the ECN threshold and their
 rates over 10 bins have Jain's index >= 0.9), and with --plot DIR writes
-the queue depth and each sender's rate over time as PNG.";
+the queue depth and each sender's rate over time as PNG.
+
+perm is a fabric scenario: --hosts NICs (default 8) on two leaves joined
+by --spines spines (default 4; --uplink slows NIC0's leaf's uplinks), in
+a seeded random permutation where each NIC writes -n messages of -s bytes
+to a NIC on the other leaf and receives from one, all at once, every byte
+verified. It prints each flow's goodput, the aggregate, the bytes on each
+spine and the switches' drops and CE marks; --plot DIR writes the rates
+and the queue of NIC0's leaf's uplink to spine 0 over time.";
 
 /// Bandwidth, message rate and latency between two cosimulated rnic NICs
 /// (NIC0 requester, NIC1 responder), perftest-style, every byte verified.
@@ -270,6 +282,9 @@ struct Args {
     /// incast: the number of senders.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
     fan_in: u32,
+    /// perm: the number of NICs, half on each leaf.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=64))]
+    hosts: u32,
     /// incast: sampling bin of the queue and the rates, ns.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(4..))]
     bin_ns: u64,
@@ -281,23 +296,10 @@ struct Args {
 /// The incast scenario (`rnic-perf incast`).
 fn run_incast(a: &Args) -> Result<(), Stop> {
     use rnic_tools::scenario::{self, IncastConfig};
-    if a.mtu != 4096 || a.qps != 1 || a.bidirectional || a.all || a.duration.is_some() || a.spines.is_some() {
-        return Err(
-            "incast runs one QP per sender at MTU 4096 on one switch: -m, -q, -b, -a, -D and --spines do not apply"
-                .to_string()
-                .into(),
-        );
+    if a.spines.is_some() {
+        return Err("incast runs on one switch: --spines does not apply (see perm)".to_string().into());
     }
-    let size = a.size.unwrap_or(64 * 1024) as usize;
-    let msgs = a.iters.or(a.total_iters.map(|t| t.div_ceil(a.fan_in as u64))).unwrap_or(16);
-    let msgs = u32::try_from(msgs).map_err(|_| format!("-n {msgs}: at most {} messages per sender", u32::MAX))?;
-    if (size as u64) * (msgs as u64) > HOST_MEM_MAX / 2 {
-        return Err(format!(
-            "-s {size} x -n {msgs} does not fit a sender's simulated memory ({} GiB)",
-            HOST_MEM_MAX >> 31
-        )
-        .into());
-    }
+    let (msgs, size) = scenario_sizes(a, a.fan_in as u64)?;
     let bin_cycles = (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS);
     let cfg = IncastConfig {
         fan_in: a.fan_in as usize,
@@ -366,6 +368,105 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         }
     }
     Ok(())
+}
+
+/// Messages per flow and message size of a fabric scenario, checked.
+fn scenario_sizes(a: &Args, flows: u64) -> Result<(u32, usize), Stop> {
+    if a.mtu != 4096 || a.qps != 1 || a.bidirectional || a.all || a.duration.is_some() {
+        return Err("the fabric scenarios run one QP per flow at MTU 4096: -m, -q, -b, -a and -D do not apply"
+            .to_string()
+            .into());
+    }
+    let size = a.size.unwrap_or(64 * 1024) as usize;
+    let msgs = a.iters.or(a.total_iters.map(|t| t.div_ceil(flows))).unwrap_or(16);
+    let msgs = u32::try_from(msgs).map_err(|_| format!("-n {msgs}: at most {} messages per flow", u32::MAX))?;
+    if (size as u64) * (msgs as u64) > HOST_MEM_MAX / 2 {
+        return Err(format!(
+            "-s {size} x -n {msgs} does not fit a NIC's simulated memory ({} GiB)",
+            HOST_MEM_MAX >> 31
+        )
+        .into());
+    }
+    Ok((msgs, size))
+}
+
+/// Prints a fabric scenario's flows and what the fabric did; writes its plots.
+fn report_flows(
+    a: &Args,
+    r: &rnic_tools::scenario::IncastRun,
+    names: &[String],
+    wall: std::time::Instant,
+    title: &str,
+) -> Result<(), Stop> {
+    let us = |cycles: u64| cycles as f64 * rnic_spec::params::CLOCK_PS as f64 / 1e6;
+    out!(" flow            bytes        done[usec]   BW[Gb/sec]");
+    for (f, n) in r.flows.iter().zip(names) {
+        out!(" {n:<15} {:<12} {:<12.1} {:.2}", f.bytes, us(f.done_cycles), f.gbps);
+    }
+    out!("---------------------------------------------------------------------------------------");
+    out!(" aggregate     : {:.2} Gb/s over {:.1} us", r.gbps, us(r.cycles));
+    if !r.spine_bytes.is_empty() {
+        out!(" fabric        : bytes per spine {:?}; {} frames dropped in all queues", r.spine_bytes, r.switch_drops);
+    }
+    out!(" simulator     : {:.1} s wall", wall.elapsed().as_secs_f64());
+    out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
+    if let Some(dir) = &a.plot {
+        let files = rnic_tools::scenario::plot_incast(r, dir, title, 10)
+            .map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+        for f in files {
+            out!(" plot          : {}", f.display());
+        }
+    }
+    Ok(())
+}
+
+/// The permutation scenario (`rnic-perf perm`).
+fn run_perm(a: &Args) -> Result<(), Stop> {
+    use rnic_tools::scenario::{self, FlowsConfig};
+    if a.hosts % 2 != 0 {
+        return Err(format!("--hosts {}: the permutation puts half the NICs on each leaf", a.hosts).into());
+    }
+    let (msgs, size) = scenario_sizes(a, a.hosts as u64)?;
+    let spines = a.spines.unwrap_or(4) as usize;
+    let link_rates: Vec<(usize, usize, f64)> = a.uplinks.iter().map(|&(s, g)| (0, s, g)).collect();
+    if let Some(&(s, _)) = a.uplinks.iter().find(|u| u.0 >= spines) {
+        return Err(format!("--uplink {s}: there are {spines} spines").into());
+    }
+    let flows = scenario::cross_leaf_permutation(a.hosts as usize, a.seed);
+    let cfg = FlowsConfig {
+        sim: SimConfig {
+            leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines, link_rates }),
+            switch_ecn_threshold: Some(a.ecn_kb.unwrap_or(32) << 10),
+            switch_port_buffer: a.switch_buffer_kb << 10,
+            ..Default::default()
+        },
+        nics: a.hosts as usize,
+        flows: flows.clone(),
+        msgs,
+        size,
+        cc: a.cc,
+        paths: a.paths,
+        cc_rtt_ns: a.cc_rtt_ns,
+        watch: "leaf 0 -> spine 0".into(),
+        bin_cycles: (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS),
+        seed: a.seed,
+    };
+    let window = if a.cc { format!("STrack's window ({} ns)", a.cc_rtt_ns) } else { "no window".into() };
+    let spray = if a.paths > 0 { format!(", sprayed over {} entropies", a.paths) } else { ", one path (ECMP)".into() };
+    out!("---------------------------------------------------------------------------------------");
+    out!("                    Permutation (rnic cosimulation, {} NICs, 2 leaves, {spines} spines)", a.hosts);
+    out!(" Flows           : {} x {msgs} messages of {size} B, one QP each, {window}{spray}", flows.len());
+    out!(
+        " Switches        : {} KiB per queue, ECN CE above {} KiB; links 100 Gb/s{}",
+        a.switch_buffer_kb,
+        cfg.sim.switch_ecn_threshold.unwrap_or(0) >> 10,
+        a.uplinks.iter().map(|(s, g)| format!(", leaf 0 -> spine {s} at {g} Gb/s")).collect::<String>()
+    );
+    out!("---------------------------------------------------------------------------------------");
+    let wall = std::time::Instant::now();
+    let r = scenario::run_flows(&cfg, |_| {})?;
+    let names: Vec<String> = flows.iter().map(|(s, d)| format!("NIC{s} -> NIC{d}")).collect();
+    report_flows(a, &r, &names, wall, &format!("{}-NIC permutation, {window}", a.hosts))
 }
 
 /// `S:G`: spine S, G Gb/s.
@@ -645,6 +746,9 @@ struct Totals {
 fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     if a.test == Test::Incast {
         return run_incast(a);
+    }
+    if a.test == Test::Perm {
+        return run_perm(a);
     }
     let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
     let mut cfg = SimConfig { pcap: a.pcap.clone(), pcie_rtt_ns: a.pcie_rtt_ns, ..Default::default() };
