@@ -423,7 +423,7 @@ fn report_flows(
 /// The permutation scenario (`rnic-perf perm`).
 fn run_perm(a: &Args) -> Result<(), Stop> {
     use rnic_tools::scenario::{self, FlowsConfig};
-    if a.hosts % 2 != 0 {
+    if !a.hosts.is_multiple_of(2) {
         return Err(format!("--hosts {}: the permutation puts half the NICs on each leaf", a.hosts).into());
     }
     let (msgs, size) = scenario_sizes(a, a.hosts as u64)?;
