@@ -245,18 +245,26 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
     Ok(stats)
 }
 
+/// Seeds of the default run: each draws a network and four QPs' ACK streams.
+const SEEDS: u64 = 1000;
+
 #[test]
 fn cc_block_matches_the_model() {
     let ops: u64 = std::env::var("RNIC_CC_BLOCK_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(6_000);
     let seeds: Vec<u64> = match std::env::var("RNIC_CC_BLOCK_SEED") {
         Ok(s) => vec![u64::from_str_radix(s.trim_start_matches("0x"), 16).expect("hex seed")],
-        Err(_) => (1..=8).map(|i| 0xCC00_0000 + i).collect(),
+        Err(_) => (1..=SEEDS).map(|i| 0xCC00_0000 + i).collect(),
     };
+    let n = seeds.len();
     let mut all: BTreeMap<&'static str, (u64, u64)> = BTreeMap::new();
     for seed in seeds {
         match run(seed, ops) {
             Ok(stats) => {
-                println!("cc_block seed {seed:#x}: {ops} requests match the model: {stats:?} (requests, most cycles)");
+                if seed <= 0xCC00_0004 {
+                    println!(
+                        "cc_block seed {seed:#x}: {ops} requests match the model: {stats:?} (requests, most cycles)"
+                    );
+                }
                 for (k, (n, c)) in stats {
                     let e = all.entry(k).or_default();
                     e.0 += n;
@@ -268,6 +276,10 @@ fn cc_block_matches_the_model() {
             }
         }
     }
+    println!(
+        "cc_block: {n} seeds ({} QP streams) of {ops} requests match the model: {all:?} (requests, most cycles)",
+        n * 4
+    );
     // Every branch of Algorithm 4 was taken.
     for b in ["hold", "constant increase", "delay-gain increase", "achieved-BDP cut", "multiplicative decrease"] {
         assert!(all.get(b).is_some_and(|e| e.0 > 0), "no request took the {b} branch: {all:?}");
