@@ -18,7 +18,7 @@
 
 use rnic::Mtu;
 use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
-use rnic_tools::scenario::{run_incast, IncastConfig, IncastRun};
+use rnic_tools::scenario::{run_incast, IncastConfig, ScenarioRun};
 
 #[test]
 fn one_qp_under_the_window_delivers_every_byte() {
@@ -41,7 +41,7 @@ fn one_qp_under_the_window_delivers_every_byte() {
 
 /// NICs 0 .. fan_in each write `msgs` x 64 KiB to the next NIC at once through the switch, its port
 /// marking CE above 32 KiB, under STrack's windows or not.
-fn incast(fan_in: usize, cc: bool, msgs: u32) -> IncastRun {
+fn incast(fan_in: usize, cc: bool, msgs: u32) -> ScenarioRun {
     let cfg = IncastConfig { fan_in, msgs, cc, ..Default::default() };
     run_incast(&cfg, |_| {}).unwrap_or_else(|e| panic!("{fan_in}:1 incast (windows {cc}): {e}"))
 }

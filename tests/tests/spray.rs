@@ -278,7 +278,7 @@ fn leaf_spine_strack_moves_traffic_off_a_slow_uplink_and_every_byte_arrives() {
 /// A permutation of 8 NICs on 2 leaves and 4 spines (each NIC writes 64 x
 /// 64 KiB to a NIC on the other leaf), every QP under STrack's window,
 /// sprayed over `paths` entropies (0: its one port, ECMP).
-fn permutation(paths: u16) -> rnic_tools::scenario::IncastRun {
+fn permutation(paths: u16) -> rnic_tools::scenario::ScenarioRun {
     let hosts = 8;
     let cfg = rnic_tools::scenario::FlowsConfig {
         sim: rnic_sim::SimConfig {
@@ -313,7 +313,7 @@ fn permutation_sprayed_beats_ecmp() {
         eprintln!("  per flow {:?} Gb/s", r.flows.iter().map(|f| (f.gbps * 10.0).round() / 10.0).collect::<Vec<_>>());
     }
     // ECMP puts several flows on one uplink and leaves others idle; the spray evens the spines out.
-    let slowest = |r: &rnic_tools::scenario::IncastRun| r.flows.iter().map(|f| f.gbps).fold(f64::MAX, f64::min);
+    let slowest = |r: &rnic_tools::scenario::ScenarioRun| r.flows.iter().map(|f| f.gbps).fold(f64::MAX, f64::min);
     assert!(sprayed.gbps > 1.3 * ecmp.gbps, "sprayed {:.1} Gb/s, ECMP {:.1}", sprayed.gbps, ecmp.gbps);
     assert!(slowest(&sprayed) > slowest(&ecmp), "spraying lifts the slowest flow");
     let (lo, hi) = (sprayed.spine_bytes.iter().min().unwrap(), sprayed.spine_bytes.iter().max().unwrap());

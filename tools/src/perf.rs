@@ -362,7 +362,8 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
     out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
     if let Some(dir) = &a.plot {
         let title = format!("{}:1 incast, {window}", a.fan_in);
-        let files = scenario::plot_incast(&r, dir, &title, 10).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+        let files =
+            scenario::plot_run(&r, dir, "incast", &title, 10).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
         for f in files {
             out!(" plot          : {}", f.display());
         }
@@ -393,7 +394,7 @@ fn scenario_sizes(a: &Args, flows: u64) -> Result<(u32, usize), Stop> {
 /// Prints a fabric scenario's flows and what the fabric did; writes its plots.
 fn report_flows(
     a: &Args,
-    r: &rnic_tools::scenario::IncastRun,
+    r: &rnic_tools::scenario::ScenarioRun,
     names: &[String],
     wall: std::time::Instant,
     title: &str,
@@ -411,7 +412,7 @@ fn report_flows(
     out!(" simulator     : {:.1} s wall", wall.elapsed().as_secs_f64());
     out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
     if let Some(dir) = &a.plot {
-        let files = rnic_tools::scenario::plot_incast(r, dir, title, 10)
+        let files = rnic_tools::scenario::plot_run(r, dir, "perm", title, 10)
             .map_err(|e| format!("--plot {}: {e}", dir.display()))?;
         for f in files {
             out!(" plot          : {}", f.display());

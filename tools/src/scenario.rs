@@ -68,9 +68,9 @@ pub struct FlowResult {
     pub sent_per_bin: Vec<u64>,
 }
 
-/// What an incast did.
+/// What a scenario (an incast, a permutation) did.
 #[derive(Clone, Debug, Default)]
-pub struct IncastRun {
+pub struct ScenarioRun {
     /// Per sender.
     pub flows: Vec<FlowResult>,
     /// Cycles from the posts to the last completion.
@@ -91,9 +91,11 @@ pub struct IncastRun {
     pub spine_bytes: Vec<u64>,
     /// Sampling bin, cycles.
     pub bin_cycles: u64,
+    /// The queue `backlog_per_bin` samples.
+    pub watch: String,
 }
 
-impl IncastRun {
+impl ScenarioRun {
     /// Seconds per bin.
     pub fn bin_s(&self) -> f64 {
         self.bin_cycles as f64 / CLOCK_HZ as f64
@@ -152,7 +154,7 @@ impl IncastRun {
 
 /// Runs an incast of cosimulated NICs on one switch; every byte is checked.
 /// `progress` is called once per bin with the bins done.
-pub fn run_incast(cfg: &IncastConfig, progress: impl FnMut(u64)) -> Result<IncastRun, String> {
+pub fn run_incast(cfg: &IncastConfig, progress: impl FnMut(u64)) -> Result<ScenarioRun, String> {
     if cfg.fan_in == 0 {
         return Err("an incast needs at least one sender".into());
     }
@@ -221,7 +223,7 @@ pub fn cross_leaf_permutation(hosts: usize, seed: u64) -> Vec<(usize, usize)> {
 /// Each flow's `sent_per_bin` is its sender's link bytes (a NIC sending
 /// several flows shows its total in each). `progress` is called once per
 /// bin with the bins done.
-pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<IncastRun, String> {
+pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<ScenarioRun, String> {
     if cfg.flows.is_empty() || cfg.msgs == 0 || cfg.size == 0 {
         return Err("a scenario needs at least one flow, message and byte".into());
     }
@@ -279,7 +281,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Inc
     let srcs: Vec<usize> = cfg.flows.iter().map(|f| f.0).collect();
     let link = |c: &rnic_sim::Cluster, s: usize| c.fabric().link_stats(s).bytes;
     let mut last_link: Vec<u64> = srcs.iter().map(|&s| link(&nics.cluster.borrow(), s)).collect();
-    let mut run = IncastRun { bin_cycles: cfg.bin_cycles, ..Default::default() };
+    let mut run = ScenarioRun { bin_cycles: cfg.bin_cycles, watch: cfg.watch.clone(), ..Default::default() };
     run.flows = cfg.flows.iter().map(|_| FlowResult { bytes: bytes as u64, ..Default::default() }).collect();
     nics.cluster.borrow_mut().fabric_mut().take_peak_backlogs(t0 * CLOCK_PS);
     let mut done = vec![0u32; cfg.flows.len()];
@@ -348,12 +350,13 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Inc
     Ok(run)
 }
 
-/// Writes the incast's plots into `dir`: `incast_queue.png` (the
-/// receiver's port's deepest queue per bin, KB) and `incast_rates.png`
-/// (each sender's rate, Gb/s, averaged over `smooth` bins). Returns the files.
-pub fn plot_incast(
-    run: &IncastRun,
+/// Writes a run's plots into `dir`: `<stem>_queue.png` (the watched
+/// queue's deepest backlog per bin, KB) and `<stem>_rates.png` (each
+/// flow's sender's rate, Gb/s, averaged over `smooth` bins). Returns the files.
+pub fn plot_run(
+    run: &ScenarioRun,
     dir: &std::path::Path,
+    stem: &str,
     title: &str,
     smooth: usize,
 ) -> Result<Vec<std::path::PathBuf>, String> {
@@ -361,10 +364,10 @@ pub fn plot_incast(
     let bin_us = run.bin_s() * 1e6;
     let us = |x: &f64| format!("{x:.0}");
     let queue: Series = (
-        "port to the receiver".into(),
+        run.watch.clone(),
         run.backlog_per_bin.iter().enumerate().map(|(b, &q)| ((b + 1) as f64 * bin_us, q as f64 / 1e3)).collect(),
     );
-    let q_path = dir.join("incast_queue.png");
+    let q_path = dir.join(format!("{stem}_queue.png"));
     line_plot(
         &q_path,
         &format!("{title}: switch queue"),
@@ -389,10 +392,10 @@ pub fn plot_incast(
                     ((b + smooth) as f64 * bin_us, bits / (smooth as f64 * run.bin_s()) / 1e9)
                 })
                 .collect();
-            (format!("sender {s}"), pts)
+            (format!("flow {s}"), pts)
         })
         .collect();
-    let r_path = dir.join("incast_rates.png");
+    let r_path = dir.join(format!("{stem}_rates.png"));
     line_plot(&r_path, &format!("{title}: sender rates"), "time (us)", "Gb/s", &rates, &us, false)?;
     Ok(vec![q_path, r_path])
 }
