@@ -1,8 +1,10 @@
-//! Fabric scenarios of cosimulated NICs: an incast of `fan_in` senders into
-//! one receiver through the switch, each sender's QP under STrack's window
-//! (or not) and sprayed (or not). Every byte is verified at the receiver.
-//! The run is sampled in bins: the deepest queue at the receiver's switch
-//! port in each bin, and each sender's rate (its link's bytes in the bin).
+//! Fabric scenarios of cosimulated NICs: flows (a QP each, under STrack's
+//! window or not, sprayed or not) between NICs on a switch or a leaf-spine
+//! fabric, all posted at once ([`run_flows`]); an incast of `fan_in`
+//! senders into one receiver ([`run_incast`]) and a permutation across two
+//! leaves ([`cross_leaf_permutation`]) are built on it. Every byte is
+//! verified at its receiver. The run is sampled in bins: the deepest
+//! backlog of one switch queue, and each flow's sender's link bytes.
 
 use rnic::{AccessFlags, CcNetwork, Mtu, QpAttr, SendWr, WcStatus, WrOpcode};
 use rnic_sim::SimConfig;
