@@ -6,5 +6,6 @@
 pub mod args;
 pub mod bench;
 pub mod cosim;
+pub mod model_side;
 pub mod pattern;
 pub mod scenario;

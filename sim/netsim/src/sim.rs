@@ -254,6 +254,7 @@ struct PortState {
     last_hop: bool,
     host_uplink: u32,
     tx_bytes: u64,
+    tx_frames: u64,
     max_q: u64,
 }
 
@@ -384,6 +385,14 @@ pub struct Report {
     pub port_tx_bytes: Vec<u64>,
     /// Max data-queue bytes per port.
     pub port_max_q: Vec<u64>,
+    /// Packets transmitted per port (index = topology port id), so that
+    /// `port_tx_bytes` can be split into frames.
+    pub port_tx_frames: Vec<u64>,
+    /// The port chosen with [`Sim::watch_port`], per series bin: the most
+    /// bytes ahead of a data packet arriving at it (data bytes queued plus the
+    /// untransmitted rest of the packet on the wire), counted before the
+    /// tail-drop check. Empty without a watched port.
+    pub watched_backlog: Vec<u64>,
 }
 
 impl Report {
@@ -430,6 +439,7 @@ pub struct Sim {
     events: u64,
     done_flows: usize,
     progress: Option<indicatif::ProgressBar>,
+    watched: u32,
 }
 
 impl Sim {
@@ -552,6 +562,7 @@ impl Sim {
             events: 0,
             done_flows: 0,
             progress: None,
+            watched: NONE,
             topo,
         };
         for i in 0..sim.flows.len() {
@@ -574,6 +585,13 @@ impl Sim {
             );
             self.progress = Some(pb);
         }
+        self
+    }
+
+    /// Records the backlog of port `port` (a topology port id) per series bin
+    /// in [`Report::watched_backlog`].
+    pub fn watch_port(mut self, port: u32) -> Self {
+        self.watched = port;
         self
     }
 
@@ -698,6 +716,7 @@ impl Sim {
         rep.wall_s = wall.elapsed().as_secs_f64();
         rep.port_tx_bytes = self.ports.iter().map(|p| p.tx_bytes).collect();
         rep.port_max_q = self.ports.iter().map(|p| p.max_q).collect();
+        rep.port_tx_frames = self.ports.iter().map(|p| p.tx_frames).collect();
         for f in &self.flows {
             if let Sender::Sr { sr, lb, .. } = &f.sender {
                 rep.probes += sr.stats.probes;
@@ -811,6 +830,9 @@ impl Sim {
         if ctrl {
             self.ports[port as usize].ctrl.push_back(pi);
         } else {
+            if port == self.watched {
+                self.watch_arrival(port);
+            }
             let limit = self.cfg.switch.buffer_bytes;
             let ps = &mut self.ports[port as usize];
             if ps.switch_port && ps.data_bytes + wire > limit {
@@ -823,6 +845,13 @@ impl Sim {
         }
         self.pkts[pi as usize].enq_ps = self.now;
         self.kick_port(port);
+    }
+
+    fn watch_arrival(&mut self, port: u32) {
+        let ps = &self.ports[port as usize];
+        let on_wire = ps.busy_until.saturating_sub(self.now) * ps.gbps as u64 / 8_000;
+        let (b, held) = ((self.now / self.cfg.series_bin_ps) as usize, ps.data_bytes + on_wire);
+        Self::bin(&mut self.rep.watched_backlog, b, held);
     }
 
     fn drop_pkt(&mut self, pi: u32, congestion: bool) {
@@ -925,6 +954,7 @@ impl Sim {
         let ps = &mut self.ports[port as usize];
         ps.busy_until = now + ser;
         ps.tx_bytes += wire;
+        ps.tx_frames += 1;
         let more = !ps.ctrl.is_empty() || (!ps.data.is_empty() && !ps.paused) || ps.host_uplink != NONE;
         self.pkts[pi as usize].hop_port = port;
         self.push(now + ser + lat, EV_ARRIVE, pi as u64);

@@ -122,6 +122,33 @@ fn adaptive_spray_moves_traffic_off_a_degraded_path() {
 }
 
 #[test]
+fn watched_port_backlog_and_frame_counts() {
+    // An 8:1 incast on one ToR: the receiver's port is the only one that queues.
+    let topo = fabric(16, 32, 16); // one ToR of 16 hosts, one spine
+    let rx_port = topo.host_down[0];
+    let w = Workload {
+        nodes: 16,
+        flows: (1..=8).map(|s| FlowSpec { src: s, dst: 0, bytes: 256 << 10, start: 0, deps: vec![] }).collect(),
+    };
+    let mut cfg = SimConfig::paper_defaults(Transport::Strack, &topo, 4096, SEED);
+    cfg.series_bin_ps = PS_PER_US;
+    let (hdr, wire) = (cfg.hdr_bytes as u64, (4096 + cfg.hdr_bytes) as u64);
+    let r = Sim::new(topo.clone(), cfg, &w).unwrap().watch_port(rx_port).run();
+    assert_reliable(&r, "strack 8:1 on one ToR");
+    let peak = r.watched_backlog.iter().copied().max().unwrap();
+    let held = r.port_max_q[rx_port as usize];
+    assert!(peak > 4 * wire, "eight senders at line rate must queue at the receiver: {peak} bytes");
+    assert!(peak + wire >= held && peak <= held + wire, "backlog {peak} vs most queued {held}");
+    for f in &r.flows {
+        let up = topo.host_up[f.src as usize] as usize;
+        assert!(r.port_tx_frames[up] >= f.pkts_sent, "host {} sent {} frames", f.src, r.port_tx_frames[up]);
+    }
+    let data = r.port_tx_bytes[rx_port as usize];
+    let frames = r.port_tx_frames[rx_port as usize];
+    assert!(frames * hdr < data && data <= frames * wire, "{data} bytes in {frames} frames");
+}
+
+#[test]
 fn slow_receiver_limits_its_flow_only() {
     // host 4's ToR down-link at 25 of 100 Gb/s: the flow to it takes ~4× as
     // long as the same flow to a normal host, and still delivers everything.
