@@ -291,6 +291,11 @@ struct Args {
     /// incast: write the plots (queue depth, sender rates over time) as PNG into this directory.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// incast: run the same incast with rnic-netsim's model hosts (STrack
+    /// with --cc, else RoCEv2) and print it beside the NICs' run, with every
+    /// way the model's network differs.
+    #[arg(long)]
+    model: bool,
 }
 
 /// The incast scenario (`rnic-perf incast`).
@@ -360,6 +365,46 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
     }
     out!(" simulator     : {:.1} s wall", wall.elapsed().as_secs_f64());
     out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
+    if a.model {
+        use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo, ModelTransport};
+        let fabric = SimConfig {
+            switch_ecn_threshold: cfg.ecn_bytes,
+            switch_port_buffer: cfg.buffer_bytes,
+            ..Default::default()
+        };
+        let mut m = ModelScenario::new(ModelTopo::Incast { fan_in: a.fan_in }, (msgs as u64) * size as u64, &fabric);
+        (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
+        m.transport = if a.cc { ModelTransport::Strack } else { ModelTransport::Roce };
+        let mr = run_model(&m)?;
+        out!("---------------------------------------------------------------------------------------");
+        out!(
+            " model hosts (rnic-netsim, {}), the same incast:",
+            if a.cc { "STrack" } else { "RoCEv2: DCQCN, go-back-N" }
+        );
+        let last_us = mr.flow_fct_ns.iter().max().copied().unwrap_or(0) as f64 / 1e3;
+        out!(
+            " aggregate     : {:.2} Gb/s, last flow done at {last_us:.1} us (NICs: {:.2}, {:.1} us)",
+            mr.aggregate_gbps,
+            r.gbps,
+            us(r.cycles)
+        );
+        out!(
+            " per flow      : {:.2} to {:.2} Gb/s",
+            mr.flow_gbps.iter().cloned().fold(f64::MAX, f64::min),
+            mr.flow_gbps.iter().cloned().fold(0.0, f64::max)
+        );
+        out!(
+            " bottleneck    : {} at most {} B queued; {} dropped, {} marked CE in all queues; {} resent",
+            mr.queue,
+            mr.max_queue_bytes,
+            mr.drops,
+            mr.ecn_marks,
+            mr.retransmits
+        );
+        for n in &mr.notes {
+            out!("   differs: {n}");
+        }
+    }
     if let Some(dir) = &a.plot {
         let title = format!("{}:1 incast, {window}", a.fan_in);
         let files =
