@@ -416,6 +416,44 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
     Ok(())
 }
 
+/// `write_bw --spines --model`: the same transfer, one flow of all the
+/// messages' bytes, on rnic-netsim's model hosts over the same leaf-spine
+/// fabric (STrack with --cc, else RoCEv2).
+fn print_model_leaf_spine(a: &Args) -> Result<(), String> {
+    use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo, ModelTransport};
+    let (slow_spine, slow_gbps) = a.uplinks.first().map_or((0, 100.0), |&(s, g)| (s as u32, g));
+    let fabric = SimConfig {
+        switch_ecn_threshold: a.ecn_kb.map(|k| k << 10),
+        switch_port_buffer: a.switch_buffer_kb << 10,
+        ..Default::default()
+    };
+    let msgs = a.iters.or(a.total_iters).unwrap_or(1000);
+    let bytes = msgs * a.size.unwrap_or(65536) as u64;
+    let topo = ModelTopo::LeafSpine { spines: a.spines.unwrap_or(1), slow_spine, slow_gbps };
+    let mut m = ModelScenario::new(topo, bytes, &fabric);
+    (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
+    m.transport = if a.cc { ModelTransport::Strack } else { ModelTransport::Roce };
+    let mr = run_model(&m)?;
+    out!("---------------------------------------------------------------------------------------");
+    out!(
+        " model hosts (rnic-netsim, {}), one flow of {bytes} B:",
+        if a.cc { "STrack" } else { "RoCEv2: DCQCN, go-back-N" }
+    );
+    out!(" goodput       : {:.2} Gb/s", mr.aggregate_gbps);
+    if let Some(p) = &mr.per_path_bytes {
+        out!(
+            " fabric        : bytes per spine {p:?}; {} dropped, {} marked CE; {} resent",
+            mr.drops,
+            mr.ecn_marks,
+            mr.retransmits
+        );
+    }
+    for n in &mr.notes {
+        out!("   differs: {n}");
+    }
+    Ok(())
+}
+
 /// Messages per flow and message size of a fabric scenario, checked.
 fn scenario_sizes(a: &Args, flows: u64) -> Result<(u32, usize), Stop> {
     if a.mtu != 4096 || a.qps != 1 || a.bidirectional || a.all || a.duration.is_some() {
@@ -732,6 +770,18 @@ fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, St
     if a.burst < 1.0 {
         return Err(format!("--burst {} must be at least 1 (frames)", a.burst));
     }
+    if a.model
+        && (a.test != Test::WriteBw
+            || a.spines.is_none()
+            || a.uplinks.len() > 1
+            || a.qps != 1
+            || a.bidirectional
+            || a.all
+            || a.duration.is_some()
+            || a.mtu != 4096)
+    {
+        return Err("--model runs incast, or write_bw on one QP at MTU 4096 with --spines and at most one --uplink, on rnic-netsim's model hosts too".into());
+    }
     if a.test.latency() {
         if a.bidirectional {
             return Err(
@@ -912,6 +962,9 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
                 .collect();
             out!(" entropy spine : spine of each entropy (of {spines}): {}", to.join(" "));
         }
+    }
+    if a.model {
+        print_model_leaf_spine(a)?;
     }
     let st = nics.stats();
     out!(
