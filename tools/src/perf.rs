@@ -1282,5 +1282,11 @@ mod tests {
         assert_eq!(host_mem("read_lat -a"), Ok(1 << 30));
         assert_eq!(host_mem("write_bw -a -D 1ms"), Ok(2 << 30), "128 slots of 8 MiB in flight");
         assert_eq!(host_mem("write_bw -s 2G -n 1"), Ok(4 << 30));
+        // The model hosts run one flow on a leaf-spine fabric with at most one slow uplink.
+        assert!(refuse("write_bw --model").contains("--model"));
+        assert!(refuse("write_bw --spines 4 --model -q 2").contains("--model"));
+        assert!(refuse("send_bw --spines 4 --model").contains("--model"));
+        assert!(refuse("write_bw --spines 4 --uplink 0:20 --uplink 1:20 --model").contains("--model"));
+        assert!(host_mem("write_bw --spines 4 --uplink 0:20 --model").is_ok());
     }
 }
