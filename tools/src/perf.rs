@@ -365,6 +365,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
     }
     out!(" simulator     : {:.1} s wall", wall.elapsed().as_secs_f64());
     out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
+    let mut model_q: Option<(String, Vec<(f64, f64)>)> = None;
     if a.model {
         use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo, ModelTransport};
         let fabric = SimConfig {
@@ -404,11 +405,13 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         for n in &mr.notes {
             out!("   differs: {n}");
         }
+        model_q = Some((format!("{} (model hosts)", mr.queue), mr.queue_series.clone()));
     }
     if let Some(dir) = &a.plot {
         let title = format!("{}:1 incast, {window}", a.fan_in);
-        let files =
-            scenario::plot_run(&r, dir, "incast", &title, 10).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+        let model = model_q.as_ref().map(|(n, p)| (n.as_str(), p.as_slice()));
+        let files = scenario::plot_run(&r, model, dir, "incast", &title, 10)
+            .map_err(|e| format!("--plot {}: {e}", dir.display()))?;
         for f in files {
             out!(" plot          : {}", f.display());
         }
@@ -495,7 +498,7 @@ fn report_flows(
     out!(" simulator     : {:.1} s wall", wall.elapsed().as_secs_f64());
     out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
     if let Some(dir) = &a.plot {
-        let files = rnic_tools::scenario::plot_run(r, dir, "perm", title, 10)
+        let files = rnic_tools::scenario::plot_run(r, None, dir, "perm", title, 10)
             .map_err(|e| format!("--plot {}: {e}", dir.display()))?;
         for f in files {
             out!(" plot          : {}", f.display());

@@ -353,10 +353,13 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
 }
 
 /// Writes a run's plots into `dir`: `<stem>_queue.png` (the watched
-/// queue's deepest backlog per bin, KB) and `<stem>_rates.png` (each
-/// flow's sender's rate, Gb/s, averaged over `smooth` bins). Returns the files.
+/// queue's deepest backlog per bin, KB, with `other`'s series beside it:
+/// e.g. the same scenario on netsim's model hosts, (µs, bytes) points) and
+/// `<stem>_rates.png` (each flow's sender's rate, Gb/s, averaged over
+/// `smooth` bins). Returns the files.
 pub fn plot_run(
     run: &ScenarioRun,
+    other: Option<(&str, &[(f64, f64)])>,
     dir: &std::path::Path,
     stem: &str,
     title: &str,
@@ -365,17 +368,20 @@ pub fn plot_run(
     use rnic_netsim::output::{line_plot, Series};
     let bin_us = run.bin_s() * 1e6;
     let us = |x: &f64| format!("{x:.0}");
-    let queue: Series = (
+    let mut queues: Vec<Series> = vec![(
         run.watch.clone(),
         run.backlog_per_bin.iter().enumerate().map(|(b, &q)| ((b + 1) as f64 * bin_us, q as f64 / 1e3)).collect(),
-    );
+    )];
+    if let Some((name, pts)) = other {
+        queues.push((name.to_string(), pts.iter().map(|&(t, q)| (t, q / 1e3)).collect()));
+    }
     let q_path = dir.join(format!("{stem}_queue.png"));
     line_plot(
         &q_path,
         &format!("{title}: switch queue"),
         "time (us)",
         "deepest queue in the bin (KB)",
-        &[queue],
+        &queues,
         &us,
         false,
     )?;
