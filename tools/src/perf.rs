@@ -285,15 +285,15 @@ struct Args {
     /// perm: the number of NICs, half on each leaf.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(2..=64))]
     hosts: u32,
-    /// incast: sampling bin of the queue and the rates, ns.
+    /// incast, perm: sampling bin of the queue and the rates, ns.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(4..))]
     bin_ns: u64,
-    /// incast: write the plots (queue depth, sender rates over time) as PNG into this directory.
+    /// incast, perm: write the plots (queue depth, sender rates over time) as PNG into this directory.
     #[arg(long)]
     plot: Option<PathBuf>,
-    /// incast: run the same incast with rnic-netsim's model hosts (STrack
-    /// with --cc, else RoCEv2) and print it beside the NICs' run, with every
-    /// way the model's network differs.
+    /// incast, or write_bw on one QP with --spines: run the same scenario
+    /// with rnic-netsim's model hosts (STrack with --cc, else RoCEv2) and
+    /// print it beside the NICs' run, with every way the model's network differs.
     #[arg(long)]
     model: bool,
 }
