@@ -31,8 +31,8 @@
 //!
 //! In the data path (`core.rs`): the turn engine asks it for each sprayed
 //! packet's entropy, the ACK receiver feeds it each ACK's echoed entropy
-//! and CE bit and each QP reset; a choice's window is passed as unbounded
-//! (the congestion window does not set the active set yet).
+//! and CE bit and each QP reset; a choice carries the QP's congestion
+//! window in packets (all ones for a QP without one), which sets the active set.
 
 use crate::num::Num;
 use rnic_spec::params::QPN_BITS;
