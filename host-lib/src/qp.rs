@@ -146,9 +146,10 @@ pub struct QpAttr {
     /// programs the NIC (not INIT→INIT or RTS→RTS). Not an ibverbs attribute.
     pub max_paths: Option<u16>,
     /// STrack's congestion window (`Context::set_cc_network`): a packet
-    /// goes only while the QP's PSNs past its latest ACK are fewer than the
-    /// window holds packets, every packet asks for an ACK, and the ACKs'
-    /// RTT, ECN echo and acknowledged PSNs move the window (Algorithms 1, 2
+    /// goes only while the QP's packets in flight (past its latest ACK's
+    /// ePSN and the packets the peer holds beyond it, STrack's SACK) are
+    /// fewer than the window holds packets, every packet asks for an ACK,
+    /// and the ACKs' RTT, ECN echo and bytes received move the window (Algorithms 1, 2
     /// and 4 of STrack). Default off. Any transition may set it; it takes
     /// effect, with the window at its largest, at the next transition that
     /// programs the NIC (not INIT→INIT or RTS→RTS). Not an ibverbs attribute.

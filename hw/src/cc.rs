@@ -50,8 +50,8 @@
 //! test, which prints them). At one ACK per 4 KiB packet on a single QP at
 //! line rate (a packet every 66 cycles) the delay-gain branch is too slow
 //! for every ACK: the ACK receiver offers each ACK once, and one that finds
-//! the engine busy is not fed (its acknowledged PSNs count with the next
-//! ACK taken, through the bytes count; its RTT and ECN sample is lost).
+//! the engine busy is not fed (its bytes count with the next ACK taken,
+//! through the bytes-received count; its RTT and ECN sample is lost).
 
 use crate::num::Num;
 use rnic_spec::params::QPN_BITS;

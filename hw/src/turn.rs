@@ -981,7 +981,7 @@ impl Logic for TurnEngine {
                         self.state.d.next = SqState::Drain;
                     }
                 } else if self.win_wait.val() {
-                    // A sprayed QP a window past its latest ACK waits for ACKs, here while nothing else
+                    // A QP whose window (or spray reorder window) is full waits for ACKs, here while nothing else
                     // needs the engine; otherwise the turn ends and comes back.
                     self.st_we.next = true;
                     if self.others_wait.val() {

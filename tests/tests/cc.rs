@@ -1,8 +1,8 @@
 //! STrack's congestion window end to end over cosimulated NICs
 //! (`QpAttr::strack_cc`): the NIC's window engine takes every ACK's RTT,
-//! ECN echo and acknowledged PSNs, and the send path holds a QP whose
-//! PSNs past its latest ACK fill the window. Every byte of every message
-//! is checked.
+//! ECN echo and SACK bytes received, and the send path holds a QP whose
+//! packets in flight (past the latest ACK's ePSN and OOO count) fill the
+//! window. Every byte of every message is checked.
 //!
 //! - One QP under the window on a cable: every byte arrives, at the rate
 //!   the run prints.

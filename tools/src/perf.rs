@@ -255,8 +255,9 @@ struct Args {
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=rnic_spec::params::MAX_PATHS as i64))]
     paths: u16,
     /// STrack's congestion window on every requester QP: the ACKs' RTT,
-    /// ECN echo and acknowledged PSNs move it, and the NIC holds a QP whose
-    /// packets past its latest ACK fill it (an ACK per packet).
+    /// ECN echo and SACK bytes received move it, and the NIC holds a QP
+    /// whose packets in flight (past the latest ACK's ePSN and the packets
+    /// the peer holds beyond it) fill it (an ACK per packet).
     #[arg(long)]
     cc: bool,
     /// With --cc: the network round trip STrack's parameters are scaled
