@@ -527,6 +527,20 @@ impl Fabric {
         (leaf_of[src] != leaf_of[dst]).then(|| (ecmp_hash(leaf_of[src] as u64, frame) % *spines as u64) as usize)
     }
 
+    /// The spine a request from NIC `src` to NIC `dst` with UDP source port
+    /// `sport` takes (None: no leaf-spine fabric, or the two share a leaf).
+    pub fn spine_of_port(&self, src: usize, dst: usize, sport: u16) -> Option<usize> {
+        let f = rnic_spec::wire::Frame {
+            dst_mac: mac_of(dst),
+            src_mac: mac_of(src),
+            src_ip: u32::from_be_bytes(ip_of(src)),
+            dst_ip: u32::from_be_bytes(ip_of(dst)),
+            sport,
+            ..Default::default()
+        };
+        self.spine_of(src, &f.encode())
+    }
+
     /// Bytes NIC `src` put on its link per entropy (the low byte of the
     /// frames' UDP source port), after the link's faults.
     pub fn entropy_bytes(&self, src: usize) -> &[u64; 256] {

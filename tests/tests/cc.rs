@@ -60,11 +60,6 @@ fn incast_under_strack_windows_keeps_the_switch_queue_shorter() {
     assert!(cc.drops <= blind.drops, "no more drops under the windows");
 }
 
-/// STrack's window at the start (`max_cwnd`: one BDP, 100 Gb/s x 5 us).
-const BDP: u64 = 62_500;
-/// The ECN threshold of `IncastConfig::default()`.
-const ECN_BYTES: u64 = 32 << 10;
-
 #[test]
 fn incast_8_to_1_under_strack_windows_is_bounded_at_line_rate() {
     let r = incast(8, true, 16);
@@ -72,7 +67,11 @@ fn incast_8_to_1_under_strack_windows_is_bounded_at_line_rate() {
     // of them; once the windows have converged the queue stays within two
     // windows of the ECN threshold and the senders share the port (Jain's
     // index of their rates over 20 us windows at least 0.9).
-    let (first_burst, steady) = (8 * BDP + ECN_BYTES, ECN_BYTES + 2 * BDP);
+    // STrack's window at the start (`max_cwnd`): one BDP of the default network.
+    let net = rnic::CcNetwork::default();
+    let bdp = net.link_gbps as u64 * net.base_rtt_ns as u64 / 8;
+    let ecn = IncastConfig::default().ecn_bytes.expect("the incast marks CE");
+    let (first_burst, steady) = (8 * bdp + ecn, ecn + 2 * bdp);
     let conv = r.convergence_ns(10, 0.9, steady);
     eprintln!(
         "8:1 incast under STrack's windows: {:.1} Gb/s, port at most {} B queued, {} drops, {} CE marks; per sender {:?} Gb/s; converged at {conv:?} ns",

@@ -224,16 +224,7 @@ fn spine_of_port(sport: u16) -> usize {
         leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![] }),
         ..Default::default()
     };
-    let f = rnic_spec::wire::Frame {
-        dst_mac: rnic_sim::mac_of(1),
-        src_mac: rnic_sim::mac_of(0),
-        src_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
-        dst_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
-        sport,
-        payload: vec![0; 64],
-        ..Default::default()
-    };
-    rnic_sim::fabric::Fabric::new(2, &cfg, None).spine_of(0, &f.encode()).expect("leaf 0 to leaf 1 crosses a spine")
+    rnic_sim::fabric::Fabric::new(2, &cfg, None).spine_of_port(0, 1, sport).expect("leaf 0 to leaf 1 crosses a spine")
 }
 
 #[test]

@@ -949,20 +949,9 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         out!(" entropies     : NIC0's link bytes per entropy 0..{} (%): {}", used - 1, split.join(" "));
         if let Some(spines) = a.spines {
             // Which spine each entropy's requests take from NIC0's leaf.
-            let f = rnic_spec::wire::Frame {
-                dst_mac: rnic_sim::mac_of(1),
-                src_mac: rnic_sim::mac_of(0),
-                src_ip: u32::from_be_bytes(rnic_sim::ip_of(0)),
-                dst_ip: u32::from_be_bytes(rnic_sim::ip_of(1)),
-                payload: vec![0; 64],
-                ..Default::default()
-            };
             let base = rnic_spec::params::UDP_SPORT_BASE;
             let to: Vec<String> = (0..used)
-                .map(|i| {
-                    let fr = rnic_spec::wire::Frame { sport: base | i as u16, ..f.clone() };
-                    c.fabric().spine_of(0, &fr.encode()).map_or("-".into(), |s| s.to_string())
-                })
+                .map(|i| c.fabric().spine_of_port(0, 1, base | i as u16).map_or("-".into(), |s| s.to_string()))
                 .collect();
             out!(" entropy spine : spine of each entropy (of {spines}): {}", to.join(" "));
         }

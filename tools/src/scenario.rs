@@ -103,25 +103,6 @@ impl ScenarioRun {
         self.bin_cycles as f64 / CLOCK_HZ as f64
     }
 
-    /// Each sender's rate in bin `b`, Gb/s.
-    pub fn rates(&self, b: usize) -> Vec<f64> {
-        self.flows
-            .iter()
-            .map(|f| f.sent_per_bin.get(b).copied().unwrap_or(0) as f64 * 8.0 / self.bin_s() / 1e9)
-            .collect()
-    }
-
-    /// Jain's fairness index of the senders' rates in bin `b` (1: equal; 0 if nothing was sent).
-    pub fn fairness(&self, b: usize) -> f64 {
-        let r = self.rates(b);
-        let (s, s2) = (r.iter().sum::<f64>(), r.iter().map(|x| x * x).sum::<f64>());
-        if s2 == 0.0 {
-            0.0
-        } else {
-            s * s / (r.len() as f64 * s2)
-        }
-    }
-
     /// Convergence time, ns: the end of the first bin from which on, until
     /// the first sender finishes, every window of `window` bins has the
     /// senders' rates (summed over the window) with Jain's index at least
@@ -135,11 +116,10 @@ impl ScenarioRun {
                 .iter()
                 .map(|f| f.sent_per_bin[b..(b + window).min(f.sent_per_bin.len())].iter().sum::<u64>() as f64)
                 .collect();
-            let (s, s2) = (sums.iter().sum::<f64>(), sums.iter().map(|x| x * x).sum::<f64>());
-            let fair = s2 > 0.0 && s * s / (sums.len() as f64 * s2) >= jfi;
-            fair && self.backlog_per_bin[b..(b + window).min(self.backlog_per_bin.len())]
-                .iter()
-                .all(|&q| q <= queue_bytes)
+            jain(&sums) >= jfi
+                && self.backlog_per_bin[b..(b + window).min(self.backlog_per_bin.len())]
+                    .iter()
+                    .all(|&q| q <= queue_bytes)
         };
         let last_start = bins.checked_sub(window)?;
         let mut start = None;
@@ -151,6 +131,16 @@ impl ScenarioRun {
             }
         }
         start.map(|b| (b as u64 + 1) * self.bin_cycles * CLOCK_PS / 1000)
+    }
+}
+
+/// Jain's fairness index of `x` (1: all equal, 1/n: one takes all; 0 if all are 0).
+pub fn jain(x: &[f64]) -> f64 {
+    let (s, s2) = (x.iter().sum::<f64>(), x.iter().map(|v| v * v).sum::<f64>());
+    if s2 == 0.0 {
+        0.0
+    } else {
+        s * s / (x.len() as f64 * s2)
     }
 }
 
@@ -406,4 +396,44 @@ pub fn plot_run(
     let r_path = dir.join(format!("{stem}_rates.png"));
     line_plot(&r_path, &format!("{title}: sender rates"), "time (us)", "Gb/s", &rates, &us, false)?;
     Ok(vec![q_path, r_path])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index() {
+        assert_eq!(jain(&[3.0, 3.0, 3.0]), 1.0);
+        assert_eq!(jain(&[4.0, 0.0, 0.0, 0.0]), 0.25);
+        assert_eq!(jain(&[0.0, 0.0]), 0.0);
+    }
+
+    /// Two flows: flow 1 silent for the first `late` bins, then both send
+    /// alike; the queue is deep until bin `deep`.
+    fn run(late: usize, deep: usize, bins: usize) -> ScenarioRun {
+        let flow = |start: usize| FlowResult {
+            sent_per_bin: (0..bins).map(|b| if b >= start { 1000 } else { 0 }).collect(),
+            done_cycles: bins as u64 * 100,
+            ..Default::default()
+        };
+        ScenarioRun {
+            flows: vec![flow(0), flow(late)],
+            backlog_per_bin: (0..bins).map(|b| if b < deep { 500_000 } else { 10_000 }).collect(),
+            bin_cycles: 100,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn convergence_is_where_fair_shares_and_a_short_queue_last() {
+        let ns = |bins: u64| bins * 100 * CLOCK_PS / 1000;
+        // Fair to 0.99 only for windows starting at bin 8 (at 7 flow 1 has 3 of 4 bins), the queue short from bin 5.
+        assert_eq!(run(8, 5, 40).convergence_ns(4, 0.99, 100_000), Some(ns(9)));
+        // The queue short only from bin 20: that decides.
+        assert_eq!(run(8, 20, 40).convergence_ns(4, 0.99, 100_000), Some(ns(21)));
+        // Never fair (flow 1 never sends), or the queue never short.
+        assert_eq!(run(40, 0, 40).convergence_ns(4, 0.99, 100_000), None);
+        assert_eq!(run(0, 40, 40).convergence_ns(4, 0.99, 100_000), None);
+    }
 }
