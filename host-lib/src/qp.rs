@@ -154,6 +154,11 @@ pub struct QpAttr {
     /// effect, with the window at its largest, at the next transition that
     /// programs the NIC (not INIT→INIT or RTS→RTS). Not an ibverbs attribute.
     pub strack_cc: Option<bool>,
+    /// With `max_paths`: spray obliviously, the comparison point of
+    /// STrack's paper: the packets take the QP's entropies in plain round
+    /// robin, whatever their ACKs' ECN echo and the window say. Default off
+    /// (adaptive). Takes effect as `max_paths` does. Not an ibverbs attribute.
+    pub spray_oblivious: Option<bool>,
 }
 
 impl QpAttr {
@@ -753,6 +758,9 @@ impl Qp {
         }
         if let Some(on) = attr.strack_cc {
             qpc::CC.put(&mut qp.words, on as u64);
+        }
+        if let Some(on) = attr.spray_oblivious {
+            qpc::SPRAY_OBLIVIOUS.put(&mut qp.words, on as u64);
         }
         match (from, to) {
             (_, QpState::Error) => return enter_error(ctx, &mut st, qpn),

@@ -102,6 +102,8 @@ pub struct AckRecv {
     pub rst_max_paths: Signal<In, Bits<9>>,
     /// The QP's congestion window is on (`qpc::CC`), for the window engine's init.
     pub rst_cc_on: Signal<In, Bit>,
+    /// The QP sprays obliviously (`qpc::SPRAY_OBLIVIOUS`), for its path selector's reset.
+    pub rst_oblivious: Signal<In, Bit>,
     /// A request to STrack's window engine (`crate::cc`): each ACK or NAK
     /// frame's RTT, ECN echo and SACK bytes received (`OP_ACK`, offered for
     /// one cycle: one that finds the engine busy is not fed, and its bytes
@@ -141,6 +143,8 @@ pub struct AckRecv {
     pub spray_path: Signal<Out, Bits<8>>,
     /// Reset: the QP's number of entropies (1..=256).
     pub spray_max_paths: Signal<Out, Bits<9>>,
+    /// Reset: the QP sprays obliviously.
+    pub spray_oblivious: Signal<Out, Bit>,
     /// Acknowledged-PSN table write (read by the turn engine): each ACK or
     /// NAK frame writes its QP's entry with the ePSN and SACK OOO count it
     /// carries, each READ response word with the PSN the READ's responses
@@ -241,7 +245,7 @@ pub struct AckRecv {
     nf_run: Signal<Local, Bits<4>>,
     nf_next: Signal<Local, Bits<24>>,
     /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
-    /// Each entry: `{cc_on[17], max_paths[16:8], qpn[7:0]}`.
+    /// Each entry: `{oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}`.
     rstq: SynchronousFIFO<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
     /// The window engine's init being offered (held until taken; the block takes no reset or ACK meanwhile).
     cr_v: DFF<Bit>,
@@ -260,6 +264,7 @@ pub struct AckRecv {
     sf_ecn: DFF<Bit>,
     sf_path: DFF<Bits<8>>,
     sf_mp: DFF<Bits<9>>,
+    sf_obl: DFF<Bit>,
     /// A reset's number of entropies for the selector: 0 (not sprayed) and values past 256 taken as 1 and 256.
     rst_mp: Signal<Local, Bits<9>>,
     max_paths: Num<{ MAX_PATHS as u64 }, 9>,
@@ -326,8 +331,8 @@ pub struct AckRecv {
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
 const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
-/// A reset queue entry: `{cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
-const RST_BITS: usize = QPN_BITS + 10;
+/// A reset queue entry: `{oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
+const RST_BITS: usize = QPN_BITS + 11;
 
 /// Width of an acknowledged-PSN table entry: `{ooo[35:24], epsn[23:0]}`.
 pub const APSN_BITS: usize = 36;
@@ -338,7 +343,7 @@ impl Logic for AckRecv {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, cr_v
+            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, sf_obl, cr_v
         );
         clock!(self, clock, ackq, rstq);
         self.nakf.read_clock.next = self.clock.val();
@@ -400,7 +405,8 @@ impl Logic for AckRecv {
         self.rstq.write.next = self.rst_valid.val();
         self.rstq.data_in.next = bit_cast::<RST_BITS, QPN_BITS>(self.rst_qpn.val())
             | (bit_cast::<RST_BITS, 9>(self.rst_max_paths.val()) << 8)
-            | (bit_cast::<RST_BITS, 1>(self.rst_cc_on.val().into()) << 17);
+            | (bit_cast::<RST_BITS, 1>(self.rst_cc_on.val().into()) << 17)
+            | (bit_cast::<RST_BITS, 1>(self.rst_oblivious.val().into()) << 18);
         // The window engine: an init held in `cr_v`, else the ACK `Look` offers.
         self.rtt_cyc.next = self.now.val().get_bits::<24>(0) - self.au.ts.val();
         self.cc_valid.next = self.cr_v.q.val();
@@ -422,6 +428,7 @@ impl Logic for AckRecv {
         self.spray_ecn.next = self.sf_ecn.q.val();
         self.spray_path.next = self.sf_path.q.val();
         self.spray_max_paths.next = self.sf_mp.q.val();
+        self.spray_oblivious.next = self.sf_obl.q.val();
         if self.sf_v.q.val() & self.spray_ready.val() {
             self.sf_v.d.next = false;
         }
@@ -632,6 +639,7 @@ impl Logic for AckRecv {
                 self.sf_qpn.d.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
                 self.sf_op.d.next = self.op_spray_reset.val();
                 self.sf_mp.d.next = self.rst_mp.val();
+                self.sf_obl.d.next = self.rst_q.q.val().get_bit(18);
                 self.cr_v.d.next = true;
                 self.state.d.next = AckState::Idle;
             }

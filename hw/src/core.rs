@@ -34,6 +34,7 @@ const _: () = assert!(
         && rnic_spec::regs::qpc::MAX_PATHS.bit() == 304
         && rnic_spec::regs::qpc::SQ_PSN.bit() == 384
         && rnic_spec::regs::qpc::CC.bit() == 313
+        && rnic_spec::regs::qpc::SPRAY_OBLIVIOUS.bit() == 314
         && rnic_spec::regs::qpc::PMTU_LOG2.bit() == 4
         && rnic_spec::regs::cc_params::BASE_RTT.bit() == 0
         && rnic_spec::regs::cc_params::TARGET.bit() == 32
@@ -299,6 +300,7 @@ impl Logic for RnicCore {
         self.spray.req_ecn.next = self.resp.spray_ecn.val();
         self.spray.req_path.next = self.resp.spray_path.val();
         self.spray.req_max_paths.next = self.resp.spray_max_paths.val();
+        self.spray.req_oblivious.next = self.resp.spray_oblivious.val();
         // Only a choice reads the window; the turn engine's is its QP's.
         self.spray.req_cwnd.next = self.sq.spray_cwnd.val();
         if !self.resp.spray_valid.val() {
@@ -507,6 +509,7 @@ impl Logic for RnicCore {
             | (bit_cast::<40, 24>(self.regs.stage.val().get_bits::<24>(416)) << 10);
         self.resp.rst_max_paths.next = self.regs.stage.val().get_bits::<9>(304);
         self.resp.rst_cc_on.next = self.regs.stage.val().get_bit(313);
+        self.resp.rst_oblivious.next = self.regs.stage.val().get_bit(314);
         self.resp.wr_ready.next = self.dma_wr_ready.val();
         self.dma_wr_valid.next = self.resp.wr_valid.val();
         self.dma_wr_addr.next = self.resp.wr_addr.val();

@@ -154,6 +154,7 @@ crate::field_view!(QpcView, 448, [
     rq_log2: 8 = qpc::RQ_LOG2, pd: 16 = qpc::PD, dest_ip: 32 = qpc::DEST_IP,
     udp_sport: 16 = qpc::UDP_SPORT, dest_mac: 48 = qpc::DEST_MAC, sq_psn: 24 = qpc::SQ_PSN,
     rq_psn: 24 = qpc::RQ_PSN, sr_en: 1 = qpc::SR_EN, max_paths: 9 = qpc::MAX_PATHS, cc: 1 = qpc::CC,
+    spray_oblivious: 1 = qpc::SPRAY_OBLIVIOUS,
 ]);
 
 crate::field_view!(MrView, 256, [

@@ -186,6 +186,8 @@ pub struct RxEngine {
     pub rst_max_paths: Signal<In, Bits<9>>,
     /// QP commit: the QP's congestion window is on (`qpc::CC`).
     pub rst_cc_on: Signal<In, Bit>,
+    /// QP commit: the QP sprays obliviously (`qpc::SPRAY_OBLIVIOUS`).
+    pub rst_oblivious: Signal<In, Bit>,
     /// The ACK receiver's request to the window engine (`AckRecv::cc_valid`).
     pub cc_valid: Signal<Out, Bit>,
     /// The window engine takes it.
@@ -218,6 +220,8 @@ pub struct RxEngine {
     pub spray_path: Signal<Out, Bits<8>>,
     /// Reset: the number of entropies.
     pub spray_max_paths: Signal<Out, Bits<9>>,
+    /// (`AckRecv::spray_oblivious`)
+    pub spray_oblivious: Signal<Out, Bit>,
     /// Acknowledged-PSN table write (`AckRecv::apsn_we`).
     pub apsn_we: Signal<Out, Bit>,
     /// Its QP.
@@ -315,6 +319,7 @@ impl Logic for RxEngine {
         self.ack.rst_qpn.next = self.rst_data.val().get_bits::<QPN_BITS>(0);
         self.ack.rst_max_paths.next = self.rst_max_paths.val();
         self.ack.rst_cc_on.next = self.rst_cc_on.val();
+        self.ack.rst_oblivious.next = self.rst_oblivious.val();
         self.cc_valid.next = self.ack.cc_valid.val();
         self.ack.cc_ready.next = self.cc_ready.val();
         self.cc_qpn.next = self.ack.cc_qpn.val();
@@ -331,6 +336,7 @@ impl Logic for RxEngine {
         self.spray_ecn.next = self.ack.spray_ecn.val();
         self.spray_path.next = self.ack.spray_path.val();
         self.spray_max_paths.next = self.ack.spray_max_paths.val();
+        self.spray_oblivious.next = self.ack.spray_oblivious.val();
         self.apsn_we.next = self.ack.apsn_we.val();
         self.apsn_waddr.next = self.ack.apsn_waddr.val();
         self.apsn_wdata.next = self.ack.apsn_wdata.val();

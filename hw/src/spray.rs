@@ -19,9 +19,13 @@
 //!   marked entropy ages out after about one lap, and the scan ends even
 //!   with every bit set). The entropy comes out on `out_path` with
 //!   `out_valid` for one cycle.
-//! - **Reset** (`OP_RESET`, `max_paths`): every entropy usable again.
+//! - **Reset** (`OP_RESET`, `max_paths`, `oblivious`): every entropy usable
+//!   again. An oblivious QP ignores its ACKs and its window: its choices are
+//!   a plain round robin over all `max_paths` entropies (the comparison
+//!   point STrack's paper calls oblivious spraying).
 //!
-//! This is `rnic_model::strack::AdaptiveLb`, bit for bit (its doc lists
+//! This is `rnic_model::strack::AdaptiveLb` (oblivious: `ObliviousLb`
+//! started at entropy 1), bit for bit (its doc lists
 //! where the paper's pseudo-code is read differently); the block test
 //! (`sim/tests/spray_block.rs`) checks every choice against it. A choice
 //! takes three cycles plus one per `paths` the round robin's `rr + 1`
@@ -46,10 +50,10 @@ pub const OP_CHOOSE: u64 = 1;
 pub const OP_RESET: u64 = 2;
 
 /// Width of a QP's selector state ([`SprayStatePack`]).
-pub const SPS_BITS: usize = 283;
+pub const SPS_BITS: usize = 284;
 
-crate::pack_blocks!(SprayStatePack, SprayStateUnpack, 283, [
-    bitmap: 256, rr: 9, np_v: 1, np: 8, max_paths: 9,
+crate::pack_blocks!(SprayStatePack, SprayStateUnpack, 284, [
+    bitmap: 256, rr: 9, np_v: 1, np: 8, max_paths: 9, obl: 1,
 ]);
 const _: () = assert!(SprayStatePack::WIDTH == SPS_BITS);
 
@@ -82,6 +86,8 @@ pub struct SprayEngine {
     pub req_cwnd: Signal<In, Bits<32>>,
     /// Reset: the QP's number of entropies (1..=256).
     pub req_max_paths: Signal<In, Bits<9>>,
+    /// Reset: the QP sprays obliviously (ignores ACK feedback and the window).
+    pub req_oblivious: Signal<In, Bit>,
     /// Pulse: `out_path` is the chosen entropy.
     pub out_valid: Signal<Out, Bit>,
     /// The chosen entropy.
@@ -94,6 +100,7 @@ pub struct SprayEngine {
     path: DFF<Bits<8>>,
     cwnd: DFF<Bits<32>>,
     maxp: DFF<Bits<9>>,
+    obl: DFF<Bit>,
     st: DFF<Bits<SPS_BITS>>,
     /// The round robin's start, reduced modulo the active set.
     start: DFF<Bits<9>>,
@@ -148,7 +155,7 @@ pub struct SprayEngine {
 impl Logic for SprayEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, op, ecn, path, cwnd, maxp, st, start);
+        dff_setup!(self, clock, state, qpn, op, ecn, path, cwnd, maxp, obl, st, start);
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
         self.qp_state.read_address.next = self.req_qpn.val();
@@ -161,12 +168,13 @@ impl Logic for SprayEngine {
         self.sp.np_v.next = self.su.np_v.val();
         self.sp.np.next = self.su.np.val();
         self.sp.max_paths.next = self.su.max_paths.val();
+        self.sp.obl.next = self.su.obl.val();
         self.req_ready.next = self.state.q.val() == SprayState::Idle;
         self.out_valid.next = false;
         // The active set.
         self.twice.next = bit_cast::<33, 32>(self.cwnd.q.val()) << 1;
         self.paths.next = self.su.max_paths.val();
-        if self.twice.val() < bit_cast::<33, 9>(self.su.max_paths.val()) {
+        if (self.twice.val() < bit_cast::<33, 9>(self.su.max_paths.val())) & !self.su.obl.val().any() {
             self.paths.next = self.twice.val().get_bits::<9>(0);
         }
         if self.paths.val() < 8 {
@@ -230,6 +238,7 @@ impl Logic for SprayEngine {
                     self.path.d.next = self.req_path.val();
                     self.cwnd.d.next = self.req_cwnd.val();
                     self.maxp.d.next = self.req_max_paths.val();
+                    self.obl.d.next = self.req_oblivious.val();
                     self.state.d.next = SprayState::Load;
                 }
             }
@@ -253,8 +262,8 @@ impl Logic for SprayEngine {
                 self.state.d.next = SprayState::Idle;
                 self.qp_state.write_enable.next = true;
                 if self.op.q.val() == self.op_ack.val() {
-                    if bit_cast::<9, 8>(self.path.q.val()) >= self.su.max_paths.val() {
-                        // An entropy the QP never sent on: ignored.
+                    if (bit_cast::<9, 8>(self.path.q.val()) >= self.su.max_paths.val()) | self.su.obl.val().any() {
+                        // An entropy the QP never sent on, or an oblivious QP: ignored.
                     } else if self.ecn.q.val() {
                         self.sp.np_v.next = 0.into();
                         self.sp.bitmap.next =
@@ -283,6 +292,7 @@ impl Logic for SprayEngine {
                     self.sp.np_v.next = 0.into();
                     self.sp.np.next = 0.into();
                     self.sp.max_paths.next = self.maxp.q.val();
+                    self.sp.obl.next = bit_cast::<1, 1>(self.obl.q.val().into());
                 }
             }
             _ => {

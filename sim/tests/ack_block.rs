@@ -127,15 +127,16 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let (lerr_empty, lerr_data, lerr_pop) = (pt("lerr_empty"), pt("lerr_data"), pt("lerr_pop"));
     let (rst_valid, rst_qpn, rst_mp) = (pt("rst_valid"), pt("rst_qpn"), pt("rst_max_paths"));
     let (spray_valid, spray_ready) = (pt("spray_valid"), pt("spray_ready"));
-    let spray_f = [pt("spray_op"), pt("spray_qpn"), pt("spray_ecn"), pt("spray_path"), pt("spray_max_paths")];
-    // The path selector's requests owed, in order: (op, qpn, ecn, path, max_paths); `None` fields are not checked.
-    let mut want_spray: VecDeque<[Option<u64>; 5]> = VecDeque::new();
+    let spray_f = ["spray_op", "spray_qpn", "spray_ecn", "spray_path", "spray_max_paths", "spray_oblivious"].map(pt);
+    // The path selector's requests owed, in order: (op, qpn, ecn, path, max_paths, oblivious); `None` fields are
+    // not checked.
+    let mut want_spray: VecDeque<[Option<u64>; 6]> = VecDeque::new();
     // Acknowledged-PSN table writes owed, in order: every word's (qpn, ePSN).
     let (apsn_we, apsn_waddr, apsn_wdata) = (pt("apsn_we"), pt("apsn_waddr"), pt("apsn_wdata"));
     let mut want_apsn: VecDeque<(u64, u64)> = VecDeque::new();
     // The window engine's requests owed, in order: (op, qpn, ecn, echoed timestamp, ePSN, on, pmtu); an
     // ACK's is offered for one cycle (taken or not), an init's is held until taken.
-    let rst_cc_on = pt("rst_cc_on");
+    let (rst_cc_on, rst_obl) = (pt("rst_cc_on"), pt("rst_oblivious"));
     let (cc_valid, cc_ready, cnt_cc_skip) = (pt("cc_valid"), pt("cc_ready"), pt("cnt_cc_skip"));
     let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_bytes", "cc_on"].map(pt);
     let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64)> = VecDeque::new();
@@ -198,14 +199,14 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let mut t = 0u64;
     for batch in 0..set.batches {
         // A batch of ACK words and local errors, then quiescence.
-        let mut rst: VecDeque<(usize, u64, u64)> = VecDeque::new();
+        let mut rst: VecDeque<(usize, u64, u64, u64)> = VecDeque::new();
         if batch % 4 == 3 {
             // Requester resets of some QPs (the host's QP commits).
             for &q in &qpns {
                 if req[q].err || r.pct(20) {
                     let mp = if r.pct(20) { r.below(512) } else { r.pick(&[0, 1, 8, 64, 255, 256, 257]) as u64 };
-                    let cc_on = r.below(2);
-                    rst.push_back((q, mp, cc_on));
+                    let (cc_on, obl) = (r.below(2), r.below(2));
+                    rst.push_back((q, mp, cc_on, obl));
                     want_cc.push_back((OP_INIT, q as u64, 0, 0, 0, cc_on));
                     want_spray.push_back([
                         Some(OP_RESET),
@@ -213,6 +214,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                         None,
                         None,
                         Some(mp.clamp(1, MAX_PATHS as u64)),
+                        Some(obl),
                     ]);
                     want_lack.push_back((q as u64, 0, 0));
                     fold[q] = (false, 0, 0, 0, 0);
@@ -283,7 +285,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             let (ooo, bytes_rx) = (if r.pct(10) { 0xFFF } else { r.below(200) }, near_wrap(&mut r, 32));
             want_apsn.push_back((q as u64, ooo << 24 | epsn));
             if fb {
-                want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None]);
+                want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None, None]);
                 want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, bytes_rx, 0));
             }
             let flags = placed as u64
@@ -437,6 +439,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             m.set(rst_qpn, rq.map_or(0, |x| x.0) as u64);
             m.set(rst_mp, rq.map_or(0, |x| x.1));
             m.set(rst_cc_on, rq.map_or(0, |x| x.2));
+            m.set(rst_obl, rq.map_or(0, |x| x.3));
             let ccready = r.pct(70);
             m.set(cc_ready, ccready as u64);
             let sready = r.pct(60);
@@ -496,12 +499,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                 let got = spray_f.map(|f| m.get(f));
                 let Some(want) = want_spray.pop_front() else {
                     return Err(ctx(format!(
-                        "path selector request {got:x?} (op, qpn, ecn, path, max_paths) unexpected"
+                        "path selector request {got:x?} (op, qpn, ecn, path, max_paths, oblivious) unexpected"
                     )));
                 };
                 if want.iter().zip(got).any(|(w, g)| w.is_some_and(|w| w != g)) {
                     return Err(ctx(format!(
-                        "path selector request {got:x?} (op, qpn, ecn, path, max_paths), expected {want:x?}"
+                        "path selector request {got:x?} (op, qpn, ecn, path, max_paths, oblivious), expected {want:x?}"
                     )));
                 }
                 sprays += 1;

@@ -8,12 +8,15 @@
 //! outside the active set (runs of marks too, so whole bitmaps fill and the
 //! scan wraps and ages marks out), and choices with windows from 0 packets
 //! to far beyond `max_paths`, so the active set grows and shrinks under the
-//! round-robin pointer. Every chosen entropy must be the model's. The
+//! round-robin pointer. A quarter of the resets make the QP oblivious
+//! (`rnic_model::strack::lb::ObliviousLb` started at entropy 1): its ACKs
+//! and windows must not move its round robin. Every chosen entropy must be
+//! the model's. The
 //! engine's handshake is honoured: a request is held until `req_ready`.
 //! `RNIC_SPRAY_BLOCK_SEED=S` replays one seed, `RNIC_SPRAY_BLOCK_OPS=N`
 //! runs longer.
 
-use rnic_model::strack::lb::AdaptiveLb;
+use rnic_model::strack::lb::{AdaptiveLb, ObliviousLb};
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
 use rnic_spec::params::NUM_QPS;
@@ -29,9 +32,17 @@ fn pick_max_paths(r: &mut Rng) -> u16 {
     }
 }
 
+/// A QP's selector in the model: adaptive (Algorithm 3) or oblivious round robin.
+#[derive(Clone)]
+enum Lb {
+    Adaptive(AdaptiveLb),
+    Oblivious(ObliviousLb, u16),
+}
+
 fn run(seed: u64, ops: u64) -> Result<(u64, u64, u64), String> {
     let mut m = Model::new("spray").map_err(|e| e.to_string())?;
     let p = |n: &str| m.port(n).unwrap_or_else(|e| panic!("{e}"));
+    let obl_p = p("req_oblivious");
     let (valid, ready, qpn_p, op_p, ecn_p, path_p, cwnd_p, maxp_p, out_v, out_path) = (
         p("req_valid"),
         p("req_ready"),
@@ -47,7 +58,7 @@ fn run(seed: u64, ops: u64) -> Result<(u64, u64, u64), String> {
     let mut r = Rng::new(seed);
     // A few QPs, the highest among them, so the table's addressing is covered.
     let qpns = [0usize, 1, 77, NUM_QPS - 1];
-    let mut lbs: Vec<Option<AdaptiveLb>> = vec![None; qpns.len()];
+    let mut lbs: Vec<Option<Lb>> = vec![None; qpns.len()];
     let (mut chosen, mut acks, mut cycles) = (0u64, 0u64, 0u64);
     // Marks come in runs now and then (a congested stretch) to fill bitmaps.
     let mut mark_pct = 30;
@@ -57,10 +68,15 @@ fn run(seed: u64, ops: u64) -> Result<(u64, u64, u64), String> {
         if r.below(200) == 0 {
             mark_pct = [5, 30, 90, 100][r.below(4) as usize];
         }
+        let mut obl = false;
         let (op, ecn, path, cwnd, maxp) = if lbs[qi].is_none() || r.below(100) == 0 {
+            obl = r.below(4) == 0;
             (OP_RESET, false, 0u8, 0u32, pick_max_paths(&mut r))
         } else if r.below(100) < 55 {
-            let mp = lbs[qi].as_ref().unwrap().active_paths(u32::MAX) as u64;
+            let mp = match lbs[qi].as_ref().unwrap() {
+                Lb::Adaptive(lb) => lb.active_paths(u32::MAX) as u64,
+                Lb::Oblivious(_, mp) => *mp as u64,
+            };
             let path = if r.below(10) == 0 { r.below(256) } else { r.below(mp) };
             (OP_ACK, r.below(100) < mark_pct, path as u8, 0, 0)
         } else {
@@ -81,6 +97,7 @@ fn run(seed: u64, ops: u64) -> Result<(u64, u64, u64), String> {
         m.set(path_p, path as u64);
         m.set(cwnd_p, cwnd as u64);
         m.set(maxp_p, maxp as u64);
+        m.set(obl_p, obl as u64);
         let mut waited = 0;
         loop {
             m.clock_low();
@@ -105,13 +122,19 @@ fn run(seed: u64, ops: u64) -> Result<(u64, u64, u64), String> {
         }
         m.set(valid, 0);
         match op {
-            OP_RESET => lbs[qi] = Some(AdaptiveLb::new(maxp)),
+            OP_RESET if obl => lbs[qi] = Some(Lb::Oblivious(ObliviousLb::new(maxp, 1), maxp)),
+            OP_RESET => lbs[qi] = Some(Lb::Adaptive(AdaptiveLb::new(maxp))),
             OP_ACK => {
-                lbs[qi].as_mut().unwrap().update_ecn_bitmap(ecn, path);
+                if let Some(Lb::Adaptive(lb)) = lbs[qi].as_mut() {
+                    lb.update_ecn_bitmap(ecn, path);
+                }
                 acks += 1;
             }
             _ => {
-                let want = lbs[qi].as_mut().unwrap().choose_path(cwnd) as u64;
+                let want = match lbs[qi].as_mut().unwrap() {
+                    Lb::Adaptive(lb) => lb.choose_path(cwnd),
+                    Lb::Oblivious(lb, _) => lb.choose_path(),
+                } as u64;
                 if pending.replace((want, qi)).is_some() {
                     return Err(ctx("the previous choice never came out".into()));
                 }

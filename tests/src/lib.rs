@@ -87,19 +87,32 @@ impl World {
     /// As [`World::new`], with the responders' selective repeat on or off
     /// (off: go-back-N, the responder accepts packets in order only).
     pub fn with_selective_repeat(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool) -> World {
-        World::build(nics, n, depth, mtu, sr, 0, 0, false)
+        World::build(nics, n, depth, mtu, sr, 0, QpAttr::default())
     }
 
     /// As [`World::new`], with NIC0's QPs under STrack's congestion window
     /// (`QpAttr::strack_cc`), spraying over `max_paths` entropies (0: off).
     pub fn strack(nics: &Nics, n: u32, depth: u32, mtu: Mtu, max_paths: u16) -> World {
-        World::build(nics, n, depth, mtu, true, 0, max_paths, true)
+        let req = QpAttr { max_paths: Some(max_paths), strack_cc: Some(true), ..QpAttr::default() };
+        World::build(nics, n, depth, mtu, true, 0, req)
+    }
+
+    /// As [`World::strack`], spraying obliviously (plain round robin over
+    /// the entropies, `QpAttr::spray_oblivious`).
+    pub fn strack_oblivious(nics: &Nics, n: u32, depth: u32, mtu: Mtu, max_paths: u16) -> World {
+        let req = QpAttr {
+            max_paths: Some(max_paths),
+            strack_cc: Some(true),
+            spray_oblivious: Some(true),
+            ..QpAttr::default()
+        };
+        World::build(nics, n, depth, mtu, true, 0, req)
     }
 
     /// As [`World::new`], with NIC0's QPs spraying their requests over
     /// `max_paths` entropies (`QpAttr::max_paths`; 0: off).
     pub fn sprayed(nics: &Nics, n: u32, depth: u32, mtu: Mtu, max_paths: u16) -> World {
-        World::build(nics, n, depth, mtu, true, 0, max_paths, false)
+        World::build(nics, n, depth, mtu, true, 0, QpAttr { max_paths: Some(max_paths), ..QpAttr::default() })
     }
 
     /// As [`World::new`], on the `n` highest QPNs of both NICs (the last
@@ -107,11 +120,11 @@ impl World {
     /// afterwards take the QPNs below.
     pub fn highest(nics: &Nics, n: u32, depth: u32, mtu: Mtu) -> World {
         let skip = rnic_spec::params::NUM_QPS as u32 - FIRST_QPN - n;
-        World::build(nics, n, depth, mtu, true, skip, 0, false)
+        World::build(nics, n, depth, mtu, true, skip, QpAttr::default())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn build(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool, skip: u32, max_paths: u16, cc: bool) -> World {
+    /// `req`: NIC0's QPs' STrack attributes (`max_paths`, `strack_cc`, `spray_oblivious`), set in INIT.
+    fn build(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool, skip: u32, req: QpAttr) -> World {
         let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
         let pd_a = ctx_a.alloc_pd().unwrap();
         let pd_b = ctx_b.alloc_pd().unwrap();
@@ -134,13 +147,7 @@ impl World {
             };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();
-            a.modify(&QpAttr {
-                selective_repeat: Some(sr),
-                max_paths: Some(max_paths),
-                strack_cc: Some(cc),
-                ..QpAttr::init()
-            })
-            .unwrap();
+            a.modify(&QpAttr { qp_state: QpAttr::init().qp_state, selective_repeat: Some(sr), ..req.clone() }).unwrap();
             b.modify(&QpAttr { selective_repeat: Some(sr), ..QpAttr::init() }).unwrap();
             connect(&ctx_a, &a, initial_psn(SEED, 0, i), &ctx_b, &b, initial_psn(SEED, 1, i), mtu).unwrap();
             conns.push((a, b));

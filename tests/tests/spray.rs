@@ -18,7 +18,9 @@
 //!   most entropies hash to runs at 20 Gb/s, under STrack's window: every
 //!   byte arrives, the sprayed QP puts well under that spine's share of
 //!   the entropies on it and no more than the uplink carries, and beats by
-//!   far the same QP on one path that hashes onto the slow spine.
+//!   far the same QP on one path that hashes onto the slow spine, and the
+//!   same QP spraying obliviously (round robin), which keeps the slow
+//!   spine's share of the entropies and runs at the slow uplink's pace.
 //! - A permutation of 8 NICs across 2 leaves and 4 spines (each NIC
 //!   sends to one on the other leaf and receives from one), under
 //!   STrack's window: sprayed, the aggregate beats one path per flow
@@ -185,10 +187,11 @@ struct FabricRun {
 }
 
 /// NIC0 writes 2 x 32 x 64 KiB to NIC1 across 2 leaves and 4 spines under
-/// STrack's window, sprayed over `paths` entropies (0: its one port); the
+/// STrack's window, sprayed over `paths` entropies (0: its one port;
+/// `oblivious`: in plain round robin instead of STrack's choice); the
 /// uplink from NIC0's leaf to spine `slow` runs at 20 Gb/s, the others at
 /// 100; switch queues of 64 KiB, ECN CE above 16 KiB.
-fn leaf_spine_run(slow: usize, paths: u16) -> FabricRun {
+fn leaf_spine_run(slow: usize, paths: u16, oblivious: bool) -> FabricRun {
     let cfg = rnic_sim::SimConfig {
         leaf_spine: Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![(0, slow, SLOW_GBPS)] }),
         switch_ecn_threshold: Some(16 << 10),
@@ -202,7 +205,11 @@ fn leaf_spine_run(slow: usize, paths: u16) -> FabricRun {
     }
     let (msgs, size) = (32u32, 64 * 1024usize);
     // A first transfer lets the selector learn the paths; the second is measured.
-    let w = World::strack(&nics, 1, msgs, Mtu::Mtu4096, paths);
+    let w = if oblivious {
+        World::strack_oblivious(&nics, 1, msgs, Mtu::Mtu4096, paths)
+    } else {
+        World::strack(&nics, 1, msgs, Mtu::Mtu4096, paths)
+    };
     transfer_in(&w, Op::Write, size, msgs);
     let (t0, spines0, sw0) = {
         let c = nics.cluster.borrow();
@@ -236,19 +243,23 @@ fn leaf_spine_strack_moves_traffic_off_a_slow_uplink_and_every_byte_arrives() {
         per[spine_of_port(BASE_HI << 8 | e)] += 1;
     }
     let slow = (0..4).max_by_key(|&s| per[s]).expect("4 spines");
-    let sprayed = leaf_spine_run(slow, PATHS);
+    let sprayed = leaf_spine_run(slow, PATHS, false);
+    let oblivious = leaf_spine_run(slow, PATHS, true);
     // The same QP unsprayed, its one port (0xC000 | QPN 2) hashed onto the slow spine.
-    let single = leaf_spine_run(spine_of_port(0xC002), 0);
+    let single = leaf_spine_run(spine_of_port(0xC002), 0, false);
     let share = |r: &FabricRun, s: usize| r.spines[s] as f64 / r.spines.iter().sum::<u64>().max(1) as f64;
     let even = per[slow] as f64 / PATHS as f64;
     eprintln!(
-        "{SLOW_GBPS} Gb/s uplink to spine {slow} ({} of {PATHS} entropies): sprayed {:.1} Gb/s, {:.1} % on it, spine bytes {:?}, {} drops, {} marked; one path {:.1} Gb/s, {:.1} % on it",
+        "{SLOW_GBPS} Gb/s uplink to spine {slow} ({} of {PATHS} entropies): sprayed {:.1} Gb/s, {:.1} % on it, spine bytes {:?}, {} drops, {} marked; oblivious {:.1} Gb/s, {:.1} % on it, {} drops; one path {:.1} Gb/s, {:.1} % on it",
         per[slow],
         sprayed.gbps,
         100.0 * share(&sprayed, slow),
         sprayed.spines,
         sprayed.drops,
         sprayed.marked,
+        oblivious.gbps,
+        100.0 * share(&oblivious, slow),
+        oblivious.drops,
         single.gbps,
         100.0 * share(&single, spine_of_port(0xC002))
     );
@@ -261,6 +272,20 @@ fn leaf_spine_strack_moves_traffic_off_a_slow_uplink_and_every_byte_arrives() {
         100.0 * share(&sprayed, slow)
     );
     assert!(share(&sprayed, slow) * sprayed.gbps < 1.05 * SLOW_GBPS, "more than the slow uplink carries");
+    // Oblivious spraying keeps the slow spine's share of the entropies, so
+    // the slow uplink sets its pace; STrack's spray leaves it behind.
+    assert!(
+        (share(&oblivious, slow) - even).abs() < 0.1 * even,
+        "oblivious: the slow spine took {:.1} % of the bytes, {:.1} % of the entropies",
+        100.0 * share(&oblivious, slow),
+        100.0 * even
+    );
+    assert!(
+        oblivious.gbps < 1.05 * SLOW_GBPS / even,
+        "oblivious {:.1} Gb/s beats the slow uplink's pace",
+        oblivious.gbps
+    );
+    assert!(sprayed.gbps > 1.2 * oblivious.gbps, "sprayed {:.1} Gb/s, oblivious {:.1}", sprayed.gbps, oblivious.gbps);
     // One path stays on its spine at the slow uplink's rate; the spray beats it by far.
     assert!(share(&single, spine_of_port(0xC002)) > 0.95 && single.gbps < 1.05 * SLOW_GBPS);
     assert!(sprayed.gbps > 2.0 * single.gbps, "sprayed {:.1} Gb/s, one path {:.1}", sprayed.gbps, single.gbps);
@@ -284,6 +309,7 @@ fn permutation(paths: u16) -> rnic_tools::scenario::ScenarioRun {
         size: 64 * 1024,
         cc: true,
         paths,
+        oblivious: false,
         cc_rtt_ns: CC_RTT_NS,
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: 500,

@@ -89,6 +89,9 @@ pub struct BenchConfig {
     pub max_paths: u16,
     /// STrack's congestion window on the requester QPs (`QpAttr::strack_cc`).
     pub strack_cc: bool,
+    /// Oblivious (round-robin) spraying instead of STrack's adaptive one
+    /// (`QpAttr::spray_oblivious`; with `max_paths`).
+    pub spray_oblivious: bool,
 }
 
 impl BenchConfig {
@@ -110,6 +113,7 @@ impl BenchConfig {
             cancel: None,
             max_paths: 0,
             strack_cc: false,
+            spray_oblivious: false,
         }
     }
 
@@ -577,7 +581,12 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
         })?;
         if c.max_paths != 0 || c.strack_cc {
             // Set in INIT; the connection's next transitions program them into the NIC.
-            a.modify(&QpAttr { max_paths: Some(c.max_paths), strack_cc: Some(c.strack_cc), ..QpAttr::init() })?;
+            a.modify(&QpAttr {
+                max_paths: Some(c.max_paths),
+                strack_cc: Some(c.strack_cc),
+                spray_oblivious: Some(c.spray_oblivious),
+                ..QpAttr::init()
+            })?;
         }
         connect(req, &a, initial_psn(c.seed, 0, i), resp, &b, initial_psn(c.seed, 1, i), c.mtu)?;
         let count =

@@ -61,7 +61,8 @@ pub enum ModelTransport {
     /// STrack: its window, adaptive spray over `max_paths` entropies, SACK
     /// and selective retransmission (the RTL's `strack_cc` with `max_paths`).
     Strack,
-    /// STrack's window and reliability with round-robin (oblivious) spray.
+    /// STrack's window and reliability with round-robin (oblivious) spray
+    /// (the RTL's `spray_oblivious`).
     StrackOblivious,
     /// RoCEv2: DCQCN rate control and go-back-N on one path.
     Roce,
@@ -448,12 +449,8 @@ fn notes(s: &ModelScenario, fab: &Fabric, cfg: &SimConfig) -> Vec<String> {
             cfg.rto_ns / 1_000
         )),
     }
-    match s.transport {
-        ModelTransport::StrackOblivious => n.push(
-            "oblivious (round-robin) spray has no RTL counterpart: the RTL's spray is STrack's adaptive one".into(),
-        ),
-        ModelTransport::Srnic => n.push("DCTCP (SRNIC) has no RTL counterpart: the RTL's window is STrack's".into()),
-        _ => {}
+    if s.transport == ModelTransport::Srnic {
+        n.push("DCTCP (SRNIC) has no RTL counterpart: the RTL's window is STrack's".into());
     }
     n
 }

@@ -254,6 +254,11 @@ struct Args {
     /// (0: off, one port per QP).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=rnic_spec::params::MAX_PATHS as i64))]
     paths: u16,
+    /// With --paths: spray obliviously (plain round robin over the
+    /// entropies, ignoring the ACKs' ECN echo and the window), the
+    /// comparison point of STrack's paper.
+    #[arg(long, requires = "paths")]
+    oblivious: bool,
     /// STrack's congestion window on every requester QP: the ACKs' RTT,
     /// ECN echo and SACK bytes received move it, and the NIC holds a QP
     /// whose packets in flight (past the latest ACK's ePSN and the packets
@@ -313,6 +318,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         size,
         cc: a.cc,
         paths: a.paths,
+        oblivious: a.oblivious,
         cc_rtt_ns: a.cc_rtt_ns,
         ecn_bytes: Some(a.ecn_kb.unwrap_or(32) << 10),
         buffer_bytes: a.switch_buffer_kb << 10,
@@ -320,7 +326,8 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         seed: a.seed,
     };
     let window = if a.cc { format!("STrack's window ({} ns)", a.cc_rtt_ns) } else { "no window".into() };
-    let spray = if a.paths > 0 { format!(", sprayed over {} entropies", a.paths) } else { String::new() };
+    let spray =
+        if a.paths > 0 { format!(", sprayed over {} entropies{}", a.paths, a.spray_kind()) } else { String::new() };
     out!("---------------------------------------------------------------------------------------");
     out!("                    Incast (rnic cosimulation, {} NICs -> NIC{})", a.fan_in, a.fan_in);
     out!(" Senders         : {} x {} messages of {} B, one QP each, {window}{spray}", a.fan_in, msgs, size);
@@ -368,7 +375,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
     out!(" verified {} bytes: OK", r.flows.iter().map(|f| f.bytes).sum::<u64>());
     let mut model_q: Option<(String, Vec<(f64, f64)>)> = None;
     if a.model {
-        use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo, ModelTransport};
+        use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo};
         let fabric = SimConfig {
             switch_ecn_threshold: cfg.ecn_bytes,
             switch_port_buffer: cfg.buffer_bytes,
@@ -376,13 +383,10 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         };
         let mut m = ModelScenario::new(ModelTopo::Incast { fan_in: a.fan_in }, (msgs as u64) * size as u64, &fabric);
         (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
-        m.transport = if a.cc { ModelTransport::Strack } else { ModelTransport::Roce };
+        m.transport = a.model_transport();
         let mr = run_model(&m)?;
         out!("---------------------------------------------------------------------------------------");
-        out!(
-            " model hosts (rnic-netsim, {}), the same incast:",
-            if a.cc { "STrack" } else { "RoCEv2: DCQCN, go-back-N" }
-        );
+        out!(" model hosts (rnic-netsim, {}), the same incast:", a.model_label());
         let last_us = mr.flow_fct_ns.iter().max().copied().unwrap_or(0) as f64 / 1e3;
         out!(
             " aggregate     : {:.2} Gb/s, last flow done at {last_us:.1} us (NICs: {:.2}, {:.1} us)",
@@ -424,7 +428,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
 /// messages' bytes, on rnic-netsim's model hosts over the same leaf-spine
 /// fabric (STrack with --cc, else RoCEv2).
 fn print_model_leaf_spine(a: &Args) -> Result<(), String> {
-    use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo, ModelTransport};
+    use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo};
     let (slow_spine, slow_gbps) = a.uplinks.first().map_or((0, 100.0), |&(s, g)| (s as u32, g));
     let fabric = SimConfig {
         switch_ecn_threshold: a.ecn_kb.map(|k| k << 10),
@@ -436,13 +440,10 @@ fn print_model_leaf_spine(a: &Args) -> Result<(), String> {
     let topo = ModelTopo::LeafSpine { spines: a.spines.unwrap_or(1), slow_spine, slow_gbps };
     let mut m = ModelScenario::new(topo, bytes, &fabric);
     (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
-    m.transport = if a.cc { ModelTransport::Strack } else { ModelTransport::Roce };
+    m.transport = a.model_transport();
     let mr = run_model(&m)?;
     out!("---------------------------------------------------------------------------------------");
-    out!(
-        " model hosts (rnic-netsim, {}), one flow of {bytes} B:",
-        if a.cc { "STrack" } else { "RoCEv2: DCQCN, go-back-N" }
-    );
+    out!(" model hosts (rnic-netsim, {}), one flow of {bytes} B:", a.model_label());
     out!(" goodput       : {:.2} Gb/s", mr.aggregate_gbps);
     if let Some(p) = &mr.per_path_bytes {
         out!(
@@ -534,13 +535,18 @@ fn run_perm(a: &Args) -> Result<(), Stop> {
         size,
         cc: a.cc,
         paths: a.paths,
+        oblivious: a.oblivious,
         cc_rtt_ns: a.cc_rtt_ns,
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS),
         seed: a.seed,
     };
     let window = if a.cc { format!("STrack's window ({} ns)", a.cc_rtt_ns) } else { "no window".into() };
-    let spray = if a.paths > 0 { format!(", sprayed over {} entropies", a.paths) } else { ", one path (ECMP)".into() };
+    let spray = if a.paths > 0 {
+        format!(", sprayed over {} entropies{}", a.paths, a.spray_kind())
+    } else {
+        ", one path (ECMP)".into()
+    };
     out!("---------------------------------------------------------------------------------------");
     out!("                    Permutation (rnic cosimulation, {} NICs, 2 leaves, {spines} spines)", a.hosts);
     out!(" Flows           : {} x {msgs} messages of {size} B, one QP each, {window}{spray}", flows.len());
@@ -717,6 +723,35 @@ impl Args {
     }
 
     /// The engine's configuration for one size.
+    /// The model hosts' transport for --model: STrack (oblivious with
+    /// --oblivious) with --cc, else RoCEv2.
+    fn model_transport(&self) -> rnic_tools::model_side::ModelTransport {
+        use rnic_tools::model_side::ModelTransport;
+        match (self.cc, self.oblivious) {
+            (true, false) => ModelTransport::Strack,
+            (true, true) => ModelTransport::StrackOblivious,
+            _ => ModelTransport::Roce,
+        }
+    }
+
+    /// The model hosts' transport, as the header says it.
+    fn model_label(&self) -> &'static str {
+        match (self.cc, self.oblivious) {
+            (true, false) => "STrack",
+            (true, true) => "STrack, oblivious spray",
+            _ => "RoCEv2: DCQCN, go-back-N",
+        }
+    }
+
+    /// How the QPs spray, for the headers (empty for STrack's adaptive spraying).
+    fn spray_kind(&self) -> &'static str {
+        if self.oblivious {
+            " (oblivious round robin)"
+        } else {
+            ""
+        }
+    }
+
     fn bench_config(&self, size: u32, mtu: Mtu) -> Result<BenchConfig, String> {
         let mut c = BenchConfig::new(self.test.mode());
         c.size = size;
@@ -728,6 +763,7 @@ impl Args {
         c.latency = self.test.latency();
         c.max_paths = self.paths;
         c.strack_cc = self.cc;
+        c.spray_oblivious = self.oblivious;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -1024,7 +1060,11 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     );
     out!(" Iterations      : {}", a.amount_line());
     if a.paths != 0 {
-        out!(" Spraying        : {} entropies (UDP source ports) per requester QP, an ACK per packet", a.paths);
+        out!(
+            " Spraying        : {} entropies (UDP source ports) per requester QP{}, an ACK per packet",
+            a.paths,
+            a.spray_kind()
+        );
     }
     if let Some(s) = a.spines {
         let slow: Vec<String> = a.uplinks.iter().map(|(s, g)| format!("to spine {s} at {g} Gb/s")).collect();

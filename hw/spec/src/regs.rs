@@ -282,6 +282,11 @@ pub mod qpc {
     /// PSNs move the window ([`super::REG_CC_PARAMS`]). A commit that
     /// resets the requester starts the window at `max_cwnd`. 0: no window.
     pub const CC: Field = Field::new(4, 57, 1);
+    /// 1, with [`MAX_PATHS`] set: oblivious spraying, the comparison point
+    /// of STrack's paper: the QP's packets take its `MAX_PATHS` entropies in
+    /// plain round robin, and ACK feedback (ECN echo, clean entropies) and
+    /// the window's size do not steer the choice. 0: adaptive spraying.
+    pub const SPRAY_OBLIVIOUS: Field = Field::new(4, 58, 1);
     /// Destination MAC address.
     pub const DEST_MAC: Field = Field::new(5, 0, 48);
     /// First PSN the requester sends.
