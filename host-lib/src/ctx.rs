@@ -500,6 +500,8 @@ fn write_cc_params(dev: &dyn Device, net: CcNetwork) -> Result<()> {
     f::ETA.put(&mut w, p.eta_q8);
     f::ALPHA_RTT.put(&mut w, p.alpha_rtt_q8);
     f::EWMA_SHIFT.put(&mut w, p.ewma_shift as u64);
+    f::DCTCP_G.put(&mut w, rnic_model::dctcp::G_SHIFT as u64);
+    f::DCTCP_MTU.put(&mut w, net.mtu as u64);
     for (i, v) in w.iter().enumerate() {
         dev.write_reg(regs::REG_STAGE + 8 * i as u32, *v)?;
     }
@@ -507,8 +509,10 @@ fn write_cc_params(dev: &dyn Device, net: CcNetwork) -> Result<()> {
 }
 
 impl Context {
-    /// Tunes STrack's congestion window (`QpAttr::strack_cc`) for `net`,
-    /// for every QP of the device; QPs started before keep their windows.
+    /// Tunes STrack's congestion window (`QpAttr::strack_cc`) and DCTCP's
+    /// (`QpAttr::dctcp_cc`: the same smallest and largest window, one
+    /// `mtu` of increase per window, g = 1/16) for `net`, for every QP of
+    /// the device; QPs started before keep their windows.
     /// The rates and delays must be positive and the window at least 1 %
     /// of the BDP.
     pub fn set_cc_network(&self, net: CcNetwork) -> Result<()> {

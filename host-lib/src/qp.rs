@@ -159,6 +159,15 @@ pub struct QpAttr {
     /// robin, whatever their ACKs' ECN echo and the window say. Default off
     /// (adaptive). Takes effect as `max_paths` does. Not an ibverbs attribute.
     pub spray_oblivious: Option<bool>,
+    /// DCTCP's congestion window (SRNIC's choice) instead of STrack's: the
+    /// send path gates the QP as with `strack_cc`, but once per window α
+    /// follows the fraction of bytes whose ACKs echoed ECN, the first echo
+    /// of a window cuts it by `1 − α/2` and clean ACKs add one MTU per
+    /// window (`Context::set_cc_network` sets the MTU and the largest
+    /// window). `Some(true)` turns the window on; it cannot be combined
+    /// with `strack_cc: Some(true)`. Default off. Takes effect as
+    /// `strack_cc` does. Not an ibverbs attribute.
+    pub dctcp_cc: Option<bool>,
 }
 
 impl QpAttr {
@@ -243,6 +252,13 @@ pub fn check_modify(qpn: u32, from: QpState, attr: &QpAttr) -> Result<()> {
         if let Some(v) = v.filter(|&v| v > max) {
             return Err(Error::BadAttr { qpn, attr: name, why: format!("{v} is above {max}") });
         }
+    }
+    if attr.strack_cc == Some(true) && attr.dctcp_cc == Some(true) {
+        return Err(Error::BadAttr {
+            qpn,
+            attr: "dctcp_cc",
+            why: "a QP has one window: STrack's (strack_cc) or DCTCP's (dctcp_cc), not both".into(),
+        });
     }
     if let Some(n) = attr.max_paths.filter(|&n| n as usize > MAX_PATHS) {
         return Err(Error::BadAttr { qpn, attr: "max_paths", why: format!("{n} is above {MAX_PATHS}") });
@@ -756,9 +772,11 @@ impl Qp {
         if let Some(n) = attr.max_paths {
             qpc::MAX_PATHS.put(&mut qp.words, n as u64);
         }
-        if let Some(on) = attr.strack_cc {
+        let (cc, dctcp) = window_bits(qpc::CC_DCTCP.get(&qp.words) != 0, attr.strack_cc, attr.dctcp_cc);
+        if let Some(on) = cc {
             qpc::CC.put(&mut qp.words, on as u64);
         }
+        qpc::CC_DCTCP.put(&mut qp.words, dctcp as u64);
         if let Some(on) = attr.spray_oblivious {
             qpc::SPRAY_OBLIVIOUS.put(&mut qp.words, on as u64);
         }
@@ -1130,6 +1148,21 @@ impl std::fmt::Debug for Qp {
     }
 }
 
+/// The QPC's window bits after a modify: `CC` (None: unchanged) and
+/// `CC_DCTCP`, from the QP's kind now (`dctcp_now`) and the attributes
+/// (`strack_cc` and `dctcp_cc` both `Some(true)` are refused before). A QP
+/// has one window; turning one kind off leaves the other kind on.
+fn window_bits(dctcp_now: bool, strack: Option<bool>, dctcp: Option<bool>) -> (Option<bool>, bool) {
+    match (strack, dctcp) {
+        (Some(true), _) => (Some(true), false),
+        (_, Some(true)) => (Some(true), true),
+        (Some(false), Some(false)) => (Some(false), false),
+        (Some(false), None) if !dctcp_now => (Some(false), false),
+        (None, Some(false)) if dctcp_now => (Some(false), false),
+        _ => (None, dctcp_now),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1182,6 +1215,27 @@ mod tests {
         ));
         assert!(check_modify(5, Rts, &QpAttr::to(ERR)).is_ok());
         assert!(check_modify(5, ERR, &QpAttr::to(Reset)).is_ok());
+    }
+
+    #[test]
+    fn one_window_per_qp() {
+        // (kind now, strack_cc, dctcp_cc) -> (CC, CC_DCTCP)
+        for (now, st, dc, want) in [
+            (false, Some(true), None, (Some(true), false)),
+            (true, Some(true), Some(false), (Some(true), false)),
+            (false, None, Some(true), (Some(true), true)),
+            (false, Some(false), Some(true), (Some(true), true)),
+            (true, Some(false), None, (None, true)),
+            (false, Some(false), None, (Some(false), false)),
+            (true, None, Some(false), (Some(false), false)),
+            (false, None, Some(false), (None, false)),
+            (true, None, None, (None, true)),
+            (true, Some(false), Some(false), (Some(false), false)),
+        ] {
+            assert_eq!(window_bits(now, st, dc), want, "now dctcp {now}, strack_cc {st:?}, dctcp_cc {dc:?}");
+        }
+        let a = QpAttr { strack_cc: Some(true), dctcp_cc: Some(true), ..QpAttr::init() };
+        assert!(matches!(check_modify(5, Reset, &a), Err(crate::Error::BadAttr { attr: "dctcp_cc", .. })));
     }
 
     #[test]

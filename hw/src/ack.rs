@@ -104,6 +104,8 @@ pub struct AckRecv {
     pub rst_cc_on: Signal<In, Bit>,
     /// The QP sprays obliviously (`qpc::SPRAY_OBLIVIOUS`), for its path selector's reset.
     pub rst_oblivious: Signal<In, Bit>,
+    /// The QP's window is DCTCP's (`qpc::CC_DCTCP`), for the window engine's init.
+    pub rst_dctcp: Signal<In, Bit>,
     /// A request to STrack's window engine (`crate::cc`): each ACK or NAK
     /// frame's RTT, ECN echo and SACK bytes received (`OP_ACK`, offered for
     /// one cycle: one that finds the engine busy is not fed, and its bytes
@@ -125,6 +127,10 @@ pub struct AckRecv {
     pub cc_bytes: Signal<Out, Bits<32>>,
     /// Init: the window is on.
     pub cc_on: Signal<Out, Bit>,
+    /// Init: the window is DCTCP's.
+    pub cc_dctcp: Signal<Out, Bit>,
+    /// ACK: its ePSN.
+    pub cc_epsn: Signal<Out, Bits<24>>,
     /// Pulse: an ACK of a QP found the window engine busy and was not fed to it.
     pub cnt_cc_skip: Signal<Out, Bit>,
     /// A request to STrack's path selector (`crate::spray`): an ACK's
@@ -245,7 +251,7 @@ pub struct AckRecv {
     nf_run: Signal<Local, Bits<4>>,
     nf_next: Signal<Local, Bits<24>>,
     /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
-    /// Each entry: `{oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}`.
+    /// Each entry: `{dctcp[19], oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}`.
     rstq: SynchronousFIFO<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
     /// The window engine's init being offered (held until taken; the block takes no reset or ACK meanwhile).
     cr_v: DFF<Bit>,
@@ -331,8 +337,8 @@ pub struct AckRecv {
 
 // The fold reads the PLACED flag as bit 0 of the ACK's flags.
 const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
-/// A reset queue entry: `{oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
-const RST_BITS: usize = QPN_BITS + 11;
+/// A reset queue entry: `{dctcp[19], oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
+const RST_BITS: usize = QPN_BITS + 12;
 
 /// Width of an acknowledged-PSN table entry: `{ooo[35:24], epsn[23:0]}`.
 pub const APSN_BITS: usize = 36;
@@ -406,7 +412,8 @@ impl Logic for AckRecv {
         self.rstq.data_in.next = bit_cast::<RST_BITS, QPN_BITS>(self.rst_qpn.val())
             | (bit_cast::<RST_BITS, 9>(self.rst_max_paths.val()) << 8)
             | (bit_cast::<RST_BITS, 1>(self.rst_cc_on.val().into()) << 17)
-            | (bit_cast::<RST_BITS, 1>(self.rst_oblivious.val().into()) << 18);
+            | (bit_cast::<RST_BITS, 1>(self.rst_oblivious.val().into()) << 18)
+            | (bit_cast::<RST_BITS, 1>(self.rst_dctcp.val().into()) << 19);
         // The window engine: an init held in `cr_v`, else the ACK `Look` offers.
         self.rtt_cyc.next = self.now.val().get_bits::<24>(0) - self.au.ts.val();
         self.cc_valid.next = self.cr_v.q.val();
@@ -417,6 +424,8 @@ impl Logic for AckRecv {
         self.cc_rtt.next = bit_cast::<32, 24>(self.rtt_cyc.val()) << 2;
         self.cc_bytes.next = 0.into();
         self.cc_on.next = self.rst_q.q.val().get_bit(17);
+        self.cc_dctcp.next = self.rst_q.q.val().get_bit(19);
+        self.cc_epsn.next = self.au.epsn.val();
         if self.cr_v.q.val() & self.cc_ready.val() {
             self.cr_v.d.next = false;
         }

@@ -72,13 +72,17 @@ pub const ACT_GAIN: u64 = 2;
 pub const ACT_ABDP: u64 = 3;
 /// Branch taken: the multiplicative decrease (line 15).
 pub const ACT_DECREASE: u64 = 4;
+/// DCTCP: the additive increase (no ECN echo).
+pub const ACT_DCTCP_INC: u64 = 5;
+/// DCTCP: the window's first ECN echo, the cut by `1 − α/2` (a later echo in the window holds: `ACT_HOLD`).
+pub const ACT_DCTCP_CUT: u64 = 6;
 
 /// Width of a QP's state word ([`CcStatePack`]).
-pub const CCS_BITS: usize = 321;
+pub const CCS_BITS: usize = 322;
 
-crate::pack_blocks!(CcStatePack, CcStateUnpack, 321, [
+crate::pack_blocks!(CcStatePack, CcStateUnpack, 322, [
     cwnd: 32, base_rtt: 32, avg: 32, last_dec: 32, last_fair: 32, rx_count: 48, clear_ts: 32, achieved: 48,
-    on: 1, last_bytes: 32,
+    on: 1, last_bytes: 32, dctcp: 1,
 ]);
 const _: () = assert!(CcStatePack::WIDTH == CCS_BITS);
 
@@ -99,6 +103,12 @@ enum CcState {
     MulC2,
     Fair,
     Write,
+    DBranch,
+    DMulCut,
+    DMulInc,
+    DDivInc,
+    DAlpha,
+    DDivAlpha,
 }
 
 /// The per-QP STrack window engine.
@@ -124,6 +134,16 @@ pub struct CcEngine {
     pub req_bytes: Signal<In, Bits<32>>,
     /// Init: the QP's window is on (off: its ACKs are ignored).
     pub req_on: Signal<In, Bit>,
+    /// Init: the window is DCTCP's (else STrack's).
+    pub req_dctcp: Signal<In, Bit>,
+    /// ACK: its ePSN (DCTCP's `snd_una`).
+    pub req_epsn: Signal<In, Bits<24>>,
+    /// Write of a QP's next PSN to send (DCTCP's `snd_nxt`, read with each ACK): the turn engine's new request packets.
+    pub nxt_we: Signal<In, Bit>,
+    /// Its QP.
+    pub nxt_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// The PSN after the packet.
+    pub nxt_psn: Signal<In, Bits<24>>,
     /// ACK: it answers a probe (its bytes are not counted in the achieved BDP).
     pub req_probe: Signal<In, Bit>,
     /// `net_base_rtt` (ns): a QP's RTT at Init.
@@ -146,6 +166,10 @@ pub struct CcEngine {
     pub p_max_cwnd: Signal<In, Bits<32>>,
     /// Smallest window, bytes Q24.8.
     pub p_min_cwnd: Signal<In, Bits<32>>,
+    /// DCTCP's `g` as a right shift (0..=15).
+    pub p_dctcp_g: Signal<In, Bits<4>>,
+    /// DCTCP's increase per window, bytes (the MTU).
+    pub p_dctcp_mtu: Signal<In, Bits<16>>,
     /// Pulse: the request is done; `out_cwnd` and `out_action` hold its result.
     pub out_valid: Signal<Out, Bit>,
     /// The QP of the result.
@@ -155,6 +179,8 @@ pub struct CcEngine {
     /// The branch an ACK took (`ACT_*`).
     pub out_action: Signal<Out, Bits<3>>,
     qp_state: RAM<Bits<CCS_BITS>, QPN_BITS>,
+    /// DCTCP's `snd_nxt` per QP.
+    snd_nxt: RAM<Bits<24>, QPN_BITS>,
     state: DFF<CcState>,
     qpn: DFF<Bits<QPN_BITS>>,
     op: DFF<Bit>,
@@ -168,6 +194,30 @@ pub struct CcEngine {
     probe: DFF<Bit>,
     on: DFF<Bit>,
     last_bytes: DFF<Bits<32>>,
+    /// DCTCP (the state word's fields are shared: see `DBranch`).
+    dctcp: DFF<Bit>,
+    req_dctcp_q: DFF<Bit>,
+    /// DCTCP: the ACK's ePSN and the QP's `snd_nxt`; the ACK ends the window.
+    epsn: DFF<Bits<24>>,
+    nxt: DFF<Bits<24>>,
+    w_end: DFF<Bit>,
+    /// DCTCP: the window's bytes acknowledged and marked after this ACK (33 bits before saturating).
+    d_acc: Signal<Local, Bits<33>>,
+    d_mk: Signal<Local, Bits<33>>,
+    d_acc32: Signal<Local, Bits<32>>,
+    d_mk32: Signal<Local, Bits<32>>,
+    /// DCTCP: ePSN − window end (24-bit serial distance); `snd_nxt` − (ePSN + 1); ePSN + 1.
+    d_past: Signal<Local, Bits<24>>,
+    d_nxt_ahead: Signal<Local, Bits<24>>,
+    d_una1: Signal<Local, Bits<24>>,
+    d_end_new: Signal<Local, Bits<24>>,
+    /// DCTCP: `cwnd >> 8` at least 1; `1 − α/2` (Q16.16); α after the decay, before the new fraction.
+    d_cwnd_b: Signal<Local, Bits<32>>,
+    d_factor: Signal<Local, Bits<32>>,
+    d_decay: Signal<Local, Bits<32>>,
+    d_mtu_q8: Signal<Local, Bits<64>>,
+    /// The divider's numerator at `div_go` (default the product).
+    div_num: Signal<Local, Bits<64>>,
     /// The bytes count's advance (bit 31 set: behind the last one, a stale ACK).
     bytes_adv: Signal<Local, Bits<32>>,
     acked_l: Signal<Local, Bits<40>>,
@@ -244,6 +294,9 @@ pub struct CcEngine {
     act_gain: Num<{ ACT_GAIN }, 3>,
     act_abdp: Num<{ ACT_ABDP }, 3>,
     act_decrease: Num<{ ACT_DECREASE }, 3>,
+    act_dctcp_inc: Num<{ ACT_DCTCP_INC }, 3>,
+    act_dctcp_cut: Num<{ ACT_DCTCP_CUT }, 3>,
+    u32_max33: Num<0xFFFF_FFFF, 33>,
     /// The largest acknowledged byte count that is scaled as is (the model's `min(acked, 2^23)`).
     acked_cap: Num<0x80_0000, 32>,
     /// The largest delay the EWMA takes (`u32::MAX >> 8`).
@@ -257,10 +310,55 @@ impl Logic for CcEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, qpn, op, now, ecn, rtt, acked, probe, st, cwnd, base_rtt, avg, last_dec, last_fair,
-            rx_count, clear_ts, achieved, delay, can_dec, can_fair, newc, action, ma, mb, macc, mstep, dnum, dden,
-            drem, dq, dcnt, bytes, req_on_q, on, last_bytes
+            self,
+            clock,
+            state,
+            qpn,
+            op,
+            now,
+            ecn,
+            rtt,
+            acked,
+            probe,
+            st,
+            cwnd,
+            base_rtt,
+            avg,
+            last_dec,
+            last_fair,
+            rx_count,
+            clear_ts,
+            achieved,
+            delay,
+            can_dec,
+            can_fair,
+            newc,
+            action,
+            ma,
+            mb,
+            macc,
+            mstep,
+            dnum,
+            dden,
+            drem,
+            dq,
+            dcnt,
+            bytes,
+            req_on_q,
+            on,
+            last_bytes,
+            dctcp,
+            req_dctcp_q,
+            epsn,
+            nxt,
+            w_end
         );
+        self.snd_nxt.read_clock.next = self.clock.val();
+        self.snd_nxt.write_clock.next = self.clock.val();
+        self.snd_nxt.read_address.next = self.req_qpn.val();
+        self.snd_nxt.write_address.next = self.nxt_qpn.val();
+        self.snd_nxt.write_enable.next = self.nxt_we.val();
+        self.snd_nxt.write_data.next = self.nxt_psn.val();
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
         self.qp_state.read_address.next = self.req_qpn.val();
@@ -277,6 +375,7 @@ impl Logic for CcEngine {
         self.sp.achieved.next = self.achieved.q.val();
         self.sp.on.next = self.on.q.val().into();
         self.sp.last_bytes.next = self.last_bytes.q.val();
+        self.sp.dctcp.next = self.dctcp.q.val().into();
         self.qp_state.write_data.next = self.sp.pword.val();
         self.req_ready.next = self.state.q.val() == CcState::Idle;
         self.out_valid.next = false;
@@ -383,9 +482,37 @@ impl Logic for CcEngine {
         if self.nudged.val() > bit_cast::<64, 32>(self.p_max_cwnd.val()) {
             self.clamped.next = bit_cast::<64, 32>(self.p_max_cwnd.val());
         }
+        // DCTCP (the model's `Dctcp`): the window's counters saturate at 32 bits; PSNs compare by 24-bit distance.
+        self.d_acc.next =
+            bit_cast::<33, 32>(self.su.rx_count.val().get_bits::<32>(0)) + bit_cast::<33, 40>(self.acked_l.val());
+        self.d_acc32.next = self.d_acc.val().get_bits::<32>(0);
+        if self.d_acc.val() > self.u32_max33.val() {
+            self.d_acc32.next = self.u32_max33.val().get_bits::<32>(0);
+        }
+        self.d_mk.next =
+            bit_cast::<33, 32>(self.su.achieved.val().get_bits::<32>(0)) + bit_cast::<33, 40>(self.acked_l.val());
+        self.d_mk32.next = self.d_mk.val().get_bits::<32>(0);
+        if self.d_mk.val() > self.u32_max33.val() {
+            self.d_mk32.next = self.u32_max33.val().get_bits::<32>(0);
+        }
+        self.d_past.next = self.epsn.q.val() - self.su.last_dec.val().get_bits::<24>(0);
+        self.d_una1.next = self.epsn.q.val() + 1;
+        self.d_nxt_ahead.next = self.nxt.q.val() - self.d_una1.val();
+        self.d_end_new.next = self.d_una1.val();
+        if !self.d_nxt_ahead.val().get_bit(23) {
+            self.d_end_new.next = self.nxt.q.val();
+        }
+        self.d_cwnd_b.next = self.cwnd.q.val() >> 8;
+        if self.d_cwnd_b.val() == 0 {
+            self.d_cwnd_b.next = 1.into();
+        }
+        self.d_factor.next = self.q16_one.val().get_bits::<32>(0) - (self.avg.q.val() >> 1);
+        self.d_decay.next = self.avg.q.val() - (self.avg.q.val() >> bit_cast::<32, 4>(self.p_dctcp_g.val()));
+        self.d_mtu_q8.next = bit_cast::<64, 16>(self.p_dctcp_mtu.val()) << 8;
         // A multiply done in a `Mul*` state starts the division of its product by `div_den` (default the window).
         self.div_go.next = false;
         self.div_den.next = self.cwnd1.val();
+        self.div_num.next = self.macc.q.val();
         match self.state.q.val() {
             CcState::Idle => {
                 if self.req_valid.val() {
@@ -396,6 +523,8 @@ impl Logic for CcEngine {
                     self.rtt.d.next = self.req_rtt.val();
                     self.bytes.d.next = self.req_bytes.val();
                     self.req_on_q.d.next = self.req_on.val();
+                    self.req_dctcp_q.d.next = self.req_dctcp.val();
+                    self.epsn.d.next = self.req_epsn.val();
                     self.probe.d.next = self.req_probe.val();
                     self.state.d.next = CcState::Load;
                 }
@@ -403,6 +532,7 @@ impl Logic for CcEngine {
             CcState::Load => {
                 // The state word is read this cycle (addressed with the request).
                 self.st.d.next = self.qp_state.read_data.val();
+                self.nxt.d.next = self.snd_nxt.read_data.val();
                 self.state.d.next = CcState::Pre;
                 if self.op.q.val() != self.op_ack.val() {
                     self.cwnd.d.next = self.p_max_cwnd.val();
@@ -415,6 +545,13 @@ impl Logic for CcEngine {
                     self.achieved.d.next = 0.into();
                     self.on.d.next = self.req_on_q.q.val();
                     self.last_bytes.d.next = 0.into();
+                    self.dctcp.d.next = self.req_dctcp_q.q.val();
+                    if self.req_dctcp_q.q.val() {
+                        // DCTCP: α = 1, the window's counters 0, its end unset (bit 1: the next ACK ends it).
+                        self.avg.d.next = self.q16_one.val().get_bits::<32>(0);
+                        self.last_dec.d.next = 0.into();
+                        self.last_fair.d.next = 2.into();
+                    }
                     self.action.d.next = self.act_hold.val();
                     self.state.d.next = CcState::Write;
                 }
@@ -444,7 +581,24 @@ impl Logic for CcEngine {
                 self.can_dec.d.next = self.since_dec.val() > self.base1.val();
                 self.can_fair.d.next = self.since_fair.val() > self.base1.val();
                 self.avg.d.next = self.avg_new.val().get_bits::<32>(0);
+                self.dctcp.d.next = self.su.dctcp.val().any();
                 self.state.d.next = CcState::Branch;
+                if self.su.dctcp.val().any() {
+                    // DCTCP's state in the shared fields: α in `avg`, the window's acknowledged and marked
+                    // bytes in `rx_count` and `achieved`, its end PSN in `last_dec`, `last_fair` bit 0 the
+                    // window was cut and bit 1 its end is unset.
+                    self.base_rtt.d.next = self.su.base_rtt.val();
+                    self.avg.d.next = self.su.avg.val();
+                    self.rx_count.d.next = bit_cast::<48, 32>(self.d_acc32.val());
+                    self.achieved.d.next = self.su.achieved.val();
+                    if self.ecn.q.val() {
+                        self.achieved.d.next = bit_cast::<48, 32>(self.d_mk32.val());
+                    }
+                    self.clear_ts.d.next = self.su.clear_ts.val();
+                    self.can_fair.d.next = false;
+                    self.w_end.d.next = self.su.last_fair.val().get_bit(1) | !self.d_past.val().get_bit(23);
+                    self.state.d.next = CcState::DBranch;
+                }
                 if !self.su.on.val().any() {
                     self.state.d.next = CcState::Idle;
                 }
@@ -553,6 +707,70 @@ impl Logic for CcEngine {
                 self.cwnd.d.next = self.clamped.val().get_bits::<32>(0);
                 self.state.d.next = CcState::Write;
             }
+            CcState::DBranch => {
+                self.newc.d.next = bit_cast::<64, 32>(self.cwnd.q.val());
+                self.action.d.next = self.act_hold.val();
+                self.state.d.next = CcState::DAlpha;
+                if self.ecn.q.val() {
+                    if !self.last_fair.q.val().get_bit(0) {
+                        self.ma.d.next = bit_cast::<64, 32>(self.cwnd.q.val());
+                        self.mb.d.next = self.d_factor.val();
+                        self.mstep.d.next = 1.into();
+                        self.last_fair.d.next = self.last_fair.q.val() | 1;
+                        self.action.d.next = self.act_dctcp_cut.val();
+                        self.state.d.next = CcState::DMulCut;
+                    }
+                } else {
+                    self.ma.d.next = self.d_mtu_q8.val();
+                    self.mb.d.next = self.acked.q.val().get_bits::<32>(0);
+                    self.mstep.d.next = 1.into();
+                    self.action.d.next = self.act_dctcp_inc.val();
+                    self.state.d.next = CcState::DMulInc;
+                }
+            }
+            CcState::DMulCut => {
+                if self.mstep.q.val() == 0 {
+                    self.newc.d.next = self.macc.q.val() >> 16;
+                    self.state.d.next = CcState::DAlpha;
+                }
+            }
+            CcState::DMulInc => {
+                if self.mstep.q.val() == 0 {
+                    self.div_go.next = true;
+                    self.div_den.next = self.d_cwnd_b.val();
+                    self.state.d.next = CcState::DDivInc;
+                }
+            }
+            CcState::DDivInc => {
+                if self.dcnt.q.val() == 0 {
+                    self.newc.d.next = bit_cast::<64, 32>(self.cwnd.q.val()) + self.dq.q.val();
+                    self.state.d.next = CcState::DAlpha;
+                }
+            }
+            CcState::DAlpha => {
+                // The window's end: α moves by the fraction of its bytes that came back marked.
+                self.state.d.next = CcState::Fair;
+                if self.w_end.q.val() {
+                    self.rx_count.d.next = 0.into();
+                    self.achieved.d.next = 0.into();
+                    self.last_dec.d.next = bit_cast::<32, 24>(self.d_end_new.val());
+                    self.last_fair.d.next = 0.into();
+                    self.avg.d.next = self.d_decay.val();
+                    if self.rx_count.q.val().get_bits::<32>(0) != 0 {
+                        self.div_go.next = true;
+                        self.div_num.next = bit_cast::<64, 32>(self.achieved.q.val().get_bits::<32>(0)) << 16;
+                        self.div_den.next = self.rx_count.q.val().get_bits::<32>(0);
+                        self.state.d.next = CcState::DDivAlpha;
+                    }
+                }
+            }
+            CcState::DDivAlpha => {
+                if self.dcnt.q.val() == 0 {
+                    self.avg.d.next = self.avg.q.val()
+                        + (self.dq.q.val().get_bits::<32>(0) >> bit_cast::<32, 4>(self.p_dctcp_g.val()));
+                    self.state.d.next = CcState::Fair;
+                }
+            }
             CcState::Write => {
                 self.qp_state.write_enable.next = true;
                 self.out_valid.next = true;
@@ -563,7 +781,7 @@ impl Logic for CcEngine {
             }
         }
         if self.div_go.val() {
-            self.dnum.d.next = self.macc.q.val();
+            self.dnum.d.next = self.div_num.val();
             self.dden.d.next = self.div_den.val();
             self.drem.d.next = 0.into();
             self.dq.d.next = 0.into();

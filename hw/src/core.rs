@@ -35,6 +35,11 @@ const _: () = assert!(
         && rnic_spec::regs::qpc::SQ_PSN.bit() == 384
         && rnic_spec::regs::qpc::CC.bit() == 313
         && rnic_spec::regs::qpc::SPRAY_OBLIVIOUS.bit() == 314
+        && rnic_spec::regs::qpc::CC_DCTCP.bit() == 315
+        && rnic_spec::regs::cc_params::DCTCP_G.bit() == 392
+        && rnic_spec::regs::cc_params::DCTCP_G.width == 4
+        && rnic_spec::regs::cc_params::DCTCP_MTU.bit() == 400
+        && rnic_spec::regs::cc_params::DCTCP_MTU.width == 16
         && rnic_spec::regs::qpc::PMTU_LOG2.bit() == 4
         && rnic_spec::regs::cc_params::BASE_RTT.bit() == 0
         && rnic_spec::regs::cc_params::TARGET.bit() == 32
@@ -321,6 +326,13 @@ impl Logic for RnicCore {
         self.cc.req_rtt.next = self.resp.cc_rtt.val();
         self.cc.req_bytes.next = self.resp.cc_bytes.val();
         self.cc.req_on.next = self.resp.cc_on.val();
+        self.cc.req_dctcp.next = self.resp.cc_dctcp.val();
+        self.cc.req_epsn.next = self.resp.cc_epsn.val();
+        self.cc.nxt_we.next = self.sq.nxt_we.val();
+        self.cc.nxt_qpn.next = self.sq.nxt_qpn.val();
+        self.cc.nxt_psn.next = self.sq.nxt_psn.val();
+        self.cc.p_dctcp_g.next = self.regs.cc_params.val().get_bits::<4>(392);
+        self.cc.p_dctcp_mtu.next = self.regs.cc_params.val().get_bits::<16>(400);
         self.cc.req_probe.next = false;
         self.cc.p_base_rtt.next = self.regs.cc_params.val().get_bits::<32>(0);
         self.cc.p_target.next = self.regs.cc_params.val().get_bits::<32>(32);
@@ -510,6 +522,7 @@ impl Logic for RnicCore {
         self.resp.rst_max_paths.next = self.regs.stage.val().get_bits::<9>(304);
         self.resp.rst_cc_on.next = self.regs.stage.val().get_bit(313);
         self.resp.rst_oblivious.next = self.regs.stage.val().get_bit(314);
+        self.resp.rst_dctcp.next = self.regs.stage.val().get_bit(315);
         self.resp.wr_ready.next = self.dma_wr_ready.val();
         self.dma_wr_valid.next = self.resp.wr_valid.val();
         self.dma_wr_addr.next = self.resp.wr_addr.val();

@@ -188,6 +188,8 @@ pub struct RxEngine {
     pub rst_cc_on: Signal<In, Bit>,
     /// QP commit: the QP sprays obliviously (`qpc::SPRAY_OBLIVIOUS`).
     pub rst_oblivious: Signal<In, Bit>,
+    /// QP commit: the QP's window is DCTCP's (`qpc::CC_DCTCP`).
+    pub rst_dctcp: Signal<In, Bit>,
     /// The ACK receiver's request to the window engine (`AckRecv::cc_valid`).
     pub cc_valid: Signal<Out, Bit>,
     /// The window engine takes it.
@@ -206,6 +208,10 @@ pub struct RxEngine {
     pub cc_bytes: Signal<Out, Bits<32>>,
     /// Init: the window is on.
     pub cc_on: Signal<Out, Bit>,
+    /// Init: the window is DCTCP's.
+    pub cc_dctcp: Signal<Out, Bit>,
+    /// ACK: its ePSN.
+    pub cc_epsn: Signal<Out, Bits<24>>,
     /// The ACK receiver's request to the path selector (`AckRecv::spray_valid`).
     pub spray_valid: Signal<Out, Bit>,
     /// The path selector takes it.
@@ -320,6 +326,7 @@ impl Logic for RxEngine {
         self.ack.rst_max_paths.next = self.rst_max_paths.val();
         self.ack.rst_cc_on.next = self.rst_cc_on.val();
         self.ack.rst_oblivious.next = self.rst_oblivious.val();
+        self.ack.rst_dctcp.next = self.rst_dctcp.val();
         self.cc_valid.next = self.ack.cc_valid.val();
         self.ack.cc_ready.next = self.cc_ready.val();
         self.cc_qpn.next = self.ack.cc_qpn.val();
@@ -329,6 +336,8 @@ impl Logic for RxEngine {
         self.cc_rtt.next = self.ack.cc_rtt.val();
         self.cc_bytes.next = self.ack.cc_bytes.val();
         self.cc_on.next = self.ack.cc_on.val();
+        self.cc_dctcp.next = self.ack.cc_dctcp.val();
+        self.cc_epsn.next = self.ack.cc_epsn.val();
         self.spray_valid.next = self.ack.spray_valid.val();
         self.ack.spray_ready.next = self.spray_ready.val();
         self.spray_qpn.next = self.ack.spray_qpn.val();

@@ -121,6 +121,12 @@ pub struct SqEngine {
     pub spray_cwnd: Signal<Out, Bits<32>>,
     /// Pulse: the selector's answer.
     pub spray_done: Signal<In, Bit>,
+    /// DCTCP's `snd_nxt` write (`TurnEngine::nxt_we`).
+    pub nxt_we: Signal<Out, Bit>,
+    /// Its QP.
+    pub nxt_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// The PSN after the packet.
+    pub nxt_psn: Signal<Out, Bits<24>>,
     /// The chosen entropy.
     pub spray_path: Signal<In, Bits<8>>,
     /// Pulse: a rewind was applied.
@@ -186,6 +192,9 @@ impl Logic for SqEngine {
         self.turn.spray_ready.next = self.spray_ready.val();
         self.spray_qpn.next = self.turn.spray_qpn.val();
         self.spray_cwnd.next = self.turn.spray_cwnd.val();
+        self.nxt_we.next = self.turn.nxt_we.val();
+        self.nxt_qpn.next = self.turn.nxt_qpn.val();
+        self.nxt_psn.next = self.turn.nxt_psn.val();
         self.turn.spray_done.next = self.spray_done.val();
         self.turn.spray_path.next = self.spray_path.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();

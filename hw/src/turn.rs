@@ -218,6 +218,13 @@ pub struct TurnEngine {
     pub spray_cwnd: Signal<Out, Bits<32>>,
     /// Pulse: the selector's answer (`spray_path`).
     pub spray_done: Signal<In, Bit>,
+    /// Pulse: a new request packet (not a resend, not a READ response) of
+    /// QP `nxt_qpn` went out; `nxt_psn` is the PSN after it (DCTCP's `snd_nxt`).
+    pub nxt_we: Signal<Out, Bit>,
+    /// Its QP.
+    pub nxt_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// The PSN after it.
+    pub nxt_psn: Signal<Out, Bits<24>>,
     /// The chosen entropy.
     pub spray_path: Signal<In, Bits<8>>,
     /// Pulse: a rewind was applied.
@@ -519,6 +526,8 @@ impl Logic for TurnEngine {
         self.st_we.next = false;
         self.st_waddr.next = self.qpn.q.val();
         self.txd_write.next = false;
+        self.nxt_we.next = false;
+        self.nxt_qpn.next = self.qpn.q.val();
         self.lerr_write.next = false;
         self.qv.word.next = self.qpc.q.val();
         self.wv.word.next = self.wqe.q.val();
@@ -613,6 +622,7 @@ impl Logic for TurnEngine {
         if self.is_read.val() {
             self.psn_step.next = self.rd_npkts.val();
         }
+        self.nxt_psn.next = self.psn.q.val() + self.psn_step.val();
         // A READ goes as lACK's WQE, or right after READs in flight (all since lACK), up to RD_IN_FLIGHT.
         self.rd_out.next = self.ssn.q.val() - self.lu.ssn.val();
         self.rd_gate.next = (self.lack_dist.val() == 0)
@@ -1004,6 +1014,7 @@ impl Logic for TurnEngine {
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
                     self.rd_tag.next = self.tag_sq_payload.val();
                     self.txd_write.next = true;
+                    self.nxt_we.next = !self.resend.q.val() & !self.is_rsp.val();
                     self.psn.d.next = self.psn.q.val() + self.psn_step.val();
                     self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
                     if self.resend.q.val() {

@@ -136,10 +136,11 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let mut want_apsn: VecDeque<(u64, u64)> = VecDeque::new();
     // The window engine's requests owed, in order: (op, qpn, ecn, echoed timestamp, ePSN, on, pmtu); an
     // ACK's is offered for one cycle (taken or not), an init's is held until taken.
-    let (rst_cc_on, rst_obl) = (pt("rst_cc_on"), pt("rst_oblivious"));
+    let (rst_cc_on, rst_obl, rst_dctcp) = (pt("rst_cc_on"), pt("rst_oblivious"), pt("rst_dctcp"));
     let (cc_valid, cc_ready, cnt_cc_skip) = (pt("cc_valid"), pt("cc_ready"), pt("cnt_cc_skip"));
-    let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_bytes", "cc_on"].map(pt);
-    let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64)> = VecDeque::new();
+    let cc_f = ["cc_op", "cc_qpn", "cc_ecn", "cc_now", "cc_rtt", "cc_bytes", "cc_on", "cc_dctcp", "cc_epsn"].map(pt);
+    // (op, qpn, ecn, echoed timestamp, bytes, on | dctcp << 1 (init), ePSN (ACK)).
+    let mut want_cc: VecDeque<(u64, u64, u64, u64, u64, u64, u64)> = VecDeque::new();
     let (mut cc_taken, mut cc_skipped) = (0u64, 0u64);
     let mut sprays = 0u64;
     let (rqs_addr, rqs_data, rqs_we, rqs_waddr, rqs_wdata) =
@@ -199,15 +200,15 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     let mut t = 0u64;
     for batch in 0..set.batches {
         // A batch of ACK words and local errors, then quiescence.
-        let mut rst: VecDeque<(usize, u64, u64, u64)> = VecDeque::new();
+        let mut rst: VecDeque<(usize, u64, u64, u64, u64)> = VecDeque::new();
         if batch % 4 == 3 {
             // Requester resets of some QPs (the host's QP commits).
             for &q in &qpns {
                 if req[q].err || r.pct(20) {
                     let mp = if r.pct(20) { r.below(512) } else { r.pick(&[0, 1, 8, 64, 255, 256, 257]) as u64 };
-                    let (cc_on, obl) = (r.below(2), r.below(2));
-                    rst.push_back((q, mp, cc_on, obl));
-                    want_cc.push_back((OP_INIT, q as u64, 0, 0, 0, cc_on));
+                    let (cc_on, obl, dctcp) = (r.below(2), r.below(2), r.below(2));
+                    rst.push_back((q, mp, cc_on, obl, dctcp));
+                    want_cc.push_back((OP_INIT, q as u64, 0, 0, 0, cc_on | dctcp << 1, 0));
                     want_spray.push_back([
                         Some(OP_RESET),
                         Some(q as u64),
@@ -286,7 +287,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             want_apsn.push_back((q as u64, ooo << 24 | epsn));
             if fb {
                 want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None, None]);
-                want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, bytes_rx, 0));
+                want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, bytes_rx, 0, epsn));
             }
             let flags = placed as u64
                 | if hold { ACKIN_HOLD } else { 0 }
@@ -440,6 +441,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             m.set(rst_mp, rq.map_or(0, |x| x.1));
             m.set(rst_cc_on, rq.map_or(0, |x| x.2));
             m.set(rst_obl, rq.map_or(0, |x| x.3));
+            m.set(rst_dctcp, rq.map_or(0, |x| x.4));
             let ccready = r.pct(70);
             m.set(cc_ready, ccready as u64);
             let sready = r.pct(60);
@@ -465,7 +467,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                 return Err(ctx(format!("cnt_cc_skip {} for an ACK offer {skip_want}", m.get(cnt_cc_skip))));
             }
             if m.get(cc_valid) == 1 {
-                let [op, qpn, ecn, now_ns, rtt, bytes, on] = cc_f.map(|f| m.get(f));
+                let [op, qpn, ecn, now_ns, rtt, bytes, on, dctcp, epsn] = cc_f.map(|f| m.get(f));
                 if op == CC_OP_ACK || ccready {
                     let Some(w) = want_cc.pop_front() else {
                         return Err(ctx(format!("window engine request op {op} qpn {qpn} unexpected")));
@@ -475,9 +477,9 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                         if now_ns != (t * 4) & 0xFFFF_FFFF || rtt != ((t & M24).wrapping_sub(w.3) & M24) * 4 {
                             return Err(ctx(format!("window engine ACK at now {now_ns} with rtt {rtt} for {w:x?}")));
                         }
-                        (op, qpn, ecn, w.3, bytes, 0)
+                        (op, qpn, ecn, w.3, bytes, 0, epsn)
                     } else {
-                        (op, qpn, 0, 0, bytes, on)
+                        (op, qpn, 0, 0, bytes, on | dctcp << 1, 0)
                     };
                     if got != w {
                         return Err(ctx(format!("window engine request {got:x?}, expected {w:x?}")));

@@ -1,5 +1,6 @@
-//! Block-level Verilator test of STrack's window engine (`hw/src/cc.rs`,
-//! top "cc") against `rnic_model::strack::cc::StrackCc`, bit for bit.
+//! Block-level Verilator test of the window engine (`hw/src/cc.rs`, top
+//! "cc") against `rnic_model::strack::cc::StrackCc` and, for the QPs whose
+//! window is DCTCP's, `rnic_model::dctcp::Dctcp`, bit for bit.
 //!
 //! Each seed draws a network (line rate 10 to 800 Gb/s, base RTT 1 to
 //! 50 µs, MTU 256 to 4096, a window cap of 50 to 125 % of the BDP; the
@@ -11,14 +12,21 @@
 //! and recovery; acknowledged bytes from 0 to past the model's 2^23 cap,
 //! probes, ACKs in bursts and after long gaps, and QPs re-initialised. The
 //! nanosecond clock starts just below 2^32, so the engine's 32-bit times
-//! wrap during the run. After every request the engine's window and the
-//! branch it took must be the model's. The cycles each branch took are
+//! wrap during the run. A third of the QP inits choose DCTCP (with a
+//! random g and MTU): their ACKs carry an ePSN that starts near the 24-bit
+//! wrap and moves with the acknowledged packets (stale ones too), and the
+//! QP's `snd_nxt` is written now and then, ahead of the ePSN or (a rewind)
+//! behind it. After every request the engine's window and the branch it
+//! took must be the model's. The cycles each branch took are
 //! printed. `RNIC_CC_BLOCK_SEED=S` replays one seed, `RNIC_CC_BLOCK_OPS=N`
 //! runs longer.
 
 use std::collections::BTreeMap;
 
-use rnic_hw::cc::{ACT_ABDP, ACT_CONST, ACT_DECREASE, ACT_GAIN, ACT_HOLD, OP_ACK, OP_INIT};
+use rnic_hw::cc::{
+    ACT_ABDP, ACT_CONST, ACT_DCTCP_CUT, ACT_DCTCP_INC, ACT_DECREASE, ACT_GAIN, ACT_HOLD, OP_ACK, OP_INIT,
+};
+use rnic_model::dctcp::{Dctcp, DctcpAction, DctcpParams};
 use rnic_model::strack::cc::{CwndAction, StrackCc, StrackParams};
 use rnic_model::NetParams;
 use rnic_sim::model::Model;
@@ -94,13 +102,52 @@ fn bytes_step(r: &mut Rng, adv: i64, pmtu: u32) -> i64 {
     }
 }
 
+/// A QP's window in the model.
+#[derive(Clone, Debug)]
+enum Cc {
+    Strack(StrackCc),
+    Dctcp(Dctcp),
+}
+
+impl Cc {
+    fn cwnd(&self) -> u32 {
+        match self {
+            Cc::Strack(c) => c.cwnd,
+            Cc::Dctcp(d) => d.cwnd,
+        }
+    }
+}
+
+/// How far a DCTCP QP's ePSN moves with an ACK: mostly a few packets,
+/// sometimes none, back (a stale ACK) or far ahead.
+fn adv_psns(r: &mut Rng) -> i64 {
+    match r.below(20) {
+        0 | 1 => 0,
+        2 => -(r.range(1, 40) as i64),
+        3 => r.range(100, 1 << 22) as i64,
+        _ => r.range(1, 8) as i64,
+    }
+}
+
 fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String> {
     let mut m = Model::new("cc").map_err(|e| e.to_string())?;
     let p = |m: &Model, n: &str| m.port(n).unwrap_or_else(|e| panic!("{e}"));
     let (valid, ready, out_v, out_cwnd, out_action) =
         (p(&m, "req_valid"), p(&m, "req_ready"), p(&m, "out_valid"), p(&m, "out_cwnd"), p(&m, "out_action"));
-    let req =
-        ["req_qpn", "req_op", "req_now", "req_ecn", "req_rtt", "req_bytes", "req_probe", "req_on"].map(|n| p(&m, n));
+    let req = [
+        "req_qpn",
+        "req_op",
+        "req_now",
+        "req_ecn",
+        "req_rtt",
+        "req_bytes",
+        "req_probe",
+        "req_on",
+        "req_dctcp",
+        "req_epsn",
+    ]
+    .map(|n| p(&m, n));
+    let (nxt_we, nxt_qpn, nxt_psn) = (p(&m, "nxt_we"), p(&m, "nxt_qpn"), p(&m, "nxt_psn"));
     let out_qpn = p(&m, "out_qpn");
     let mut r = Rng::new(seed);
     let prm = pick_params(&mut r);
@@ -119,8 +166,21 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
         let port = p(&m, name);
         m.set(port, v);
     }
+    let dp = DctcpParams {
+        mtu: r.pick(&[256u32, 1024, 4096, 4096, 65535]),
+        g_shift: r.pick(&[0u32, 1, 4, 4, 4, 7, 15]),
+        max_cwnd: prm.max_cwnd,
+        min_cwnd: prm.min_cwnd,
+    };
+    for (name, v) in [("p_dctcp_g", dp.g_shift as u64), ("p_dctcp_mtu", dp.mtu as u64)] {
+        let port = p(&m, name);
+        m.set(port, v);
+    }
     let qpns = [0usize, 1, 77, NUM_QPS - 1];
-    let mut ccs: Vec<Option<StrackCc>> = vec![None; qpns.len()];
+    let mut ccs: Vec<Option<Cc>> = vec![None; qpns.len()];
+    // Per DCTCP QP: its ePSN (`snd_una`) and the `snd_nxt` last written (24 bits).
+    let mut una: Vec<u32> = vec![0; qpns.len()];
+    let mut nxt: Vec<u32> = vec![0; qpns.len()];
     // Per QP: the window is on, log2 of its path MTU (the size of the byte
     // steps), the last bytes count taken; and the count its next ACK builds on.
     let mut qs: Vec<(bool, u32, u64)> = vec![(false, 12, 0); qpns.len()];
@@ -141,6 +201,27 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             _ => r.below(2 * prm.net_base_rtt_ns as u64),
         };
         let init = ccs[qi].is_none() || r.below(500) == 0;
+        let dctcp = if init { r.pct(33) } else { matches!(ccs[qi], Some(Cc::Dctcp(_))) };
+        if dctcp && !init {
+            una[qi] = (una[qi] as i64 + adv_psns(&mut r)).rem_euclid(1 << 24) as u32;
+            if r.pct(30) {
+                // The turn engine sent more (or a rewind resent from behind the ePSN).
+                let to = if r.pct(85) {
+                    una[qi] as i64 + r.below(300) as i64
+                } else {
+                    una[qi] as i64 - r.range(1, 50) as i64
+                };
+                nxt[qi] = to.rem_euclid(1 << 24) as u32;
+                m.set(nxt_we, 1);
+                m.set(nxt_qpn, qpns[qi] as u64);
+                m.set(nxt_psn, nxt[qi] as u64);
+                m.clock_low();
+                m.clock_high();
+                m.set(nxt_we, 0);
+            }
+        } else if init {
+            una[qi] = (1 << 24) - r.range(1, 5000) as u32;
+        }
         let (rtt, ecn, adv, probe) = pick_ack(&mut r, &prm, phase);
         let (on, pmtu) = if init { (r.pct(90), r.range(8, 12) as u32) } else { (qs[qi].0, qs[qi].1) };
         // An init starts the count at 0 (the peer's count starts there); the request's bytes are not used.
@@ -163,6 +244,8 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             bytes,
             probe as u64,
             on as u64,
+            dctcp as u64,
+            una[qi] as u64,
         ];
         for (port, v) in req.iter().zip(vals) {
             m.set(*port, v);
@@ -183,8 +266,8 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
         }
         m.set(valid, 0);
         let (want_cwnd, want_act) = if init {
-            let cc = StrackCc::new(prm, now);
-            let w = cc.cwnd;
+            let cc = if dctcp { Cc::Dctcp(Dctcp::new(dp)) } else { Cc::Strack(StrackCc::new(prm, now)) };
+            let w = cc.cwnd();
             ccs[qi] = Some(cc);
             qs[qi] = (on, pmtu, 0);
             (w, ACT_HOLD)
@@ -204,9 +287,21 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
             if d != 0 && d < 0x8000_0000 {
                 qs[qi].2 = bytes;
             }
-            let cc = ccs[qi].as_mut().expect("initialised");
-            let a = cc.on_ack(now, ecn, rtt, acked, probe);
-            (cc.cwnd, action_code(a))
+            match ccs[qi].as_mut().expect("initialised") {
+                Cc::Strack(cc) => {
+                    let a = cc.on_ack(now, ecn, rtt, acked, probe);
+                    (cc.cwnd, action_code(a))
+                }
+                Cc::Dctcp(d) => {
+                    let a = d.on_ack(acked, ecn, una[qi], nxt[qi]);
+                    let code = match a {
+                        DctcpAction::Increase => ACT_DCTCP_INC,
+                        DctcpAction::Cut => ACT_DCTCP_CUT,
+                        DctcpAction::Hold => ACT_HOLD,
+                    };
+                    (d.cwnd, code)
+                }
+            }
         };
         let mut cycles = 0u64;
         loop {
@@ -219,8 +314,10 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
                 }
                 if (got_cwnd, got_act) != (want_cwnd as u64, want_act) {
                     return Err(ctx(format!(
-                        "{} (rtt {rtt}, ecn {ecn}, bytes {bytes:#x}, acked {acked}, probe {probe}): window {got_cwnd:#x} branch {got_act}, the model {want_cwnd:#x} branch {want_act} (model state {:?})",
+                        "{} (rtt {rtt}, ecn {ecn}, bytes {bytes:#x}, acked {acked}, probe {probe}, ePSN {:#x}, snd_nxt {:#x}): window {got_cwnd:#x} branch {got_act}, the model {want_cwnd:#x} branch {want_act} (model state {:?})",
                         if init { "init" } else { "ACK" },
+                        una[qi],
+                        nxt[qi],
                         ccs[qi]
                     )));
                 }
@@ -232,11 +329,13 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
                 return Err(ctx("no answer in 400 cycles".into()));
             }
         }
-        let name = if init {
-            "init"
-        } else {
-            ["hold", "constant increase", "delay-gain increase", "achieved-BDP cut", "multiplicative decrease"]
-                [want_act as usize]
+        let name = match (init, dctcp) {
+            (true, _) => "init",
+            (false, true) => ["DCTCP hold", "", "", "", "", "DCTCP increase", "DCTCP cut"][want_act as usize],
+            (false, false) => {
+                ["hold", "constant increase", "delay-gain increase", "achieved-BDP cut", "multiplicative decrease"]
+                    [want_act as usize]
+            }
         };
         let e = stats.entry(name).or_default();
         e.0 += 1;
@@ -280,8 +379,17 @@ fn cc_block_matches_the_model() {
         "cc_block: {n} seeds ({} QP streams) of {ops} requests match the model: {all:?} (requests, most cycles)",
         n * 4
     );
-    // Every branch of Algorithm 4 was taken.
-    for b in ["hold", "constant increase", "delay-gain increase", "achieved-BDP cut", "multiplicative decrease"] {
+    // Every branch of Algorithm 4 and of DCTCP was taken.
+    for b in [
+        "hold",
+        "constant increase",
+        "delay-gain increase",
+        "achieved-BDP cut",
+        "multiplicative decrease",
+        "DCTCP hold",
+        "DCTCP increase",
+        "DCTCP cut",
+    ] {
         assert!(all.get(b).is_some_and(|e| e.0 > 0), "no request took the {b} branch: {all:?}");
     }
 }

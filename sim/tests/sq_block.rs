@@ -421,6 +421,9 @@ struct Ports {
     cwnd_addr: PortId,
     cwnd_data: PortId,
     spray_valid: PortId,
+    nxt_we: PortId,
+    nxt_qpn: PortId,
+    nxt_psn: PortId,
     spray_ready: PortId,
     spray_qpn: PortId,
     spray_cwnd: PortId,
@@ -456,6 +459,9 @@ impl Ports {
             cwnd_data: p("cwnd_data"),
             apsn_data: p("apsn_data"),
             spray_valid: p("spray_valid"),
+            nxt_we: p("nxt_we"),
+            nxt_qpn: p("nxt_qpn"),
+            nxt_psn: p("nxt_psn"),
             spray_ready: p("spray_ready"),
             spray_qpn: p("spray_qpn"),
             spray_cwnd: p("spray_cwnd"),
@@ -576,6 +582,8 @@ struct Tb {
     rew_pending: VecDeque<Rew>,
     /// The resend the engine took and has not sent yet.
     resend_due: Option<Due>,
+    /// The last TX descriptor was the single-packet resend that was due.
+    last_resend: bool,
     /// The quiet check after the drain: no more resends are asked for.
     quiet: bool,
     /// The path selector's answer on its way: (cycle, QPN, entropy).
@@ -865,6 +873,7 @@ impl Tb {
             st: Stats::default(),
             rew_pending: VecDeque::new(),
             resend_due: None,
+            last_resend: false,
             quiet: false,
             spray_reply: None,
             spray_held: None,
@@ -1586,10 +1595,34 @@ impl Tb {
     }
 
     /// A TX descriptor (and the payload read issued with it): checks (a), (d).
+    /// DCTCP's `snd_nxt` write with a TX descriptor: every new request
+    /// packet (not the resend) writes its QP's PSN after it, past all the
+    /// responses of a READ.
+    fn check_snd_nxt(&self, w: &[u32], got: Option<(u64, u64)>) -> Result<(), String> {
+        let f = |n: &str| unpack_field(TxDescPack::FIELDS, w, n);
+        let dqpn = f("dqpn") as u32;
+        let q = self.qps.iter().find(|q| q.remote_qpn == dqpn).ok_or("TX descriptor for an unknown QP")?;
+        let step =
+            if f("opcode") as u8 == opcode::READ_REQUEST { f("msg_len").div_ceil(1 << q.pmtu_log2).max(1) } else { 1 };
+        let want = (!self.last_resend).then(|| (q.qpn as u64, (f("psn") + step) & 0xFF_FFFF));
+        if got != want {
+            return Err(format!(
+                "qpn {}: packet psn {:#x} (opcode {:#x}, resend {}) wrote snd_nxt {got:x?}, expected {want:x?}",
+                q.qpn,
+                f("psn"),
+                f("opcode"),
+                self.last_resend
+            ));
+        }
+        Ok(())
+    }
+
     fn on_desc(&mut self, w: &[u32], rd: Option<(u64, u64, u64)>) -> Result<(), String> {
         let t = self.cycle;
+        self.last_resend = false;
         if let Some(due) = self.resend_due.take() {
             if self.on_resend_desc(w, rd, due)? {
+                self.last_resend = true;
                 return Ok(());
             }
         }
@@ -1923,6 +1956,7 @@ impl Tb {
         let resent = self.m.get(p.cnt_resend) == 1;
         let rew_dropped = self.m.get(p.cnt_rewind_drop) == 1;
         let skipped = self.m.get(p.cnt_skip) == 1;
+        let nxt = (self.m.get(p.nxt_we) == 1).then(|| (self.m.get(p.nxt_qpn), self.m.get(p.nxt_psn)));
         let spray_req = (self.m.get(p.spray_valid) == 1 && spray_ready)
             .then(|| (self.m.get(p.spray_qpn) as usize, self.m.get(p.spray_cwnd)));
 
@@ -1938,7 +1972,11 @@ impl Tb {
                 let mut w = [0u32; TxDescPack::WIDTH.div_ceil(32)];
                 self.m.get_wide(p.txd_data, &mut w);
                 self.on_desc(&w, payload_rd)?;
-            } else if let Some(r) = payload_rd {
+                self.check_snd_nxt(&w, nxt)?;
+            } else if let Some((qpn, psn)) = nxt {
+                return Err(format!("snd_nxt write (qpn {qpn}, psn {psn:#x}) without a TX descriptor"));
+            }
+            if let (false, Some(r)) = (txd, payload_rd) {
                 return Err(format!("DMA read addr {:#x} len {} tag {:#x} without a TX descriptor", r.0, r.1, r.2));
             }
             if let Some((addr, len, TAG_WQE)) = rd {

@@ -15,6 +15,11 @@
 //!   senders' first windows (8 x 62.5 KB) above the ECN threshold, and from
 //!   some time on no more than two windows above it, with the senders
 //!   sharing the port fairly.
+//! - The same 8:1 incast under DCTCP's windows (`QpAttr::dctcp_cc`): at
+//!   least 90 % of the line rate, no drop, the first burst bounded as
+//!   above, then the queue within two windows of the ECN threshold (DCTCP's
+//!   sawtooth around it) and the senders' shares of the run fair (Jain's
+//!   index at least 0.95).
 
 use rnic::Mtu;
 use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
@@ -42,7 +47,11 @@ fn one_qp_under_the_window_delivers_every_byte() {
 /// NICs 0 .. fan_in each write `msgs` x 64 KiB to the next NIC at once through the switch, its port
 /// marking CE above 32 KiB, under STrack's windows or not.
 fn incast(fan_in: usize, cc: bool, msgs: u32) -> ScenarioRun {
-    let cfg = IncastConfig { fan_in, msgs, cc, ..Default::default() };
+    incast_with(IncastConfig { fan_in, msgs, cc, ..Default::default() })
+}
+
+fn incast_with(cfg: IncastConfig) -> ScenarioRun {
+    let (fan_in, cc) = (cfg.fan_in, cfg.cc);
     run_incast(&cfg, |_| {}).unwrap_or_else(|e| panic!("{fan_in}:1 incast (windows {cc}): {e}"))
 }
 
@@ -85,4 +94,32 @@ fn incast_8_to_1_under_strack_windows_is_bounded_at_line_rate() {
     assert_eq!(r.drops, 0, "the port dropped frames");
     assert!(r.max_backlog <= first_burst, "the port queued {} B", r.max_backlog);
     assert!(conv.is_some(), "the queue never stayed under {steady} B with fair shares: {:?}", r.backlog_per_bin);
+}
+
+#[test]
+fn incast_8_to_1_under_dctcp_windows_is_bounded_at_line_rate() {
+    let r = incast_with(IncastConfig { fan_in: 8, msgs: 16, cc: true, dctcp: true, ..Default::default() });
+    // DCTCP's largest (and first) window is the same BDP as STrack's.
+    let net = rnic::CcNetwork::default();
+    let bdp = net.link_gbps as u64 * net.base_rtt_ns as u64 / 8;
+    let ecn = IncastConfig::default().ecn_bytes.expect("the incast marks CE");
+    let (first_burst, steady) = (8 * bdp + ecn, ecn + 2 * bdp);
+    // DCTCP converges the queue, not each 20 us share: the queue alone over 10 bins.
+    let conv = r.convergence_ns(10, 0.0, steady);
+    let rates: Vec<f64> = r.flows.iter().map(|f| f.gbps).collect();
+    let fair = rnic_tools::scenario::jain(&rates);
+    eprintln!(
+        "8:1 incast under DCTCP's windows: {:.1} Gb/s, port at most {} B queued, {} drops, {} CE marks; per sender {:?} Gb/s (Jain {fair:.3}); queue settled at {conv:?} ns",
+        r.gbps,
+        r.max_backlog,
+        r.drops,
+        r.marked,
+        rates.iter().map(|g| (g * 10.0).round() / 10.0).collect::<Vec<_>>(),
+    );
+    assert!(r.gbps >= 0.9 * 100.0, "aggregate goodput {:.1} Gb/s", r.gbps);
+    assert_eq!(r.drops, 0, "the port dropped frames");
+    assert!(r.marked > 0, "DCTCP runs on ECN marks");
+    assert!(r.max_backlog <= first_burst, "the port queued {} B", r.max_backlog);
+    assert!(conv.is_some(), "the queue never stayed under {steady} B: {:?}", r.backlog_per_bin);
+    assert!(fair >= 0.95, "senders' shares {rates:?}");
 }

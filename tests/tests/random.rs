@@ -13,8 +13,9 @@
 //!   placeholder QPs that are dropped afterwards); NIC0 and NIC1 use different
 //!   QPNs for a pair; random SQ/RQ depths, 1 to 3 CQs per NIC, random initial
 //!   PSNs (some just below the 24-bit wrap); two QPs in five (on either
-//!   NIC) spray their requests over 1 to 256 entropies, and one in three
-//!   is under STrack's congestion window;
+//!   NIC) spray their requests over 1 to 256 entropies (a third of them
+//!   obliviously), and one in three is under a congestion window (STrack's
+//!   or DCTCP's);
 //! * random batches for `post_send_batch` / `post_recv_batch`, receives posted
 //!   ahead of their SENDs, random idle gaps (0 to 5000 cycles) between posts,
 //!   random PCIe and MMIO latencies;
@@ -527,12 +528,21 @@ impl World {
             let psn = |r: &mut Rng| if r.pct(25) { 0xFF_FFFF - r.below(64) as u32 } else { r.below(1 << 24) as u32 };
             let (pa, pb) = (psn(&mut rng), psn(&mut rng));
             // Two QPs in five spray their requests (STrack), over 1 to 256
-            // entropies; one in three is under STrack's congestion window.
+            // entropies, one in three of them obliviously; one QP in three
+            // is under a congestion window, half of them STrack's and half
+            // DCTCP's.
             for q in [&a, &b] {
                 let paths = if rng.pct(40) { 1 + rng.below(256) as u16 } else { 0 };
-                let cc = rng.pct(33);
+                let (cc, dctcp, obl) = (rng.pct(33), rng.pct(50), rng.pct(33));
                 if paths != 0 || cc {
-                    q.modify(&QpAttr { max_paths: Some(paths), strack_cc: Some(cc), ..QpAttr::init() }).unwrap();
+                    q.modify(&QpAttr {
+                        max_paths: Some(paths),
+                        strack_cc: Some(cc && !dctcp),
+                        dctcp_cc: Some(cc && dctcp),
+                        spray_oblivious: Some(paths != 0 && obl),
+                        ..QpAttr::init()
+                    })
+                    .unwrap();
                 }
             }
             connect(&nodes[0].ctx, &a, pa, &nodes[1].ctx, &b, pb, p.mtu).unwrap();

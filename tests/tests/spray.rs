@@ -310,6 +310,7 @@ fn permutation(paths: u16) -> rnic_tools::scenario::ScenarioRun {
         cc: true,
         paths,
         oblivious: false,
+        dctcp: false,
         cc_rtt_ns: CC_RTT_NS,
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: 500,

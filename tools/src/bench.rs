@@ -92,6 +92,8 @@ pub struct BenchConfig {
     /// Oblivious (round-robin) spraying instead of STrack's adaptive one
     /// (`QpAttr::spray_oblivious`; with `max_paths`).
     pub spray_oblivious: bool,
+    /// DCTCP's congestion window on the requester QPs instead of STrack's (`QpAttr::dctcp_cc`).
+    pub dctcp_cc: bool,
 }
 
 impl BenchConfig {
@@ -114,6 +116,7 @@ impl BenchConfig {
             max_paths: 0,
             strack_cc: false,
             spray_oblivious: false,
+            dctcp_cc: false,
         }
     }
 
@@ -579,12 +582,13 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             max_send_wr: 0,
             max_recv_wr: recv_wrs,
         })?;
-        if c.max_paths != 0 || c.strack_cc {
+        if c.max_paths != 0 || c.strack_cc || c.dctcp_cc {
             // Set in INIT; the connection's next transitions program them into the NIC.
             a.modify(&QpAttr {
                 max_paths: Some(c.max_paths),
                 strack_cc: Some(c.strack_cc),
                 spray_oblivious: Some(c.spray_oblivious),
+                dctcp_cc: Some(c.dctcp_cc),
                 ..QpAttr::init()
             })?;
         }

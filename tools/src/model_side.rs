@@ -450,7 +450,12 @@ fn notes(s: &ModelScenario, fab: &Fabric, cfg: &SimConfig) -> Vec<String> {
         )),
     }
     if s.transport == ModelTransport::Srnic {
-        n.push("DCTCP (SRNIC) has no RTL counterpart: the RTL's window is STrack's".into());
+        n.push(
+            "SRNIC: the model's DCTCP is the RTL's (--dctcp), but its selective repeat calls a packet lost at the \
+             first out-of-order SACK, where the RTL's loss recovery is the library's (the NIC reports NAKs and \
+             timeouts)"
+                .into(),
+        );
     }
     n
 }

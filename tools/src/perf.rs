@@ -167,6 +167,7 @@ and the queue of NIC0's leaf's uplink to spine 0 over time.";
 /// (NIC0 requester, NIC1 responder), perftest-style, every byte verified.
 #[derive(Parser, Debug)]
 #[command(name = "rnic-perf", version, about, long_about = LONG_ABOUT)]
+#[command(group = clap::ArgGroup::new("window").args(["cc", "dctcp"]))]
 struct Args {
     /// Benchmark to run.
     test: Test,
@@ -265,9 +266,15 @@ struct Args {
     /// the peer holds beyond it) fill it (an ACK per packet).
     #[arg(long)]
     cc: bool,
-    /// With --cc: the network round trip STrack's parameters are scaled
-    /// for (the largest window is this times the 100 Gb/s line rate).
-    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(100..=10_000_000), requires = "cc")]
+    /// DCTCP's congestion window (SRNIC's choice) on every requester QP
+    /// instead of STrack's: the NIC cuts it by 1 - alpha/2 once per window
+    /// with ECN-echoed ACKs and grows it by one MTU per window.
+    #[arg(long, conflicts_with = "cc")]
+    dctcp: bool,
+    /// With --cc or --dctcp: the network round trip the window's
+    /// parameters are scaled for (the largest window is this times the
+    /// 100 Gb/s line rate).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(100..=10_000_000), requires = "window")]
     cc_rtt_ns: u32,
     /// Connect the two NICs through a leaf-spine fabric with this many
     /// spines (NIC0 on leaf 0, NIC1 on leaf 1; ECMP on the UDP source
@@ -316,7 +323,8 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         fan_in: a.fan_in as usize,
         msgs,
         size,
-        cc: a.cc,
+        cc: a.window(),
+        dctcp: a.dctcp,
         paths: a.paths,
         oblivious: a.oblivious,
         cc_rtt_ns: a.cc_rtt_ns,
@@ -325,7 +333,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         bin_cycles,
         seed: a.seed,
     };
-    let window = if a.cc { format!("STrack's window ({} ns)", a.cc_rtt_ns) } else { "no window".into() };
+    let window = a.window_label();
     let spray =
         if a.paths > 0 { format!(", sprayed over {} entropies{}", a.paths, a.spray_kind()) } else { String::new() };
     out!("---------------------------------------------------------------------------------------");
@@ -533,7 +541,8 @@ fn run_perm(a: &Args) -> Result<(), Stop> {
         flows: flows.clone(),
         msgs,
         size,
-        cc: a.cc,
+        cc: a.window(),
+        dctcp: a.dctcp,
         paths: a.paths,
         oblivious: a.oblivious,
         cc_rtt_ns: a.cc_rtt_ns,
@@ -541,7 +550,7 @@ fn run_perm(a: &Args) -> Result<(), Stop> {
         bin_cycles: (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS),
         seed: a.seed,
     };
-    let window = if a.cc { format!("STrack's window ({} ns)", a.cc_rtt_ns) } else { "no window".into() };
+    let window = a.window_label();
     let spray = if a.paths > 0 {
         format!(", sprayed over {} entropies{}", a.paths, a.spray_kind())
     } else {
@@ -724,22 +733,38 @@ impl Args {
 
     /// The engine's configuration for one size.
     /// The model hosts' transport for --model: STrack (oblivious with
-    /// --oblivious) with --cc, else RoCEv2.
+    /// --oblivious) with --cc, SRNIC's (DCTCP, one path) with --dctcp, else RoCEv2.
     fn model_transport(&self) -> rnic_tools::model_side::ModelTransport {
         use rnic_tools::model_side::ModelTransport;
-        match (self.cc, self.oblivious) {
-            (true, false) => ModelTransport::Strack,
-            (true, true) => ModelTransport::StrackOblivious,
+        match (self.cc, self.dctcp, self.oblivious) {
+            (true, _, false) => ModelTransport::Strack,
+            (true, _, true) => ModelTransport::StrackOblivious,
+            (_, true, _) => ModelTransport::Srnic,
             _ => ModelTransport::Roce,
         }
     }
 
     /// The model hosts' transport, as the header says it.
     fn model_label(&self) -> &'static str {
-        match (self.cc, self.oblivious) {
-            (true, false) => "STrack",
-            (true, true) => "STrack, oblivious spray",
+        match (self.cc, self.dctcp, self.oblivious) {
+            (true, _, false) => "STrack",
+            (true, _, true) => "STrack, oblivious spray",
+            (_, true, _) => "SRNIC: DCTCP, selective repeat, one path",
             _ => "RoCEv2: DCQCN, go-back-N",
+        }
+    }
+
+    /// A window on the requester QPs (STrack's or DCTCP's).
+    fn window(&self) -> bool {
+        self.cc || self.dctcp
+    }
+
+    /// The requester QPs' window, for the headers.
+    fn window_label(&self) -> String {
+        match (self.cc, self.dctcp) {
+            (true, _) => format!("STrack's window ({} ns)", self.cc_rtt_ns),
+            (_, true) => format!("DCTCP's window ({} ns)", self.cc_rtt_ns),
+            _ => "no window".into(),
         }
     }
 
@@ -763,6 +788,7 @@ impl Args {
         c.latency = self.test.latency();
         c.max_paths = self.paths;
         c.strack_cc = self.cc;
+        c.dctcp_cc = self.dctcp;
         c.spray_oblivious = self.oblivious;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
@@ -898,7 +924,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     let mmio_ns = cfg.mmio_latency_ns;
     let nics = Nics::new(2, cfg)?;
-    if a.cc {
+    if a.window() {
         let net = rnic::CcNetwork { base_rtt_ns: a.cc_rtt_ns, ..Default::default() };
         for c in &nics.ctxs {
             c.set_cc_network(net).map_err(|e| format!("--cc-rtt-ns {}: {e}", a.cc_rtt_ns))?;
@@ -1075,6 +1101,12 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     }
     if a.cc {
         out!(" Congestion ctl : STrack's window per requester QP (Table 1 for 100 Gb/s, {} ns)", a.cc_rtt_ns);
+    }
+    if a.dctcp {
+        out!(
+            " Congestion ctl : DCTCP's window per requester QP (g = 1/16, largest window 100 Gb/s x {} ns)",
+            a.cc_rtt_ns
+        );
     }
     if a.spines.is_some() || a.ecn_kb.is_some() {
         out!(
@@ -1276,6 +1308,17 @@ mod tests {
         assert!(parse("write_bw --spines 2 --uplink 0:0").is_err());
         assert!(parse("write_bw --spines 2 --uplink 0").is_err());
         assert!(parse("write_bw --paths 257").is_err());
+    }
+
+    #[test]
+    fn window_and_spray_kinds() {
+        let c = parse("write_bw --dctcp --cc-rtt-ns 8000").unwrap().bench_config(65536, Mtu::Mtu4096).unwrap();
+        assert!(c.dctcp_cc && !c.strack_cc);
+        let c = parse("write_bw --cc --paths 8 --oblivious").unwrap().bench_config(65536, Mtu::Mtu4096).unwrap();
+        assert!(c.strack_cc && !c.dctcp_cc && c.spray_oblivious && c.max_paths == 8);
+        assert!(parse("write_bw --cc --dctcp").is_err(), "one window");
+        assert!(parse("write_bw --cc-rtt-ns 8000").is_err(), "--cc-rtt-ns needs a window");
+        assert!(parse("write_bw --oblivious").is_err(), "--oblivious needs --paths");
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct IncastConfig {
     pub paths: u16,
     /// Spray in plain round robin instead of STrack's adaptive choice.
     pub oblivious: bool,
+    /// DCTCP's window instead of STrack's (with `cc`).
+    pub dctcp: bool,
     /// STrack's base RTT, ns (`CcNetwork::base_rtt_ns`).
     pub cc_rtt_ns: u32,
     /// Switch queues mark CE above this many bytes (None: no marking).
@@ -51,6 +53,7 @@ impl Default for IncastConfig {
             cc: true,
             paths: 0,
             oblivious: false,
+            dctcp: false,
             cc_rtt_ns: CcNetwork::default().base_rtt_ns,
             ecn_bytes: Some(32 << 10),
             buffer_bytes: 1 << 20,
@@ -166,6 +169,7 @@ pub fn run_incast(cfg: &IncastConfig, progress: impl FnMut(u64)) -> Result<Scena
         cc: cfg.cc,
         paths: cfg.paths,
         oblivious: cfg.oblivious,
+        dctcp: cfg.dctcp,
         cc_rtt_ns: cfg.cc_rtt_ns,
         watch: format!("port {}", cfg.fan_in),
         bin_cycles: cfg.bin_cycles,
@@ -194,6 +198,8 @@ pub struct FlowsConfig {
     pub paths: u16,
     /// Spray in plain round robin instead of STrack's adaptive choice.
     pub oblivious: bool,
+    /// DCTCP's window instead of STrack's (with `cc`).
+    pub dctcp: bool,
     /// STrack's base RTT, ns.
     pub cc_rtt_ns: u32,
     /// The switch queue sampled per bin (`Fabric::queue_stats` names, e.g. `port 8`).
@@ -250,9 +256,14 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
         };
         let a = pd.create_qp(attr(&cq, cfg.msgs)).map_err(|e| err("sender QP", e))?;
         let b = pd_rx.create_qp(attr(&cq_rx, 1)).map_err(|e| err("receiver QP", e))?;
-        let spray_oblivious = Some(cfg.oblivious);
-        a.modify(&QpAttr { strack_cc: Some(cfg.cc), max_paths: Some(cfg.paths), spray_oblivious, ..QpAttr::init() })
-            .map_err(|e| err("sender QP attributes", e))?;
+        a.modify(&QpAttr {
+            strack_cc: Some(cfg.cc && !cfg.dctcp),
+            dctcp_cc: Some(cfg.cc && cfg.dctcp),
+            max_paths: Some(cfg.paths),
+            spray_oblivious: Some(cfg.oblivious),
+            ..QpAttr::init()
+        })
+        .map_err(|e| err("sender QP attributes", e))?;
         let (psn_a, psn_b) = (initial_psn(cfg.seed, 0, f as u32), initial_psn(cfg.seed, 1, f as u32));
         connect(ctx, &a, psn_a, rx, &b, psn_b, Mtu::Mtu4096).map_err(|e| err("connect", e))?;
         let src = pd.reg_mr(bytes, AccessFlags::empty()).map_err(|e| err("sender MR", e))?;

@@ -287,6 +287,13 @@ pub mod qpc {
     /// plain round robin, and ACK feedback (ECN echo, clean entropies) and
     /// the window's size do not steer the choice. 0: adaptive spraying.
     pub const SPRAY_OBLIVIOUS: Field = Field::new(4, 58, 1);
+    /// 1, with [`CC`] set: the window is DCTCP's (SRNIC's choice) instead
+    /// of STrack's: once per window of data α moves by the fraction of its
+    /// bytes whose ACKs echoed CE, the window's first echo cuts it by
+    /// `1 − α/2`, and clean ACKs add one MTU per window
+    /// ([`cc_params::DCTCP_G`], [`cc_params::DCTCP_MTU`]). The send path
+    /// gates the QP on it as on STrack's.
+    pub const CC_DCTCP: Field = Field::new(4, 59, 1);
     /// Destination MAC address.
     pub const DEST_MAC: Field = Field::new(5, 0, 48);
     /// First PSN the requester sends.
@@ -348,6 +355,10 @@ pub mod cc_params {
     pub const ALPHA_RTT: Field = Field::new(5, 0, 64);
     /// The delay EWMA's weight as a right shift (0..=31).
     pub const EWMA_SHIFT: Field = Field::new(6, 0, 5);
+    /// DCTCP's `g` as a right shift (4: 1/16).
+    pub const DCTCP_G: Field = Field::new(6, 8, 4);
+    /// DCTCP's additive increase per window, bytes (the MTU).
+    pub const DCTCP_MTU: Field = Field::new(6, 16, 16);
 }
 
 /// Staging words of a software-recovery command ([`REG_RX_SR_SET`]).

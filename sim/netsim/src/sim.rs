@@ -1344,7 +1344,9 @@ impl Sim {
                 let rtt = now_ns.saturating_sub(s.ts_echo).min(u32::MAX as u64) as u32;
                 c.on_ack(now_ns, s.ecn, rtt, out.newly_recvd, s.probe_reply);
             }
-            Cc::Dctcp(d) => d.on_ack(out.newly_recvd, s.ecn, sr.snd_una, sr.snd_nxt),
+            Cc::Dctcp(d) => {
+                d.on_ack(out.newly_recvd, s.ecn, sr.snd_una, sr.snd_nxt);
+            }
         }
         if let Lb::Adaptive(a) = lb {
             a.update_ecn_bitmap(s.ecn, s.entropy);
