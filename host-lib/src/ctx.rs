@@ -140,6 +140,8 @@ pub(crate) struct CtxState {
     /// Time the slow path waited for register reads (left out of
     /// `slow_path_time`: in the cosimulation that wait runs the simulator).
     pub slow_path_reg_wait: std::time::Duration,
+    /// The network the windows are tuned for (the last `set_cc_network`).
+    pub cc_net: CcNetwork,
 }
 
 impl CtxState {
@@ -246,7 +248,8 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
             ctrlq_kind::REQ_NAK_PSN => {
                 q.note_psn_nak(e.psn.get(), e.epsn.get());
                 let placed = e.flags & ack_flags::PLACED != 0;
-                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed, e.imm.get(), e.plen.get() as u32)
+                let (folded, ooo) = (e.plen.get() as u32, e.rsn.get() as u32);
+                q.rec.on_psn_nak(&q.sq, e.epsn.get(), e.psn.get(), placed, e.imm.get(), folded, ooo)
             }
             ctrlq_kind::REQ_TIMEOUT => {
                 tracing::info!(dev = %ctx.dev().name(), qpn, lack = e.ssn.get(), in_row = e.flags, "retransmission timeout");
@@ -447,6 +450,7 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
                 slow_path_entries: 0,
                 slow_path_reg_wait: std::time::Duration::ZERO,
                 rewind_base,
+                cc_net: CcNetwork::default(),
             }),
         }),
     })
@@ -474,6 +478,13 @@ pub struct CcNetwork {
     pub mtu: u32,
     /// Largest window, in percent of the bandwidth-delay product.
     pub max_cwnd_pct: u32,
+}
+
+impl CcNetwork {
+    /// The largest window, bytes: `max_cwnd_pct` of the bandwidth-delay product.
+    pub fn max_window_bytes(&self) -> u64 {
+        self.link_gbps as u64 * self.base_rtt_ns as u64 / 8 * self.max_cwnd_pct as u64 / 100
+    }
 }
 
 impl Default for CcNetwork {
@@ -526,7 +537,9 @@ impl Context {
                 return Err(Error::BadSize { what, value: v, min, max });
             }
         }
-        write_cc_params(self.dev(), net)
+        write_cc_params(self.dev(), net)?;
+        self.inner.st.borrow_mut().cc_net = net;
+        Ok(())
     }
 
     /// Sets the NIC's retransmission timeout (`REG_RTO`) in device cycles,

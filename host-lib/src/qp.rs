@@ -756,6 +756,7 @@ impl Qp {
             // No rewind asked for in this life may land after the reset.
             crate::ctx::quiesce_rewinds(ctx.dev(), &mut st, qpn)?;
         }
+        let cc_net = st.cc_net;
         let qp = st.qps[qpn as usize].as_mut().expect("QP");
         if let Some(v) = attr.retry_cnt {
             qp.rec.retry_cnt = v;
@@ -828,6 +829,9 @@ impl Qp {
                 // A sprayed QP's packets overtake each other on their paths: holes are not lost at once.
                 let sprayed = qpc::MAX_PATHS.get(&qp.words) != 0;
                 qp.rec.set_reorder(if sprayed { crate::recovery::SPRAY_REORDER_PKTS } else { 0 });
+                // STrack's out-of-order detector: a window's worth of packets (the largest window), at least 5.
+                let ooo = (cc_net.max_window_bytes() >> mtu_log2).max(crate::recovery::OOO_MIN_THRESHOLD as u64);
+                qp.rec.set_ooo_threshold(if sprayed { ooo.min(u32::MAX as u64) as u32 } else { 0 });
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_REQ)?;
             }
             // INIT→INIT and RTS→RTS carry no attributes this NIC has.

@@ -101,6 +101,10 @@ pub struct RecoveryStats {
     pub sw_applied: u64,
     /// Responder: software-recovery episodes (a first report while not in recovery).
     pub sw_episodes: u64,
+    /// Placed NAKs whose SACK OOO count reached the QP's threshold
+    /// (STrack's out-of-order detector): every hole below the NAKed packet
+    /// was called lost at once.
+    pub ooo_losses: u64,
 }
 
 impl std::iter::Sum for RecoveryStats {
@@ -120,6 +124,7 @@ impl std::iter::Sum for RecoveryStats {
             sw_commands: a.sw_commands + b.sw_commands,
             sw_applied: a.sw_applied + b.sw_applied,
             sw_episodes: a.sw_episodes + b.sw_episodes,
+            ooo_losses: a.ooo_losses + b.ooo_losses,
         })
     }
 }
@@ -160,6 +165,8 @@ pub(crate) struct ReqRecovery {
     fold_head: Option<(u32, u32, u32)>,
     /// Packets a hole may be overtaken by before it counts as lost (0: at once; sprayed QPs).
     reorder_pkts: u32,
+    /// A placed NAK whose SACK OOO count is at least this calls every hole below it lost (0: off).
+    ooo_threshold: u32,
     pub stats: RecoveryStats,
 }
 
@@ -189,6 +196,11 @@ pub const RESEND_AGAIN_CYCLES: u32 = 7_500;
 /// NIC's window for a sprayed QP (`params::SPRAY_WINDOW_PKTS`), so the
 /// packets beyond a hole are still placed.
 pub const SPRAY_REORDER_PKTS: u32 = 32;
+
+/// The smallest out-of-order threshold of a sprayed QP (STrack's
+/// `min_threshold`): a placed NAK whose SACK OOO count reaches
+/// `max(largest window in packets, this)` calls every hole below it lost.
+pub const OOO_MIN_THRESHOLD: u32 = 5;
 
 /// Bits of the echoed TX timestamps in CtrlQ entries: 24, as PSNs, so
 /// [`psn_dist`] measures both.
@@ -236,6 +248,7 @@ impl ReqRecovery {
             rnr_retry,
             rnr_timer_cycles,
             reorder_pkts: self.reorder_pkts,
+            ooo_threshold: self.ooo_threshold,
             stats: self.stats,
             ..Default::default()
         };
@@ -245,6 +258,14 @@ impl ReqRecovery {
     /// (0, the default: at once; [`SPRAY_REORDER_PKTS`] for a sprayed QP).
     pub fn set_reorder(&mut self, pkts: u32) {
         self.reorder_pkts = pkts;
+    }
+
+    /// STrack's out-of-order detector: a placed NAK whose SACK OOO count
+    /// (the packets the responder holds past its ePSN) is at least `pkts`
+    /// calls every hole below the NAKed packet lost, whatever the reorder
+    /// allowance (0, the default: off).
+    pub fn set_ooo_threshold(&mut self, pkts: u32) {
+        self.ooo_threshold = pkts;
     }
 
     /// Records a WQE of `len` bytes being posted: returns its first PSN.
@@ -316,6 +337,8 @@ impl ReqRecovery {
     /// `psn` out of order (selective repeat). `folded`: placed NAKs the NIC
     /// folded into this report (the PSNs after the QP's previous placed
     /// report, at its ePSN), taken first, as if each had been reported.
+    /// `ooo`: the NAK's SACK OOO count (see [`Self::set_ooo_threshold`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn on_psn_nak(
         &mut self,
         sq: &WorkQueue,
@@ -324,9 +347,10 @@ impl ReqRecovery {
         placed: bool,
         ts: u32,
         folded: u32,
+        ooo: u32,
     ) -> Vec<Action> {
         let mut out = self.unfold(sq, folded);
-        out.extend(self.nak(sq, epsn, psn, placed, ts));
+        out.extend(self.nak(sq, epsn, psn, placed, ts, ooo));
         self.fold_head = placed.then_some((psn & PSN_MASK, epsn & PSN_MASK, ts & TS_MASK));
         out
     }
@@ -341,14 +365,14 @@ impl ReqRecovery {
         for _ in 0..folded {
             let Some((head, epsn, ts)) = self.fold_head else { break };
             let p = (head + 1) & PSN_MASK;
-            out.extend(self.nak(sq, epsn, p, true, ts));
+            out.extend(self.nak(sq, epsn, p, true, ts, 0));
             self.fold_head = Some((p, epsn, ts));
         }
         out
     }
 
     /// One PSN sequence NAK, reported or folded.
-    fn nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool, ts: u32) -> Vec<Action> {
+    fn nak(&mut self, sq: &WorkQueue, epsn: u32, psn: u32, placed: bool, ts: u32, ooo: u32) -> Vec<Action> {
         self.stats.psn_naks += 1;
         self.episode(epsn, psn);
         if self.rnr_due.is_some() {
@@ -389,8 +413,12 @@ impl ReqRecovery {
             Some(u) if psn_dist(u, epsn) >= 0 => (u + 1) & PSN_MASK,
             _ => epsn,
         };
-        // Holes the NAKed packet overtook by more than the reorder allowance are lost.
-        let limit = psn.wrapping_sub(self.reorder_pkts) & PSN_MASK;
+        // Holes the NAKed packet overtook by more than the reorder allowance are lost; all of them
+        // once the peer holds the OOO threshold's packets past its ePSN.
+        let ooo_hit = self.ooo_threshold != 0 && ooo >= self.ooo_threshold;
+        self.stats.ooo_losses += ooo_hit as u64;
+        let reorder = if ooo_hit { 0 } else { self.reorder_pkts };
+        let limit = psn.wrapping_sub(reorder) & PSN_MASK;
         let mut holes = Vec::new();
         let mut p = from;
         while psn_dist(p, limit) < 0 {
@@ -399,7 +427,7 @@ impl ReqRecovery {
             }
             p = (p + 1) & PSN_MASK;
         }
-        let upto = if self.reorder_pkts == 0 { psn & PSN_MASK } else { limit.wrapping_sub(1) & PSN_MASK };
+        let upto = if reorder == 0 { psn & PSN_MASK } else { limit.wrapping_sub(1) & PSN_MASK };
         if psn_dist(upto, from) >= 0 {
             self.resent_upto = Some(upto);
         }
@@ -621,19 +649,42 @@ mod tests {
         let e = PSN_MASK - 1;
         let (mut r, sq) = queue(20, e);
         // e lost; e+1 placed: resend e.
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true, 0, 0)), vec![e]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 1) & PSN_MASK, true, 0, 0, 0)), vec![e]);
         // e+2 placed: nothing new.
-        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0, 0, 0).is_empty());
         // e+3 lost, e+4 placed: resend e+3 only.
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true, 0, 0)), vec![(e + 3) & PSN_MASK]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, (e + 4) & PSN_MASK, true, 0, 0, 0)), vec![(e + 3) & PSN_MASK]);
         // A stale report of e+2 again: nothing.
-        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, (e + 2) & PSN_MASK, true, 0, 0, 0).is_empty());
         // ePSN moved to e+3; e+6 placed, e+5 missing.
         assert_eq!(
-            resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true, 0, 0)),
+            resent(&r.on_psn_nak(&sq, (e + 3) & PSN_MASK, (e + 6) & PSN_MASK, true, 0, 0, 0)),
             vec![(e + 5) & PSN_MASK]
         );
         assert_eq!(r.stats.ooo_placed, 5);
+    }
+
+    #[test]
+    fn a_sack_ooo_count_at_the_threshold_calls_every_hole_below_lost() {
+        let e = PSN_MASK - 3;
+        let (mut r, sq) = queue_of(10, e, 12, 64 * 1024);
+        r.set_reorder(SPRAY_REORDER_PKTS);
+        r.set_ooo_threshold(6);
+        let at = |k: u32| (e + k) & PSN_MASK;
+        // e and e+3 missing; e+1, e+2, e+4 .. e+6 placed: the peer holds 5 past ePSN, under 6.
+        for (k, ooo) in [(1, 1), (2, 2), (4, 3), (5, 4), (6, 5)] {
+            assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0, ooo).is_empty(), "psn e+{k}");
+        }
+        assert_eq!(r.stats.ooo_losses, 0);
+        // e+7 makes 6: e and e+3 are lost, well inside the reorder allowance of 32.
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(7), true, 0, 0, 6)), vec![e, at(3)]);
+        assert_eq!(r.stats.ooo_losses, 1);
+        // Holes already resent are not resent again by the next count over the threshold.
+        assert!(r.on_psn_nak(&sq, e, at(8), true, 0, 0, 7).is_empty());
+        // Off (0), the same count does nothing.
+        let (mut r, sq) = queue_of(10, e, 12, 64 * 1024);
+        r.set_reorder(SPRAY_REORDER_PKTS);
+        assert!(r.on_psn_nak(&sq, e, at(7), true, 0, 0, 4000).is_empty());
     }
 
     #[test]
@@ -646,47 +697,47 @@ mod tests {
         let n = SPRAY_REORDER_PKTS;
         // e and e+1 are late; e+2 .. e+n arrive placed: nothing is lost yet.
         for k in 2..=n {
-            assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0).is_empty(), "psn e+{k}");
+            assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0, 0).is_empty(), "psn e+{k}");
         }
         // e+1 arrives after all (placed); e+n+1 overtakes e by the allowance: e is resent, e+1 is not.
-        assert!(r.on_psn_nak(&sq, e, at(1), true, 0, 0).is_empty());
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(n + 1), true, 0, 0)), vec![e]);
+        assert!(r.on_psn_nak(&sq, e, at(1), true, 0, 0, 0).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(n + 1), true, 0, 0, 0)), vec![e]);
         // Further NAKs: no hole below their allowance is missing.
-        assert!(r.on_psn_nak(&sq, e, at(n + 2), true, 0, 0).is_empty());
-        assert!(r.on_psn_nak(&sq, e, at(n + 3), true, 0, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, at(n + 2), true, 0, 0, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, e, at(n + 3), true, 0, 0, 0).is_empty());
         // e+n+10 never comes: e+2n+11 calls it lost.
         for k in n + 4..2 * n + 11 {
             if k != n + 10 {
-                assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0).is_empty(), "psn e+{k}");
+                assert!(r.on_psn_nak(&sq, e, at(k), true, 0, 0, 0).is_empty(), "psn e+{k}");
             }
         }
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(2 * n + 11), true, 0, 0)), vec![at(n + 10)]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, at(2 * n + 11), true, 0, 0, 0)), vec![at(n + 10)]);
     }
 
     #[test]
     fn a_lost_resend_is_resent_again_once_later_packets_overtake_it() {
         let again = RESEND_AGAIN_BYTES >> 12;
         let (mut r, sq) = queue(60, 100);
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, 0, 0)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, 0, 0, 0)), vec![100]);
         // Packets sent before the resend reached the NIC: nothing.
         for p in 102..101 + again {
-            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0, 0).is_empty(), "psn {p}");
         }
         // A packet sent well after the resend, and ePSN is still 100: resend again.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101 + again, true, 0, 0)), vec![100]);
-        assert!(r.on_psn_nak(&sq, 100, 102 + again, true, 0, 0).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101 + again, true, 0, 0, 0)), vec![100]);
+        assert!(r.on_psn_nak(&sq, 100, 102 + again, true, 0, 0, 0).is_empty());
         assert_eq!((r.stats.resends_again, r.stats.ooo_placed), (1, again as u64 + 2));
         // The hole filled (ePSN moved): its record is gone, a new hole is resent once.
         let e = 103 + again;
-        assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true, 0, 0)), vec![e]);
-        assert!(r.on_psn_nak(&sq, e, e + 2, true, 0, 0).is_empty());
+        assert_eq!(resent(&r.on_psn_nak(&sq, e, e + 1, true, 0, 0, 0)), vec![e]);
+        assert!(r.on_psn_nak(&sq, e, e + 2, true, 0, 0, 0).is_empty());
         assert_eq!(r.stats.resends_again, 1);
         // At MTU 512 the distance is beyond the responder's window: never again.
         let (mut r, sq) = queue_of(64, 0, 9, 4 * 512);
         const { assert!(RESEND_AGAIN_BYTES >> 9 > rnic_spec::params::SR_WINDOW) };
-        assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true, 0, 0)), vec![0]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 0, 1, true, 0, 0, 0)), vec![0]);
         for p in 2..=rnic_spec::params::SR_WINDOW {
-            assert!(r.on_psn_nak(&sq, 0, p, true, 0, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 0, p, true, 0, 0, 0).is_empty(), "psn {p}");
         }
     }
 
@@ -694,15 +745,15 @@ mod tests {
     fn a_lost_resend_is_resent_again_once_packets_sent_well_after_it_are_placed() {
         let (mut r, sq) = queue(64, 100);
         let t0 = TS_MASK - 100;
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, t0, 0)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 101, true, t0, 0, 0)), vec![100]);
         // Placed packets sent soon after: the resend may still be on its way.
         let soon = (t0 + RESEND_AGAIN_CYCLES - 1) & TS_MASK;
-        assert!(r.on_psn_nak(&sq, 100, 102, true, soon, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 102, true, soon, 0, 0).is_empty());
         // One sent later than that (across the timestamp's wrap): the resend was lost.
         let late = (t0 + RESEND_AGAIN_CYCLES) & TS_MASK;
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 103, true, late, 0)), vec![100]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 103, true, late, 0, 0)), vec![100]);
         // Its own clock starts again at that packet.
-        assert!(r.on_psn_nak(&sq, 100, 104, true, (late + 10) & TS_MASK, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 104, true, (late + 10) & TS_MASK, 0, 0).is_empty());
         assert_eq!(r.stats.resends_again, 1);
     }
 
@@ -714,7 +765,7 @@ mod tests {
             naks.push((100u32, p as u32));
         }
         let (mut one, sq) = queue(64, 100);
-        let each: Vec<Action> = naks.iter().flat_map(|&(e, p)| one.on_psn_nak(&sq, e, p, true, 0, 0)).collect();
+        let each: Vec<Action> = naks.iter().flat_map(|&(e, p)| one.on_psn_nak(&sq, e, p, true, 0, 0, 0)).collect();
         // The NIC's fold: the next PSN at the same ePSN, up to 15 in a row, goes into the next report.
         let (mut folding, sq2) = queue(64, 100);
         let mut folded_acts = Vec::new();
@@ -723,7 +774,7 @@ mod tests {
             if last == Some(p - 1) && run < 15 {
                 run += 1;
             } else {
-                folded_acts.extend(folding.on_psn_nak(&sq2, e, p, true, 0, run));
+                folded_acts.extend(folding.on_psn_nak(&sq2, e, p, true, 0, run, 0));
                 run = 0;
                 reports += 1;
             }
@@ -746,7 +797,7 @@ mod tests {
         let (mut r, sq) = queue_mixed(100, &wrs);
         // 106 placed: holes 100..=105; the READ's four give one resend, from its first packet.
         assert_eq!(
-            r.on_psn_nak(&sq, 100, 106, true, 0, 0),
+            r.on_psn_nak(&sq, 100, 106, true, 0, 0, 0),
             vec![
                 Action::Resend { idx: 0, psn: 100, msg_off: 0 },
                 Action::Resend { idx: 1, psn: 101, msg_off: 0 },
@@ -756,18 +807,18 @@ mod tests {
         // Packets sent before those resends: nothing.
         let again = RESEND_AGAIN_BYTES >> 12;
         for p in 107..106 + again {
-            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0, 0).is_empty(), "psn {p}");
         }
         // Every hole still missing well after: resent again, the READ once.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 106 + again, true, 0, 0)), vec![100, 101, 105]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 100, 106 + again, true, 0, 0, 0)), vec![100, 101, 105]);
         // The WRITEs' 100 and 105, and the READ once.
         assert_eq!(r.stats.resends_again, 3);
 
         // Holes in the middle of a READ: the lowest one, at its byte offset; one per decision.
         let (mut r, sq) = queue_mixed(200, &wrs);
-        assert_eq!(resent(&r.on_psn_nak(&sq, 200, 202, true, 0, 0)), vec![200, 201]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 200, 202, true, 0, 0, 0)), vec![200, 201]);
         assert_eq!(
-            r.on_psn_nak(&sq, 200, 205, true, 0, 0),
+            r.on_psn_nak(&sq, 200, 205, true, 0, 0, 0),
             vec![Action::Resend { idx: 1, psn: 203, msg_off: 2 * 4096 }]
         );
     }
@@ -779,52 +830,52 @@ mod tests {
         wrs.extend([(4096, WcOpcode::RdmaWrite); 40]);
         // READ at e, e+1, 0, 1; WRITEs from 2 on.
         let (mut r, sq) = queue_mixed(e, &wrs);
-        assert_eq!(r.on_psn_nak(&sq, e, 2, true, 0, 0), vec![Action::Resend { idx: 0, psn: e, msg_off: 0 }]);
+        assert_eq!(r.on_psn_nak(&sq, e, 2, true, 0, 0, 0), vec![Action::Resend { idx: 0, psn: e, msg_off: 0 }]);
         let again = RESEND_AGAIN_BYTES >> 12;
         for p in 3..2 + again {
-            assert!(r.on_psn_nak(&sq, e, p, true, 0, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, e, p, true, 0, 0, 0).is_empty(), "psn {p}");
         }
         // The lost holes are kept in PSN value order (0, 1, e, e+1): the READ's lowest is still e.
-        assert_eq!(r.on_psn_nak(&sq, e, 2 + again, true, 0, 0), vec![Action::Resend { idx: 0, psn: e, msg_off: 0 }]);
+        assert_eq!(r.on_psn_nak(&sq, e, 2 + again, true, 0, 0, 0), vec![Action::Resend { idx: 0, psn: e, msg_off: 0 }]);
         assert_eq!(r.stats.resends_again, 1);
     }
 
     #[test]
     fn episodes_count_losses_past_the_previous_one() {
         let (mut r, sq) = queue(20, 100);
-        r.on_psn_nak(&sq, 100, 101, true, 0, 0);
-        r.on_psn_nak(&sq, 100, 102, true, 0, 0);
+        r.on_psn_nak(&sq, 100, 101, true, 0, 0, 0);
+        r.on_psn_nak(&sq, 100, 102, true, 0, 0, 0);
         // ePSN moved, but not past 102: the same episode.
-        r.on_psn_nak(&sq, 102, 104, true, 0, 0);
+        r.on_psn_nak(&sq, 102, 104, true, 0, 0, 0);
         assert_eq!(r.stats.episodes, 1);
         // ePSN past everything the episode named: a new one.
-        r.on_psn_nak(&sq, 106, 108, true, 0, 0);
+        r.on_psn_nak(&sq, 106, 108, true, 0, 0, 0);
         assert_eq!(r.stats.episodes, 2);
         // A timeout on a WQE the open episode covers opens none, and extends it to all posted (119).
         r.on_timeout(&sq, 6, 1);
-        r.on_psn_nak(&sq, 115, 116, false, 0, 0);
+        r.on_psn_nak(&sq, 115, 116, false, 0, 0, 0);
         assert_eq!(r.stats.episodes, 2);
         for _ in 0..5 {
             r.post(4096);
         }
-        r.on_psn_nak(&sq, 121, 122, false, 0, 0);
+        r.on_psn_nak(&sq, 121, 122, false, 0, 0, 0);
         assert_eq!(r.stats.episodes, 3);
     }
 
     #[test]
     fn many_holes_or_an_unplaced_packet_rewind() {
         let (mut r, sq) = queue(30, 100);
-        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0, 0).as_slice() {
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0, 0, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         let (mut r, sq) = queue(30, 100);
-        match r.on_psn_nak(&sq, 100, 103, false, 0, 0).as_slice() {
+        match r.on_psn_nak(&sq, 100, 103, false, 0, 0, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         // The same ePSN again: already rewound.
-        assert!(r.on_psn_nak(&sq, 100, 104, false, 0, 0).is_empty());
+        assert!(r.on_psn_nak(&sq, 100, 104, false, 0, 0, 0).is_empty());
     }
 
     /// Found by the lossy random tests with error injection (seed 31): after
@@ -835,16 +886,16 @@ mod tests {
     #[test]
     fn placed_naks_after_a_rewind_to_the_same_epsn_rewind_nothing() {
         let (mut r, sq) = queue(40, 100);
-        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0, 0).as_slice() {
+        match r.on_psn_nak(&sq, 100, 100 + MAX_RESENDS_PER_NAK + 2, true, 0, 0, 0).as_slice() {
             [Action::Rewind { psn: 100, .. }] => {}
             other => panic!("{other:?}"),
         }
         for p in 100 + MAX_RESENDS_PER_NAK + 3..130 {
-            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0).is_empty(), "psn {p}");
+            assert!(r.on_psn_nak(&sq, 100, p, true, 0, 0, 0).is_empty(), "psn {p}");
         }
         assert_eq!(r.stats.ooo_placed, 130 - (100 + MAX_RESENDS_PER_NAK + 2) as u64);
         // ePSN moved on: a new hole is resent as usual.
-        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true, 0, 0)), vec![131, 132]);
+        assert_eq!(resent(&r.on_psn_nak(&sq, 131, 133, true, 0, 0, 0)), vec![131, 132]);
     }
 
     #[test]

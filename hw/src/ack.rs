@@ -539,7 +539,8 @@ impl Logic for AckRecv {
         self.ctl.epsn.next = self.au.epsn.val();
         self.ctl.ssn.next = self.au.ssn.val();
         self.ctl.psn_offset.next = self.au.psn_offset.val();
-        self.ctl.rsn.next = 0.into();
+        // A NAK's report carries its SACK OOO count (the slow path's loss threshold) in the RSN field.
+        self.ctl.rsn.next = bit_cast::<16, 12>(self.au.ooo.val());
         // Placed NAKs folded into this report (the PSNs after the QP's previous placed report).
         self.ctl.plen.next = bit_cast::<13, 4>(self.ctl_run.q.val());
         // A NAK's report carries the echoed TX timestamp of the packet it names (cycles, low 24 bits).
@@ -591,6 +592,7 @@ impl Logic for AckRecv {
             AckState::ScanChk => {
                 self.ctl.qpn.next = self.scan_q.q.val();
                 self.ctl.imm.next = 0.into();
+                self.ctl.rsn.next = 0.into();
                 self.ctl_run.d.next = 0.into();
                 self.ctl.ssn.next = self.ru.acked.val();
                 self.ctl.psn.next = 0.into();
@@ -613,6 +615,7 @@ impl Logic for AckRecv {
             AckState::CtlTmo => {
                 self.ctl.flags.next = bit_cast::<8, 4>(self.tmo_retries.val());
                 self.ctl.imm.next = 0.into();
+                self.ctl.rsn.next = 0.into();
                 self.ctl.qpn.next = self.scan_q.q.val();
                 self.ctl.ssn.next = self.ru.acked.val();
                 self.ctl.psn.next = 0.into();

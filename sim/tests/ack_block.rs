@@ -85,7 +85,7 @@ use rnic_spec::wire::syndrome;
 use std::collections::VecDeque;
 
 /// A CtrlQ request the model owes, field by field (see `want_ctl`).
-type CtlWant = (u64, u64, u64, u64, u64, u64, u64, u64, u64);
+type CtlWant = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64);
 
 const M16: u64 = 0xFFFF;
 const M24: u64 = 0xFF_FFFF;
@@ -399,12 +399,13 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                         ts,
                         placed as u64,
                         pending,
+                        ooo,
                     ));
                     fold[q] = (placed, epsn, psn, 0, ts >> 12 & 0x7FF);
                 }
             }
             if cls == 1 {
-                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off, ts, 0, pending));
+                want_ctl.push_back((ctrlq_kind::REQ_RNR as u64, q as u64, psn, epsn, ssn, off, ts, 0, pending, ooo));
                 fold[q] = (false, 0, 0, 0, 0);
             }
             if let Some(st) = status {
@@ -578,9 +579,11 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                     nak("imm"),
                     nak("flags"),
                     nak("plen"),
+                    // A NAK report's RSN field carries the NAK's SACK OOO count.
+                    nak("rsn"),
                 );
-                let rest = [g("rsn"), if timeout { g("imm") | g("plen") } else { 0 }, g("episode")];
-                if rest != [0; 3] {
+                let rest = [if timeout { g("rsn") | g("imm") | g("plen") } else { 0 }, g("episode")];
+                if rest != [0; 2] {
                     return Err(ctx(format!("CtrlQ request {got:x?} with rest {rest:x?}")));
                 }
                 if got.0 == ctrlq_kind::REQ_TIMEOUT as u64 {

@@ -13,7 +13,9 @@
 //!   entropies carry well below their even share once the selector has
 //!   seen the marks.
 //! - Spraying with 1 % random loss: every byte still arrives (the resends
-//!   are sprayed too).
+//!   are sprayed too); under STrack's window the library's out-of-order
+//!   detector (a placed NAK's SACK OOO count at a window's worth of
+//!   packets) calls holes lost.
 //! - A leaf-spine fabric (2 leaves, 4 spines) whose uplink to the spine
 //!   most entropies hash to runs at 20 Gb/s, under STrack's window: every
 //!   byte arrives, the sprayed QP puts well under that spine's share of
@@ -167,6 +169,28 @@ fn sprayed_writes_and_sends_survive_random_loss() {
     let lost = nics.cluster.borrow().fabric().link_stats(NIC0);
     eprintln!("NIC0's link: {lost:?}");
     assert!(lost.dropped > 0, "the link dropped packets ({lost:?})");
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn the_sack_ooo_count_calls_losses_of_a_sprayed_qp() {
+    // 1 % loss on NIC0's link, one sprayed QP under STrack's window: its
+    // library calls a hole lost once a placed NAK's SACK OOO count reaches a
+    // window's worth of packets (15 at 5 us and 100 Gb/s), before the PSN
+    // distance of the reorder allowance (32) would.
+    let nics = pair();
+    nics.cluster.borrow_mut().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5B4B, ..Default::default() });
+    let stats = {
+        let w = World::strack(&nics, 1, 32, Mtu::Mtu4096, PATHS);
+        transfer_in(&w, Op::Write, 64 * 1024, 32);
+        transfer_in(&w, Op::Write, 64 * 1024, 32);
+        w.conns[0].0.recovery_stats()
+    };
+    let lost = nics.cluster.borrow().fabric().link_stats(NIC0);
+    eprintln!("NIC0's link: {lost:?}; slow path: {stats:?}");
+    assert!(lost.dropped > 0, "the link dropped packets ({lost:?})");
+    assert!(stats.ooo_losses > 0, "no NAK reached the OOO threshold: {stats:?}");
+    assert!(stats.resends > 0, "holes were resent: {stats:?}");
     assert_no_violations(&nics);
 }
 

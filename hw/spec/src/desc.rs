@@ -212,7 +212,9 @@ pub struct CtrlqEntry {
     pub ssn: U32,
     /// PSN_OFFSET of that packet in its message.
     pub psn_offset: U32,
-    /// RSN of that packet.
+    /// RSN of that packet; for [`ctrlq_kind::REQ_NAK_PSN`] and
+    /// [`ctrlq_kind::REQ_RNR`], the NAK's SACK OOO count (the packets the
+    /// responder holds past `epsn`, saturating at 4095).
     pub rsn: U16,
     /// Payload bytes of that packet.
     pub plen: U16,
