@@ -255,6 +255,11 @@ pub(crate) fn drain_ctrlq(ctx: &Context, st: &mut CtxState) -> Result<()> {
                 tracing::info!(dev = %ctx.dev().name(), qpn, lack = e.ssn.get(), in_row = e.flags, "retransmission timeout");
                 vec![q.rec.on_timeout(&q.sq, e.ssn.get(), e.flags)]
             }
+            ctrlq_kind::REQ_PROBE => {
+                let epsn = (e.flags & 1 != 0).then(|| e.epsn.get());
+                tracing::debug!(dev = %ctx.dev().name(), qpn, lack = e.ssn.get(), ?epsn, "probe timeout");
+                vec![q.rec.on_probe(&q.sq, e.ssn.get(), epsn)]
+            }
             ctrlq_kind::REQ_RNR => {
                 tracing::info!(dev = %ctx.dev().name(), qpn, epsn = e.epsn.get(), "RNR NAK: resend after the RNR timer");
                 let mut a = q.rec.unfold(&q.sq, e.plen.get() as u32);
@@ -513,6 +518,9 @@ fn write_cc_params(dev: &dyn Device, net: CcNetwork) -> Result<()> {
     f::EWMA_SHIFT.put(&mut w, p.ewma_shift as u64);
     f::DCTCP_G.put(&mut w, rnic_model::dctcp::G_SHIFT as u64);
     f::DCTCP_MTU.put(&mut w, net.mtu as u64);
+    // STrack's probe: three base RTTs without an ACK (cycles of the core clock).
+    let probe_cycles = 3 * net.base_rtt_ns as u64 * (params::CLOCK_HZ / 1_000_000) / 1_000;
+    dev.write_reg(regs::REG_PROBE, probe_cycles)?;
     for (i, v) in w.iter().enumerate() {
         dev.write_reg(regs::REG_STAGE + 8 * i as u32, *v)?;
     }

@@ -832,6 +832,7 @@ impl Qp {
                 // STrack's out-of-order detector: a window's worth of packets (the largest window), at least 5.
                 let ooo = (cc_net.max_window_bytes() >> mtu_log2).max(crate::recovery::OOO_MIN_THRESHOLD as u64);
                 qp.rec.set_ooo_threshold(if sprayed { ooo.min(u32::MAX as u64) as u32 } else { 0 });
+                qp.rec.set_probe(sprayed || qpc::CC.get(&qp.words) != 0);
                 commit_qpc(ctx, qpn, &qp.words, regs::QP_COMMIT_RESET_REQ)?;
             }
             // INIT→INIT and RTS→RTS carry no attributes this NIC has.

@@ -105,6 +105,10 @@ pub struct RecoveryStats {
     /// (STrack's out-of-order detector): every hole below the NAKed packet
     /// was called lost at once.
     pub ooo_losses: u64,
+    /// Probe timeouts the NIC reported (no ACK for three base RTTs).
+    pub probes: u64,
+    /// Of those, the ones that resent a packet (sprayed or windowed QPs only).
+    pub probe_resends: u64,
 }
 
 impl std::iter::Sum for RecoveryStats {
@@ -125,6 +129,8 @@ impl std::iter::Sum for RecoveryStats {
             sw_applied: a.sw_applied + b.sw_applied,
             sw_episodes: a.sw_episodes + b.sw_episodes,
             ooo_losses: a.ooo_losses + b.ooo_losses,
+            probes: a.probes + b.probes,
+            probe_resends: a.probe_resends + b.probe_resends,
         })
     }
 }
@@ -167,6 +173,8 @@ pub(crate) struct ReqRecovery {
     reorder_pkts: u32,
     /// A placed NAK whose SACK OOO count is at least this calls every hole below it lost (0: off).
     ooo_threshold: u32,
+    /// A probe timeout resends the packet the peer expects (STrack QPs).
+    probe: bool,
     pub stats: RecoveryStats,
 }
 
@@ -249,6 +257,7 @@ impl ReqRecovery {
             rnr_timer_cycles,
             reorder_pkts: self.reorder_pkts,
             ooo_threshold: self.ooo_threshold,
+            probe: self.probe,
             stats: self.stats,
             ..Default::default()
         };
@@ -266,6 +275,11 @@ impl ReqRecovery {
     /// allowance (0, the default: off).
     pub fn set_ooo_threshold(&mut self, pkts: u32) {
         self.ooo_threshold = pkts;
+    }
+
+    /// STrack's probe: a probe timeout resends one packet (default off).
+    pub fn set_probe(&mut self, on: bool) {
+        self.probe = on;
     }
 
     /// Records a WQE of `len` bytes being posted: returns its first PSN.
@@ -493,6 +507,33 @@ impl ReqRecovery {
         Action::Rewind { idx, psn, msg_off: 0 }
     }
 
+    /// No ACK for the probe timeout (STrack's probe, onloaded): `lack` is the
+    /// SSN of the oldest unacknowledged WQE, `epsn` the ePSN of the QP's
+    /// latest ACK, if one came. The packet the peer expects (that ePSN, or
+    /// lACK's first packet) is resent: lost, it is recovered three base RTTs
+    /// after the stall began instead of at the timeout, and its ACK carries
+    /// the SACK fields the paper's probe asks for. A QP without spraying or a
+    /// window (`set_probe` off) leaves the stall to the timeout.
+    pub fn on_probe(&mut self, sq: &WorkQueue, lack: u32, epsn: Option<u32>) -> Action {
+        self.stats.probes += 1;
+        if !self.probe || self.rnr_due.is_some() {
+            return Action::None;
+        }
+        let Some(idx) = Self::by_ssn(sq, lack) else { return Action::None };
+        let first = sq.slots[ring::slot(idx, sq.log2)].psn;
+        let psn = match epsn {
+            Some(e) if psn_dist(e, first) >= 0 => e & PSN_MASK,
+            _ => first,
+        };
+        match self.locate(sq, psn) {
+            Some((idx, msg_off)) => {
+                self.stats.probe_resends += 1;
+                Action::Resend { idx, psn, msg_off }
+            }
+            None => Action::None,
+        }
+    }
+
     /// The peer answered `epsn` with an RNR NAK; the device clock reads `now`.
     pub fn on_rnr(&mut self, sq: &WorkQueue, epsn: u32, now: u64) -> Action {
         self.stats.rnr_naks += 1;
@@ -662,6 +703,28 @@ mod tests {
             vec![(e + 5) & PSN_MASK]
         );
         assert_eq!(r.stats.ooo_placed, 5);
+    }
+
+    #[test]
+    fn a_probe_resends_the_packet_the_peer_expects() {
+        let e = PSN_MASK - 3;
+        // Four WRITEs of 16 packets each, the first at e (across the PSN wrap).
+        let (mut r, sq) = queue_of(4, e, 12, 64 * 1024);
+        let at = |k: u32| (e + k) & PSN_MASK;
+        // Off (a QP without spraying or a window): the timeout's job.
+        assert_eq!(r.on_probe(&sq, 0, Some(at(5))), Action::None);
+        r.set_probe(true);
+        // The latest ACK expects e+5, inside lACK's WQE: that packet, at its byte offset.
+        assert_eq!(r.on_probe(&sq, 0, Some(at(5))), Action::Resend { idx: 0, psn: at(5), msg_off: 5 * 4096 });
+        // In a later WQE than lACK's.
+        assert_eq!(r.on_probe(&sq, 0, Some(at(17))), Action::Resend { idx: 1, psn: at(17), msg_off: 4096 });
+        // No ACK yet, or one behind lACK's WQE: its first packet.
+        assert_eq!(r.on_probe(&sq, 1, None), Action::Resend { idx: 1, psn: at(16), msg_off: 0 });
+        assert_eq!(r.on_probe(&sq, 1, Some(at(3))), Action::Resend { idx: 1, psn: at(16), msg_off: 0 });
+        // Past everything posted, or an lACK no WQE has: nothing.
+        assert_eq!(r.on_probe(&sq, 0, Some(at(64))), Action::None);
+        assert_eq!(r.on_probe(&sq, 9, None), Action::None);
+        assert_eq!((r.stats.probes, r.stats.probe_resends), (7, 4));
     }
 
     #[test]

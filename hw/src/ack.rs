@@ -75,6 +75,8 @@ enum AckState {
     CtlTmo,
     ScanSave,
     CtlRep,
+    CtlPrb,
+    ScanPrb,
 }
 
 /// The ACK receiver.
@@ -196,6 +198,10 @@ pub struct AckRecv {
     pub now: Signal<In, Bits<64>>,
     /// Retransmission timeout in cycles (0: no timeouts, no scan).
     pub rto: Signal<In, Bits<32>>,
+    /// Probe timeout in cycles (`REG_PROBE`; 0: off): a QP with packets
+    /// outstanding and no ACK for this long gets one `REQ_PROBE` report
+    /// (until its timer restarts), with the ePSN of its latest ACK.
+    pub probe_to: Signal<In, Bits<32>>,
     /// Sent-mark table read address (the timeout scan): per QP, the WQEs
     /// sent at least in part (SSN, plus one while a message is half sent).
     pub sent_addr: Signal<Out, Bits<QPN_BITS>>,
@@ -291,6 +297,13 @@ pub struct AckRecv {
     tsp: ReqStatePack,
     rstp: ReqStatePack,
     tmop: ReqStatePack,
+    /// The scanned QP's word with its probe reported.
+    prbp: ReqStatePack,
+    /// Per QP: `{valid[24], ePSN[23:0]}` of its latest ACK, NAK or READ response word (the probe's report).
+    epsn_t: RAM<Bits<25>, QPN_BITS>,
+    scan_epsn: DFF<Bits<25>>,
+    kind_req_probe: Num<{ ctrlq_kind::REQ_PROBE as u64 }, 8>,
+    epsn_valid: Num<0x100_0000, 25>,
     tmo_retries: Signal<Local, Bits<4>>,
     cqr: CqReqPack,
     ctl: CtlReqPack,
@@ -349,9 +362,13 @@ impl Logic for AckRecv {
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, sf_obl, cr_v
+            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, sf_obl, cr_v,
+            scan_epsn
         );
         clock!(self, clock, ackq, rstq);
+        self.epsn_t.read_clock.next = self.clock.val();
+        self.epsn_t.write_clock.next = self.clock.val();
+        self.epsn_t.read_address.next = self.scan_q.q.val();
         self.nakf.read_clock.next = self.clock.val();
         self.nakf.write_clock.next = self.clock.val();
         self.nakf.read_address.next = self.au.qpn.val();
@@ -457,6 +474,7 @@ impl Logic for AckRecv {
         self.reqp.acked.next = self.ru.acked.val() + 1;
         self.reqp.err.next = self.ru.err.val();
         self.reqp.rsvd.next = 0.into();
+        self.reqp.probed.next = 0.into();
         self.reqp.retries.next = 0.into();
         self.now32.next = self.now.val().get_bits::<32>(0);
         self.reqp.ts.next = self.now32.val();
@@ -464,6 +482,7 @@ impl Logic for AckRecv {
         self.tsp.acked.next = self.ru.acked.val();
         self.tsp.err.next = self.ru.err.val();
         self.tsp.rsvd.next = 0.into();
+        self.tsp.probed.next = 0.into();
         self.tsp.retries.next = 0.into();
         // A reported timeout: one more retry, the timer restarted.
         self.tmo_retries.next = self.ru.retries.val() + 1;
@@ -473,6 +492,7 @@ impl Logic for AckRecv {
         self.tmop.acked.next = self.ru.acked.val();
         self.tmop.err.next = self.ru.err.val();
         self.tmop.rsvd.next = 0.into();
+        self.tmop.probed.next = 0.into();
         self.tmop.retries.next = self.tmo_retries.val();
         self.tmop.ts.next = self.now32.val();
         self.tsp.ts.next = self.now32.val();
@@ -480,6 +500,14 @@ impl Logic for AckRecv {
         self.rstp.acked.next = 0.into();
         self.rstp.err.next = false.into();
         self.rstp.rsvd.next = 0.into();
+        self.rstp.probed.next = 0.into();
+        // A probe reported: the word as it was, its probe flag set (the timer and retries kept).
+        self.prbp.acked.next = self.ru.acked.val();
+        self.prbp.err.next = self.ru.err.val();
+        self.prbp.retries.next = self.ru.retries.val();
+        self.prbp.probed.next = 1.into();
+        self.prbp.rsvd.next = 0.into();
+        self.prbp.ts.next = self.ru.ts.val();
         self.rstp.retries.next = 0.into();
         self.rstp.ts.next = self.now32.val();
         self.outstanding.next =
@@ -554,7 +582,9 @@ impl Logic for AckRecv {
             | (self.state.q.val() == AckState::ScanLoad)
             | (self.state.q.val() == AckState::ScanChk)
             | (self.state.q.val() == AckState::CtlTmo)
-            | (self.state.q.val() == AckState::ScanSave))
+            | (self.state.q.val() == AckState::ScanSave)
+            | (self.state.q.val() == AckState::CtlPrb)
+            | (self.state.q.val() == AckState::ScanPrb))
             & self.ackq.empty.val()
             & self.rstq.empty.val();
         match self.state.q.val() {
@@ -580,12 +610,13 @@ impl Logic for AckRecv {
                 }
             }
             AckState::ScanLook => {
-                // The scanned QP's state word and sent mark: addresses now.
+                // The scanned QP's state word, sent mark and latest ePSN: addresses now.
                 self.rqs_addr.next = self.scan_q.q.val();
                 self.state.d.next = AckState::ScanLoad;
             }
             AckState::ScanLoad => {
                 self.rs.d.next = self.rqs_data.val();
+                self.scan_epsn.d.next = self.epsn_t.read_data.val();
                 self.scan_sent.d.next = self.sent_data.val();
                 self.state.d.next = AckState::ScanChk;
             }
@@ -610,6 +641,12 @@ impl Logic for AckRecv {
                     self.cnt_rto.next = true;
                     self.scan_q.d.next = self.scan_q.q.val();
                     self.state.d.next = AckState::CtlTmo;
+                } else if (self.probe_to.val() != 0)
+                    & (self.since.val() > self.probe_to.val())
+                    & !self.ru.probed.val().any()
+                {
+                    self.scan_q.d.next = self.scan_q.q.val();
+                    self.state.d.next = AckState::CtlPrb;
                 }
             }
             AckState::CtlTmo => {
@@ -625,6 +662,31 @@ impl Logic for AckRecv {
                 if self.ctl_ready.val() {
                     self.state.d.next = AckState::ScanSave;
                 }
+            }
+            AckState::CtlPrb => {
+                // STrack's probe, onloaded: the host resends the packet the latest ACK expects.
+                self.ctl_kind.d.next = self.kind_req_probe.val();
+                self.ctl.kind.next = self.kind_req_probe.val();
+                self.ctl.flags.next = bit_cast::<8, 1>(self.scan_epsn.q.val().get_bits::<1>(24));
+                self.ctl.imm.next = 0.into();
+                self.ctl.rsn.next = 0.into();
+                self.ctl.plen.next = 0.into();
+                self.ctl.qpn.next = self.scan_q.q.val();
+                self.ctl.ssn.next = self.ru.acked.val();
+                self.ctl.psn.next = 0.into();
+                self.ctl.epsn.next = self.scan_epsn.q.val().get_bits::<24>(0);
+                self.ctl.psn_offset.next = 0.into();
+                self.ctl_valid.next = true;
+                if self.ctl_ready.val() {
+                    self.state.d.next = AckState::ScanPrb;
+                }
+            }
+            AckState::ScanPrb => {
+                self.rqs_we.next = true;
+                self.rqs_waddr.next = self.scan_q.q.val();
+                self.rqs_wdata.next = self.prbp.pword.val();
+                self.scan_q.d.next = self.scan_q.q.val() + 1;
+                self.state.d.next = AckState::Idle;
             }
             AckState::ScanSave => {
                 // Reported: the next report comes one more timeout later.
@@ -837,6 +899,15 @@ impl Logic for AckRecv {
             _ => {
                 self.state.d.next = AckState::Idle;
             }
+        }
+        // The latest ePSN per QP follows the acknowledged-PSN table's writes; a reset forgets it.
+        self.epsn_t.write_enable.next = self.apsn_we.val() | (self.state.q.val() == AckState::Reset);
+        self.epsn_t.write_address.next = self.apsn_waddr.val();
+        self.epsn_t.write_data.next =
+            bit_cast::<25, 24>(self.apsn_wdata.val().get_bits::<24>(0)) | self.epsn_valid.val();
+        if self.state.q.val() == AckState::Reset {
+            self.epsn_t.write_address.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
+            self.epsn_t.write_data.next = 0.into();
         }
     }
 }

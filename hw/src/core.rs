@@ -256,6 +256,7 @@ impl Logic for RnicCore {
         self.resp.tmo_sent_data.next = self.sq_sent.read_data.val();
         self.resp.now.next = self.regs.now.val();
         self.resp.rto.next = self.regs.rto.val();
+        self.resp.probe_to.next = self.regs.probe.val();
         self.rq_pi.write_enable.next =
             self.regs.rq_db.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(32));
         self.rq_pi.write_address.next = self.regs.db_qpn.val();

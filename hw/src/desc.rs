@@ -142,7 +142,7 @@ pub const RQS_BITS: usize = 64;
 // The ACK receiver's per-QP state: lACK (WQEs completed up to this SSN), the
 // failed flag, the timeouts reported since the last ACK (saturating) and the
 // cycle of the last ACK or report (low 32 bits, for the RTO).
-crate::pack_blocks!(ReqStatePack, ReqStateUnpack, 64, [acked: 24, err: 1, retries: 4, rsvd: 3, ts: 32]);
+crate::pack_blocks!(ReqStatePack, ReqStateUnpack, 64, [acked: 24, err: 1, retries: 4, probed: 1, rsvd: 2, ts: 32]);
 const _: () = assert!(ReqStatePack::WIDTH == RQS_BITS);
 
 use rnic_spec::regs::{cq, mr, qpc};

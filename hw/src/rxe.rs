@@ -96,6 +96,8 @@ pub struct RxEngine {
     pub now: Signal<In, Bits<64>>,
     /// Retransmission timeout in cycles (`REG_RTO`).
     pub rto: Signal<In, Bits<32>>,
+    /// Probe timeout in cycles (`REG_PROBE`).
+    pub probe_to: Signal<In, Bits<32>>,
     /// Sent-mark read address of the ACK receiver's timeout scan.
     pub tmo_sent_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Sent-mark read data of the timeout scan.
@@ -362,6 +364,7 @@ impl Logic for RxEngine {
         self.cnt_nak.next = self.ack.cnt_nak.val();
         self.ack.now.next = self.now.val();
         self.ack.rto.next = self.rto.val();
+        self.ack.probe_to.next = self.probe_to.val();
         self.tmo_sent_addr.next = self.ack.sent_addr.val();
         self.ack.sent_data.next = self.tmo_sent_data.val();
         self.cnt_rto.next = self.ack.cnt_rto.val();

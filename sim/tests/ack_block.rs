@@ -102,6 +102,8 @@ struct Set {
     /// Retransmission timeout (0: off) and the quiet cycles after each batch.
     rto: u64,
     gap: u64,
+    /// Probe timeout (0: off).
+    probe: u64,
 }
 
 /// Cycles for the timeout scan to visit every QP once (4 per QP), with slack
@@ -120,7 +122,7 @@ struct Req {
 /// A completion request: (cqn, idx, status, op, len, qpn).
 type Cqr = (u64, u64, u64, u64, u64, u64);
 
-fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
+fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
     let mut m = Model::new("ack_recv").map_err(|e| e.to_string())?;
     let pt = |n: &str| p(&m, n);
     let (ack_valid, ack_data, ack_ready) = (pt("ack_valid"), pt("ack_data"), pt("ack_ready"));
@@ -156,7 +158,12 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
     // requester reset: (qpn, lACK, MSN_PSN); and the table as written.
     let mut want_lack: VecDeque<(u64, u64, u64)> = VecDeque::new();
     let mut lack = vec![(0u64, 0u64); NUM_QPS];
+    let probe_p = pt("probe_to");
     m.set(rto_p, set.rto);
+    m.set(probe_p, set.probe);
+    // Per QP: the ePSN of the latest acknowledged-PSN write (the probe report's), and the probes reported.
+    let mut last_epsn = vec![None::<u64>; NUM_QPS];
+    let mut probes = [0u64; 2];
     // NAK reports owed: kind, qpn, psn, epsn, ssn, psn_offset, echoed timestamp, flags, placed NAKs folded.
     let mut want_ctl: VecDeque<CtlWant> = VecDeque::new();
     // Per QP, the chain of placed NAKs the block folds: (valid, ePSN, last PSN,
@@ -497,6 +504,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                 if want_apsn.pop_front() != Some(got) {
                     return Err(ctx(format!("acknowledged-PSN write {got:x?} (qpn, ePSN) unexpected")));
                 }
+                last_epsn[got.0 as usize] = Some(got.1 & M24);
             }
             if m.get(spray_valid) == 1 && sready {
                 let got = spray_f.map(|f| m.get(f));
@@ -586,7 +594,33 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                 if rest != [0; 2] {
                     return Err(ctx(format!("CtrlQ request {got:x?} with rest {rest:x?}")));
                 }
-                if got.0 == ctrlq_kind::REQ_TIMEOUT as u64 {
+                if got.0 == ctrlq_kind::REQ_PROBE as u64 {
+                    let q = got.1 as usize;
+                    let w = if tab[q] >> 29 & 1 == 0 { tab[q] } else { tab_before[q] };
+                    let s = Req { acked: w & M24, err: w >> 24 & 1 != 0, pi: pi_tab[q] };
+                    let from = started(w, t);
+                    if set.probe == 0
+                        || s.err
+                        || pi_tab[q] == s.acked & M16
+                        || t - from <= set.probe
+                        || w >> 29 & 1 != 0
+                    {
+                        return Err(ctx(format!(
+                            "probe report {got:x?} for qpn {q} (word {w:#x}, {s:x?}, timer from cycle {from}, probe {})",
+                            set.probe
+                        )));
+                    }
+                    let valid = g("flags") & 1 != 0;
+                    if g("ssn") != s.acked || (valid && Some(g("epsn")) != last_epsn[q]) || g("flags") > 1 {
+                        return Err(ctx(format!(
+                            "probe report {got:x?} (flags {:#x}) for qpn {q}: lACK {:#x}, latest ePSN {:x?}",
+                            g("flags"),
+                            s.acked,
+                            last_epsn[q]
+                        )));
+                    }
+                    probes[valid as usize] += 1;
+                } else if got.0 == ctrlq_kind::REQ_TIMEOUT as u64 {
                     let q = got.1 as usize;
                     // The block's own state word: the model runs ahead by a batch. A report
                     // may have been read before the host's changes between batches, and
@@ -649,6 +683,11 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
                     let rto = set.rto << (tab[q] >> 25 & 0xF).min(3);
                     if !s.err && pi_tab[q] != s.acked & M16 && t > from + rto + 2 * SCAN_PERIOD {
                         return Err(ctx(format!("qpn {q} ({s:x?}) timer started at cycle {from} and not reported")));
+                    }
+                    // A probe is due once per stall, before the timeout (which takes the scan's turn first).
+                    let probe_due = set.probe != 0 && tab[q] >> 29 & 1 == 0 && t > from + set.probe + 2 * SCAN_PERIOD;
+                    if !s.err && pi_tab[q] != s.acked & M16 && probe_due && t + 2 * SCAN_PERIOD < from + rto {
+                        return Err(ctx(format!("qpn {q} ({s:x?}) timer started at cycle {from}, no probe reported")));
                     }
                 }
             }
@@ -730,21 +769,26 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 3]), String> {
             }
         }
     }
-    Ok((acks, cqrs, want_nak, reports, [sprays, cc_taken, cc_skipped]))
+    Ok((acks, cqrs, want_nak, reports, [sprays, cc_taken, cc_skipped, probes[0], probes[1]]))
 }
 
 fn check(set: Set) {
+    let mut probes = 0;
     for seed in block_seeds("RNIC_ACK_BLOCK", set.base_seed) {
         match run(&set, seed) {
-            Ok((a, c, n, b, [sp, cc, skip])) => eprintln!(
-                "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports, {sp} path selector requests, {cc} window engine requests taken ({skip} ACKs offered while it was busy)",
-                set.name
-            ),
+            Ok((a, c, n, b, [sp, cc, skip, pn, pv])) => {
+                probes += pn + pv;
+                eprintln!(
+                    "ack_block {} seed {seed:#x}: {a} ACKs, {c} completion requests, {n} NAKs, {b} timeout reports, {} probe reports ({pv} with an ePSN), {sp} path selector requests, {cc} window engine requests taken ({skip} ACKs offered while it was busy)",
+                    set.name, pn + pv
+                )
+            }
             Err(e) => {
                 panic!("{e}\nreplay: RNIC_ACK_BLOCK_SEED={seed:#x} cargo test --release -p rnic-sim --test ack_block")
             }
         }
     }
+    assert!(set.probe == 0 || probes > 0, "{}: no probe was reported", set.name);
 }
 
 #[test]
@@ -758,6 +802,7 @@ fn ack_block_3qp_ready_writer() {
         batches: 400,
         rto: 0,
         gap: 0,
+        probe: 0,
     });
 }
 
@@ -772,6 +817,7 @@ fn ack_block_12qp_slow_writer_many_local_errors() {
         batches: 400,
         rto: 0,
         gap: 0,
+        probe: 0,
     });
 }
 
@@ -786,6 +832,7 @@ fn ack_block_rto_5qp() {
         batches: 60,
         rto: 1500,
         gap: 4000,
+        probe: 600,
     });
 }
 
@@ -800,5 +847,6 @@ fn ack_block_rto_short_timeout_slow_writer() {
         batches: 60,
         rto: 300,
         gap: 3000,
+        probe: 150,
     });
 }

@@ -134,6 +134,10 @@ fn regs_decode_commits_doorbells_and_counters() {
     write(&mut m, r::REG_RTO, 0x1_2345_6789);
     m.eval();
     assert_eq!((m.get(rto), read(&mut m, r::REG_RTO)), (0x2345_6789, 0x2345_6789), "REG_RTO keeps 32 bits");
+    let probe = p(&m, "probe");
+    write(&mut m, r::REG_PROBE, 0x9_8765_4321);
+    assert_eq!((m.get(probe), read(&mut m, r::REG_PROBE)), (0x8765_4321, 0x8765_4321), "REG_PROBE keeps 32 bits");
+    assert_eq!(m.get(rto), 0x2345_6789, "REG_PROBE leaves REG_RTO");
     for (bit, reg) in [
         (15, r::counters::CTRLQ_DROP),
         (16, r::counters::CTRLQ_ENTRIES),

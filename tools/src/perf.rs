@@ -1177,10 +1177,12 @@ fn print_faults(nics: &Nics, t: &Totals) {
     let run_us = t.cycles as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64;
     let cpu_us = cpu.as_secs_f64() * 1e6;
     out!(
-        " loss recovery : {} PSN NAKs ({} over the SACK OOO threshold), {} timeouts, {} RNR NAKs, {} placed out of order, {} resends, {} resent again, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
+        " loss recovery : {} PSN NAKs ({} over the SACK OOO threshold), {} timeouts, {} probes ({} resent), {} RNR NAKs, {} placed out of order, {} resends, {} resent again, {} rewinds; slow path PCIe {} B ({:.3}% of payload)",
         rec.psn_naks,
         rec.ooo_losses,
         rec.timeouts,
+        rec.probes,
+        rec.probe_resends,
         rec.rnr_naks,
         rec.ooo_placed,
         rec.resends,

@@ -173,6 +173,15 @@ pub mod ctrlq_kind {
     /// `psn_offset` its `FROM`, `epsn` the QP's ePSN now; `flags` [`resp_report::APPLIED`] if it
     /// moved ePSN, [`resp_report::EXITED`] if the QP left recovery.
     pub const RESP_SYNC: u8 = 5;
+    /// Requester: no ACK for the probe timeout ([`crate::regs::REG_PROBE`],
+    /// STrack's probe, about three base RTTs) while packets are sent and not
+    /// acknowledged; once until the QP's timer restarts (an ACK that
+    /// completes a WQE, or a timeout). `ssn` is the oldest unacknowledged
+    /// WQE (lACK), `epsn` the ePSN of the QP's latest ACK, NAK or READ
+    /// response, valid if `flags` bit 0 is set (else none came since the
+    /// QP's reset). The host resends the packet at `epsn` (STrack's probe:
+    /// its ACK carries the SACK the paper's probe asks for).
+    pub const REQ_PROBE: u8 = 6;
 }
 
 /// [`CtrlqEntry::flags`] of the responder's reports ([`ctrlq_kind::RESP_OOO`],

@@ -147,6 +147,13 @@ pub const REG_SQ_REWIND: u32 = 0x178;
 /// further timeout). Each QP is looked at once per scan of about
 /// `4 * 2^QPN_BITS` cycles, the timeout's resolution.
 pub const REG_RTO: u32 = 0x180;
+/// Probe timeout in core clock cycles (0: off, the reset value): the same
+/// scan as [`REG_RTO`]'s (which runs while `REG_RTO` is on) gives a QP with
+/// packets outstanding and no ACK for longer than this one CtrlQ
+/// `REQ_PROBE` entry per stall (STrack's probe-based loss detection, about
+/// three base RTTs; the library sets it with the window's network,
+/// `Context::set_cc_network`).
+pub const REG_PROBE: u32 = 0x1A0;
 
 /// Software recovery's new ePSN (SRNIC's bitmap onloading): write `qpn` to
 /// tell the QP's responder, from the staging words ([`rx_sr`]), that every
