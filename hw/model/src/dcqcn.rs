@@ -64,6 +64,35 @@ impl DcqcnParams {
             cnp_interval_ns: 50_000,
         }
     }
+
+    /// NVIDIA ConnectX firmware defaults for the reaction point (mlxconfig
+    /// `DCE_TCP_RTT` = 1 µs α period, `RPG_TIME_RESET` = 300 µs,
+    /// `RPG_BYTE_RESET` = 32767 B, `RPG_THRESHOLD` = 1, `RPG_AI_RATE` = 5
+    /// Mb/s, `RPG_HAI_RATE` = 50 Mb/s; g = 1/256 for `DCE_TCP_G` = 1019/1024),
+    /// with the DCQCN paper's 50 µs CNP spacing at the notification point
+    /// (ConnectX: 4 µs; see `docs/netsim-results.md` for why). α decays
+    /// within microseconds, so a cut is deep only while CNPs keep coming, and
+    /// the 32 KB byte counter brings a cut flow back within a few µs.
+    pub fn connectx(line_rate_gbps: u32) -> Self {
+        Self {
+            rai_mbps: 5,
+            rhai_mbps: 50,
+            timer_ns: 300_000,
+            byte_counter: 32_767,
+            f: 1,
+            alpha_timer_ns: 1_000,
+            ..Self::for_line_rate(line_rate_gbps)
+        }
+    }
+
+    /// htsim's DCQCN source (`DCQCNSrc`): the DCQCN paper's timers, byte
+    /// counter, F and g, with increase steps of R_AI = line/20 and R_HAI =
+    /// line/10 (5 and 10 Gb/s at 100 Gb/s; 20 and 40 Gb/s at 400 Gb/s) — a
+    /// flow cut by a CNP regains its rate in tens of µs, not milliseconds.
+    pub fn htsim(line_rate_gbps: u32) -> Self {
+        let line = line_rate_gbps * 1000;
+        Self { rai_mbps: (line / 20).max(1), rhai_mbps: (line / 10).max(1), ..Self::for_line_rate(line_rate_gbps) }
+    }
 }
 
 /// Reaction point (sender) state.
@@ -161,14 +190,19 @@ impl DcqcnRp {
             }
             if self.rc >= self.p.line_rate_mbps && self.rt >= self.p.line_rate_mbps {
                 // at line rate nothing further can change but α: jump ahead
-                let skip = (now - t) / self.p.timer_ns;
+                // (each timer by its own period; α decays once per α period,
+                // at most 4096 times — it is 0 long before)
+                let skip = now.saturating_sub(self.next_timer) / self.p.timer_ns;
                 if skip > 64 {
                     self.next_timer += skip * self.p.timer_ns;
-                    for _ in 0..skip.min(4096) {
+                }
+                let decays = now.saturating_sub(self.next_alpha) / self.p.alpha_timer_ns;
+                if decays > 64 {
+                    for _ in 0..decays.min(4096) {
                         let a = self.alpha_q16;
                         self.alpha_q16 = a - (a >> self.p.g_shift);
                     }
-                    self.next_alpha += skip * self.p.alpha_timer_ns;
+                    self.next_alpha += decays * self.p.alpha_timer_ns;
                 }
             }
         }
@@ -266,6 +300,38 @@ mod tests {
         assert!(!np.on_data(40_000, true, 50_000));
         assert!(np.on_data(50_010, true, 50_000));
         assert_eq!(np.cnps, 2);
+    }
+
+    #[test]
+    fn htsim_steps_are_a_twentieth_and_a_tenth_of_line_rate() {
+        let p = DcqcnParams::htsim(400);
+        assert_eq!((p.rai_mbps, p.rhai_mbps), (20_000, 40_000));
+        let q = DcqcnParams::for_line_rate(400);
+        assert_eq!(p, DcqcnParams { rai_mbps: 20_000, rhai_mbps: 40_000, ..q });
+        // after two cuts and five fast-recovery stages, one additive step
+        // moves the target by R_AI
+        let mut rp = DcqcnRp::new(p, 0);
+        rp.on_cnp(0);
+        rp.on_cnp(1);
+        rp.advance(1 + 6 * 55_000);
+        assert_eq!(rp.rt, 200_000 + 20_000);
+    }
+
+    #[test]
+    fn connectx_alpha_decays_in_microseconds_and_bytes_bring_the_rate_back() {
+        let p = DcqcnParams::connectx(400);
+        assert_eq!((p.rai_mbps, p.rhai_mbps, p.f, p.byte_counter), (5, 50, 1, 32_767));
+        assert_eq!((p.timer_ns, p.alpha_timer_ns, p.cnp_interval_ns), (300_000, 1_000, 50_000));
+        let mut rp = DcqcnRp::new(p, 0);
+        rp.on_cnp(0); // α = 1: halve
+        assert_eq!((rp.rt, rp.rc), (400_000, 200_000));
+        // 100 µs later α has decayed by (255/256)^100 ≈ 0.68
+        rp.advance(100_000);
+        assert!((43_000..46_000).contains(&rp.alpha_q16), "α {}", rp.alpha_q16);
+        // ten byte-counter stages (320 KB, under 13 µs at 200 Gb/s): fast
+        // recovery once, then additive steps — within 0.1 % of line rate
+        rp.on_sent(100_000, 10 * 32_767);
+        assert!(rp.rc > 399_000, "rc {}", rp.rc);
     }
 
     #[test]

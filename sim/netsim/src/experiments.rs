@@ -42,6 +42,13 @@ impl Fabric {
         Self { nodes, radix, oversub, tiers: 2, gbps: 400, latency_ns: 1000 }
     }
 
+    /// The k-ary 3-tier fat tree with `nodes` = k³/4 hosts (128: k = 8,
+    /// 1024: k = 16, 3456: k = 24).
+    pub fn fat_tree(nodes: u32, oversub: u32) -> Self {
+        let radix = (2..=128).step_by(2).find(|k| k * k * k / 4 >= nodes).unwrap_or(128);
+        Self { nodes, radix, oversub, tiers: 3, gbps: 400, latency_ns: 1000 }
+    }
+
     /// Spec of this fabric.
     pub fn spec(&self) -> Result<FabricSpec, String> {
         if self.tiers == 3 {
@@ -54,6 +61,69 @@ impl Fabric {
     /// Short label.
     pub fn label(&self) -> String {
         format!("{} nodes, {}-tier, {}:1", self.nodes, self.tiers, self.oversub)
+    }
+}
+
+/// STrack window settings of an experiment: `None` keeps
+/// [`SimConfig::paper_defaults`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tune {
+    /// Maximum window, % of the BDP.
+    pub max_cwnd_pct: Option<u32>,
+    /// Window at a flow's start, % of the BDP.
+    pub init_cwnd_pct: Option<u32>,
+}
+
+impl Tune {
+    /// Applies the settings to `cfg` (STrack transports only).
+    pub fn apply(&self, cfg: &mut SimConfig) {
+        if matches!(cfg.transport, Transport::Strack | Transport::StrackOblivious) {
+            if let Some(p) = self.max_cwnd_pct {
+                cfg.max_cwnd_pct = p;
+            }
+            if let Some(p) = self.init_cwnd_pct {
+                cfg.init_cwnd_pct = Some(p);
+            }
+        }
+    }
+
+    /// File-name suffix, empty for the defaults.
+    pub fn suffix(&self) -> String {
+        let mut s = String::new();
+        if let Some(p) = self.max_cwnd_pct {
+            s += &format!("_cwnd{p}");
+        }
+        if let Some(p) = self.init_cwnd_pct {
+            s += &format!("_init{p}");
+        }
+        s
+    }
+
+    /// Human-readable description, empty for the defaults.
+    pub fn label(&self) -> String {
+        let mut v = Vec::new();
+        if let Some(p) = self.max_cwnd_pct {
+            v.push(format!("max cwnd {p}% BDP"));
+        }
+        if let Some(p) = self.init_cwnd_pct {
+            v.push(format!("initial cwnd {p}% BDP"));
+        }
+        v.join(", ")
+    }
+}
+
+/// A max FCT with, for single-path transports, the most flows sharing one
+/// switch-to-switch link in brackets.
+pub fn fct_cell(s: &Summary) -> String {
+    fct_cell_prec(s, 0)
+}
+
+fn fct_cell_prec(s: &Summary, prec: usize) -> String {
+    let done = if s.completed < s.flows { format!(" ({}/{} done)", s.completed, s.flows) } else { String::new() };
+    if s.flows_per_link > 0 {
+        format!("{:.prec$} ({}){done}", s.max_fct_us, s.flows_per_fabric_link)
+    } else {
+        format!("{:.prec$}{done}", s.max_fct_us)
     }
 }
 
@@ -83,14 +153,14 @@ pub fn perm_sweep(
     sizes: &[u64],
     transports: &[Transport],
     failed_links: u32,
-    max_cwnd_pct: u32,
+    tune: Tune,
     seed: u64,
     out: &Path,
     stem: &str,
     progress: bool,
 ) -> Result<String, String> {
     let mut md = String::new();
-    let mut csv = String::from("transport,size_bytes,flows,completed,max_fct_us,p99_fct_us,mean_fct_us,ideal_us,retransmits,drops,pauses,events,wall_s\n");
+    let mut csv = String::from("transport,size_bytes,flows,completed,max_fct_us,p99_fct_us,mean_fct_us,ideal_us,retransmits,drops,pauses,events,wall_s,flows_per_fabric_link\n");
     let _ = writeln!(md, "| transport | {} |", sizes.iter().map(|&s| size_label(s)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(md, "|---|{}", "---|".repeat(sizes.len()));
     let mut series: Vec<Series> = Vec::new();
@@ -105,7 +175,7 @@ pub fn perm_sweep(
                 topo.fail_random_tier1_links(failed_links, seed)?;
             }
             let mut cfg = SimConfig::paper_defaults(t, &topo, 4096, seed);
-            cfg.max_cwnd_pct = max_cwnd_pct;
+            tune.apply(&mut cfg);
             let w = permutation(fabric.nodes, size, seed);
             let ideal = ideal_fct_us(size, &cfg);
             let r = run(topo, cfg, &w, progress)?;
@@ -121,7 +191,7 @@ pub fn perm_sweep(
             );
             let _ = writeln!(
                 csv,
-                "{},{size},{},{},{:.2},{:.2},{:.2},{:.2},{},{},{},{},{:.3}",
+                "{},{size},{},{},{:.2},{:.2},{:.2},{:.2},{},{},{},{},{:.3},{}",
                 t.name(),
                 s.flows,
                 s.completed,
@@ -133,11 +203,10 @@ pub fn perm_sweep(
                 s.drops,
                 s.pauses,
                 s.events,
-                s.wall_s
+                s.wall_s,
+                s.flows_per_fabric_link
             );
-            let done =
-                if s.completed < s.flows { format!(" ({}/{} done)", s.completed, s.flows) } else { String::new() };
-            row.push(format!("{:.0}{done}", s.max_fct_us));
+            row.push(fct_cell(&s));
             pts.push(((size as f64).log2(), s.max_fct_us));
             if ideal_row.len() < sizes.len() {
                 ideal_row.push(format!("{ideal:.0}"));
@@ -153,7 +222,7 @@ pub fn perm_sweep(
         "Permutation max FCT — {}{}{}",
         fabric.label(),
         if failed_links > 0 { format!(", {failed_links} links down") } else { String::new() },
-        if max_cwnd_pct != 100 { format!(", max cwnd {max_cwnd_pct}% BDP") } else { String::new() }
+        if tune == Tune::default() { String::new() } else { format!(", {}", tune.label()) }
     );
     line_plot(
         &out.join(format!("{stem}.png")),
@@ -191,11 +260,13 @@ pub fn convergence_time(r: &Report, thresh: Ps) -> Option<Ps> {
 }
 
 /// N:1 incasts of `size` bytes: convergence, queueing, drops/pauses, FCT.
+#[allow(clippy::too_many_arguments)]
 pub fn incast_sweep(
     fabric: Fabric,
     fan_ins: &[u32],
     size: u64,
     transports: &[Transport],
+    tune: Tune,
     seed: u64,
     out: &Path,
     progress: bool,
@@ -210,6 +281,7 @@ pub fn incast_sweep(
             let spec = fabric.spec()?;
             let topo = Topology::build(&spec)?;
             let mut cfg = SimConfig::paper_defaults(t, &topo, 4096, seed);
+            tune.apply(&mut cfg);
             cfg.tput_flows = 8;
             cfg.series_bin_ps = 5 * PS_PER_US;
             let thresh = 2 * cfg.base_rtt_ns as u64 * 1000;
@@ -475,5 +547,99 @@ pub fn bench(fabrics: &[Fabric], size: u64, seed: u64) -> Result<String, String>
             s.max_fct_us
         );
     }
+    Ok(md)
+}
+
+/// One row of a multi-seed comparison: a transport on a fabric with a
+/// message size and a configuration tweak.
+pub struct Case {
+    /// Row label (transport and setting).
+    pub label: String,
+    /// Fabric.
+    pub fabric: Fabric,
+    /// Message size, bytes.
+    pub size: u64,
+    /// Transport.
+    pub transport: Transport,
+    /// Changes to [`SimConfig::paper_defaults`].
+    pub tweak: Box<dyn Fn(&mut SimConfig)>,
+}
+
+/// Permutations of `case.size` for every case and seed: a Markdown row per
+/// case with the max FCT of each seed (single-path transports: the most
+/// flows on one switch-to-switch link in brackets), their mean, the mean's
+/// excess over the line-rate ideal and the busiest switch-to-switch link's
+/// bytes over the mean link's (mean over seeds). Writes `<stem>.csv`.
+pub fn seeds_table(cases: &[Case], seeds: &[u64], out: &Path, stem: &str, progress: bool) -> Result<String, String> {
+    let mut md = String::new();
+    let mut csv = String::from("case,fabric,size_bytes,transport,seed,flows,completed,max_fct_us,mean_fct_us,ideal_us,flows_per_fabric_link,flows_per_link,fabric_link_max_bytes,fabric_link_mean_bytes,retransmits,drops,ecn_marks,pauses,events,wall_s\n");
+    let seed_cols: Vec<String> = seeds.iter().map(|s| format!("seed {s}")).collect();
+    let _ = writeln!(
+        md,
+        "| fabric | size | transport | {} | mean | over ideal | busiest link / mean link |",
+        seed_cols.join(" | ")
+    );
+    let _ = writeln!(md, "|---|---|---|{}---|---|---|", "---|".repeat(seeds.len()));
+    for c in cases {
+        let mut cells = Vec::new();
+        let mut maxes = Vec::new();
+        let mut imbalance = Vec::new();
+        let mut ideal = 0.0;
+        for &seed in seeds {
+            let topo = Topology::build(&c.fabric.spec()?)?;
+            let mut cfg = SimConfig::paper_defaults(c.transport, &topo, 4096, seed);
+            (c.tweak)(&mut cfg);
+            ideal = ideal_fct_us(c.size, &cfg);
+            let w = permutation(c.fabric.nodes, c.size, seed);
+            let r = run(topo, cfg, &w, progress)?;
+            let s = Summary::of(&r);
+            eprintln!(
+                "  {stem} {} {} {} seed {seed}: max FCT {:.1} µs ({:.1} s wall)",
+                c.fabric.label(),
+                size_label(c.size),
+                c.label,
+                s.max_fct_us,
+                s.wall_s
+            );
+            let _ = writeln!(
+                csv,
+                "\"{}\",\"{}\",{},{},{seed},{},{},{:.2},{:.2},{ideal:.2},{},{},{},{},{},{},{},{},{},{:.3}",
+                c.label,
+                c.fabric.label(),
+                c.size,
+                c.transport.name(),
+                s.flows,
+                s.completed,
+                s.max_fct_us,
+                s.mean_fct_us,
+                s.flows_per_fabric_link,
+                s.flows_per_link,
+                s.fabric_link_max_bytes,
+                s.fabric_link_mean_bytes,
+                s.retransmits,
+                s.drops,
+                s.ecn_marks,
+                s.pauses,
+                s.events,
+                s.wall_s
+            );
+            cells.push(fct_cell_prec(&s, if s.max_fct_us < 1000.0 { 1 } else { 0 }));
+            maxes.push(s.max_fct_us);
+            imbalance.push(s.fabric_link_max_bytes as f64 / s.fabric_link_mean_bytes.max(1) as f64);
+        }
+        let mean = maxes.iter().sum::<f64>() / maxes.len() as f64;
+        let imb = imbalance.iter().sum::<f64>() / imbalance.len() as f64;
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {mean:.1} | {:+.1} % | {imb:.2} |",
+            c.fabric.label(),
+            size_label(c.size),
+            c.label,
+            cells.join(" | "),
+            (mean / ideal - 1.0) * 100.0
+        );
+    }
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    std::fs::write(out.join(format!("{stem}.csv")), csv).map_err(|e| e.to_string())?;
     Ok(md)
 }

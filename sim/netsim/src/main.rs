@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use rnic_netsim::experiments::{self, Fabric};
+use rnic_model::dcqcn::DcqcnParams;
+use rnic_netsim::experiments::{self, Fabric, Tune};
 use rnic_netsim::output::{plot_run, write_csvs, Summary};
 use rnic_netsim::sim::{Sim, SimConfig, Transport};
 use rnic_netsim::time::PS_PER_US;
@@ -25,6 +26,27 @@ enum TopoKind {
     LeafSpine,
     /// 3-tier k-ary fat tree.
     FatTree,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DcqcnProfile {
+    /// NVIDIA ConnectX firmware defaults (α period 1 µs, increase timer 300 µs,
+    /// byte counter 32 KB, F = 1, R_AI 5 Mb/s, R_HAI 50 Mb/s), CNPs ≥ 50 µs apart.
+    Connectx,
+    /// htsim's DCQCN: R_AI = line/20, R_HAI = line/10.
+    Htsim,
+    /// The DCQCN paper's steps scaled by line rate: R_AI = line/1000, R_HAI = line/100.
+    Paper,
+}
+
+impl DcqcnProfile {
+    fn params(self, gbps: u32) -> DcqcnParams {
+        match self {
+            DcqcnProfile::Connectx => DcqcnParams::connectx(gbps),
+            DcqcnProfile::Htsim => DcqcnParams::htsim(gbps),
+            DcqcnProfile::Paper => DcqcnParams::for_line_rate(gbps),
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -55,6 +77,10 @@ enum Scenario {
     Loss,
     /// Speed: 128- and 1024-node permutation of 2 MB.
     Bench,
+    /// STrack's window bounds on 128- and 1024-host 3-tier fat trees, several seeds.
+    StrackCwnd,
+    /// STrack against RoCEv2 (DCQCN profiles, PFC alone) on 1024 hosts, several seeds.
+    Baseline,
 }
 
 #[derive(Subcommand)]
@@ -73,12 +99,20 @@ enum Cmd {
         /// Fewer points (CI-sized).
         #[arg(long)]
         quick: bool,
-        /// Seed.
+        /// Seed (single-seed scenarios).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// STrack maximum window in % of the BDP (perm, perm-fail).
-        #[arg(long, default_value_t = 100)]
-        max_cwnd_pct: u32,
+        /// Seeds (strack-cwnd, baseline).
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+        seeds: Vec<u64>,
+        /// STrack maximum window in % of the BDP (perm, perm-fail, incast;
+        /// default: the simulator's).
+        #[arg(long)]
+        max_cwnd_pct: Option<u32>,
+        /// STrack window at a flow's start in % of the BDP (perm, perm-fail,
+        /// incast; default: the simulator's).
+        #[arg(long)]
+        init_cwnd_pct: Option<u32>,
     },
 }
 
@@ -132,9 +166,49 @@ struct RunArgs {
     /// MTU (payload bytes per packet).
     #[arg(long, default_value_t = 4096)]
     mtu: u32,
-    /// STrack/SRNIC maximum window, % of the BDP (default 100).
+    /// STrack/SRNIC maximum window, % of the BDP (default: STrack 125, SRNIC 100).
     #[arg(long)]
     max_cwnd_pct: Option<u32>,
+    /// STrack window at a flow's start, % of the BDP (default: the maximum window).
+    #[arg(long)]
+    init_cwnd_pct: Option<u32>,
+    /// Queue control packets (ACK/SACK/NAK/CNP) FIFO behind data at switch
+    /// ports instead of in a strict-priority class.
+    #[arg(long)]
+    no_ctrl_priority: bool,
+    /// ECN Kmin, % of the BDP (default: STrack 25, RoCEv2 100).
+    #[arg(long)]
+    ecn_kmin_pct: Option<u32>,
+    /// ECN Kmax, % of the BDP (default: STrack 75, RoCEv2 100).
+    #[arg(long)]
+    ecn_kmax_pct: Option<u32>,
+    /// DCQCN profile (RoCEv2): `connectx` (NVIDIA ConnectX defaults, the
+    /// default), `htsim` (the paper's timers, R_AI = line/20, R_HAI =
+    /// line/10) or `paper` (the DCQCN paper's, steps scaled by line rate:
+    /// line/1000, line/100).
+    #[arg(long, value_enum, default_value = "connectx")]
+    dcqcn: DcqcnProfile,
+    /// DCQCN additive-increase step R_AI, Mb/s (overrides the profile).
+    #[arg(long)]
+    dcqcn_rai_mbps: Option<u32>,
+    /// DCQCN hyper-increase step R_HAI, Mb/s (overrides the profile).
+    #[arg(long)]
+    dcqcn_rhai_mbps: Option<u32>,
+    /// DCQCN rate-increase timer, µs (overrides the profile).
+    #[arg(long)]
+    dcqcn_timer_us: Option<u64>,
+    /// DCQCN α-decay timer, µs (overrides the profile).
+    #[arg(long)]
+    dcqcn_alpha_timer_us: Option<u64>,
+    /// DCQCN fast-recovery stages F (overrides the profile).
+    #[arg(long)]
+    dcqcn_f: Option<u32>,
+    /// Minimum CNP spacing per flow at the receiver, µs (overrides the profile).
+    #[arg(long)]
+    dcqcn_cnp_us: Option<u64>,
+    /// DCQCN byte counter, bytes (overrides the profile).
+    #[arg(long, value_parser = parse_size)]
+    dcqcn_byte_counter: Option<u64>,
     /// SACK coalescing at STrack/SRNIC receivers, bytes (default: one SACK per packet).
     #[arg(long, value_parser = parse_size)]
     ack_coalesce: Option<u64>,
@@ -246,6 +320,40 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     if let Some(p) = a.max_cwnd_pct {
         cfg.max_cwnd_pct = p;
     }
+    cfg.dcqcn = a.dcqcn.params(cfg.host_gbps);
+    if let Some(v) = a.dcqcn_rai_mbps {
+        cfg.dcqcn.rai_mbps = v;
+    }
+    if let Some(v) = a.dcqcn_rhai_mbps {
+        cfg.dcqcn.rhai_mbps = v;
+    }
+    if let Some(v) = a.dcqcn_timer_us {
+        cfg.dcqcn.timer_ns = v * 1000;
+    }
+    if let Some(v) = a.dcqcn_alpha_timer_us {
+        cfg.dcqcn.alpha_timer_ns = v * 1000;
+    }
+    if let Some(v) = a.dcqcn_f {
+        cfg.dcqcn.f = v;
+    }
+    if let Some(v) = a.dcqcn_cnp_us {
+        cfg.dcqcn.cnp_interval_ns = v * 1000;
+    }
+    if let Some(v) = a.dcqcn_byte_counter {
+        cfg.dcqcn.byte_counter = v;
+    }
+    cfg.init_cwnd_pct = a.init_cwnd_pct.or(cfg.init_cwnd_pct);
+    cfg.ctrl_priority &= !a.no_ctrl_priority;
+    let bdp = cfg.net().bdp_bytes();
+    if let Some(p) = a.ecn_kmin_pct {
+        cfg.switch.kmin = bdp * p as u64 / 100;
+    }
+    if let Some(p) = a.ecn_kmax_pct {
+        cfg.switch.kmax = bdp * p as u64 / 100;
+    }
+    if cfg.switch.kmax < cfg.switch.kmin {
+        return Err(format!("ECN Kmax {} B below Kmin {} B", cfg.switch.kmax, cfg.switch.kmin));
+    }
     if let Some(b) = a.ack_coalesce {
         cfg.ack_coalesce_bytes = b.max(1) as u32;
     }
@@ -277,11 +385,11 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     Ok(())
 }
 
-fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u32) -> Result<(), String> {
+fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, seeds: &[u64], tune: Tune) -> Result<(), String> {
     let progress = std::io::stderr().is_terminal();
     let kib = |k: u64| k << 10;
     let mib = |m: u64| m << 20;
-    let all3 = [Transport::Strack, Transport::StrackOblivious, Transport::Roce];
+    let all3 = [Transport::Strack, Transport::StrackOblivious, Transport::Roce, Transport::RocePfc];
     match s {
         Scenario::Perm | Scenario::PermFail => {
             let sizes: Vec<u64> =
@@ -298,7 +406,7 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
                     vec![(1, a, format!("permfail_{n}_{a}links")), (1, b, format!("permfail_{n}_{b}links"))]
                 };
                 for (os, failed, stem) in cases {
-                    let stem = if max_cwnd_pct != 100 { format!("{stem}_cwnd{max_cwnd_pct}") } else { stem };
+                    let stem = format!("{stem}{}", tune.suffix());
                     let f = Fabric::two_tier(n, os);
                     println!(
                         "\n### {stem}: {}{}\n",
@@ -306,10 +414,7 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
                         if failed > 0 { format!(", {failed} ToR-spine links down") } else { String::new() }
                     );
                     println!("max FCT (µs):\n");
-                    print!(
-                        "{}",
-                        experiments::perm_sweep(f, &sizes, &all3, failed, max_cwnd_pct, seed, &out, &stem, progress)?
-                    );
+                    print!("{}", experiments::perm_sweep(f, &sizes, &all3, failed, tune, seed, &out, &stem, progress)?);
                 }
             }
         }
@@ -320,7 +425,16 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
             println!("\n### incast: {}, {} MB per sender\n", f.label(), size >> 20);
             print!(
                 "{}",
-                experiments::incast_sweep(f, fans, size, &[Transport::Strack, Transport::Roce], seed, &out, progress)?
+                experiments::incast_sweep(
+                    f,
+                    fans,
+                    size,
+                    &[Transport::Strack, Transport::Roce, Transport::RocePfc],
+                    tune,
+                    seed,
+                    &out,
+                    progress
+                )?
             );
         }
         Scenario::Loss => {
@@ -349,6 +463,67 @@ fn experiment(s: Scenario, out: PathBuf, quick: bool, seed: u64, max_cwnd_pct: u
             println!("\n### speed: STrack permutation of 2 MB\n");
             print!("{}", experiments::bench(&fabs, mib(2), seed)?);
         }
+        Scenario::StrackCwnd => {
+            let fabs = if quick {
+                vec![Fabric::fat_tree(128, 1)]
+            } else {
+                vec![Fabric::fat_tree(128, 1), Fabric::fat_tree(1024, 1)]
+            };
+            let settings: [(u32, Option<u32>); 4] = [(100, None), (125, None), (150, None), (125, Some(100))];
+            let mut cases = Vec::new();
+            for f in fabs {
+                for size in [mib(2), mib(16)] {
+                    for (max, init) in settings {
+                        let label = match init {
+                            Some(i) => format!("strack, max cwnd {max} %, initial {i} %"),
+                            None => format!("strack, max cwnd {max} %"),
+                        };
+                        cases.push(experiments::Case {
+                            label,
+                            fabric: f,
+                            size,
+                            transport: Transport::Strack,
+                            tweak: Box::new(move |c: &mut SimConfig| {
+                                c.max_cwnd_pct = max;
+                                c.init_cwnd_pct = init;
+                            }),
+                        });
+                    }
+                }
+            }
+            println!("\n### strack-cwnd: STrack's window bounds, 3-tier fat trees, permutation, max FCT (µs)\n");
+            print!("{}", experiments::seeds_table(&cases, seeds, &out, "strack_cwnd", progress)?);
+        }
+        Scenario::Baseline => {
+            let fabs = if quick {
+                vec![Fabric::two_tier(128, 1), Fabric::fat_tree(128, 1)]
+            } else {
+                vec![Fabric::two_tier(1024, 1), Fabric::fat_tree(1024, 1)]
+            };
+            let mut cases = Vec::new();
+            for f in fabs {
+                for size in [mib(2), mib(16)] {
+                    let mut add = |label: &str, t: Transport, tweak: Box<dyn Fn(&mut SimConfig)>| {
+                        cases.push(experiments::Case { label: label.into(), fabric: f, size, transport: t, tweak })
+                    };
+                    add("strack", Transport::Strack, Box::new(|_| {}));
+                    add(
+                        "roce, DCQCN paper steps (old default)",
+                        Transport::Roce,
+                        Box::new(|c: &mut SimConfig| c.dcqcn = DcqcnParams::for_line_rate(c.host_gbps)),
+                    );
+                    add(
+                        "roce, DCQCN htsim steps",
+                        Transport::Roce,
+                        Box::new(|c: &mut SimConfig| c.dcqcn = DcqcnParams::htsim(c.host_gbps)),
+                    );
+                    add("roce, DCQCN ConnectX (default)", Transport::Roce, Box::new(|_| {}));
+                    add("roce-pfc (PFC alone)", Transport::RocePfc, Box::new(|_| {}));
+                }
+            }
+            println!("\n### baseline: STrack vs RoCEv2, permutation, max FCT (µs; single path: (most flows on one fabric link))\n");
+            print!("{}", experiments::seeds_table(&cases, seeds, &out, "baseline", progress)?);
+        }
     }
     Ok(())
 }
@@ -357,8 +532,8 @@ fn main() {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Run(a) => run_cmd(a),
-        Cmd::Experiment { scenario, out, quick, seed, max_cwnd_pct } => {
-            experiment(scenario, out, quick, seed, max_cwnd_pct)
+        Cmd::Experiment { scenario, out, quick, seed, seeds, max_cwnd_pct, init_cwnd_pct } => {
+            experiment(scenario, out, quick, seed, &seeds, Tune { max_cwnd_pct, init_cwnd_pct })
         }
     };
     if let Err(e) = r {

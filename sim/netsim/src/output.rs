@@ -48,6 +48,15 @@ pub struct Summary {
     pub max_reorder: u32,
     /// 99th percentile over flows of the per-flow reorder span.
     pub p99_reorder: u32,
+    /// Single-path transports: most flows sharing one switch-to-switch
+    /// link (0 for sprayed transports).
+    pub flows_per_fabric_link: u32,
+    /// Single-path transports: most flows on any link, host links included.
+    pub flows_per_link: u32,
+    /// Bytes on the busiest switch-to-switch link.
+    pub fabric_link_max_bytes: u64,
+    /// Mean bytes over the switch-to-switch links that carried any.
+    pub fabric_link_mean_bytes: u64,
     /// Simulated time, µs.
     pub sim_us: f64,
     /// Events.
@@ -93,6 +102,10 @@ impl Summary {
                     v[((v.len() as f64 * 0.99).ceil() as usize).clamp(1, v.len()) - 1]
                 }
             },
+            flows_per_fabric_link: r.max_flows_per_fabric_link,
+            flows_per_link: r.max_flows_per_link,
+            fabric_link_max_bytes: r.fabric_link_max_bytes,
+            fabric_link_mean_bytes: r.fabric_link_mean_bytes,
             sim_us: r.end_ps as f64 / PS_PER_US as f64,
             events: r.events,
             wall_s: r.wall_s,
@@ -127,6 +140,20 @@ impl Summary {
             self.max_reorder, self.p99_reorder
         );
         let _ = writeln!(s, "PFC            {} pauses, {:.1} µs paused link time", self.pauses, self.pause_us);
+        if self.flows_per_link > 0 {
+            let _ = writeln!(
+                s,
+                "single path    up to {} flows on one fabric link ({} on any link, host links included)",
+                self.flows_per_fabric_link, self.flows_per_link
+            );
+        }
+        let _ = writeln!(
+            s,
+            "fabric links   busiest carried {:.3} MB, mean {:.3} MB ({:.2}x)",
+            self.fabric_link_max_bytes as f64 / 1e6,
+            self.fabric_link_mean_bytes as f64 / 1e6,
+            self.fabric_link_max_bytes as f64 / (self.fabric_link_mean_bytes.max(1)) as f64
+        );
         let _ = writeln!(
             s,
             "simulated      {:.1} µs;  {} events in {:.3} s = {:.2} M events/s",

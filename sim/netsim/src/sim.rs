@@ -48,17 +48,31 @@ pub enum Transport {
     StrackOblivious,
     /// RoCEv2: DCQCN + go-back-N on one path, PFC in the fabric.
     Roce,
+    /// RoCEv2 without congestion control: go-back-N on one path at line
+    /// rate, PFC in the fabric (no ECN, no CNPs).
+    RocePfc,
     /// SRNIC: DCTCP window + selective repeat on one path.
     Srnic,
 }
 
 impl Transport {
+    /// RoCEv2 (go-back-N, PFC), with or without DCQCN.
+    pub fn is_roce(&self) -> bool {
+        matches!(self, Transport::Roce | Transport::RocePfc)
+    }
+
+    /// One path per flow (no spraying): RoCEv2 and SRNIC.
+    pub fn single_path(&self) -> bool {
+        matches!(self, Transport::Roce | Transport::RocePfc | Transport::Srnic)
+    }
+
     /// Name as on the command line.
     pub fn name(&self) -> &'static str {
         match self {
             Transport::Strack => "strack",
             Transport::StrackOblivious => "strack-oblivious",
             Transport::Roce => "roce",
+            Transport::RocePfc => "roce-pfc",
             Transport::Srnic => "srnic",
         }
     }
@@ -113,12 +127,20 @@ pub struct SimConfig {
     pub ack_coalesce_bytes: u32,
     /// STrack max window, % of BDP.
     pub max_cwnd_pct: u32,
+    /// STrack window at a flow's start, % of BDP (None: `max_cwnd_pct`,
+    /// i.e. line rate as in the model's `StrackCc::new`).
+    pub init_cwnd_pct: Option<u32>,
+    /// Control packets (ACK, SACK, NAK, CNP) in a strict-priority class at
+    /// every switch port (true), or FIFO behind data (false).
+    pub ctrl_priority: bool,
     /// Retransmission timeout, ns.
     pub rto_ns: u64,
     /// STrack entropies.
     pub max_paths: u16,
     /// go-back-N receiver ACKs every n packets.
     pub gbn_ack_every: u32,
+    /// DCQCN (RoCEv2 reaction and notification points).
+    pub dcqcn: DcqcnParams,
     /// Time-series bin for queue delay / drops / pauses, ps.
     pub series_bin_ps: Ps,
     /// Throughput bin, ps.
@@ -139,12 +161,20 @@ impl SimConfig {
         let base_rtt_ns = rtt_ps.div_ceil(PS_PER_NS) as u32;
         let gbps = topo.spec.gbps[0];
         let bdp = gbps as u64 * base_rtt_ns as u64 / 8;
+        let strack = matches!(transport, Transport::Strack | Transport::StrackOblivious);
         let switch = match transport {
             Transport::Roce => SwitchConfig {
                 buffer_bytes: 64 << 20,
                 kmin: bdp,
                 kmax: bdp,
                 pmax_ppm: 1_000_000,
+                pfc: Some(PfcConfig { xoff: bdp, xon: bdp / 2 }),
+            },
+            Transport::RocePfc => SwitchConfig {
+                buffer_bytes: 64 << 20,
+                kmin: u64::MAX,
+                kmax: u64::MAX,
+                pmax_ppm: 0,
                 pfc: Some(PfcConfig { xoff: bdp, xon: bdp / 2 }),
             },
             _ => {
@@ -167,12 +197,24 @@ impl SimConfig {
             // ACK's entropy then steers traffic *towards* that path (see
             // docs/netsim-results.md); `--ack-coalesce` changes it.
             ack_coalesce_bytes: if transport == Transport::Srnic { 1 } else { mtu },
-            max_cwnd_pct: 100,
+            // STrack: a window of up to 125 % of the BDP (headroom for the
+            // queueing that hashing spray onto a 1:1 fabric cannot avoid),
+            // starting at 100 % (line rate for one base RTT, which keeps an
+            // incast's first burst as it was); measured in
+            // docs/netsim-results.md, "Tuning STrack's window". SRNIC: 100 %.
+            max_cwnd_pct: if strack { 125 } else { 100 },
+            init_cwnd_pct: if strack { Some(100) } else { None },
+            ctrl_priority: true,
             // STrack: "hundreds of microseconds"; RoCEv2 NICs use milliseconds
             // (a shorter RTO fires spuriously while PFC holds a flow back).
-            rto_ns: if transport == Transport::Roce { 4_000_000 } else { 200_000 },
+            rto_ns: if transport.is_roce() { 4_000_000 } else { 200_000 },
             max_paths: 256,
             gbn_ack_every: 4,
+            // NVIDIA ConnectX defaults (α period 1 µs, 32 KB byte counter, F =
+            // 1): with the DCQCN paper's 55 µs stages (and line-rate-scaled
+            // steps) a flow cut by a CNP crawls back and RoCEv2 loses to PFC
+            // alone (docs/netsim-results.md, "A fair RoCEv2 baseline").
+            dcqcn: DcqcnParams::connectx(gbps),
             series_bin_ps: 10 * PS_PER_US,
             tput_bin_ps: 100 * PS_PER_US,
             tput_flows: 8,
@@ -351,6 +393,16 @@ pub struct Report {
     pub wall_s: f64,
     /// Packets tail-dropped in switches.
     pub drops: u64,
+    /// Single-path transports (RoCEv2, SRNIC): the most flows whose ECMP
+    /// path shares one switch-to-switch link (0 for sprayed transports).
+    pub max_flows_per_fabric_link: u32,
+    /// Single-path transports: the most flows on any one link, host links
+    /// included (an incast's last hop; 0 for sprayed transports).
+    pub max_flows_per_link: u32,
+    /// Bytes sent on the busiest switch-to-switch link.
+    pub fabric_link_max_bytes: u64,
+    /// Mean bytes over the switch-to-switch links that carried any.
+    pub fabric_link_mean_bytes: u64,
     /// Packets lost to injected random loss.
     pub random_losses: u64,
     /// ECN marks.
@@ -528,7 +580,7 @@ impl Sim {
             max_cwnd: bytes_to_q8(bdp * cfg.max_cwnd_pct as u64 / 100),
             min_cwnd: bytes_to_q8(cfg.mtu as u64),
         };
-        let dcqcn_p = DcqcnParams::for_line_rate(cfg.host_gbps);
+        let dcqcn_p = cfg.dcqcn;
         let n_hosts = topo.n_hosts as usize;
         let salts = (0..topo.n_nodes() as u64).map(|n| mix64(cfg.seed.wrapping_mul(0x100_0000_01b3) ^ n)).collect();
         let rep = Report {
@@ -711,6 +763,13 @@ impl Sim {
             }
         }
         let mut rep = std::mem::take(&mut self.rep);
+        if self.cfg.transport.single_path() {
+            (rep.max_flows_per_fabric_link, rep.max_flows_per_link) = self.single_path_load();
+        }
+        let fab: Vec<u64> =
+            self.ports.iter().filter(|p| p.switch_port && !p.last_hop && p.tx_bytes > 0).map(|p| p.tx_bytes).collect();
+        rep.fabric_link_max_bytes = fab.iter().copied().max().unwrap_or(0);
+        rep.fabric_link_mean_bytes = if fab.is_empty() { 0 } else { fab.iter().sum::<u64>() / fab.len() as u64 };
         rep.end_ps = self.now;
         rep.events = self.events;
         rep.wall_s = wall.elapsed().as_secs_f64();
@@ -761,12 +820,13 @@ impl Sim {
                 } else {
                     Lb::Oblivious(ObliviousLb::new(cfg.max_paths, f.sport_base % cfg.max_paths))
                 };
+                let mut cc = StrackCc::new(self.strack_p, now_ns);
+                if let Some(pct) = cfg.init_cwnd_pct {
+                    let w = bytes_to_q8(cfg.net().bdp_bytes() * pct as u64 / 100);
+                    cc.cwnd = w.clamp(self.strack_p.min_cwnd, self.strack_p.max_cwnd);
+                }
                 (
-                    Sender::Sr {
-                        sr: SrSender::new(self.sr_cfg, f.bytes, now_ns),
-                        cc: Cc::Strack(StrackCc::new(self.strack_p, now_ns)),
-                        lb,
-                    },
+                    Sender::Sr { sr: SrSender::new(self.sr_cfg, f.bytes, now_ns), cc: Cc::Strack(cc), lb },
                     Receiver::Sack(SackReceiver::new(cfg.ack_coalesce_bytes)),
                 )
             }
@@ -778,7 +838,7 @@ impl Sim {
                 },
                 Receiver::Sack(SackReceiver::new(cfg.ack_coalesce_bytes)),
             ),
-            Transport::Roce => {
+            Transport::Roce | Transport::RocePfc => {
                 let pkts = f.bytes.div_ceil(cfg.mtu as u64) as u32;
                 (
                     Sender::Roce {
@@ -827,8 +887,13 @@ impl Sim {
     fn enqueue(&mut self, port: u32, pi: u32) {
         let wire = self.pkts[pi as usize].wire as u64;
         let ctrl = self.pkts[pi as usize].kind.is_ctrl();
-        if ctrl {
+        if ctrl && (self.cfg.ctrl_priority || !self.ports[port as usize].switch_port) {
             self.ports[port as usize].ctrl.push_back(pi);
+        } else if ctrl {
+            // no priority class: FIFO with data, never dropped, never marked
+            let ps = &mut self.ports[port as usize];
+            ps.data_bytes += wire;
+            ps.data.push_back(pi);
         } else {
             if port == self.watched {
                 self.watch_arrival(port);
@@ -897,17 +962,21 @@ impl Sim {
                 return;
             }
             if let Some(pi) = ps.ctrl.pop_front() {
-                Some(pi)
+                Some((pi, false))
             } else if ps.paused {
                 None
             } else {
-                ps.data.pop_front()
+                ps.data.pop_front().map(|pi| (pi, true))
             }
         };
         let pi = match pi {
-            Some(pi) => {
+            Some((pi, from_data)) => {
                 let kind = self.pkts[pi as usize].kind;
-                if !kind.is_ctrl() {
+                if from_data && kind.is_ctrl() {
+                    // a control packet queued FIFO with data (ctrl_priority off)
+                    let wire = self.pkts[pi as usize].wire as u64;
+                    self.ports[port as usize].data_bytes -= wire;
+                } else if !kind.is_ctrl() {
                     let wire = self.pkts[pi as usize].wire as u64;
                     let ps = &mut self.ports[port as usize];
                     ps.data_bytes -= wire;
@@ -1161,25 +1230,56 @@ impl Sim {
                 }
             }
         }
-        let dst_tor = self.topo.host_tor[p.dst as usize];
-        let out = if self.topo.tors[dst_tor as usize] == node {
-            self.topo.host_down[p.dst as usize]
-        } else {
-            let hops = self.topo.next_hops(node, dst_tor);
-            if hops.is_empty() {
-                self.drop_pkt(pi, true);
-                return;
-            }
-            if hops.len() == 1 {
-                hops[0]
-            } else {
-                let key =
-                    (p.src as u64) << 40 ^ (p.dst as u64) << 16 ^ p.sport as u64 ^ (4791u64 << 48) ^ (17u64 << 60);
-                let h = mix64(key ^ self.salts[node as usize]);
-                hops[(h % hops.len() as u64) as usize]
-            }
+        let Some(out) = self.route(node, p.src, p.dst, p.sport) else {
+            self.drop_pkt(pi, true);
+            return;
         };
         self.enqueue(out, pi);
+    }
+
+    /// Egress port of switch `node` for a packet `src` → `dst` with UDP
+    /// source port `sport` (ECMP on the 5-tuple, salted per switch); None
+    /// if `dst` is unreachable from `node`.
+    fn route(&self, node: u32, src: u32, dst: u32, sport: u16) -> Option<u32> {
+        let dst_tor = self.topo.host_tor[dst as usize];
+        if self.topo.tors[dst_tor as usize] == node {
+            return Some(self.topo.host_down[dst as usize]);
+        }
+        let hops = self.topo.next_hops(node, dst_tor);
+        match hops.len() {
+            0 => None,
+            1 => Some(hops[0]),
+            n => {
+                let key = (src as u64) << 40 ^ (dst as u64) << 16 ^ sport as u64 ^ (4791u64 << 48) ^ (17u64 << 60);
+                let h = mix64(key ^ self.salts[node as usize]);
+                Some(hops[(h % n as u64) as usize])
+            }
+        }
+    }
+
+    /// Most flows whose single path (entropy 0, as RoCEv2 and SRNIC send)
+    /// crosses one switch-to-switch link, and the flows on the busiest
+    /// link of any kind (a host's own links included).
+    fn single_path_load(&self) -> (u32, u32) {
+        let mut fabric = vec![0u32; self.ports.len()];
+        let mut any = vec![0u32; self.ports.len()];
+        for f in &self.flows {
+            let sport = 0xc000 | (f.sport_base & 0x3fff);
+            let mut port = self.topo.host_up[f.src as usize];
+            for _ in 0..16 {
+                any[port as usize] += 1;
+                let node = self.ports[port as usize].to;
+                if (node as usize) < self.topo.n_hosts as usize {
+                    break;
+                }
+                let Some(next) = self.route(node, f.src, f.dst, sport) else { break };
+                if self.ports[next as usize].switch_port && !self.ports[next as usize].last_hop {
+                    fabric[next as usize] += 1;
+                }
+                port = next;
+            }
+        }
+        (fabric.iter().copied().max().unwrap_or(0), any.iter().copied().max().unwrap_or(0))
     }
 
     fn send_ctrl(&mut self, from: u32, p: Pkt) {
@@ -1221,11 +1321,12 @@ impl Sim {
                 let src = self.flows[fi as usize].src;
                 self.kick_host(src);
             }
-            Kind::Cnp => {
+            Kind::Cnp if self.cfg.transport == Transport::Roce => {
                 if let Sender::Roce { rp, .. } = &mut self.flows[p.flow as usize].sender {
                     rp.on_cnp(now_ns);
                 }
             }
+            Kind::Cnp => {}
         }
     }
 

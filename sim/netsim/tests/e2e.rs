@@ -10,7 +10,8 @@ use rnic_netsim::topo::{FabricSpec, Topology};
 use rnic_netsim::traffic::{self, FlowSpec, Workload};
 
 const SEED: u64 = 7;
-const ALL: [Transport; 4] = [Transport::Strack, Transport::StrackOblivious, Transport::Roce, Transport::Srnic];
+const ALL: [Transport; 5] =
+    [Transport::Strack, Transport::StrackOblivious, Transport::Roce, Transport::RocePfc, Transport::Srnic];
 
 fn fabric(hosts: u32, radix: u32, oversub: u32) -> Topology {
     Topology::build(&FabricSpec::leaf_spine(hosts, radix, oversub, 100, 1000).unwrap()).unwrap()
@@ -94,6 +95,67 @@ fn roce_incast_is_lossless_with_pfc() {
     assert_eq!(r.drops, 0, "PFC must prevent congestion drops");
     assert!(r.pauses > 0 && r.pause_ps > 0, "a 16:1 incast must trigger PFC");
     assert_eq!(r.retransmits(), 0);
+}
+
+#[test]
+fn roce_pfc_alone_is_lossless_unmarked_and_at_line_rate() {
+    let w = traffic::incast(32, 16, 0, 1 << 20, 4, SEED);
+    let r = run(fabric(32, 8, 1), Transport::RocePfc, &w, |_| {});
+    assert_reliable(&r, "roce-pfc 16:1");
+    assert_eq!((r.drops, r.ecn_marks, r.retransmits()), (0, 0, 0));
+    assert!(r.pauses > 0, "a 16:1 incast must trigger PFC");
+    // PFC alone keeps the receiver's link busy: the incast ends within 2 %
+    // of serializing all 16 MiB at 100 Gb/s
+    let wire = 16u64 * (1 << 20) / 4096 * (4096 + 64);
+    let ideal = ser_ps(wire, 100);
+    let last = r.flows.iter().map(|f| f.end).max().unwrap();
+    assert!(last < ideal + ideal / 50, "last flow ends at {last} ps, line rate {ideal} ps");
+}
+
+#[test]
+fn single_path_flows_per_link_are_counted() {
+    // 16 senders on three other ToRs to host 0: all 16 share host 0's last
+    // hop, and the four spine→ToR links into host 0's ToR carry all of them
+    let w = traffic::incast(32, 16, 0, 64 << 10, 4, SEED);
+    for t in [Transport::Roce, Transport::RocePfc, Transport::Srnic] {
+        let r = run(fabric(32, 8, 1), t, &w, |_| {});
+        assert_eq!(r.max_flows_per_link, 16, "{}", t.name());
+        assert!((4..=16).contains(&r.max_flows_per_fabric_link), "{}: {}", t.name(), r.max_flows_per_fabric_link);
+    }
+    // the count follows the packets: on a permutation, a link whose count
+    // is zero carried no data
+    let w = traffic::permutation(32, 64 << 10, SEED);
+    let r = run(fabric(32, 8, 1), Transport::RocePfc, &w, |_| {});
+    assert!(r.max_flows_per_fabric_link >= 1);
+    let s = run(fabric(32, 8, 1), Transport::Strack, &w, |_| {});
+    assert_eq!((s.max_flows_per_link, s.max_flows_per_fabric_link), (0, 0), "sprayed flows have no single path");
+    assert!(s.fabric_link_max_bytes >= s.fabric_link_mean_bytes && s.fabric_link_mean_bytes > 0);
+}
+
+#[test]
+fn control_packets_behind_data_still_deliver_everything() {
+    let w = traffic::permutation(32, 256 << 10, SEED);
+    for t in [Transport::Strack, Transport::Roce, Transport::Srnic] {
+        let r = run(fabric(32, 8, 1), t, &w, |c| c.ctrl_priority = false);
+        assert_reliable(&r, &format!("{} without a control priority", t.name()));
+    }
+}
+
+#[test]
+fn strack_starts_at_the_initial_window() {
+    // An incast's first burst is the senders' initial windows: starting at
+    // 100 % of the BDP drops fewer packets than starting at the 125 % maximum.
+    let w = traffic::incast(32, 16, 0, 1 << 20, 4, SEED);
+    let at = |init: u32| {
+        let r = run(fabric(32, 8, 1), Transport::Strack, &w, |c| {
+            c.max_cwnd_pct = 125;
+            c.init_cwnd_pct = Some(init);
+        });
+        assert_reliable(&r, &format!("strack 16:1, initial window {init} %"));
+        r.drops
+    };
+    let (d100, d125) = (at(100), at(125));
+    assert!(d100 < d125, "drops {d100} (initial 100 %) vs {d125} (initial 125 %)");
 }
 
 #[test]
