@@ -483,6 +483,9 @@ pub struct CcNetwork {
     pub mtu: u32,
     /// Largest window, in percent of the bandwidth-delay product.
     pub max_cwnd_pct: u32,
+    /// STrack's window at a QP's start, in percent of the bandwidth-delay
+    /// product (DCTCP's starts at the largest).
+    pub init_cwnd_pct: u32,
 }
 
 impl CcNetwork {
@@ -494,7 +497,7 @@ impl CcNetwork {
 
 impl Default for CcNetwork {
     fn default() -> Self {
-        CcNetwork { link_gbps: 100, base_rtt_ns: 5_000, mtu: 4096, max_cwnd_pct: 100 }
+        CcNetwork { link_gbps: 100, base_rtt_ns: 5_000, mtu: 4096, max_cwnd_pct: 100, init_cwnd_pct: 100 }
     }
 }
 
@@ -518,6 +521,11 @@ fn write_cc_params(dev: &dyn Device, net: CcNetwork) -> Result<()> {
     f::EWMA_SHIFT.put(&mut w, p.ewma_shift as u64);
     f::DCTCP_G.put(&mut w, rnic_model::dctcp::G_SHIFT as u64);
     f::DCTCP_MTU.put(&mut w, net.mtu as u64);
+    let init = rnic_model::strack::cc::StrackParams::from_net(
+        rnic_model::NetParams { link_gbps: net.link_gbps, base_rtt_ns: net.base_rtt_ns, mtu: net.mtu },
+        net.init_cwnd_pct,
+    );
+    f::INIT_CWND.put(&mut w, init.max_cwnd as u64);
     // STrack's probe: three base RTTs without an ACK (cycles of the core clock).
     let probe_cycles = 3 * net.base_rtt_ns as u64 * (params::CLOCK_HZ / 1_000_000) / 1_000;
     dev.write_reg(regs::REG_PROBE, probe_cycles)?;
@@ -540,6 +548,7 @@ impl Context {
             ("base_rtt_ns", net.base_rtt_ns as u64, 100, 10_000_000),
             ("mtu", net.mtu as u64, 256, 4096),
             ("max_cwnd_pct", net.max_cwnd_pct as u64, 1, 1_000),
+            ("init_cwnd_pct", net.init_cwnd_pct as u64, 1, 1_000),
         ] {
             if !(min..=max).contains(&v) {
                 return Err(Error::BadSize { what, value: v, min, max });

@@ -16,7 +16,8 @@
 //!
 //! Two requests, one at a time (`req_valid` while `req_ready`):
 //!
-//! - **Init** (`OP_INIT`): the QP starts at `max_cwnd` (line rate), its
+//! - **Init** (`OP_INIT`): the QP starts at `init_cwnd` (`max_cwnd` if 0;
+//!   a DCTCP QP at `max_cwnd`), its
 //!   RTT at the network's base RTT, its timers at `now`, its last bytes
 //!   count at 0 (where the peer's count starts when its QP is reset); with
 //!   its window on or off (an off QP's ACKs are ignored, and answered by
@@ -166,6 +167,8 @@ pub struct CcEngine {
     pub p_max_cwnd: Signal<In, Bits<32>>,
     /// Smallest window, bytes Q24.8.
     pub p_min_cwnd: Signal<In, Bits<32>>,
+    /// STrack's window at Init, bytes Q24.8 (0: `p_max_cwnd`).
+    pub p_init_cwnd: Signal<In, Bits<32>>,
     /// DCTCP's `g` as a right shift (0..=15).
     pub p_dctcp_g: Signal<In, Bits<4>>,
     /// DCTCP's increase per window, bytes (the MTU).
@@ -536,6 +539,9 @@ impl Logic for CcEngine {
                 self.state.d.next = CcState::Pre;
                 if self.op.q.val() != self.op_ack.val() {
                     self.cwnd.d.next = self.p_max_cwnd.val();
+                    if (self.p_init_cwnd.val() != 0) & !self.req_dctcp_q.q.val() {
+                        self.cwnd.d.next = self.p_init_cwnd.val();
+                    }
                     self.base_rtt.d.next = self.p_base_rtt.val();
                     self.avg.d.next = 0.into();
                     self.last_dec.d.next = self.now.q.val();

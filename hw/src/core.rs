@@ -40,6 +40,7 @@ const _: () = assert!(
         && rnic_spec::regs::cc_params::DCTCP_G.width == 4
         && rnic_spec::regs::cc_params::DCTCP_MTU.bit() == 400
         && rnic_spec::regs::cc_params::DCTCP_MTU.width == 16
+        && rnic_spec::regs::cc_params::INIT_CWND.bit() == 416
         && rnic_spec::regs::qpc::PMTU_LOG2.bit() == 4
         && rnic_spec::regs::cc_params::BASE_RTT.bit() == 0
         && rnic_spec::regs::cc_params::TARGET.bit() == 32
@@ -334,6 +335,7 @@ impl Logic for RnicCore {
         self.cc.nxt_psn.next = self.sq.nxt_psn.val();
         self.cc.p_dctcp_g.next = self.regs.cc_params.val().get_bits::<4>(392);
         self.cc.p_dctcp_mtu.next = self.regs.cc_params.val().get_bits::<16>(400);
+        self.cc.p_init_cwnd.next = self.regs.cc_params.val().get_bits::<32>(416);
         self.cc.req_probe.next = false;
         self.cc.p_base_rtt.next = self.regs.cc_params.val().get_bits::<32>(0);
         self.cc.p_target.next = self.regs.cc_params.val().get_bits::<32>(32);

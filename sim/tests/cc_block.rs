@@ -12,7 +12,8 @@
 //! and recovery; acknowledged bytes from 0 to past the model's 2^23 cap,
 //! probes, ACKs in bursts and after long gaps, and QPs re-initialised. The
 //! nanosecond clock starts just below 2^32, so the engine's 32-bit times
-//! wrap during the run. A third of the QP inits choose DCTCP (with a
+//! wrap during the run. STrack's first window is the largest or a random
+//! one (past the largest too). A third of the QP inits choose DCTCP (with a
 //! random g and MTU): their ACKs carry an ePSN that starts near the 24-bit
 //! wrap and moves with the acknowledged packets (stale ones too), and the
 //! QP's `snd_nxt` is written now and then, ahead of the ePSN or (a rewind)
@@ -172,7 +173,11 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
         max_cwnd: prm.max_cwnd,
         min_cwnd: prm.min_cwnd,
     };
-    for (name, v) in [("p_dctcp_g", dp.g_shift as u64), ("p_dctcp_mtu", dp.mtu as u64)] {
+    // STrack's first window: 0 (the largest), or anywhere from the smallest to past the largest.
+    let init_cwnd = if r.pct(40) { 0 } else { r.range(prm.min_cwnd as u64, prm.max_cwnd as u64 * 3 / 2) as u32 };
+    for (name, v) in
+        [("p_dctcp_g", dp.g_shift as u64), ("p_dctcp_mtu", dp.mtu as u64), ("p_init_cwnd", init_cwnd as u64)]
+    {
         let port = p(&m, name);
         m.set(port, v);
     }
@@ -266,7 +271,15 @@ fn run(seed: u64, ops: u64) -> Result<BTreeMap<&'static str, (u64, u64)>, String
         }
         m.set(valid, 0);
         let (want_cwnd, want_act) = if init {
-            let cc = if dctcp { Cc::Dctcp(Dctcp::new(dp)) } else { Cc::Strack(StrackCc::new(prm, now)) };
+            let cc = if dctcp {
+                Cc::Dctcp(Dctcp::new(dp))
+            } else {
+                let mut c = StrackCc::new(prm, now);
+                if init_cwnd != 0 {
+                    c.cwnd = init_cwnd;
+                }
+                Cc::Strack(c)
+            };
             let w = cc.cwnd();
             ccs[qi] = Some(cc);
             qs[qi] = (on, pmtu, 0);

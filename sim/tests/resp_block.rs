@@ -1421,6 +1421,8 @@ impl Tb {
                 ("psn_offset", w.psn_offset),
                 ("plen", plen),
                 ("imm", w.ts),
+                // A NAK's report carries its SACK OOO count in the RSN field.
+                ("rsn", w.ooo),
                 ("owner", owner),
             ],
         );

@@ -364,6 +364,7 @@ fn permutation(paths: u16) -> rnic_tools::scenario::ScenarioRun {
         oblivious: false,
         dctcp: false,
         cc_rtt_ns: CC_RTT_NS,
+        cc_pct: (100, 100),
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: 500,
         seed: 0x9E57,

@@ -276,6 +276,14 @@ struct Args {
     /// 100 Gb/s line rate).
     #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u32).range(100..=10_000_000), requires = "window")]
     cc_rtt_ns: u32,
+    /// With --cc or --dctcp: the largest window, % of the bandwidth-delay
+    /// product.
+    #[arg(long, default_value_t = rnic::CcNetwork::default().max_cwnd_pct, value_parser = clap::value_parser!(u32).range(1..=1000), requires = "window")]
+    cc_max_pct: u32,
+    /// With --cc: STrack's window at a QP's start, % of the
+    /// bandwidth-delay product (DCTCP's starts at the largest).
+    #[arg(long, default_value_t = rnic::CcNetwork::default().init_cwnd_pct, value_parser = clap::value_parser!(u32).range(1..=1000), requires = "window")]
+    cc_init_pct: u32,
     /// Connect the two NICs through a leaf-spine fabric with this many
     /// spines (NIC0 on leaf 0, NIC1 on leaf 1; ECMP on the UDP source
     /// port) instead of a cable.
@@ -328,6 +336,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         paths: a.paths,
         oblivious: a.oblivious,
         cc_rtt_ns: a.cc_rtt_ns,
+        cc_pct: (a.cc_max_pct, a.cc_init_pct),
         ecn_bytes: Some(a.ecn_kb.unwrap_or(32) << 10),
         buffer_bytes: a.switch_buffer_kb << 10,
         bin_cycles,
@@ -546,6 +555,7 @@ fn run_perm(a: &Args) -> Result<(), Stop> {
         paths: a.paths,
         oblivious: a.oblivious,
         cc_rtt_ns: a.cc_rtt_ns,
+        cc_pct: (a.cc_max_pct, a.cc_init_pct),
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS),
         seed: a.seed,
@@ -925,7 +935,12 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     let mmio_ns = cfg.mmio_latency_ns;
     let nics = Nics::new(2, cfg)?;
     if a.window() {
-        let net = rnic::CcNetwork { base_rtt_ns: a.cc_rtt_ns, ..Default::default() };
+        let net = rnic::CcNetwork {
+            base_rtt_ns: a.cc_rtt_ns,
+            max_cwnd_pct: a.cc_max_pct,
+            init_cwnd_pct: a.cc_init_pct,
+            ..Default::default()
+        };
         for c in &nics.ctxs {
             c.set_cc_network(net).map_err(|e| format!("--cc-rtt-ns {}: {e}", a.cc_rtt_ns))?;
         }
@@ -1100,11 +1115,17 @@ fn print_header(a: &Args, faults: &RandomFaults) {
         );
     }
     if a.cc {
-        out!(" Congestion ctl : STrack's window per requester QP (Table 1 for 100 Gb/s, {} ns)", a.cc_rtt_ns);
+        out!(
+            " Congestion ctl : STrack's window per requester QP (Table 1 for 100 Gb/s, {} ns; at most {} % of the BDP, {} % at the start)",
+            a.cc_rtt_ns,
+            a.cc_max_pct,
+            a.cc_init_pct
+        );
     }
     if a.dctcp {
         out!(
-            " Congestion ctl : DCTCP's window per requester QP (g = 1/16, largest window 100 Gb/s x {} ns)",
+            " Congestion ctl : DCTCP's window per requester QP (g = 1/16, largest window {} % of 100 Gb/s x {} ns)",
+            a.cc_max_pct,
             a.cc_rtt_ns
         );
     }
@@ -1322,6 +1343,10 @@ mod tests {
         assert!(parse("write_bw --cc --dctcp").is_err(), "one window");
         assert!(parse("write_bw --cc-rtt-ns 8000").is_err(), "--cc-rtt-ns needs a window");
         assert!(parse("write_bw --oblivious").is_err(), "--oblivious needs --paths");
+        let a = parse("write_bw --cc --cc-max-pct 125 --cc-init-pct 100").unwrap();
+        assert_eq!((a.cc_max_pct, a.cc_init_pct), (125, 100));
+        assert!(parse("write_bw --cc-max-pct 125").is_err(), "--cc-max-pct needs a window");
+        assert!(parse("write_bw --cc-init-pct 50").is_err(), "--cc-init-pct needs a window");
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub struct IncastConfig {
     pub dctcp: bool,
     /// STrack's base RTT, ns (`CcNetwork::base_rtt_ns`).
     pub cc_rtt_ns: u32,
+    /// The largest and the first window, % of the BDP (`CcNetwork::max_cwnd_pct`, `init_cwnd_pct`).
+    pub cc_pct: (u32, u32),
     /// Switch queues mark CE above this many bytes (None: no marking).
     pub ecn_bytes: Option<u64>,
     /// Switch queue buffer, bytes.
@@ -55,6 +57,7 @@ impl Default for IncastConfig {
             oblivious: false,
             dctcp: false,
             cc_rtt_ns: CcNetwork::default().base_rtt_ns,
+            cc_pct: (CcNetwork::default().max_cwnd_pct, CcNetwork::default().init_cwnd_pct),
             ecn_bytes: Some(32 << 10),
             buffer_bytes: 1 << 20,
             bin_cycles: 500,
@@ -171,6 +174,7 @@ pub fn run_incast(cfg: &IncastConfig, progress: impl FnMut(u64)) -> Result<Scena
         oblivious: cfg.oblivious,
         dctcp: cfg.dctcp,
         cc_rtt_ns: cfg.cc_rtt_ns,
+        cc_pct: cfg.cc_pct,
         watch: format!("port {}", cfg.fan_in),
         bin_cycles: cfg.bin_cycles,
         seed: cfg.seed,
@@ -202,6 +206,8 @@ pub struct FlowsConfig {
     pub dctcp: bool,
     /// STrack's base RTT, ns.
     pub cc_rtt_ns: u32,
+    /// The largest and the first window, % of the BDP.
+    pub cc_pct: (u32, u32),
     /// The switch queue sampled per bin (`Fabric::queue_stats` names, e.g. `port 8`).
     pub watch: String,
     /// Sampling bin, cycles.
@@ -237,7 +243,8 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
     let nics = Nics::new(cfg.nics, cfg.sim.clone())?;
     let err = |what: &str, e: rnic::Error| format!("{what}: {e}");
     for ctx in &nics.ctxs {
-        ctx.set_cc_network(CcNetwork { base_rtt_ns: cfg.cc_rtt_ns, ..Default::default() })
+        let (max_cwnd_pct, init_cwnd_pct) = cfg.cc_pct;
+        ctx.set_cc_network(CcNetwork { base_rtt_ns: cfg.cc_rtt_ns, max_cwnd_pct, init_cwnd_pct, ..Default::default() })
             .map_err(|e| err("the window's network", e))?;
     }
     let bytes = cfg.size * cfg.msgs as usize;

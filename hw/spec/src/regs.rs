@@ -366,6 +366,9 @@ pub mod cc_params {
     pub const DCTCP_G: Field = Field::new(6, 8, 4);
     /// DCTCP's additive increase per window, bytes (the MTU).
     pub const DCTCP_MTU: Field = Field::new(6, 16, 16);
+    /// STrack's window at a QP's start, bytes Q24.8 (0: `MAX_CWND`);
+    /// DCTCP's starts at `MAX_CWND`.
+    pub const INIT_CWND: Field = Field::new(6, 32, 32);
 }
 
 /// Staging words of a software-recovery command ([`REG_RX_SR_SET`]).
