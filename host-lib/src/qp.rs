@@ -689,6 +689,15 @@ impl Qp {
         self.with(|q| q.rec.stats.psn_naks)
     }
 
+    /// The QP's congestion window in bytes as the NIC's window engine
+    /// last set it (`REG_CC_WINDOW`; STrack's or DCTCP's; meaningless for
+    /// a QP without a window). Not an ibverbs call.
+    pub fn cc_window_bytes(&self) -> Result<u64> {
+        let ctx = self.context();
+        ctx.dev().write_reg(regs::REG_CC_WINDOW, self.qpn as u64)?;
+        Ok((ctx.dev().read_reg(regs::REG_CC_WINDOW)? & 0xFFFF_FFFF) >> 8)
+    }
+
     /// The loss-recovery slow path's counters for this QP (NAKs, RNR NAKs,
     /// timeouts, rewinds), as of the last [`crate::Cq::poll_cq`] on this context.
     pub fn recovery_stats(&self) -> RecoveryStats {

@@ -138,6 +138,8 @@ pub struct RnicCore {
     cc: CcEngine,
     /// Per QP, the window (bytes Q24.8) the window engine last computed.
     cwnd: RAM<Bits<32>, QPN_BITS>,
+    /// A copy of the window table for the host's reads (`REG_CC_WINDOW`).
+    cwnd_host: RAM<Bits<32>, QPN_BITS>,
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
     qpc_tx: RAM<Bits<448>, QPN_BITS>,
@@ -351,6 +353,13 @@ impl Logic for RnicCore {
         self.cwnd.write_address.next = self.cc.out_qpn.val();
         self.cwnd.write_data.next = self.cc.out_cwnd.val();
         self.cwnd.read_address.next = self.sq.cwnd_addr.val();
+        self.cwnd_host.read_clock.next = self.clock.val();
+        self.cwnd_host.write_clock.next = self.clock.val();
+        self.cwnd_host.write_enable.next = self.cc.out_valid.val();
+        self.cwnd_host.write_address.next = self.cc.out_qpn.val();
+        self.cwnd_host.write_data.next = self.cc.out_cwnd.val();
+        self.cwnd_host.read_address.next = self.regs.cc_query_qpn.val();
+        self.regs.cc_query_cwnd.next = self.cwnd_host.read_data.val();
         self.sq.cwnd_data.next = self.cwnd.read_data.val();
         self.jseq.write_enable.next = self.resp.jseq_we.val();
         self.jseq.write_address.next = self.resp.jseq_waddr.val();

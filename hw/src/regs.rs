@@ -35,6 +35,7 @@ const _: () = assert!(
         && r::REG_SQ_REWIND == 0x178
         && r::REG_RTO == 0x180
         && r::REG_PROBE == 0x1A0
+        && r::REG_CC_WINDOW == 0x1A8
         && r::REG_RX_SR_SET == 0x188
         && r::REG_SR_POOL_HOLD == 0x190
         && r::REG_CC_PARAMS == 0x198
@@ -95,6 +96,10 @@ pub struct Regs {
     pub rto: Signal<Out, Bits<32>>,
     /// Probe timeout in cycles (`REG_PROBE`; 0: off).
     pub probe: Signal<Out, Bits<32>>,
+    /// The QP whose window `REG_CC_WINDOW` reads.
+    pub cc_query_qpn: Signal<Out, Bits<QPN_BITS>>,
+    /// Its window (bytes, Q24.8), from the core's copy of the window table.
+    pub cc_query_cwnd: Signal<In, Bits<32>>,
     /// Windows of the responder's pool held back (`REG_SR_POOL_HOLD`).
     pub sr_pool_hold: Signal<Out, Bits<8>>,
     /// STrack's parameters: the staging words as the last `REG_CC_PARAMS` write found them (`regs::cc_params`).
@@ -163,6 +168,7 @@ pub struct Regs {
     c24: DFF<Bits<64>>,
     rto_q: DFF<Bits<32>>,
     probe_q: DFF<Bits<32>>,
+    cwq_q: DFF<Bits<QPN_BITS>>,
     hold_q: DFF<Bits<8>>,
     ccp: DFF<Bits<512>>,
     ctl_base: DFF<Bits<64>>,
@@ -178,10 +184,11 @@ impl Logic for Regs {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, rto_q,
-            probe_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci
+            probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci
         );
         self.rto.next = self.rto_q.q.val();
         self.probe.next = self.probe_q.q.val();
+        self.cc_query_qpn.next = self.cwq_q.q.val();
         self.sr_pool_hold.next = self.hold_q.q.val();
         self.cc_params.next = self.ccp.q.val();
         self.sq_rewind.next = false;
@@ -250,6 +257,11 @@ impl Logic for Regs {
                 }
                 384 => self.rto_q.d.next = self.wr_data.val().get_bits::<32>(0),
                 416 => self.probe_q.d.next = self.wr_data.val().get_bits::<32>(0),
+                424 => {
+                    self.cwq_q.d.next = self.wr_data.val().get_bits::<QPN_BITS>(0);
+                    // The window table is addressed in the write's cycle: a read the next cycle sees this QP's.
+                    self.cc_query_qpn.next = self.wr_data.val().get_bits::<QPN_BITS>(0);
+                }
                 400 => self.hold_q.d.next = self.wr_data.val().get_bits::<8>(0),
                 408 => self.ccp.d.next = self.stage.val(),
                 392 => {
@@ -379,6 +391,7 @@ impl Logic for Regs {
             704 => self.resp_d.d.next = self.c24.q.val(),
             384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
             416 => self.resp_d.d.next = bit_cast::<64, 32>(self.probe_q.q.val()),
+            424 => self.resp_d.d.next = bit_cast::<64, 32>(self.cc_query_cwnd.val()),
             400 => self.resp_d.d.next = bit_cast::<64, 8>(self.hold_q.q.val()),
             352 => self.resp_d.d.next = self.ctl_base.q.val(),
             360 => self.resp_d.d.next = bit_cast::<64, 8>(self.ctl_log2.q.val()),

@@ -138,6 +138,12 @@ fn regs_decode_commits_doorbells_and_counters() {
     write(&mut m, r::REG_PROBE, 0x9_8765_4321);
     assert_eq!((m.get(probe), read(&mut m, r::REG_PROBE)), (0x8765_4321, 0x8765_4321), "REG_PROBE keeps 32 bits");
     assert_eq!(m.get(rto), 0x2345_6789, "REG_PROBE leaves REG_RTO");
+    // REG_CC_WINDOW: a write selects the QP (low QPN bits), a read returns the core's window for it.
+    let (cwq, cwnd) = (p(&m, "cc_query_qpn"), p(&m, "cc_query_cwnd"));
+    write(&mut m, r::REG_CC_WINDOW, 0x1FF);
+    assert_eq!(m.get(cwq), 0xFF, "REG_CC_WINDOW selects QPN 255 (the low bits)");
+    m.set(cwnd, 0x00F4_2400);
+    assert_eq!(read(&mut m, r::REG_CC_WINDOW), 0x00F4_2400, "REG_CC_WINDOW reads the core's window");
     for (bit, reg) in [
         (15, r::counters::CTRLQ_DROP),
         (16, r::counters::CTRLQ_ENTRIES),

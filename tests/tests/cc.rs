@@ -32,6 +32,10 @@ fn one_qp_under_the_window_delivers_every_byte() {
     {
         let w = World::strack(&nics, 1, 32, Mtu::Mtu4096, 0);
         transfer_in(&w, Op::Write, 64 * 1024, 32);
+        // Nothing congests a cable: the window stays at its largest, one BDP (`REG_CC_WINDOW`).
+        let net = rnic::CcNetwork::default();
+        let window = w.conns[0].0.cc_window_bytes().unwrap();
+        assert_eq!(window, net.max_window_bytes(), "the QP's window after the transfer");
     }
     let cycles = nics.cluster.borrow().now() - t0;
     let skipped = nics.cluster.borrow_mut().read_reg(0, rnic_spec::regs::counters::CC_SKIPPED).unwrap();

@@ -197,6 +197,9 @@ pub struct Report {
     pub own_slots: bool,
     /// The requester QPs' loss-recovery counters, summed.
     pub recovery: rnic::RecoveryStats,
+    /// Each requester QP's congestion window at the end, bytes (QPN, window), with
+    /// `strack_cc` or `dctcp_cc`; empty without.
+    pub cc_windows: Vec<(u32, u64)>,
     /// Device cycle at which the host saw each requester completion, in order.
     pub completions: Vec<u64>,
     /// Device cycle each of those messages was posted (its doorbell), in the
@@ -319,6 +322,7 @@ impl Report {
             verified_bytes: a.verified_bytes + b.verified_bytes,
             own_slots: a.own_slots && b.own_slots,
             recovery: [a.recovery, b.recovery].into_iter().sum(),
+            cc_windows: a.cc_windows.iter().chain(&b.cc_windows).copied().collect(),
             completions,
             posts,
             deliveries,
@@ -883,6 +887,15 @@ impl<'a> Runner<'a> {
             verified_bytes: self.verified,
             own_slots: self.s.own_slots,
             recovery: self.s.lanes.iter().flat_map(|l| [l.req.recovery_stats(), l.resp.recovery_stats()]).sum(),
+            cc_windows: if self.c.strack_cc || self.c.dctcp_cc {
+                self.s
+                    .lanes
+                    .iter()
+                    .map(|l| Ok((l.req.qp_num(), l.req.cc_window_bytes()?)))
+                    .collect::<Result<_, rnic::Error>>()?
+            } else {
+                Vec::new()
+            },
             completions: std::mem::take(&mut self.completions),
             posts: std::mem::take(&mut self.posts),
             deliveries: std::mem::take(&mut self.deliveries),
@@ -1095,6 +1108,7 @@ mod tests {
             verified_bytes: 0,
             own_slots: true,
             recovery: Default::default(),
+            cc_windows: Vec::new(),
             completions: Vec::new(),
             posts: Vec::new(),
             deliveries: Vec::new(),

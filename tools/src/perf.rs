@@ -1181,6 +1181,19 @@ fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: 
         100.0 * gap,
         if gap > STEADY_GAP { "; TOO SHORT for a steady-state figure: run more iterations (-n)" } else { "" }
     );
+    if !r.cc_windows.is_empty() {
+        // The first 8 QPs' windows, and the range over all.
+        let shown: Vec<String> = r.cc_windows.iter().take(8).map(|(q, w)| format!("QP {q} {w} B")).collect();
+        let (lo, hi) = r.cc_windows.iter().fold((u64::MAX, 0), |(lo, hi), &(_, w)| (lo.min(w), hi.max(w)));
+        out!(
+            " windows       : {}{} (at the end; {} to {} B over {} QPs)",
+            shown.join(", "),
+            if r.cc_windows.len() > 8 { ", ..." } else { "" },
+            lo,
+            hi,
+            r.cc_windows.len()
+        );
+    }
 }
 
 fn print_faults(nics: &Nics, t: &Totals) {

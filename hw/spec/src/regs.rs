@@ -181,6 +181,12 @@ pub const REG_SR_POOL_HOLD: u32 = 0x190;
 /// them from the staging words ([`cc_params`]). Until the first write they
 /// are zero and no QP should enable [`qpc::CC`].
 pub const REG_CC_PARAMS: u32 = 0x198;
+/// A QP's congestion window, for the host to watch: a write selects the QP
+/// (its QPN in the low bits), a read after it returns that QP's window as
+/// the window engine last wrote it (bytes, Q24.8; STrack's or DCTCP's; for
+/// a QP whose window is off, the largest, where its last requester reset
+/// started it; 0 for a QPN never reset).
+pub const REG_CC_WINDOW: u32 = 0x1A8;
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
