@@ -112,6 +112,13 @@ pub struct ModelScenario {
     pub seed: u64,
     /// Width of a bin of [`ModelRun::queue_series`], ns.
     pub bin_ns: u64,
+    /// With [`ModelTopo::LeafSpine`]: slow the link to the spine that
+    /// this many of the flow's `max_paths` entropies take in netsim (the
+    /// cosimulated fabric's count on its slow spine), so both fabrics put
+    /// the same share of the entropies on their slow link whatever their
+    /// ECMP hashes do; the spine with the nearest count, the lowest on a
+    /// tie. None: `slow_spine` as given.
+    pub slow_entropies: Option<u32>,
 }
 
 impl ModelScenario {
@@ -136,6 +143,7 @@ impl ModelScenario {
             transport: ModelTransport::Strack,
             seed: 1,
             bin_ns: 2_000,
+            slow_entropies: None,
         }
     }
 }
@@ -174,11 +182,44 @@ pub struct ModelRun {
     pub notes: Vec<String>,
 }
 
+/// `s` with its slow spine chosen by [`ModelScenario::slow_entropies`]:
+/// netsim's entropy-to-spine map is read from a probe simulation of the
+/// same fabric (ECMP does not depend on link rates).
+/// Also returns a note of the match.
+fn matched_slow_spine(s: &ModelScenario) -> Result<(ModelScenario, Option<String>), String> {
+    let (ModelTopo::LeafSpine { spines, slow_gbps, .. }, Some(want)) = (s.topo.clone(), s.slow_entropies) else {
+        return Ok((s.clone(), None));
+    };
+    let probe = ModelScenario { topo: ModelTopo::LeafSpine { spines, slow_spine: 0, slow_gbps: 100.0 }, ..s.clone() };
+    let fab = Fabric::build(&probe)?;
+    let ports = fab.spine_ports.as_ref().ok_or("a leaf-spine fabric without spine links")?;
+    let cfg = SimConfig::paper_defaults(s.transport.netsim(), &fab.topo, s.mtu, s.seed);
+    let sim = Sim::new(fab.topo.clone(), cfg, &fab.workload)?;
+    let leaf0 = fab.topo.tors[0];
+    let mut count = vec![0u32; spines as usize];
+    for e in 0..s.max_paths.max(1) {
+        let port = sim.egress_of(leaf0, 0, e).ok_or("the flow has no path from leaf 0")?;
+        if let Some(sp) = ports.iter().position(|p| p[0] == port) {
+            count[sp] += 1;
+        }
+    }
+    let slow_spine = (0..spines).min_by_key(|&sp| count[sp as usize].abs_diff(want)).unwrap_or(0);
+    let note = format!(
+        "slow link matched by entropies: netsim's leaf 0 -> spine {slow_spine} is slow, which {} of the flow's {} \
+         entropies take (netsim's spines take {count:?}); the cosimulated slow spine takes {want}",
+        count[slow_spine as usize],
+        s.max_paths.max(1)
+    );
+    Ok((ModelScenario { topo: ModelTopo::LeafSpine { spines, slow_spine, slow_gbps }, ..s.clone() }, Some(note)))
+}
+
 /// Runs `s` with netsim's model hosts. Fails on a scenario netsim cannot
 /// build or if a flow has not completed by a deadline long enough for every
 /// flow at a tenth of the line rate, one after the other.
 pub fn run_model(s: &ModelScenario) -> Result<ModelRun, String> {
     check(s)?;
+    let (matched, match_note) = matched_slow_spine(s)?;
+    let s = &matched;
     let fabric = Fabric::build(s)?;
     let n_flows = fabric.workload.flows.len() as u64;
     let mut cfg = SimConfig::paper_defaults(s.transport.netsim(), &fabric.topo, s.mtu, s.seed);
@@ -203,7 +244,8 @@ pub fn run_model(s: &ModelScenario) -> Result<ModelRun, String> {
     cfg.tput_flows = 0;
     cfg.stop_at_ps = 1_000 * PS_PER_US + n_flows * s.bytes_per_flow * 80 * PS_PER_NS / s.link_gbps as u64;
     let stop = cfg.stop_at_ps;
-    let notes = notes(s, &fabric, &cfg);
+    let mut notes = notes(s, &fabric, &cfg);
+    notes.extend(match_note);
     let r = Sim::new(fabric.topo.clone(), cfg, &fabric.workload)?.watch_port(fabric.watch).run();
     let done = r.completed();
     if done < r.flows.len() {
@@ -555,6 +597,28 @@ mod tests {
             a.aggregate_gbps,
             o.aggregate_gbps
         );
+    }
+
+    #[test]
+    fn the_slow_link_is_matched_by_entropy_count() {
+        let topo = || ModelTopo::LeafSpine { spines: 4, slow_spine: 0, slow_gbps: 20.0 };
+        let mut s = ModelScenario { max_paths: 16, ..scenario(topo(), 1 << 20) };
+        assert_eq!(matched_slow_spine(&s).unwrap(), (s.clone(), None), "no count: the slow spine as given");
+        for want in 0..=16u32 {
+            s.slow_entropies = Some(want);
+            let (m, note) = matched_slow_spine(&s).unwrap();
+            let ModelTopo::LeafSpine { slow_spine, slow_gbps, .. } = m.topo else { panic!("{m:?}") };
+            assert_eq!(slow_gbps, 20.0);
+            // netsim's per-spine counts, as the note lists them.
+            let note = note.expect("a matched run is noted");
+            let list = note.split("spines take [").nth(1).and_then(|r| r.split(']').next()).expect("counts");
+            let count: Vec<u32> = list.split(", ").map(|c| c.parse().unwrap()).collect();
+            assert_eq!(count.iter().sum::<u32>(), 16, "{note}");
+            let best = count.iter().map(|c| c.abs_diff(want)).min().unwrap();
+            let first = count.iter().position(|c| c.abs_diff(want) == best).unwrap() as u32;
+            assert_eq!(slow_spine, first, "asked {want}: {note}");
+            assert!(note.contains(&format!("the cosimulated slow spine takes {want}")), "{note}");
+        }
     }
 
     #[test]

@@ -444,7 +444,9 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
 /// `write_bw --spines --model`: the same transfer, one flow of all the
 /// messages' bytes, on rnic-netsim's model hosts over the same leaf-spine
 /// fabric (STrack with --cc, else RoCEv2).
-fn print_model_leaf_spine(a: &Args) -> Result<(), String> {
+/// `slow_entropies`: how many of the QP's entropies the cosimulated fabric
+/// puts on its slow spine (the model's slow link is matched to it).
+fn print_model_leaf_spine(a: &Args, slow_entropies: Option<u32>) -> Result<(), String> {
     use rnic_tools::model_side::{run_model, ModelScenario, ModelTopo};
     let (slow_spine, slow_gbps) = a.uplinks.first().map_or((0, 100.0), |&(s, g)| (s as u32, g));
     let fabric = SimConfig {
@@ -458,6 +460,7 @@ fn print_model_leaf_spine(a: &Args) -> Result<(), String> {
     let mut m = ModelScenario::new(topo, bytes, &fabric);
     (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
     m.transport = a.model_transport();
+    m.slow_entropies = slow_entropies;
     let mr = run_model(&m)?;
     out!("---------------------------------------------------------------------------------------");
     out!(" model hosts (rnic-netsim, {}), one flow of {bytes} B:", a.model_label());
@@ -1034,7 +1037,13 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         }
     }
     if a.model {
-        print_model_leaf_spine(a)?;
+        // How many of the QP's entropies take the slow spine here: the model's slow link is matched to it.
+        let slow_entropies = a.uplinks.first().filter(|_| a.paths > 1).map(|&(slow, _)| {
+            let c = nics.cluster.borrow();
+            let base = rnic_spec::params::UDP_SPORT_BASE;
+            (0..a.paths.min(256)).filter(|&i| c.fabric().spine_of_port(0, 1, base | i) == Some(slow)).count() as u32
+        });
+        print_model_leaf_spine(a, slow_entropies)?;
     }
     let st = nics.stats();
     out!(

@@ -1257,6 +1257,15 @@ impl Sim {
         }
     }
 
+    /// Egress port of switch `node` for flow `flow`'s packets on entropy
+    /// `entropy` (its UDP source port is the flow's seeded base plus the
+    /// entropy), by the same ECMP hash the simulation uses; None if the
+    /// flow's destination is unreachable from `node` or there is no such flow.
+    pub fn egress_of(&self, node: u32, flow: usize, entropy: u16) -> Option<u32> {
+        let f = self.flows.get(flow)?;
+        self.route(node, f.src, f.dst, 0xc000 | ((f.sport_base + entropy) & 0x3fff))
+    }
+
     /// Most flows whose single path (entropy 0, as RoCEv2 and SRNIC send)
     /// crosses one switch-to-switch link, and the flows on the busiest
     /// link of any kind (a host's own links included).
