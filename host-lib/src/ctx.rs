@@ -471,7 +471,10 @@ pub fn open_devices(devs: impl IntoIterator<Item = (Rc<dyn Device>, NetAddr)>) -
 /// (`rnic_model::strack::cc::StrackParams::from_net`). The default is the
 /// cosimulated NICs' network: 100 Gb/s, 5 µs (an unloaded round trip from
 /// the send path's timestamp, before the payload's PCIe read, to the
-/// ACK's arrival, is about 3 µs), MTU 4096, a window of at most the BDP.
+/// ACK's arrival, is about 3 µs), MTU 4096, a window of at most the BDP,
+/// starting there. (netsim's tuned STrack uses 125 % and 100 %; on the
+/// cosimulated fabric that helped some runs and hurt others, see the
+/// README; DCTCP's largest window is the same and it starts there.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CcNetwork {
     /// Line rate, Gb/s.

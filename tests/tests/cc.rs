@@ -12,7 +12,7 @@
 //!   backlog is smaller and it drops less. Every byte arrives either way.
 //! - An 8:1 incast under STrack's windows: at least 90 % of the line rate
 //!   in aggregate, no drop, the receiver's port never holding more than the
-//!   senders' first windows (8 x 62.5 KB) above the ECN threshold, and from
+//!   senders' first windows (8 x 62.5 KB, one BDP each) above the ECN threshold, and from
 //!   some time on no more than two windows above it, with the senders
 //!   sharing the port fairly.
 //! - The same 8:1 incast under DCTCP's windows (`QpAttr::dctcp_cc`): at
@@ -80,9 +80,9 @@ fn incast_8_to_1_under_strack_windows_is_bounded_at_line_rate() {
     // of them; once the windows have converged the queue stays within two
     // windows of the ECN threshold and the senders share the port (Jain's
     // index of their rates over 20 us windows at least 0.9).
-    // STrack's window at the start (`max_cwnd`): one BDP of the default network.
+    // STrack's window at the start: `init_cwnd_pct` of the default network's BDP.
     let net = rnic::CcNetwork::default();
-    let bdp = net.link_gbps as u64 * net.base_rtt_ns as u64 / 8;
+    let bdp = net.link_gbps as u64 * net.base_rtt_ns as u64 / 8 * net.init_cwnd_pct as u64 / 100;
     let ecn = IncastConfig::default().ecn_bytes.expect("the incast marks CE");
     let (first_burst, steady) = (8 * bdp + ecn, ecn + 2 * bdp);
     let conv = r.convergence_ns(10, 0.9, steady);
@@ -103,11 +103,10 @@ fn incast_8_to_1_under_strack_windows_is_bounded_at_line_rate() {
 #[test]
 fn incast_8_to_1_under_dctcp_windows_is_bounded_at_line_rate() {
     let r = incast_with(IncastConfig { fan_in: 8, msgs: 16, cc: true, dctcp: true, ..Default::default() });
-    // DCTCP's largest (and first) window is the same BDP as STrack's.
-    let net = rnic::CcNetwork::default();
-    let bdp = net.link_gbps as u64 * net.base_rtt_ns as u64 / 8;
+    // DCTCP's largest window is STrack's, and it starts there.
+    let window = rnic::CcNetwork::default().max_window_bytes();
     let ecn = IncastConfig::default().ecn_bytes.expect("the incast marks CE");
-    let (first_burst, steady) = (8 * bdp + ecn, ecn + 2 * bdp);
+    let (first_burst, steady) = (8 * window + ecn, ecn + 2 * window);
     // DCTCP converges the queue, not each 20 us share: the queue alone over 10 bins.
     let conv = r.convergence_ns(10, 0.0, steady);
     let rates: Vec<f64> = r.flows.iter().map(|f| f.gbps).collect();

@@ -18,8 +18,8 @@
 //!   unloaded sum of delays and switch latencies is the cosimulated one;
 //! * switch queues: tail drop at `switch_buffer` bytes, ECN with
 //!   Kmin = Kmax = the threshold and marking probability 1, no PFC;
-//! * transport: STrack with `net_base_rtt = base_rtt_ns`, the window at most
-//!   100 % of `link_gbps × base_rtt_ns`, `max_paths` entropies and a SACK for
+//! * transport: STrack with `net_base_rtt = base_rtt_ns`, the window as the
+//!   NICs' (`cc_pct` of `link_gbps × base_rtt_ns`), `max_paths` entropies and a SACK for
 //!   every data packet (go-back-N ACKs every packet for RoCEv2); the NIC's
 //!   retransmission timeout.
 
@@ -106,6 +106,9 @@ pub struct ModelScenario {
     pub max_paths: u16,
     /// Retransmission timeout of every sender, ns (the NIC's `REG_RTO`).
     pub rto_ns: u64,
+    /// The largest and the first window, % of the BDP (`rnic::CcNetwork`'s
+    /// `max_cwnd_pct`, `init_cwnd_pct`; SRNIC's DCTCP starts at the largest).
+    pub cc_pct: (u32, u32),
     /// Transport of every flow.
     pub transport: ModelTransport,
     /// Seed (ECMP salts, the flows' UDP source ports).
@@ -140,6 +143,7 @@ impl ModelScenario {
             base_rtt_ns: rnic::CcNetwork::default().base_rtt_ns,
             max_paths: 1,
             rto_ns: rnic::DEFAULT_RTO_CYCLES * rnic_spec::params::CLOCK_PS / 1_000,
+            cc_pct: (rnic::CcNetwork::default().max_cwnd_pct, rnic::CcNetwork::default().init_cwnd_pct),
             transport: ModelTransport::Strack,
             seed: 1,
             bin_ns: 2_000,
@@ -236,7 +240,8 @@ pub fn run_model(s: &ModelScenario) -> Result<ModelRun, String> {
     cfg.host_gbps = s.link_gbps;
     cfg.ack_coalesce_bytes = 1;
     cfg.gbn_ack_every = 1;
-    cfg.max_cwnd_pct = 100;
+    cfg.max_cwnd_pct = s.cc_pct.0;
+    cfg.init_cwnd_pct = Some(s.cc_pct.1).filter(|_| s.transport != ModelTransport::Srnic);
     cfg.max_paths = s.max_paths.max(1);
     cfg.rto_ns = s.rto_ns;
     cfg.series_bin_ps = s.bin_ns * PS_PER_NS;

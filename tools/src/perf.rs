@@ -400,6 +400,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         };
         let mut m = ModelScenario::new(ModelTopo::Incast { fan_in: a.fan_in }, (msgs as u64) * size as u64, &fabric);
         (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
+        m.cc_pct = (a.cc_max_pct, a.cc_init_pct);
         m.transport = a.model_transport();
         let mr = run_model(&m)?;
         out!("---------------------------------------------------------------------------------------");
@@ -459,6 +460,7 @@ fn print_model_leaf_spine(a: &Args, slow_entropies: Option<u32>) -> Result<(), S
     let topo = ModelTopo::LeafSpine { spines: a.spines.unwrap_or(1), slow_spine, slow_gbps };
     let mut m = ModelScenario::new(topo, bytes, &fabric);
     (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
+    m.cc_pct = (a.cc_max_pct, a.cc_init_pct);
     m.transport = a.model_transport();
     m.slow_entropies = slow_entropies;
     let mr = run_model(&m)?;
