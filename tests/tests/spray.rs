@@ -16,6 +16,9 @@
 //!   are sprayed too); under STrack's window the library's out-of-order
 //!   detector (a placed NAK's SACK OOO count at a window's worth of
 //!   packets) calls holes lost.
+//! - Forged SACK fields in every ACK (random and extreme OOO counts, bytes
+//!   received, SACK base and bitmap), with 1 % loss: every byte still
+//!   arrives.
 //! - The last packet of a sprayed, windowed QP lost: the NIC's probe
 //!   report (three base RTTs without an ACK) makes the library resend it
 //!   before the retransmission timeout.
@@ -219,6 +222,49 @@ fn a_probe_recovers_a_lost_last_packet_before_the_timeout() {
     assert_eq!(lost.dropped, 1, "the rule dropped the last packet");
     assert!(stats.probe_resends >= 1, "no probe resent it: {stats:?}");
     assert_eq!(stats.timeouts, 0, "the timeout found it first: {stats:?}");
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn forged_sack_fields_neither_corrupt_nor_stall_a_sprayed_window() {
+    // A forger on NIC1's link rewrites the SACK fields of every ACK and NAK
+    // it sends NIC0 (OOO count, bytes received, SACK base and bitmap), now
+    // and then to their extremes, and fixes the ICRC. The requester's gate
+    // (capped at the spray window past ePSN), its window (acknowledged bytes
+    // capped, none when the count goes back) and its slow path (the OOO
+    // threshold calls holes lost early: resends) take them as they come:
+    // every byte still arrives, nothing is written outside the MRs.
+    let nics = pair();
+    // Some loss too, so NAKs carry forged OOO counts to the slow path.
+    nics.cluster.borrow_mut().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5ACE, ..Default::default() });
+    let rng = Rc::new(RefCell::new(rnic_sim::rng::SplitMix::new(0x5ACF)));
+    let forged = Rc::new(RefCell::new(0u64));
+    let (r2, f2) = (rng.clone(), forged.clone());
+    nics.cluster.borrow_mut().faults(1).set_hook(Box::new(move |f: &mut Vec<u8>| {
+        if FrameClass::of(f).is_some_and(|c| c.opcode.is_ack()) {
+            let mut r = r2.borrow_mut();
+            if let Ok(mut p) = rnic_spec::wire::Packet::new_checked(&mut f[..]) {
+                let ext = |r: &mut rnic_sim::rng::SplitMix, max: u64| if r.pct(20) { max } else { r.below(max + 1) };
+                p.set_ooo_count(ext(&mut r, 0xFFFF_FFFF) as u32);
+                p.set_bytes_received(ext(&mut r, 0xFFFF_FFFF) as u32);
+                p.set_sack_base(ext(&mut r, 0xFF_FFFF) as u32);
+                p.set_sack_bitmap(r.below(u64::MAX));
+                p.fill_icrc();
+                *f2.borrow_mut() += 1;
+            }
+        }
+        true
+    }));
+    let stats = {
+        let w = World::strack(&nics, 2, 16, Mtu::Mtu4096, PATHS);
+        transfer_in(&w, Op::Write, 64 * 1024, 16);
+        transfer_in(&w, Op::Send, 8 * 1024 - 3, 16);
+        w.conns.iter().map(|c| c.0.recovery_stats()).collect::<Vec<_>>()
+    };
+    eprintln!("{} ACKs forged; slow path: {stats:?}", forged.borrow());
+    assert!(*forged.borrow() > 0, "the forger rewrote ACKs");
+    let total: rnic::RecoveryStats = stats.into_iter().sum();
+    assert!(total.psn_naks > 0 && total.ooo_losses > 0, "forged OOO counts reached the slow path: {total:?}");
     assert_no_violations(&nics);
 }
 
