@@ -48,9 +48,14 @@
 //! ([`crate::QpAttr::max_paths`]) sees them overtake each other on the
 //! way: a hole is a packet still on a slower path more often than a lost
 //! one. Its slow path calls a hole lost only once a placed NAK names a
-//! packet [`SPRAY_REORDER_PKTS`] beyond it (STrack's out-of-order count
-//! threshold), and waits as much longer before calling a resend lost; a
-//! loss among the last packets in flight is left to the timeout.
+//! packet [`SPRAY_REORDER_PKTS`] beyond it, or once a placed NAK's SACK OOO
+//! count (the packets the peer holds past its ePSN, carried in the NIC's
+//! report) reaches a window's worth of packets, at least
+//! [`OOO_MIN_THRESHOLD`] (STrack's out-of-order detector); it waits as much
+//! longer before calling a resend lost. A loss among the last packets in
+//! flight is found by the NIC's probe report (no ACK for three base RTTs):
+//! the packet the latest ACK expects is resent ([`ReqRecovery::on_probe`]),
+//! and the timeout is the last resort.
 //!
 //! The responder's side of the same split, for QPs the NIC's window pool
 //! cannot hold, is `crate::resp_recovery`.
