@@ -23,7 +23,7 @@
 
 use rnic::Mtu;
 use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
-use rnic_tools::scenario::{run_incast, IncastConfig, ScenarioRun};
+use rnic_tools::scenario::{run_incast, FlowTransport, IncastConfig, ScenarioRun, Window};
 
 #[test]
 fn one_qp_under_the_window_delivers_every_byte() {
@@ -51,12 +51,18 @@ fn one_qp_under_the_window_delivers_every_byte() {
 /// NICs 0 .. fan_in each write `msgs` x 64 KiB to the next NIC at once through the switch, its port
 /// marking CE above 32 KiB, under STrack's windows or not.
 fn incast(fan_in: usize, cc: bool, msgs: u32) -> ScenarioRun {
-    incast_with(IncastConfig { fan_in, msgs, cc, ..Default::default() })
+    let window = if cc { Window::Strack } else { Window::Off };
+    incast_with(IncastConfig {
+        fan_in,
+        msgs,
+        transport: FlowTransport { window, ..Default::default() },
+        ..Default::default()
+    })
 }
 
 fn incast_with(cfg: IncastConfig) -> ScenarioRun {
-    let (fan_in, cc) = (cfg.fan_in, cfg.cc);
-    run_incast(&cfg, |_| {}).unwrap_or_else(|e| panic!("{fan_in}:1 incast (windows {cc}): {e}"))
+    let (fan_in, window) = (cfg.fan_in, cfg.transport.window);
+    run_incast(&cfg, |_| {}).unwrap_or_else(|e| panic!("{fan_in}:1 incast (window {window:?}): {e}"))
 }
 
 #[test]
@@ -102,7 +108,8 @@ fn incast_8_to_1_under_strack_windows_is_bounded_at_line_rate() {
 
 #[test]
 fn incast_8_to_1_under_dctcp_windows_is_bounded_at_line_rate() {
-    let r = incast_with(IncastConfig { fan_in: 8, msgs: 16, cc: true, dctcp: true, ..Default::default() });
+    let transport = FlowTransport { window: Window::Dctcp, ..Default::default() };
+    let r = incast_with(IncastConfig { fan_in: 8, msgs: 16, transport, ..Default::default() });
     // DCTCP's largest window is STrack's, and it starts there.
     let window = rnic::CcNetwork::default().max_window_bytes();
     let ecn = IncastConfig::default().ecn_bytes.expect("the incast marks CE");

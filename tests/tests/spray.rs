@@ -405,12 +405,11 @@ fn permutation(paths: u16) -> rnic_tools::scenario::ScenarioRun {
         flows: rnic_tools::scenario::cross_leaf_permutation(hosts, 0x9E57),
         msgs: 64,
         size: 64 * 1024,
-        cc: true,
-        paths,
-        oblivious: false,
-        dctcp: false,
-        cc_rtt_ns: CC_RTT_NS,
-        cc_pct: (100, 100),
+        transport: rnic_tools::scenario::FlowTransport {
+            paths,
+            net: rnic::CcNetwork { base_rtt_ns: CC_RTT_NS, ..Default::default() },
+            ..Default::default()
+        },
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: 500,
         seed: 0x9E57,

@@ -331,12 +331,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         fan_in: a.fan_in as usize,
         msgs,
         size,
-        cc: a.window(),
-        dctcp: a.dctcp,
-        paths: a.paths,
-        oblivious: a.oblivious,
-        cc_rtt_ns: a.cc_rtt_ns,
-        cc_pct: (a.cc_max_pct, a.cc_init_pct),
+        transport: a.flow_transport(),
         ecn_bytes: Some(a.ecn_kb.unwrap_or(32) << 10),
         buffer_bytes: a.switch_buffer_kb << 10,
         bin_cycles,
@@ -555,12 +550,7 @@ fn run_perm(a: &Args) -> Result<(), Stop> {
         flows: flows.clone(),
         msgs,
         size,
-        cc: a.window(),
-        dctcp: a.dctcp,
-        paths: a.paths,
-        oblivious: a.oblivious,
-        cc_rtt_ns: a.cc_rtt_ns,
-        cc_pct: (a.cc_max_pct, a.cc_init_pct),
+        transport: a.flow_transport(),
         watch: "leaf 0 -> spine 0".into(),
         bin_cycles: (a.bin_ns * 1000).div_ceil(rnic_spec::params::CLOCK_PS),
         seed: a.seed,
@@ -774,6 +764,27 @@ impl Args {
         self.cc || self.dctcp
     }
 
+    /// The network the windows are tuned for (`--cc-rtt-ns`, `--cc-max-pct`, `--cc-init-pct`).
+    fn cc_network(&self) -> rnic::CcNetwork {
+        rnic::CcNetwork {
+            base_rtt_ns: self.cc_rtt_ns,
+            max_cwnd_pct: self.cc_max_pct,
+            init_cwnd_pct: self.cc_init_pct,
+            ..Default::default()
+        }
+    }
+
+    /// The scenarios' sender QPs (`incast`, `perm`).
+    fn flow_transport(&self) -> rnic_tools::scenario::FlowTransport {
+        use rnic_tools::scenario::{FlowTransport, Window};
+        let window = match (self.cc, self.dctcp) {
+            (true, _) => Window::Strack,
+            (_, true) => Window::Dctcp,
+            _ => Window::Off,
+        };
+        FlowTransport { window, paths: self.paths, oblivious: self.oblivious, net: self.cc_network() }
+    }
+
     /// The requester QPs' window, for the headers.
     fn window_label(&self) -> String {
         match (self.cc, self.dctcp) {
@@ -940,12 +951,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     let mmio_ns = cfg.mmio_latency_ns;
     let nics = Nics::new(2, cfg)?;
     if a.window() {
-        let net = rnic::CcNetwork {
-            base_rtt_ns: a.cc_rtt_ns,
-            max_cwnd_pct: a.cc_max_pct,
-            init_cwnd_pct: a.cc_init_pct,
-            ..Default::default()
-        };
+        let net = a.cc_network();
         for c in &nics.ctxs {
             c.set_cc_network(net).map_err(|e| format!("--cc-rtt-ns {}: {e}", a.cc_rtt_ns))?;
         }

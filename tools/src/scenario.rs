@@ -14,6 +14,51 @@ use crate::bench::{connect, initial_psn};
 use crate::cosim::Nics;
 use crate::pattern;
 
+/// A sender QP's congestion window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// None.
+    Off,
+    /// STrack's (`QpAttr::strack_cc`).
+    Strack,
+    /// DCTCP's (`QpAttr::dctcp_cc`).
+    Dctcp,
+}
+
+/// How every sender QP of a scenario sends: its window, its spraying and
+/// the network its window is tuned for.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowTransport {
+    /// The window.
+    pub window: Window,
+    /// Entropies the QP sprays over (0: one port).
+    pub paths: u16,
+    /// Spray in plain round robin instead of STrack's adaptive choice.
+    pub oblivious: bool,
+    /// The network the windows are tuned for (every NIC's `set_cc_network`).
+    pub net: CcNetwork,
+}
+
+impl Default for FlowTransport {
+    /// STrack's window on one port, the library's default network.
+    fn default() -> Self {
+        FlowTransport { window: Window::Strack, paths: 0, oblivious: false, net: CcNetwork::default() }
+    }
+}
+
+impl FlowTransport {
+    /// The sender QP's attributes (set in INIT).
+    pub fn qp_attr(&self) -> QpAttr {
+        QpAttr {
+            strack_cc: Some(self.window == Window::Strack),
+            dctcp_cc: Some(self.window == Window::Dctcp),
+            max_paths: Some(self.paths),
+            spray_oblivious: Some(self.oblivious),
+            ..QpAttr::init()
+        }
+    }
+}
+
 /// An incast: senders 0..fan_in each write `msgs` messages of `size` bytes
 /// to NIC `fan_in` at once.
 #[derive(Clone, Debug)]
@@ -24,18 +69,8 @@ pub struct IncastConfig {
     pub msgs: u32,
     /// Message size, bytes.
     pub size: usize,
-    /// Each sender's QP under STrack's window (`QpAttr::strack_cc`).
-    pub cc: bool,
-    /// Entropies each sender's QP sprays over (0: one port).
-    pub paths: u16,
-    /// Spray in plain round robin instead of STrack's adaptive choice.
-    pub oblivious: bool,
-    /// DCTCP's window instead of STrack's (with `cc`).
-    pub dctcp: bool,
-    /// STrack's base RTT, ns (`CcNetwork::base_rtt_ns`).
-    pub cc_rtt_ns: u32,
-    /// The largest and the first window, % of the BDP (`CcNetwork::max_cwnd_pct`, `init_cwnd_pct`).
-    pub cc_pct: (u32, u32),
+    /// How each sender's QP sends.
+    pub transport: FlowTransport,
     /// Switch queues mark CE above this many bytes (None: no marking).
     pub ecn_bytes: Option<u64>,
     /// Switch queue buffer, bytes.
@@ -52,12 +87,7 @@ impl Default for IncastConfig {
             fan_in: 8,
             msgs: 16,
             size: 64 * 1024,
-            cc: true,
-            paths: 0,
-            oblivious: false,
-            dctcp: false,
-            cc_rtt_ns: CcNetwork::default().base_rtt_ns,
-            cc_pct: (CcNetwork::default().max_cwnd_pct, CcNetwork::default().init_cwnd_pct),
+            transport: FlowTransport::default(),
             ecn_bytes: Some(32 << 10),
             buffer_bytes: 1 << 20,
             bin_cycles: 500,
@@ -169,12 +199,7 @@ pub fn run_incast(cfg: &IncastConfig, progress: impl FnMut(u64)) -> Result<Scena
         flows: (0..cfg.fan_in).map(|s| (s, cfg.fan_in)).collect(),
         msgs: cfg.msgs,
         size: cfg.size,
-        cc: cfg.cc,
-        paths: cfg.paths,
-        oblivious: cfg.oblivious,
-        dctcp: cfg.dctcp,
-        cc_rtt_ns: cfg.cc_rtt_ns,
-        cc_pct: cfg.cc_pct,
+        transport: cfg.transport,
         watch: format!("port {}", cfg.fan_in),
         bin_cycles: cfg.bin_cycles,
         seed: cfg.seed,
@@ -196,18 +221,8 @@ pub struct FlowsConfig {
     pub msgs: u32,
     /// Message size, bytes.
     pub size: usize,
-    /// Each flow's QP under STrack's window.
-    pub cc: bool,
-    /// Entropies each flow's QP sprays over (0: one port).
-    pub paths: u16,
-    /// Spray in plain round robin instead of STrack's adaptive choice.
-    pub oblivious: bool,
-    /// DCTCP's window instead of STrack's (with `cc`).
-    pub dctcp: bool,
-    /// STrack's base RTT, ns.
-    pub cc_rtt_ns: u32,
-    /// The largest and the first window, % of the BDP.
-    pub cc_pct: (u32, u32),
+    /// How each flow's sender QP sends.
+    pub transport: FlowTransport,
     /// The switch queue sampled per bin (`Fabric::queue_stats` names, e.g. `port 8`).
     pub watch: String,
     /// Sampling bin, cycles.
@@ -243,9 +258,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
     let nics = Nics::new(cfg.nics, cfg.sim.clone())?;
     let err = |what: &str, e: rnic::Error| format!("{what}: {e}");
     for ctx in &nics.ctxs {
-        let (max_cwnd_pct, init_cwnd_pct) = cfg.cc_pct;
-        ctx.set_cc_network(CcNetwork { base_rtt_ns: cfg.cc_rtt_ns, max_cwnd_pct, init_cwnd_pct, ..Default::default() })
-            .map_err(|e| err("the window's network", e))?;
+        ctx.set_cc_network(cfg.transport.net).map_err(|e| err("the window's network", e))?;
     }
     let bytes = cfg.size * cfg.msgs as usize;
     let mut flows = Vec::new();
@@ -263,14 +276,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
         };
         let a = pd.create_qp(attr(&cq, cfg.msgs)).map_err(|e| err("sender QP", e))?;
         let b = pd_rx.create_qp(attr(&cq_rx, 1)).map_err(|e| err("receiver QP", e))?;
-        a.modify(&QpAttr {
-            strack_cc: Some(cfg.cc && !cfg.dctcp),
-            dctcp_cc: Some(cfg.cc && cfg.dctcp),
-            max_paths: Some(cfg.paths),
-            spray_oblivious: Some(cfg.oblivious),
-            ..QpAttr::init()
-        })
-        .map_err(|e| err("sender QP attributes", e))?;
+        a.modify(&cfg.transport.qp_attr()).map_err(|e| err("sender QP attributes", e))?;
         let (psn_a, psn_b) = (initial_psn(cfg.seed, 0, f as u32), initial_psn(cfg.seed, 1, f as u32));
         connect(ctx, &a, psn_a, rx, &b, psn_b, Mtu::Mtu4096).map_err(|e| err("connect", e))?;
         let src = pd.reg_mr(bytes, AccessFlags::empty()).map_err(|e| err("sender MR", e))?;
