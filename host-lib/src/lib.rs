@@ -73,7 +73,7 @@ pub use ctx::{open_device, open_devices, CcNetwork, Context, DeviceAttr, NetAddr
 pub use error::{DestroyError, Error, Queue, Resource, Result};
 pub use mr::{AccessFlags, Mr, Sge};
 pub use qp::{BadWr, Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WrOpcode};
-pub use recovery::{rnr_timer_us, RecoveryStats, RNR_RETRY_INFINITE};
+pub use recovery::{rnr_timer_us, RecoveryStats, OOO_MIN_THRESHOLD, RNR_RETRY_INFINITE, SPRAY_REORDER_PKTS};
 pub use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};
 
 /// Offset added to an MR's bus address to form the virtual address the

@@ -317,6 +317,11 @@ struct Args {
     /// print it beside the NICs' run, with every way the model's network differs.
     #[arg(long)]
     model: bool,
+    /// With --model: the model hosts' STrack calls a hole lost once this
+    /// many packets arrived past it, instead of the paper's
+    /// max(window in packets, 5).
+    #[arg(long, requires = "model", value_parser = clap::value_parser!(u32).range(1..))]
+    model_ooo_threshold: Option<u32>,
 }
 
 /// The incast scenario (`rnic-perf incast`).
@@ -396,6 +401,7 @@ fn run_incast(a: &Args) -> Result<(), Stop> {
         let mut m = ModelScenario::new(ModelTopo::Incast { fan_in: a.fan_in }, (msgs as u64) * size as u64, &fabric);
         (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
         m.cc_pct = (a.cc_max_pct, a.cc_init_pct);
+        m.ooo_threshold = a.model_ooo_threshold;
         m.transport = a.model_transport();
         let mr = run_model(&m)?;
         out!("---------------------------------------------------------------------------------------");
@@ -456,6 +462,7 @@ fn print_model_leaf_spine(a: &Args, slow_entropies: Option<u32>) -> Result<(), S
     let mut m = ModelScenario::new(topo, bytes, &fabric);
     (m.base_rtt_ns, m.max_paths, m.seed) = (a.cc_rtt_ns, a.paths.max(1), a.seed);
     m.cc_pct = (a.cc_max_pct, a.cc_init_pct);
+    m.ooo_threshold = a.model_ooo_threshold;
     m.transport = a.model_transport();
     m.slow_entropies = slow_entropies;
     let mr = run_model(&m)?;

@@ -176,6 +176,10 @@ struct RunArgs {
     /// ports instead of in a strict-priority class.
     #[arg(long)]
     no_ctrl_priority: bool,
+    /// STrack: a fixed out-of-order loss threshold in packets instead of
+    /// the paper's max(window in packets, 5).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    ooo_threshold: Option<u32>,
     /// ECN Kmin, % of the BDP (default: STrack 25, RoCEv2 100).
     #[arg(long)]
     ecn_kmin_pct: Option<u32>,
@@ -344,6 +348,7 @@ fn run_cmd(a: RunArgs) -> Result<(), String> {
     }
     cfg.init_cwnd_pct = a.init_cwnd_pct.or(cfg.init_cwnd_pct);
     cfg.ctrl_priority &= !a.no_ctrl_priority;
+    cfg.ooo_threshold = a.ooo_threshold.or(cfg.ooo_threshold);
     let bdp = cfg.net().bdp_bytes();
     if let Some(p) = a.ecn_kmin_pct {
         cfg.switch.kmin = bdp * p as u64 / 100;

@@ -130,6 +130,10 @@ pub struct SimConfig {
     /// STrack window at a flow's start, % of BDP (None: `max_cwnd_pct`,
     /// i.e. line rate as in the model's `StrackCc::new`).
     pub init_cwnd_pct: Option<u32>,
+    /// STrack's out-of-order loss threshold, packets: None for the paper's
+    /// `max(cwnd in packets, 5)`, Some(n) for a fixed n (a threshold above
+    /// the fabric's reordering, to tell spurious resends from real losses).
+    pub ooo_threshold: Option<u32>,
     /// Control packets (ACK, SACK, NAK, CNP) in a strict-priority class at
     /// every switch port (true), or FIFO behind data (false).
     pub ctrl_priority: bool,
@@ -204,6 +208,7 @@ impl SimConfig {
             // docs/netsim-results.md, "Tuning STrack's window". SRNIC: 100 %.
             max_cwnd_pct: if strack { 125 } else { 100 },
             init_cwnd_pct: if strack { Some(100) } else { None },
+            ooo_threshold: None,
             ctrl_priority: true,
             // STrack: "hundreds of microseconds"; RoCEv2 NICs use milliseconds
             // (a shorter RTO fires spuriously while PFC holds a flow back).
@@ -566,8 +571,8 @@ impl Sim {
             _ => SrConfig {
                 mtu: cfg.mtu,
                 window_pkts,
-                ooo_min_threshold: 5,
-                ooo_use_cwnd: true,
+                ooo_min_threshold: cfg.ooo_threshold.unwrap_or(5),
+                ooo_use_cwnd: cfg.ooo_threshold.is_none(),
                 probe_after_ns: 3 * cfg.base_rtt_ns as u64,
                 probe_rtt_limit_ns: 3 * cfg.base_rtt_ns as u64,
                 rto_ns: cfg.rto_ns,
