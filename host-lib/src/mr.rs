@@ -112,9 +112,10 @@ impl Mr {
         self.key
     }
 
-    /// Remote key (`rkey`), the same value as the lkey.
+    /// Remote key (`rkey`): the lkey with its tag's top bit flipped
+    /// (`regs::rkey_of`), so one is never accepted where the other belongs.
     pub fn rkey(&self) -> u32 {
-        self.key
+        regs::rkey_of(self.key)
     }
 
     /// Virtual address of byte 0 (what WQEs and remote peers use).

@@ -55,6 +55,9 @@ fn reg_mr_stages_entry_and_rolls_keys() {
     assert_eq!(mr::IOVA_BASE.get(&w), m.bus_addr());
     assert_eq!(mr::LENGTH.get(&w), 5000);
     assert_eq!(mr::KEY_TAG.get(&w), (m.lkey() & 0xFF) as u64);
+    // The rkey is another value: the same index, the tag's top bit flipped.
+    assert_ne!(m.rkey(), m.lkey());
+    assert_eq!(m.rkey(), m.lkey() ^ regs::RKEY_TAG_FLIP);
     assert_eq!(mr::VALID.get(&w), 1);
     assert_eq!(mr::PD.get(&w), pd.pdn() as u64);
     assert_eq!(mr::ACCESS.get(&w), 3);

@@ -41,6 +41,7 @@ use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, resp_report};
 use rnic_spec::params::dma_tag;
 use rnic_spec::params::{MR_BITS, QPN_BITS, RX_SR_QUEUE_LOG2, SW_SR_SPAN};
 use rnic_spec::params::{SR_POOL, SR_POOL_LOG2, SR_WINDOW, SR_WINDOW_BITS};
+use rnic_spec::regs::RKEY_TAG_FLIP;
 use rnic_spec::wire::{ack_flags, opcode, syndrome, IP_ECN_CE};
 use rust_hdl::prelude::*;
 
@@ -412,8 +413,13 @@ pub struct Responder {
     va_off: Signal<Local, Bits<64>>,
     plen64: Signal<Local, Bits<64>>,
     key_ok: Signal<Local, Bit>,
-    /// The packet's RETH key names a valid MR of the QP's PD (tag, no bits above the index).
+    /// The packet's RETH key is the rkey of a valid MR of the QP's PD (its tag with
+    /// `RKEY_TAG_FLIP` flipped, no bits above the index).
     rkey_ok: Signal<Local, Bit>,
+    /// A READ response's key (the requester's lkey it echoes) names a valid MR of the QP's PD.
+    echo_ok: Signal<Local, Bit>,
+    rkey_flip: Num<{ RKEY_TAG_FLIP as u64 }, 8>,
+    rkey_flip32: Num<{ RKEY_TAG_FLIP as u64 }, 32>,
     /// The packet's RETH VA lies in that MR (READ request, READ response).
     va_in_mr: Signal<Local, Bit>,
     rq_mask: Signal<Local, Bits<16>>,
@@ -680,6 +686,9 @@ impl Logic for Responder {
         self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();
         self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
         self.rkey_ok.next = self.key_ok.val()
+            & ((self.mv.key_tag.val() ^ self.rkey_flip.val()) == self.du.rkey.val().get_bits::<8>(0))
+            & (self.du.rkey.val().get_bits::<16>(16) == 0);
+        self.echo_ok.next = self.key_ok.val()
             & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
             & (self.du.rkey.val().get_bits::<16>(16) == 0);
         self.va_in_mr.next = (self.du.va.val() >= self.mv.va_base.val()) & (self.va_off.val() <= self.mv.length.val());
@@ -906,7 +915,8 @@ impl Logic for Responder {
         self.jwqe.rsvd0.next = 0.into();
         self.jwqe.length.next = self.du.msg_len.val();
         self.jwqe.local_addr.next = self.du.va.val();
-        self.jwqe.lkey.next = self.du.rkey.val();
+        // The job reads our memory through the MR's lkey (the rkey checked, its tag bit flipped back).
+        self.jwqe.lkey.next = self.du.rkey.val() ^ self.rkey_flip32.val();
         self.jwqe.rkey.next = self.du.lkey.val();
         self.jwqe.remote_addr.next = self.du.laddr.val();
         self.jwqe.imm.next = 0.into();
@@ -1326,7 +1336,7 @@ impl Logic for Responder {
                 // Placed at the address it carries, through the lkey it echoes
                 // (LOCAL_WRITE, bounds; its length was checked in Dispatch); an empty packet writes nothing.
                 if (self.du.plen.val() == 0)
-                    | (self.rkey_ok.val()
+                    | (self.echo_ok.val()
                         & self.mv.access.val().get_bit(0)
                         & self.va_in_mr.val()
                         & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val())))

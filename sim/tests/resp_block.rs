@@ -136,7 +136,7 @@ use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, off};
 use rnic_spec::params::MAX_PATHS;
-use rnic_spec::regs::{cq, mr, qpc, Access, NUM_STAGE};
+use rnic_spec::regs::{cq, mr, qpc, Access, NUM_STAGE, RKEY_TAG_FLIP};
 use rnic_spec::wire::{ack_flags, opcode, syndrome, Opcode, IP_ECN_CE};
 use std::collections::{HashMap, VecDeque};
 
@@ -840,6 +840,11 @@ struct Stats {
 }
 
 /// An MR table entry as the RTL stores it.
+/// The low byte of an rkey for an MR whose tag is `tag` (the lkey's, its top bit flipped).
+fn rkey_tag(tag: u8) -> u64 {
+    (tag as u32 ^ RKEY_TAG_FLIP) as u64
+}
+
 fn mr_word(e: &Mr) -> [u32; 8] {
     let mut w = [0u64; NUM_STAGE];
     mr::VA_BASE.put(&mut w, e.va);
@@ -1322,7 +1327,7 @@ impl Tb {
         let msg_off = msg_va.wrapping_sub(e.va);
         let ok = e.valid
             && e.pd == q.pd
-            && e.tag as u64 == d.rkey & 0xFF
+            && rkey_tag(e.tag) == d.rkey & 0xFF
             && d.rkey >> 16 == 0
             && e.access & 2 != 0
             && msg_va >= e.va
@@ -1339,7 +1344,7 @@ impl Tb {
         d.msg_len == 0
             || (e.valid
                 && e.pd == q.pd
-                && e.tag as u64 == d.rkey & 0xFF
+                && rkey_tag(e.tag) == d.rkey & 0xFF
                 && d.rkey >> 16 == 0
                 && e.access & 4 != 0
                 && d.va >= e.va
@@ -1378,7 +1383,7 @@ impl Tb {
                 ("flags", jflags),
                 ("length", d.msg_len),
                 ("local_addr", d.va),
-                ("lkey", d.rkey),
+                ("lkey", d.rkey ^ RKEY_TAG_FLIP as u64),
                 ("rkey", d.lkey),
                 ("remote_addr", d.laddr),
             ],
@@ -2011,7 +2016,7 @@ impl Tb {
             let i = self.rng.pick(&cands);
             let e = self.mrs[i];
             len = len.min(e.len);
-            rkey = ((i as u64) << 8) | e.tag as u64;
+            rkey = ((i as u64) << 8) | rkey_tag(e.tag);
             va = e.va.wrapping_add(self.rng.range(0, e.len - len));
             if self.rng.pct(self.cfg.fault_pct / 3) {
                 // Runs past the MR (or starts before it): refused at FIRST.
@@ -2161,13 +2166,17 @@ impl Tb {
                     // Bad rkey (WRITE).
                     let q = self.qpcs[qpn];
                     match self.rng.below(5) {
-                        0 => d.rkey = msg.rkey ^ (1 + self.rng.below(255)),
+                        // A tag off by any bits, or the MR's lkey in place of its rkey.
+                        0 => {
+                            d.rkey =
+                                msg.rkey ^ if self.rng.pct(30) { RKEY_TAG_FLIP as u64 } else { 1 + self.rng.below(255) }
+                        }
                         1 => {
                             let other = (0..NMR)
                                 .filter(|&j| self.mrs[j].valid && self.mrs[j].pd != q.pd && self.mrs[j].access & 2 != 0)
                                 .collect::<Vec<_>>();
                             if let Some(&j) = other.first() {
-                                d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
+                                d.rkey = ((j as u64) << 8) | rkey_tag(self.mrs[j].tag);
                                 d.va = self.mrs[j].va.wrapping_add(k * pmtu);
                             }
                         }
@@ -2177,14 +2186,14 @@ impl Tb {
                                 .collect::<Vec<_>>();
                             if !c.is_empty() {
                                 let j = self.rng.pick(&c);
-                                d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
+                                d.rkey = ((j as u64) << 8) | rkey_tag(self.mrs[j].tag);
                                 d.va = self.mrs[j].va.wrapping_add(k * pmtu);
                             }
                         }
                         3 => {
                             let c = (0..NMR).filter(|&j| !self.mrs[j].valid).collect::<Vec<_>>();
                             let j = self.rng.pick(&c);
-                            d.rkey = ((j as u64) << 8) | self.mrs[j].tag as u64;
+                            d.rkey = ((j as u64) << 8) | rkey_tag(self.mrs[j].tag);
                         }
                         _ => d.rkey = msg.rkey | (self.rng.range(1, 0xFFFF) << 16),
                     }
@@ -2320,7 +2329,7 @@ impl Tb {
         d.plen = 0;
         d.msg_len = len;
         d.va = va;
-        d.rkey = ((i as u64) << 8) | e.tag as u64;
+        d.rkey = ((i as u64) << 8) | rkey_tag(e.tag);
         d.ssn = self.qps[qi].ssn;
         self.qps[qi].ssn = (d.ssn + 1) & M24;
         d.laddr = self.rng.next();
@@ -2342,8 +2351,13 @@ impl Tb {
             let len = d.msg_len.max(1);
             match tb.rng.below(5) {
                 0 => {
-                    d.rkey ^= 1 + tb.rng.below(255);
-                    d.what += " [rkey tag]";
+                    if tb.rng.pct(30) {
+                        d.rkey ^= RKEY_TAG_FLIP as u64;
+                        d.what += " [the MR's lkey as rkey]";
+                    } else {
+                        d.rkey ^= 1 + tb.rng.below(255);
+                        d.what += " [rkey tag]";
+                    }
                 }
                 1 => {
                     let c = (0..NMR)
@@ -2351,7 +2365,7 @@ impl Tb {
                         .collect::<Vec<_>>();
                     if !c.is_empty() {
                         let j = tb.rng.pick(&c);
-                        d.rkey = ((j as u64) << 8) | tb.mrs[j].tag as u64;
+                        d.rkey = ((j as u64) << 8) | rkey_tag(tb.mrs[j].tag);
                         d.va = tb.mrs[j].va;
                         d.msg_len = len.min(tb.mrs[j].len);
                     }
@@ -2363,7 +2377,7 @@ impl Tb {
                         .collect::<Vec<_>>();
                     if !c.is_empty() {
                         let j = tb.rng.pick(&c);
-                        d.rkey = ((j as u64) << 8) | tb.mrs[j].tag as u64;
+                        d.rkey = ((j as u64) << 8) | rkey_tag(tb.mrs[j].tag);
                         d.va = tb.mrs[j].va;
                         d.msg_len = len.min(tb.mrs[j].len);
                     }
@@ -2372,7 +2386,7 @@ impl Tb {
                 3 => {
                     let c = (0..NMR).filter(|&j| !tb.mrs[j].valid).collect::<Vec<_>>();
                     let j = tb.rng.pick(&c);
-                    d.rkey = ((j as u64) << 8) | tb.mrs[j].tag as u64;
+                    d.rkey = ((j as u64) << 8) | rkey_tag(tb.mrs[j].tag);
                     d.what += " [invalid MR]";
                 }
                 _ => {

@@ -95,8 +95,8 @@ pub struct MrInfo {
     pub pd: u32,
     /// Virtual address of byte 0.
     pub addr: u64,
-    /// lkey = rkey.
-    pub key: u32,
+    /// The rkey remote peers name it by (`Mr::rkey`, not its lkey).
+    pub rkey: u32,
     /// Length in bytes.
     pub len: usize,
     /// Access rights.
@@ -784,7 +784,7 @@ impl Golden {
             return Target::Nothing;
         }
         let p = &self.qps[peer];
-        let Some(i) = self.mrs.iter().position(|m| m.valid && m.info.nic == p.nic && m.info.key == rkey) else {
+        let Some(i) = self.mrs.iter().position(|m| m.valid && m.info.nic == p.nic && m.info.rkey == rkey) else {
             return Target::Denied;
         };
         let m = &self.mrs[i].info;
@@ -998,7 +998,7 @@ mod tests {
     use super::*;
 
     fn mr(g: &mut Golden, nic: usize, key: u32, len: usize, access: AccessFlags) -> MrId {
-        g.add_mr(MrInfo { nic, pd: 1, addr: 0x1000 * key as u64, key, len, access }, vec![0xEE; len])
+        g.add_mr(MrInfo { nic, pd: 1, addr: 0x1000 * key as u64, rkey: key, len, access }, vec![0xEE; len])
     }
 
     fn wc(wr_id: u64, status: WcStatus, opcode: WcOpcode, byte_len: u32, qp_num: u32) -> WorkCompletion {

@@ -295,7 +295,7 @@ enum Class {
     SsnMsn,
     /// RETH VA around the MR bounds and near 2^64.
     Va,
-    /// rkey: tag, index, other PD, no permission, stale.
+    /// rkey: tag, the MR's lkey, index, other PD, no permission, stale.
     Rkey,
     /// Destination QPN: unused, >= 256.
     Dqpn,
@@ -2465,8 +2465,9 @@ impl Fuzzer {
             Class::Rkey => {
                 let key = if fr.rkey != 0 { fr.rkey } else { self.regions[R_VW].mr.rkey() };
                 let inside = |r: &mut Rng, reg: &Region| reg.mr.addr() + r.below(reg.mr.len() as u64);
-                match r.below(10) {
+                match r.below(11) {
                     0 => Mut::Rkey(key ^ r.nonzero8() as u32, "tag changed"),
+                    10 => Mut::Rkey(regs::rkey_of(key), "the lkey in place of the rkey"),
                     1 => Mut::Rkey(regs::mr_key(self.unused_mr_index, r.next() as u8), "unregistered MR index"),
                     2 => Mut::Rkey(self.stale_key, "key of a deregistered MR"),
                     3 => Mut::RkeyVa(

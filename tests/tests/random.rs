@@ -293,7 +293,7 @@ enum Kind {
     Legal,
     /// A SEND longer than its receive buffer.
     Oversize,
-    /// A WRITE with a wrong key tag.
+    /// A WRITE with a wrong key tag, or (every other one) the region's lkey in place of its rkey.
     BadKey,
     /// A WRITE ending one byte past its region.
     PastEnd,
@@ -444,7 +444,7 @@ impl World {
             let mut mk = |len: usize, access: AccessFlags, stream: u64| -> (Mr, MrId) {
                 let mr = pd.reg_mr(len, access).unwrap();
                 let id = model
-                    .add_mr(MrInfo { nic, pd: pd.pdn(), addr: mr.addr(), key: mr.lkey(), len, access }, vec![0; len]);
+                    .add_mr(MrInfo { nic, pd: pd.pdn(), addr: mr.addr(), rkey: mr.rkey(), len, access }, vec![0; len]);
                 let fill = pattern::make(p.seed, stream, len);
                 mr.write(0, &fill).unwrap();
                 model.cpu_write(id, 0, &fill);
@@ -875,6 +875,7 @@ impl World {
             let (mr, _, _) = &self.nodes[resp].dsts[dst];
             let (mut remote_addr, mut rkey) = (mr.addr() + dst_off, mr.rkey());
             match kind {
+                Kind::BadKey if self.next_id.is_multiple_of(2) => rkey = mr.lkey(),
                 Kind::BadKey => rkey ^= 0x40,
                 Kind::PastEnd => remote_addr = mr.addr() + mr.len() as u64 - size as u64 + 1,
                 _ => {}

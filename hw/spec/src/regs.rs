@@ -412,7 +412,7 @@ pub mod mr {
     pub const LENGTH: Field = Field::new(1, 0, 64);
     /// Bus address (IOVA) the region starts at.
     pub const IOVA_BASE: Field = Field::new(2, 0, 64);
-    /// The key tag (low 8 bits of lkey/rkey); the index is the upper bits.
+    /// The key tag: the low 8 bits of the lkey (the rkey's with [`super::RKEY_TAG_FLIP`] flipped); the index is the upper bits.
     pub const KEY_TAG: Field = Field::new(3, 0, 8);
     /// [`super::Access`] bits.
     pub const ACCESS: Field = Field::new(3, 8, 8);
@@ -448,7 +448,18 @@ bitflags! {
     }
 }
 
-/// The MR key of table entry `index` with tag `tag`.
+/// The MR key of table entry `index` with tag `tag`: its lkey, the key
+/// the local send path and receive buffers name it by.
 pub const fn mr_key(index: u32, tag: u8) -> u32 {
     (index << 8) | tag as u32
+}
+
+/// The bit of a key's tag that tells the rkey from the lkey: a remote
+/// peer's RETH must carry the MR's tag with this bit flipped, so an lkey
+/// sent as an rkey (or an rkey used locally) fails the key check.
+pub const RKEY_TAG_FLIP: u32 = 0x80;
+
+/// The rkey of the MR whose lkey is `lkey`.
+pub const fn rkey_of(lkey: u32) -> u32 {
+    lkey ^ RKEY_TAG_FLIP
 }
