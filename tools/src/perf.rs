@@ -309,9 +309,15 @@ struct Args {
     /// incast, perm: sampling bin of the queue and the rates, ns.
     #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(4..))]
     bin_ns: u64,
-    /// incast, perm: write the plots (queue depth, sender rates over time) as PNG into this directory.
+    /// incast, perm: write the plots (queue depth, sender rates over time) as PNG into this directory;
+    /// with --qps-sweep: the sweep's table (qp_sweep.csv) and plots (goodput and message rate against
+    /// the QP count).
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Bandwidth tests: run once per QP count of this list (e.g. 1,2,4,8,16,32,64,128,252), each
+    /// with -n messages per QP (or --total-iters, or -D, per count), and print a row per count.
+    #[arg(long, value_delimiter = ',', num_args = 1.., conflicts_with_all = ["all", "qps", "model"])]
+    qps_sweep: Vec<u32>,
     /// incast, or write_bw on one QP with --spines: run the same scenario
     /// with rnic-netsim's model hosts (STrack with --cc, else RoCEv2) and
     /// print it beside the NICs' run, with every way the model's network differs.
@@ -810,10 +816,19 @@ impl Args {
         }
     }
 
-    fn bench_config(&self, size: u32, mtu: Mtu) -> Result<BenchConfig, String> {
+    /// The QP counts the run measures: the --qps-sweep list, else -q.
+    fn qp_counts(&self) -> Vec<u32> {
+        if self.qps_sweep.is_empty() {
+            vec![self.qps]
+        } else {
+            self.qps_sweep.clone()
+        }
+    }
+
+    fn bench_config(&self, size: u32, mtu: Mtu, qps: u32) -> Result<BenchConfig, String> {
         let mut c = BenchConfig::new(self.test.mode());
         c.size = size;
-        c.qps = self.qps;
+        c.qps = qps;
         c.mtu = mtu;
         c.tx_depth = self.tx_depth;
         c.seed = self.seed;
@@ -827,8 +842,8 @@ impl Args {
         match self.amount(size) {
             Amount::PerQp(n) => {
                 c.iters = n
-                    .checked_mul(self.qps as u64)
-                    .ok_or(format!("-n {n} x -q {} messages is more than the tool counts", self.qps))?
+                    .checked_mul(qps as u64)
+                    .ok_or(format!("-n {n} x -q {qps} messages is more than the tool counts"))?
             }
             Amount::Total(t) => c.iters = t,
             Amount::Cycles(d) => c.duration_cycles = Some(d),
@@ -840,6 +855,7 @@ impl Args {
     fn amount_line(&self) -> String {
         let q = self.qps as u64;
         match (self.iters, self.total_iters, self.duration) {
+            (Some(n), _, _) if !self.qps_sweep.is_empty() => format!("{n} per QP, at each QP count"),
             (Some(n), _, _) => format!("{n} per QP ({} in total)", n.saturating_mul(q)),
             (_, Some(t), _) => format!("{t} in total, round-robin over the QPs"),
             (_, _, Some(c)) => format!(
@@ -888,26 +904,34 @@ fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, St
                     .into(),
             );
         }
-        if a.qps != 1 {
+        if a.qps != 1 || !a.qps_sweep.is_empty() {
             return Err(format!("-q {}: the latency tests run on one QP (as perftest's)", a.qps));
         }
     }
     let most = rnic_spec::params::NUM_QPS as u32 - 2;
-    let per_nic = if a.bidirectional { 2 * a.qps } else { a.qps };
-    if a.qps == 0 || per_nic > most {
-        return Err(format!(
-            "-q {}: 1 to {} QPs{} (the NIC has {} QP contexts, QPNs 0 and 1 are reserved)",
-            a.qps,
-            if a.bidirectional { most / 2 } else { most },
-            if a.bidirectional { " with -b, which opens them on both NICs" } else { "" },
-            rnic_spec::params::NUM_QPS
-        ));
+    for q in a.qp_counts() {
+        let per_nic = if a.bidirectional { 2 * q } else { q };
+        if q == 0 || per_nic > most {
+            return Err(format!(
+                "{} {q}: 1 to {} QPs{} (the NIC has {} QP contexts, QPNs 0 and 1 are reserved)",
+                if a.qps_sweep.is_empty() { "-q" } else { "--qps-sweep" },
+                if a.bidirectional { most / 2 } else { most },
+                if a.bidirectional { " with -b, which opens them on both NICs" } else { "" },
+                rnic_spec::params::NUM_QPS
+            ));
+        }
     }
     let room = HOST_MEM_MAX - HOST_MEM_RESERVE;
     let mut configs = Vec::new();
     let mut most = 0;
-    for size in a.sizes() {
-        let c = a.bench_config(size, mtu)?;
+    let runs: Vec<(u32, u32)> = if a.qps_sweep.is_empty() {
+        a.sizes().into_iter().map(|s| (s, a.qps)).collect()
+    } else {
+        let size = a.sizes()[0];
+        a.qps_sweep.iter().map(|&q| (size, q)).collect()
+    };
+    for (size, qps) in runs {
+        let c = a.bench_config(size, mtu, qps)?;
         let (req, resp) = c.buffer_bytes();
         // NIC0 holds the requester's buffers (and the responder's of the way back with -b).
         let nic = if a.bidirectional { [req + resp, req + resp] } else { [req, resp] };
@@ -917,7 +941,7 @@ fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, St
                  the messages in flight on {} QP(s), or for every message when they fit), more than the {} MiB the \
                  tool gives each NIC: lower -s, -t or -q",
                 nic[i].div_ceil(1 << 20),
-                a.qps,
+                qps,
                 room >> 20
             ));
         }
@@ -986,16 +1010,30 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         }
     }
     print_header(a, &faults);
-    out!("{}", if a.test.latency() { Report::lat_header() } else { Report::header() });
+    let sweep = !a.qps_sweep.is_empty();
+    if sweep {
+        out!(" {:<6}{}{}", "#qps", Report::header(), "   2nd half[Gb/sec]");
+    } else {
+        out!("{}", if a.test.latency() { Report::lat_header() } else { Report::header() });
+    }
     let mut totals = Totals::default();
     let mut last = None;
+    let mut points: Vec<(u32, Report)> = Vec::new();
     for c in &configs {
         let outcome = run_one(a, &nics, c).map_err(|e| match e {
             Stop::Failed(e) if a.all => Stop::Failed(format!("-s {}: {e}", c.size)),
+            Stop::Failed(e) if sweep => Stop::Failed(format!("{} QPs: {e}", c.qps)),
             e => e,
         })?;
         let r = &outcome.0;
-        out!("{}", if a.test.latency() { r.lat_row() } else { r.row() });
+        if sweep {
+            // The second half's rate beside the whole run's: a short run shows its start-up there.
+            let short = if r.steady_state_gap() > STEADY_GAP { " (not steady: run longer)" } else { "" };
+            out!(" {:<6}{}   {:.2}{short}", c.qps, r.row(), r.second_half_gbps());
+            points.push((c.qps, r.clone()));
+        } else {
+            out!("{}", if a.test.latency() { r.lat_row() } else { r.row() });
+        }
         totals.payload += r.size as u64 * r.iters;
         totals.cycles += r.cycles;
         totals.wall += r.wall;
@@ -1006,7 +1044,19 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     // Read before anything else touches the NICs: the state the run left.
     let counters = if a.counters { Some(nics.counters()?) } else { None };
     out!("---------------------------------------------------------------------------------------");
-    if a.all {
+    if sweep {
+        out!(
+            " sweep         : {} QP counts, simulated {:.3} us in all, wall {:.2} s",
+            configs.len(),
+            totals.cycles as f64 * 1e6 / rnic_spec::params::CLOCK_HZ as f64,
+            totals.wall.as_secs_f64()
+        );
+        if let Some(dir) = &a.plot {
+            for f in write_qp_sweep(dir, a.test.verb(), &points)? {
+                out!(" plot          : {}", f.display());
+            }
+        }
+    } else if a.all {
         out!(
             " sweep         : {} sizes, simulated {:.3} us in all ({} cycles at {} MHz), wall {:.2} s",
             configs.len(),
@@ -1079,6 +1129,42 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     Ok(())
 }
 
+/// Writes a QP sweep into `dir`: `qp_sweep.csv` (a row per QP count) and
+/// `qp_sweep_gbps.png` / `qp_sweep_mpps.png` (goodput and message rate
+/// against the QP count, on a log2 axis). Returns the files.
+fn write_qp_sweep(dir: &std::path::Path, verb: &str, points: &[(u32, Report)]) -> Result<Vec<PathBuf>, String> {
+    use rnic_netsim::output::{line_plot, Series};
+    std::fs::create_dir_all(dir).map_err(|e| format!("--plot {}: {e}", dir.display()))?;
+    let csv = dir.join("qp_sweep.csv");
+    let mut text = String::from("qps,bytes,iterations,gbps_average,gbps_peak,gbps_second_half,mpps\n");
+    for (q, r) in points {
+        text += &format!(
+            "{q},{},{},{:.4},{:.4},{:.4},{:.6}\n",
+            r.size,
+            r.iters,
+            r.gbps(),
+            r.peak_gbps(),
+            r.second_half_gbps(),
+            r.mpps()
+        );
+    }
+    std::fs::write(&csv, text).map_err(|e| format!("{}: {e}", csv.display()))?;
+    let x = |q: u32| (q as f64).log2();
+    // Ticks at whole powers of two only.
+    let qs = |v: &f64| if (v - v.round()).abs() < 1e-6 { format!("{:.0}", v.exp2()) } else { String::new() };
+    let size = points.first().map_or(0, |p| p.1.size);
+    let gbps: Vec<Series> = vec![
+        ("average".into(), points.iter().map(|(q, r)| (x(*q), r.gbps())).collect()),
+        ("second half".into(), points.iter().map(|(q, r)| (x(*q), r.second_half_gbps())).collect()),
+    ];
+    let g = dir.join("qp_sweep_gbps.png");
+    line_plot(&g, &format!("{verb}, {size} B messages: goodput"), "QPs", "Gb/s", &gbps, &qs, false)?;
+    let mpps: Vec<Series> = vec![("message rate".into(), points.iter().map(|(q, r)| (x(*q), r.mpps())).collect())];
+    let m = dir.join("qp_sweep_mpps.png");
+    line_plot(&m, &format!("{verb}, {size} B messages: message rate"), "QPs", "Mpps", &mpps, &qs, false)?;
+    Ok(vec![csv, g, m])
+}
+
 /// The report of one size, and with -b the two directions' own.
 type Outcome = (Report, Option<(Report, Report)>);
 
@@ -1116,7 +1202,12 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     let depth = if a.test.latency() { 1 } else { a.tx_depth };
     out!("---------------------------------------------------------------------------------------");
     out!("                    {} {kind} Test (rnic cosimulation, {flow})", a.test.verb());
-    out!(" Number of qps   : {:<10} Transport type : RC", a.qps);
+    if a.qps_sweep.is_empty() {
+        out!(" Number of qps   : {:<10} Transport type : RC", a.qps);
+    } else {
+        let list: Vec<String> = a.qps_sweep.iter().map(|q| q.to_string()).collect();
+        out!(" Number of qps   : {} (a run each)   Transport type : RC", list.join(", "));
+    }
     out!(" Mtu             : {:<10} TX depth       : {}", a.mtu, depth);
     out!(
         " PCIe RTT        : {:<10} Clock          : {} MHz",

@@ -150,6 +150,48 @@ fn sweep_prints_one_row_per_size() {
 }
 
 #[test]
+fn qp_sweep_prints_a_row_per_count_and_writes_its_table_and_plots() {
+    let dir = std::env::temp_dir().join(format!("rnic-qp-sweep-{}", std::process::id()));
+    let out = perf_ok(&["send_bw", "-s", "2K", "-n", "8", "--qps-sweep", "1,3,252", "--plot", dir.to_str().unwrap()]);
+    assert!(out.contains(" Number of qps   : 1, 3, 252 (a run each)"), "{out}");
+    assert!(out.contains(" Iterations      : 8 per QP, at each QP count"), "{out}");
+    // qps, bytes, iterations, peak, average, Mpps, second half (a short run says so after them).
+    let r: Vec<Vec<f64>> = out
+        .lines()
+        .skip_while(|l| !l.starts_with(" #qps "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("---"))
+        .map(|l| l.split_whitespace().take(7).map(|f| f.parse().unwrap_or_else(|_| panic!("{l}\n{out}"))).collect())
+        .collect();
+    assert_eq!(r.iter().map(|f| f[0]).collect::<Vec<_>>(), [1.0, 3.0, 252.0], "{out}");
+    for f in &r {
+        assert_eq!((f[1], f[2]), (2048.0, 8.0 * f[0]), "{out}");
+        assert!(f[4] > 0.0 && f[3] >= f[4] && f[5] > 0.0 && f[6] > 0.0, "{out}");
+    }
+    assert!(out.contains(" sweep         : 3 QP counts"), "{out}");
+    assert!(out.contains(&format!(" verified {} bytes: OK", 2048 * 8 * 256)), "{out}");
+    let csv = std::fs::read_to_string(dir.join("qp_sweep.csv")).expect("qp_sweep.csv");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "qps,bytes,iterations,gbps_average,gbps_peak,gbps_second_half,mpps", "{csv}");
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[3].starts_with("252,2048,2016,"), "{csv}");
+    for png in ["qp_sweep_gbps.png", "qp_sweep_mpps.png"] {
+        let b = std::fs::read(dir.join(png)).expect(png);
+        assert!(b.len() > 1000 && b.starts_with(b"\x89PNG"), "{png}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let refused = |args: &[&str], why: &str| {
+        let (ok, out, err) = perf(args);
+        assert!(!ok && err.contains(why), "{args:?}: {out}\n{err}");
+    };
+    refused(&["write_bw", "--qps-sweep", "1,0"], "--qps-sweep 0: 1 to 254 QPs");
+    refused(&["write_bw", "--qps-sweep", "255"], "--qps-sweep 255: 1 to 254 QPs");
+    refused(&["write_bw", "-b", "--qps-sweep", "128"], "--qps-sweep 128: 1 to 127 QPs");
+    refused(&["write_bw", "-q", "2", "--qps-sweep", "4"], "cannot be used with");
+    refused(&["write_lat", "--qps-sweep", "2"], "one QP");
+}
+
+#[test]
 fn timed_and_bidirectional_runs() {
     let out = perf_ok(&["write_bw", "-s", "4K", "-D", "20us"]);
     assert!(out.contains(" Iterations      : as many as 20.0 us of simulated time (5000 cycles) takes"), "{out}");
