@@ -1421,21 +1421,21 @@ mod tests {
         let a = parse("write_bw").unwrap();
         assert_eq!(a.sizes(), vec![65536]);
         assert_eq!(a.amount(65536), Amount::PerQp(1000));
-        let c = a.bench_config(65536, Mtu::Mtu4096).unwrap();
+        let c = a.bench_config(65536, Mtu::Mtu4096, a.qps).unwrap();
         assert_eq!((c.iters, c.qps, c.tx_depth, c.duration_cycles, c.latency), (1000, 1, 128, None, false));
         let a = parse("write_lat").unwrap();
         assert_eq!(a.sizes(), vec![2]);
-        assert!(a.bench_config(2, Mtu::Mtu4096).unwrap().latency);
+        assert!(a.bench_config(2, Mtu::Mtu4096, a.qps).unwrap().latency);
     }
 
     #[test]
     fn iterations_are_per_qp() {
         let a = parse("write_bw -q 2 -n 10").unwrap();
-        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().iters, 20);
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096, a.qps).unwrap().iters, 20);
         let a = parse("write_bw -q 16 --total-iters 1600").unwrap();
-        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().iters, 1600);
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096, a.qps).unwrap().iters, 1600);
         let a = parse("write_bw -q 16 -D 10us").unwrap();
-        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().duration_cycles, Some(2500));
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096, a.qps).unwrap().duration_cycles, Some(2500));
         assert!(parse("write_bw -n 0").is_err());
         assert!(parse("write_bw -n 5 -D 1ms").is_err());
         assert!(parse("write_bw -n 5 --total-iters 10").is_err());
@@ -1448,7 +1448,7 @@ mod tests {
         let a = parse("write_bw --paths 16 --spines 4 --uplink 3:12.5 --uplink 0:50 --ecn-kb 16 --switch-buffer-kb 64")
             .unwrap();
         check(&a, &mut cfg, Mtu::Mtu4096).unwrap();
-        assert_eq!(a.bench_config(65536, Mtu::Mtu4096).unwrap().max_paths, 16);
+        assert_eq!(a.bench_config(65536, Mtu::Mtu4096, a.qps).unwrap().max_paths, 16);
         assert_eq!(
             cfg.leaf_spine,
             Some(rnic_sim::LeafSpine { leaves: 2, spines: 4, link_rates: vec![(0, 3, 12.5), (0, 0, 50.0)] })
@@ -1464,9 +1464,9 @@ mod tests {
 
     #[test]
     fn window_and_spray_kinds() {
-        let c = parse("write_bw --dctcp --cc-rtt-ns 8000").unwrap().bench_config(65536, Mtu::Mtu4096).unwrap();
+        let c = parse("write_bw --dctcp --cc-rtt-ns 8000").unwrap().bench_config(65536, Mtu::Mtu4096, 1).unwrap();
         assert!(c.dctcp_cc && !c.strack_cc);
-        let c = parse("write_bw --cc --paths 8 --oblivious").unwrap().bench_config(65536, Mtu::Mtu4096).unwrap();
+        let c = parse("write_bw --cc --paths 8 --oblivious").unwrap().bench_config(65536, Mtu::Mtu4096, 1).unwrap();
         assert!(c.strack_cc && !c.dctcp_cc && c.spray_oblivious && c.max_paths == 8);
         assert!(parse("write_bw --cc --dctcp").is_err(), "one window");
         assert!(parse("write_bw --cc-rtt-ns 8000").is_err(), "--cc-rtt-ns needs a window");
