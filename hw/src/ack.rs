@@ -203,10 +203,11 @@ pub struct AckRecv {
     /// (until its timer restarts), with the ePSN of its latest ACK.
     pub probe_to: Signal<In, Bits<32>>,
     /// Sent-mark table read address (the timeout scan): per QP, the WQEs
-    /// sent at least in part (SSN, plus one while a message is half sent).
+    /// sent at least in part (SSN, plus one while a message is half sent)
+    /// and the PSN its next packet takes.
     pub sent_addr: Signal<Out, Bits<QPN_BITS>>,
-    /// Sent mark read data (one cycle after the address).
-    pub sent_data: Signal<In, Bits<16>>,
+    /// Sent mark read data (one cycle after the address): `{psn[39:16], mark[15:0]}` ([`SENT_BITS`]).
+    pub sent_data: Signal<In, Bits<SENT_BITS>>,
     /// Pulse: a retransmission timeout was reported.
     pub cnt_rto: Signal<Out, Bit>,
     /// Pulse: NAK received.
@@ -284,10 +285,13 @@ pub struct AckRecv {
     op_spray_reset: Num<{ OP_RESET }, 2>,
     rs: DFF<Bits<RQS_BITS>>,
     scan_q: DFF<Bits<QPN_BITS>>,
-    scan_sent: DFF<Bits<16>>,
+    scan_sent: DFF<Bits<SENT_BITS>>,
     ctl_kind: DFF<Bits<8>>,
     /// The scanned QP has WQEs sent (at least in part) and not acknowledged, and has not failed.
     outstanding: Signal<Local, Bit>,
+    /// Its latest ACK, NAK or READ response expects the PSN its next packet takes: every packet
+    /// sent was answered (a half-sent message waiting for its next turn has nothing in flight).
+    all_answered: Signal<Local, Bit>,
     since: Signal<Local, Bits<32>>,
     now32: Signal<Local, Bits<32>>,
     /// The timeout of a QP whose timer has fired before without an ACK in
@@ -299,11 +303,14 @@ pub struct AckRecv {
     tmop: ReqStatePack,
     /// The scanned QP's word with its probe reported.
     prbp: ReqStatePack,
-    /// Per QP: `{valid[24], ePSN[23:0]}` of its latest ACK, NAK or READ response word (the probe's report).
-    epsn_t: RAM<Bits<25>, QPN_BITS>,
-    scan_epsn: DFF<Bits<25>>,
+    /// Per QP: `{rd_wait[25], valid[24], ePSN[23:0]}` of its latest ACK, NAK or READ response word
+    /// (the probe's report); `rd_wait`: after that word the QP still waits for READ responses
+    /// (a `HOLD` word, or an `RDONE` one that does not end the last READ).
+    epsn_t: RAM<Bits<26>, QPN_BITS>,
+    scan_epsn: DFF<Bits<26>>,
     kind_req_probe: Num<{ ctrlq_kind::REQ_PROBE as u64 }, 8>,
-    epsn_valid: Num<0x100_0000, 25>,
+    epsn_valid: Num<0x100_0000, 26>,
+    epsn_rd_wait: Num<0x200_0000, 26>,
     tmo_retries: Signal<Local, Bits<4>>,
     cqr: CqReqPack,
     ctl: CtlReqPack,
@@ -352,6 +359,10 @@ pub struct AckRecv {
 const _: () = assert!(rnic_spec::wire::ack_flags::PLACED == 1);
 /// A reset queue entry: `{dctcp[19], oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}` (literal offsets above).
 const RST_BITS: usize = QPN_BITS + 12;
+
+/// Width of a sent-mark table entry: `{psn[39:16], mark[15:0]}`, the PSN
+/// the QP's next packet takes and its WQEs sent at least in part.
+pub const SENT_BITS: usize = 40;
 
 /// Width of an acknowledged-PSN table entry: `{ooo[35:24], epsn[23:0]}`.
 pub const APSN_BITS: usize = 36;
@@ -510,8 +521,12 @@ impl Logic for AckRecv {
         self.prbp.ts.next = self.ru.ts.val();
         self.rstp.retries.next = 0.into();
         self.rstp.ts.next = self.now32.val();
-        self.outstanding.next =
-            !self.ru.err.val().any() & (self.scan_sent.q.val() != self.ru.acked.val().get_bits::<16>(0));
+        self.all_answered.next = self.scan_epsn.q.val().get_bit(24)
+            & !self.scan_epsn.q.val().get_bit(25)
+            & (self.scan_epsn.q.val().get_bits::<24>(0) == self.scan_sent.q.val().get_bits::<24>(16));
+        self.outstanding.next = !self.ru.err.val().any()
+            & (self.scan_sent.q.val().get_bits::<16>(0) != self.ru.acked.val().get_bits::<16>(0))
+            & !self.all_answered.val();
         self.since.next = self.now32.val() - self.ru.ts.val();
         self.rto_eff.next = self.rto.val();
         if self.ru.retries.val() == 1 {
@@ -904,7 +919,13 @@ impl Logic for AckRecv {
         self.epsn_t.write_enable.next = self.apsn_we.val() | (self.state.q.val() == AckState::Reset);
         self.epsn_t.write_address.next = self.apsn_waddr.val();
         self.epsn_t.write_data.next =
-            bit_cast::<25, 24>(self.apsn_wdata.val().get_bits::<24>(0)) | self.epsn_valid.val();
+            bit_cast::<26, 24>(self.apsn_wdata.val().get_bits::<24>(0)) | self.epsn_valid.val();
+        if self.w_hold.val() | (self.w_rdone.val() & !(self.au.flags.val() & self.flag_rdend.val()).any()) {
+            // The responder's ePSN counts a READ request it took, not its responses: not an answer.
+            self.epsn_t.write_data.next = bit_cast::<26, 24>(self.apsn_wdata.val().get_bits::<24>(0))
+                | self.epsn_valid.val()
+                | self.epsn_rd_wait.val();
+        }
         if self.state.q.val() == AckState::Reset {
             self.epsn_t.write_address.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
             self.epsn_t.write_data.next = 0.into();

@@ -1,6 +1,6 @@
 //! The core's top level: register port, DMA port, network frame ports.
 
-use crate::ack::APSN_BITS;
+use crate::ack::{APSN_BITS, SENT_BITS};
 use crate::cc::CcEngine;
 use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
@@ -159,10 +159,11 @@ pub struct RnicCore {
     apsn: RAM<Bits<APSN_BITS>, QPN_BITS>,
     /// Per QP, the sequence number of the newest READ response job (responder to send path).
     jseq: RAM<Bits<3>, QPN_BITS>,
-    /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message): the timeout scan's view.
-    sq_sent: RAM<Bits<16>, QPN_BITS>,
+    /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message) and the PSN of its next
+    /// packet: the timeout scan's view (`ack::SENT_BITS`).
+    sq_sent: RAM<Bits<SENT_BITS>, QPN_BITS>,
     sqst_wdata: Signal<Local, Bits<128>>,
-    sent_mark: Signal<Local, Bits<16>>,
+    sent_mark: Signal<Local, Bits<SENT_BITS>>,
     stu: SqStateUnpack,
     rewp: RewindPack,
     swcp: SwCmdPack,
@@ -382,9 +383,11 @@ impl Logic for RnicCore {
         self.sq_state.write_data.next = self.sqst_wdata.val();
         // The sent mark follows every SQ state write: the SSN, one more while a message is half sent.
         self.stu.pword.next = self.sqst_wdata.val();
-        self.sent_mark.next = self.stu.ssn.val().get_bits::<16>(0);
+        self.sent_mark.next = bit_cast::<SENT_BITS, 16>(self.stu.ssn.val().get_bits::<16>(0))
+            | (bit_cast::<SENT_BITS, 24>(self.stu.psn.val()) << 16);
         if self.stu.msg_off.val() != 0 {
-            self.sent_mark.next = self.stu.ssn.val().get_bits::<16>(0) + 1;
+            self.sent_mark.next = bit_cast::<SENT_BITS, 16>(self.stu.ssn.val().get_bits::<16>(0) + 1)
+                | (bit_cast::<SENT_BITS, 24>(self.stu.psn.val()) << 16);
         }
         self.sq_sent.write_enable.next =
             self.sq.st_we.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33));

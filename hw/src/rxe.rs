@@ -7,7 +7,7 @@
 //! Verilator top `resp` is this block, so the responder's block test covers
 //! the three together.
 
-use crate::ack::{AckRecv, APSN_BITS};
+use crate::ack::{AckRecv, APSN_BITS, SENT_BITS};
 use crate::cqw::{CqReqMux, CqWriter};
 use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, RQS_BITS, RXD_BITS, RXS_BITS, SWC_BITS, TXD_BITS};
 use crate::dma::DmaWriteMux;
@@ -101,7 +101,7 @@ pub struct RxEngine {
     /// Sent-mark read address of the ACK receiver's timeout scan.
     pub tmo_sent_addr: Signal<Out, Bits<QPN_BITS>>,
     /// Sent-mark read data of the timeout scan.
-    pub tmo_sent_data: Signal<In, Bits<16>>,
+    pub tmo_sent_data: Signal<In, Bits<SENT_BITS>>,
     /// Pulse: a retransmission timeout was reported.
     pub cnt_rto: Signal<Out, Bit>,
     /// Pulse: an ACK found the window engine busy (`AckRecv::cnt_cc_skip`).

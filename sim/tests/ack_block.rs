@@ -136,6 +136,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
     // Acknowledged-PSN table writes owed, in order: every word's (qpn, ePSN).
     let (apsn_we, apsn_waddr, apsn_wdata) = (pt("apsn_we"), pt("apsn_waddr"), pt("apsn_wdata"));
     let mut want_apsn: VecDeque<(u64, u64)> = VecDeque::new();
+    let mut want_rdwait: VecDeque<bool> = VecDeque::new();
     // The window engine's requests owed, in order: (op, qpn, ecn, echoed timestamp, ePSN, on, pmtu); an
     // ACK's is offered for one cycle (taken or not), an init's is held until taken.
     let (rst_cc_on, rst_obl, rst_dctcp) = (pt("rst_cc_on"), pt("rst_oblivious"), pt("rst_dctcp"));
@@ -197,8 +198,18 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
     let mut tab_q = 0u64;
     // The sent-mark table the scan reads (here: every posted WQE counts as sent).
     let mut pi_tab: Vec<u64> = req.iter().map(|s| s.pi).collect();
-    // The state words and producer indices as they were before the host's last changes between batches.
+    // With it, the PSN each QP's next packet takes: most far from any ePSN (packets in flight), some the
+    // latest ePSN (every packet sent answered: a half-sent message waiting for its turn is not timed out).
+    let mut sent_psn: Vec<u64> = (0..NUM_QPS).map(|_| r.below(1 << 24)).collect();
+    // The state words, producer indices, sent PSNs and latest ePSNs as they were before the host's last
+    // changes between batches.
     let (mut tab_before, mut pi_before) = (tab.clone(), pi_tab.clone());
+    // Per QP: its latest word left it waiting for READ data (the responder's ePSN then counts a READ
+    // request it took, not the responses).
+    let mut rd_wait = vec![false; NUM_QPS];
+    let (mut sent_before, mut epsn_before, mut rdw_before) = (sent_psn.clone(), last_epsn.clone(), rd_wait.clone());
+    // Every packet the QP sent was answered.
+    let answered = |sent: &[u64], epsn: &[Option<u64>], rdw: &[bool], q: usize| epsn[q] == Some(sent[q]) && !rdw[q];
     let mut pi_q = 0u64;
     let (mut want_ack, mut want_lerr, mut want_qperr): (VecDeque<Cqr>, VecDeque<Cqr>, VecDeque<u64>) =
         Default::default();
@@ -215,6 +226,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
                     let mp = if r.pct(20) { r.below(512) } else { r.pick(&[0, 1, 8, 64, 255, 256, 257]) as u64 };
                     let (cc_on, obl, dctcp) = (r.below(2), r.below(2), r.below(2));
                     rst.push_back((q, mp, cc_on, obl, dctcp));
+                    // The reset clears the QP's latest ePSN (no packet answered yet).
+                    last_epsn[q] = None;
                     want_cc.push_back((OP_INIT, q as u64, 0, 0, 0, cc_on | dctcp << 1, 0));
                     want_spray.push_back([
                         Some(OP_RESET),
@@ -292,6 +305,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
             // SACK: the OOO count (12 bits) and bytes received (32) the word carries.
             let (ooo, bytes_rx) = (if r.pct(10) { 0xFFF } else { r.below(200) }, near_wrap(&mut r, 32));
             want_apsn.push_back((q as u64, ooo << 24 | epsn));
+            // After a HOLD word, or an RDONE one not ending the last READ, the QP still waits for READ data.
+            want_rdwait.push_back(hold || (rdone && !rdend));
             if fb {
                 want_spray.push_back([Some(OP_ACK), Some(q as u64), Some(ce), Some(entropy), None, None]);
                 want_cc.push_back((CC_OP_ACK, q as u64, ce, ts, bytes_rx, 0, epsn));
@@ -505,6 +520,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
                     return Err(ctx(format!("acknowledged-PSN write {got:x?} (qpn, ePSN) unexpected")));
                 }
                 last_epsn[got.0 as usize] = Some(got.1 & M24);
+                rd_wait[got.0 as usize] = want_rdwait.pop_front().expect("one per acknowledged-PSN write");
             }
             if m.get(spray_valid) == 1 && sready {
                 let got = spray_f.map(|f| m.get(f));
@@ -602,6 +618,8 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
                     if set.probe == 0
                         || s.err
                         || pi_tab[q] == s.acked & M16
+                        || (answered(&sent_psn, &last_epsn, &rd_wait, q)
+                            && answered(&sent_before, &epsn_before, &rdw_before, q))
                         || t - from <= set.probe
                         || w >> 29 & 1 != 0
                     {
@@ -625,21 +643,25 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
                     // The block's own state word: the model runs ahead by a batch. A report
                     // may have been read before the host's changes between batches, and
                     // taken after them: it is checked against the state it read.
-                    let (tab, pi_tab) = if tab[q] != tab_before[q] || pi_tab[q] != pi_before[q] {
+                    let changed = tab[q] != tab_before[q] || pi_tab[q] != pi_before[q] || sent_psn[q] != sent_before[q];
+                    let (tab, pi_tab, sent, epsn, rdw) = if changed {
                         let now_ok = {
                             let w = tab[q];
-                            w >> 24 & 1 == 0 && pi_tab[q] != w & M16 && got.4 == w & M24
+                            w >> 24 & 1 == 0
+                                && pi_tab[q] != w & M16
+                                && got.4 == w & M24
+                                && !answered(&sent_psn, &last_epsn, &rd_wait, q)
                         };
                         if now_ok {
-                            (&tab, &pi_tab)
+                            (&tab, &pi_tab, &sent_psn, &last_epsn, &rd_wait)
                         } else {
-                            (&tab_before, &pi_before)
+                            (&tab_before, &pi_before, &sent_before, &epsn_before, &rdw_before)
                         }
                     } else {
-                        (&tab, &pi_tab)
+                        (&tab, &pi_tab, &sent_psn, &last_epsn, &rd_wait)
                     };
                     let s = Req { acked: tab[q] & M24, err: tab[q] >> 24 & 1 != 0, pi: pi_tab[q] };
-                    let outstanding = !s.err && pi_tab[q] != s.acked & M16;
+                    let outstanding = !s.err && pi_tab[q] != s.acked & M16 && !answered(sent, epsn, rdw, q);
                     let from = started(tab[q], t);
                     // Timeouts in a row since the last ACK: one more than the word holds, saturating.
                     let in_row = ((tab[q] >> 25 & 0xF) + 1).min(15);
@@ -681,12 +703,13 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
                     let s = Req { acked: tab[q] & M24, err: tab[q] >> 24 & 1 != 0, pi: pi_tab[q] };
                     let from = started(tab[q], t);
                     let rto = set.rto << (tab[q] >> 25 & 0xF).min(3);
-                    if !s.err && pi_tab[q] != s.acked & M16 && t > from + rto + 2 * SCAN_PERIOD {
+                    let waits = !s.err && pi_tab[q] != s.acked & M16 && !answered(&sent_psn, &last_epsn, &rd_wait, q);
+                    if waits && t > from + rto + 2 * SCAN_PERIOD {
                         return Err(ctx(format!("qpn {q} ({s:x?}) timer started at cycle {from} and not reported")));
                     }
                     // A probe is due once per stall, before the timeout (which takes the scan's turn first).
                     let probe_due = set.probe != 0 && tab[q] >> 29 & 1 == 0 && t > from + set.probe + 2 * SCAN_PERIOD;
-                    if !s.err && pi_tab[q] != s.acked & M16 && probe_due && t + 2 * SCAN_PERIOD < from + rto {
+                    if waits && probe_due && t + 2 * SCAN_PERIOD < from + rto {
                         return Err(ctx(format!("qpn {q} ({s:x?}) timer started at cycle {from}, no probe reported")));
                     }
                 }
@@ -695,7 +718,7 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
             let pa = m.get(sqpi_addr) as usize;
             m.tick();
             tab_q = tab[ra];
-            pi_q = pi_tab[pa];
+            pi_q = pi_tab[pa] | sent_psn[pa] << 16;
             if we {
                 let moved = (wd ^ tab[wa as usize]) & 0x1FF_FFFF != 0;
                 // The timer restarts at a cycle of this ACK's processing (or the scan's look).
@@ -756,6 +779,17 @@ fn run(set: &Set, seed: u64) -> Result<(u64, u64, u64, u64, [u64; 5]), String> {
             }
         }
         (tab_before, pi_before) = (tab.clone(), pi_tab.clone());
+        (sent_before, epsn_before, rdw_before) = (sent_psn.clone(), last_epsn.clone(), rd_wait.clone());
+        // The send path moves on between batches: now and then every packet a QP sent is answered.
+        for &q in &qpns {
+            // Often right after a word that leaves the QP waiting for READ data (that ePSN answers nothing).
+            if r.pct(if rd_wait[q] { 80 } else { 40 }) {
+                sent_psn[q] = match last_epsn[q] {
+                    Some(e) if r.pct(60) => e,
+                    _ => r.below(1 << 24),
+                };
+            }
+        }
         // The responder reports a new producer index between batches (WQEs posted).
         for &q in &qpns {
             if r.pct(50) {

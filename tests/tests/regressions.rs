@@ -6,7 +6,9 @@
 //! checks) are covered by the receive-path fuzzer (`fuzz.rs`).
 
 use rnic::{AccessFlags, Mtu, QpState, RecvWr, SendWr, WcOpcode, WcStatus, WrOpcode};
-use rnic_tests::{assert_no_violations, fill_sentinel, pair, read_all, stream, transfer, wait, Op, World, SEED};
+use rnic_tests::{
+    assert_no_violations, fill_sentinel, pair, read_all, stream, transfer, transfer_in, wait, Op, World, SEED,
+};
 use rnic_tools::pattern;
 
 /// Sizes whose last packet leaves 58, 59 or 60 bytes in its last 64-byte
@@ -38,6 +40,29 @@ fn every_qpn_up_to_the_highest() {
     // QPNs 0 and 1 are reserved (as in IB), so QPNs 2..=255 are all the QPs there are.
     let n = rnic_spec::params::NUM_QPS as u32 - 2;
     transfer(Op::Send, 200, n, 1, Mtu::Mtu256);
+}
+
+/// A QP whose message is half sent waits for its next turn for several
+/// retransmission timeouts (many QPs of long messages share the link), with
+/// every packet it sent acknowledged: nothing is in flight, so it is not
+/// timed out. The timeout used to fire, rewind the message to its start, and
+/// the QP's next turn resent the same first packets; `rnic-perf write_bw -s
+/// 64K -q 252` (100 us timeout, about 330 us between a QP's turns) completed
+/// no message at all.
+#[test]
+fn a_qp_waiting_for_its_turn_with_every_packet_answered_is_not_timed_out() {
+    let nics = pair();
+    // A 20 us timeout; 48 QPs' 16 KiB turns take about 63 us at 100 Gb/s.
+    for c in &nics.ctxs {
+        c.set_retransmit_timeout(5_000).unwrap();
+    }
+    {
+        let w = World::new(&nics, 48, 3, Mtu::Mtu4096);
+        transfer_in(&w, Op::Write, 64 * 1024, 3);
+        let rec: rnic::RecoveryStats = w.conns.iter().map(|c| c.0.recovery_stats()).sum();
+        assert_eq!((rec.timeouts, rec.rewinds), (0, 0), "{rec:?}");
+    }
+    assert_no_violations(&nics);
 }
 
 const BIG: usize = 1 << 20;
