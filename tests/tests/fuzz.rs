@@ -317,9 +317,12 @@ enum Class {
     HdrFields,
     /// A wrong ICRC.
     Icrc,
+    /// An ACK's SACK fields (OOO count, bytes received, SACK base and bitmap, echoed entropy and ECN),
+    /// random or at their extremes; a request frame gets an SSN mutation instead.
+    Sack,
 }
 
-const ALL_CLASSES: [Class; 17] = [
+const ALL_CLASSES: [Class; 18] = [
     Class::Lengths,
     Class::Pad,
     Class::Psn,
@@ -337,6 +340,7 @@ const ALL_CLASSES: [Class; 17] = [
     Class::FlipBytes,
     Class::HdrFields,
     Class::Icrc,
+    Class::Sack,
 ];
 
 /// One concrete mutation (the strings describe it in failure reports, through `Debug`).
@@ -350,6 +354,8 @@ enum Mut {
     Rsn(u32),
     Msn(u32),
     Syndrome(u8),
+    /// An ACK's SACK field, by name, and its new value.
+    Sack(&'static str, u64),
     Va(u64, &'static str),
     Rkey(u32, &'static str),
     RkeyVa(u32, u64, &'static str),
@@ -387,6 +393,7 @@ impl Mut {
                 | Mut::Rsn(_)
                 | Mut::Msn(_)
                 | Mut::Syndrome(_)
+                | Mut::Sack(..)
                 | Mut::Va(..)
                 | Mut::Rkey(..)
                 | Mut::RkeyVa(..)
@@ -408,6 +415,14 @@ impl Mut {
             Mut::Rsn(n) => fr.rsn = n,
             Mut::Msn(m) => fr.msn = m,
             Mut::Syndrome(s) => fr.syndrome = s,
+            Mut::Sack(field, v) => match field {
+                "ooo" => fr.ooo = v as u32,
+                "bytes_rx" => fr.bytes_rx = v as u32,
+                "sack_base" => fr.sack_base = v as u32,
+                "sack_bitmap" => fr.sack_bitmap = v,
+                "echo_entropy" => fr.echo_entropy = v as u16,
+                _ => fr.echo_ecn = v as u8,
+            },
             Mut::Va(va, _) => fr.va = va,
             Mut::Rkey(k, _) => fr.rkey = k,
             Mut::RkeyVa(k, va, _) => {
@@ -2324,10 +2339,26 @@ impl Fuzzer {
         let pad = (4 - plen % 4) % 4;
         let flen = HDR_LEN + plen + pad + ICRC_LEN;
         let is_ack = fr.opcode == opcode::ACK;
+        if class == Class::Sack && !is_ack {
+            return self.choose(Class::SsnMsn, fr);
+        }
         let epsn = self.v.epsn;
         let sr = self.cfg.victim_sr;
         let r = &mut self.rng;
         match class {
+            Class::Sack => {
+                // Random, or the field's largest value.
+                let x =
+                    |r: &mut Rng, max: u64| if r.pct(25) { max } else { r.below(max) + if r.pct(50) { 1 } else { 0 } };
+                match r.below(6) {
+                    0 => Mut::Sack("ooo", x(r, 0xFFFF_FFFF)),
+                    1 => Mut::Sack("bytes_rx", x(r, 0xFFFF_FFFF)),
+                    2 => Mut::Sack("sack_base", x(r, PSN_MASK as u64)),
+                    3 => Mut::Sack("sack_bitmap", if r.pct(25) { u64::MAX } else { r.next() }),
+                    4 => Mut::Sack("echo_entropy", x(r, 0xFFFF)),
+                    _ => Mut::Sack("echo_ecn", x(r, 0xFF)),
+                }
+            }
             Class::Lengths => {
                 let around = |r: &mut Rng, v: usize| -> u16 {
                     match r.below(3) {
@@ -3938,6 +3969,18 @@ class_test!(flipped_bytes, Class::FlipBytes);
 class_test!(header_fields, Class::HdrFields);
 class_test!(bad_icrc, Class::Icrc);
 
+/// ACK frames with forged SACK fields (OOO count, bytes received, SACK
+/// base and bitmap, echoed entropy and ECN), random or at their extremes:
+/// processed as ACKs, nothing else moves. (The victim is neither sprayed
+/// nor windowed here; `spray.rs` forges the same fields into the ACKs of a
+/// sprayed QP under STrack's window.)
+#[test]
+fn sack_fields() {
+    let mut c = Cfg::class("sack_fields", Class::Sack, CLASS_FRAMES);
+    c.ack_pct = 80;
+    run(c);
+}
+
 /// ACK frames (opcode 0x11) addressed to the victim, mutated.
 #[test]
 fn ack_frames() {
@@ -3951,6 +3994,7 @@ fn ack_frames() {
         Class::FlipBytes,
         Class::Lengths,
         Class::Icrc,
+        Class::Sack,
     ];
     c.ack_pct = 60;
     run(c);
