@@ -310,7 +310,8 @@ pub struct AckRecv {
     scan_epsn: DFF<Bits<26>>,
     kind_req_probe: Num<{ ctrlq_kind::REQ_PROBE as u64 }, 8>,
     epsn_valid: Num<0x100_0000, 26>,
-    epsn_rd_wait: Num<0x200_0000, 26>,
+    /// The word being written leaves the QP waiting for READ data.
+    rd_wait_w: Signal<Local, Bit>,
     tmo_retries: Signal<Local, Bits<4>>,
     cqr: CqReqPack,
     ctl: CtlReqPack,
@@ -918,14 +919,12 @@ impl Logic for AckRecv {
         // The latest ePSN per QP follows the acknowledged-PSN table's writes; a reset forgets it.
         self.epsn_t.write_enable.next = self.apsn_we.val() | (self.state.q.val() == AckState::Reset);
         self.epsn_t.write_address.next = self.apsn_waddr.val();
-        self.epsn_t.write_data.next =
-            bit_cast::<26, 24>(self.apsn_wdata.val().get_bits::<24>(0)) | self.epsn_valid.val();
-        if self.w_hold.val() | (self.w_rdone.val() & !(self.au.flags.val() & self.flag_rdend.val()).any()) {
-            // The responder's ePSN counts a READ request it took, not its responses: not an answer.
-            self.epsn_t.write_data.next = bit_cast::<26, 24>(self.apsn_wdata.val().get_bits::<24>(0))
-                | self.epsn_valid.val()
-                | self.epsn_rd_wait.val();
-        }
+        // The responder's ePSN counts a READ request it took, not its responses: not an answer.
+        self.rd_wait_w.next =
+            self.w_hold.val() | (self.w_rdone.val() & !(self.au.flags.val() & self.flag_rdend.val()).any());
+        self.epsn_t.write_data.next = bit_cast::<26, 24>(self.apsn_wdata.val().get_bits::<24>(0))
+            | self.epsn_valid.val()
+            | (bit_cast::<26, 1>(self.rd_wait_w.val().into()) << 25);
         if self.state.q.val() == AckState::Reset {
             self.epsn_t.write_address.next = self.rst_q.q.val().get_bits::<QPN_BITS>(0);
             self.epsn_t.write_data.next = 0.into();

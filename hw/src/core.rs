@@ -164,6 +164,8 @@ pub struct RnicCore {
     sq_sent: RAM<Bits<SENT_BITS>, QPN_BITS>,
     sqst_wdata: Signal<Local, Bits<128>>,
     sent_mark: Signal<Local, Bits<SENT_BITS>>,
+    /// The sent mark's WQE count: the SSN, one more while a message is half sent.
+    sent_ssn: Signal<Local, Bits<16>>,
     stu: SqStateUnpack,
     rewp: RewindPack,
     swcp: SwCmdPack,
@@ -383,12 +385,12 @@ impl Logic for RnicCore {
         self.sq_state.write_data.next = self.sqst_wdata.val();
         // The sent mark follows every SQ state write: the SSN, one more while a message is half sent.
         self.stu.pword.next = self.sqst_wdata.val();
-        self.sent_mark.next = bit_cast::<SENT_BITS, 16>(self.stu.ssn.val().get_bits::<16>(0))
-            | (bit_cast::<SENT_BITS, 24>(self.stu.psn.val()) << 16);
+        self.sent_ssn.next = self.stu.ssn.val().get_bits::<16>(0);
         if self.stu.msg_off.val() != 0 {
-            self.sent_mark.next = bit_cast::<SENT_BITS, 16>(self.stu.ssn.val().get_bits::<16>(0) + 1)
-                | (bit_cast::<SENT_BITS, 24>(self.stu.psn.val()) << 16);
+            self.sent_ssn.next = self.stu.ssn.val().get_bits::<16>(0) + 1;
         }
+        self.sent_mark.next =
+            bit_cast::<SENT_BITS, 16>(self.sent_ssn.val()) | (bit_cast::<SENT_BITS, 24>(self.stu.psn.val()) << 16);
         self.sq_sent.write_enable.next =
             self.sq.st_we.val() | (self.regs.qp_commit.val() & self.regs.commit_val.val().get_bit(33));
         self.sq_sent.write_address.next = self.sq.st_waddr.val();
