@@ -6,6 +6,7 @@ use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::num::Num;
+use crate::pcie_rd::PcieReadFront;
 use crate::regs::Regs;
 use crate::rxe::RxEngine;
 use crate::rxin::RxIn;
@@ -75,27 +76,28 @@ pub struct RnicCore {
     pub reg_rd_resp_valid: Signal<Out, Bit>,
     /// Read response data.
     pub reg_rd_resp_data: Signal<Out, Bits<64>>,
-    /// DMA read request valid.
-    pub dma_rd_req_valid: Signal<Out, Bit>,
-    /// DMA read request ready.
-    pub dma_rd_req_ready: Signal<In, Bit>,
-    /// DMA read bus address.
-    pub dma_rd_req_addr: Signal<Out, Bits<64>>,
-    /// DMA read length in bytes (1..=4096).
-    pub dma_rd_req_len: Signal<Out, Bits<16>>,
-    /// DMA read tag, returned with the completion.
-    pub dma_rd_req_tag: Signal<Out, Bits<8>>,
-    /// DMA read completion valid. Completions return in request order,
-    /// pword from lane 0 (the adapter realigns), bytes past the length zero.
-    pub dma_rd_cpl_valid: Signal<In, Bit>,
-    /// DMA read completion ready.
-    pub dma_rd_cpl_ready: Signal<Out, Bit>,
-    /// DMA read completion data.
-    pub dma_rd_cpl_data: Signal<In, Bits<512>>,
-    /// DMA read completion tag.
-    pub dma_rd_cpl_tag: Signal<In, Bits<8>>,
-    /// Last beat of a read completion.
-    pub dma_rd_cpl_last: Signal<In, Bit>,
+    /// PCIe Max_Read_Request_Size in Device Control's code (128 << code bytes).
+    pub pcie_mrrs: Signal<In, Bits<3>>,
+    /// PCIe requester request: a memory read valid (see [`PcieReadFront`]).
+    pub pcie_rq_valid: Signal<Out, Bit>,
+    /// PCIe requester request: taken.
+    pub pcie_rq_ready: Signal<In, Bit>,
+    /// PCIe requester request: bus address.
+    pub pcie_rq_addr: Signal<Out, Bits<64>>,
+    /// PCIe requester request: length in bytes (at most MRRS, within a 4 KiB page).
+    pub pcie_rq_len: Signal<Out, Bits<13>>,
+    /// PCIe requester request: tag.
+    pub pcie_rq_tag: Signal<Out, Bits<8>>,
+    /// PCIe requester completion: a beat valid; always taken (no ready).
+    pub pcie_rc_valid: Signal<In, Bit>,
+    /// PCIe requester completion: data, address-aligned (byte at address A in lane A mod 64).
+    pub pcie_rc_data: Signal<In, Bits<512>>,
+    /// PCIe requester completion: tag.
+    pub pcie_rc_tag: Signal<In, Bits<8>>,
+    /// PCIe requester completion: low 12 bits of the address of the beat's first byte.
+    pub pcie_rc_addr: Signal<In, Bits<12>>,
+    /// PCIe requester completion: Request Completed (the request's last beat).
+    pub pcie_rc_done: Signal<In, Bit>,
     /// DMA write valid: one beat writes `dma_wr_len` bytes from lane 0 at `dma_wr_addr`.
     pub dma_wr_valid: Signal<Out, Bit>,
     /// DMA write ready.
@@ -142,6 +144,7 @@ pub struct RnicCore {
     cwnd_host: RAM<Bits<32>, QPN_BITS>,
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
+    pcierd: PcieReadFront,
     qpc_tx: RAM<Bits<448>, QPN_BITS>,
     qpc_rx: RAM<Bits<448>, QPN_BITS>,
     mr_tx: RAM<Bits<256>, MR_BITS>,
@@ -182,7 +185,7 @@ pub struct RnicCore {
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq);
+        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq, pcierd);
         self.cwnd.read_clock.next = self.clock.val();
         self.cwnd.write_clock.next = self.clock.val();
         self.qpc_tx.read_clock.next = self.clock.val();
@@ -447,15 +450,27 @@ impl Logic for RnicCore {
         self.dmard.sq_len.next = self.sq.rd_len.val();
         self.dmard.sq_tag.next = self.sq.rd_tag.val();
         self.sq.rd_ready.next = self.dmard.sq_ready.val();
-        self.dma_rd_req_valid.next = self.dmard.req_valid.val();
-        self.dmard.req_ready.next = self.dma_rd_req_ready.val();
-        self.dma_rd_req_addr.next = self.dmard.req_addr.val();
-        self.dma_rd_req_len.next = self.dmard.req_len.val();
-        self.dma_rd_req_tag.next = self.dmard.req_tag.val();
-        self.dmard.cpl_valid.next = self.dma_rd_cpl_valid.val();
-        self.dma_rd_cpl_ready.next = self.dmard.cpl_ready.val();
-        self.dmard.cpl_data.next = self.dma_rd_cpl_data.val();
-        self.dmard.cpl_tag.next = self.dma_rd_cpl_tag.val();
+        self.pcierd.req_valid.next = self.dmard.req_valid.val();
+        self.dmard.req_ready.next = self.pcierd.req_ready.val();
+        self.pcierd.req_addr.next = self.dmard.req_addr.val();
+        self.pcierd.req_len.next = self.dmard.req_len.val();
+        self.pcierd.req_tag.next = self.dmard.req_tag.val();
+        self.dmard.cpl_valid.next = self.pcierd.cpl_valid.val();
+        self.pcierd.cpl_ready.next = self.dmard.cpl_ready.val();
+        self.dmard.cpl_data.next = self.pcierd.cpl_data.val();
+        self.dmard.cpl_tag.next = self.pcierd.cpl_tag.val();
+        // The PCIe side of the reads: split, tagged, and put back in order by the front end.
+        self.pcierd.cfg_mrrs.next = self.pcie_mrrs.val();
+        self.pcie_rq_valid.next = self.pcierd.rq_valid.val();
+        self.pcierd.rq_ready.next = self.pcie_rq_ready.val();
+        self.pcie_rq_addr.next = self.pcierd.rq_addr.val();
+        self.pcie_rq_len.next = self.pcierd.rq_len.val();
+        self.pcie_rq_tag.next = self.pcierd.rq_tag.val();
+        self.pcierd.rc_valid.next = self.pcie_rc_valid.val();
+        self.pcierd.rc_data.next = self.pcie_rc_data.val();
+        self.pcierd.rc_tag.next = self.pcie_rc_tag.val();
+        self.pcierd.rc_addr.next = self.pcie_rc_addr.val();
+        self.pcierd.rc_done.next = self.pcie_rc_done.val();
         self.resp.rwqe_valid.next = self.dmard.rwqe_valid.val();
         self.resp.rwqe_data.next = self.dmard.data.val();
         self.dmard.rwqe_ready.next = self.resp.rwqe_ready.val();
@@ -635,9 +650,9 @@ impl Logic for RnicCore {
         // MR fence (dereg_mr).
         self.fence.start.next = self.regs.fence_start.val();
         self.fence.resp_idle.next = self.resp.idle.val();
-        self.fence.rd_issued.next = self.dma_rd_req_valid.val() & self.dma_rd_req_ready.val();
+        self.fence.rd_issued.next = self.pcierd.req_valid.val() & self.pcierd.req_ready.val();
         self.fence.rd_done.next =
-            self.dma_rd_cpl_valid.val() & self.dma_rd_cpl_ready.val() & self.dma_rd_cpl_last.val();
+            self.pcierd.cpl_valid.val() & self.pcierd.cpl_ready.val() & self.pcierd.cpl_last.val();
         self.regs.fence_busy.next = self.fence.busy.val();
     }
 }

@@ -47,6 +47,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("cq_mux".to_string(), emit(cqw::CqReqMux::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
+        ("pcie_rd".to_string(), emit(pcie_rd::PcieReadFront::default())),
         ("fence".to_string(), emit(fence::MrFence::default())),
         ("spray".to_string(), emit(spray::SprayEngine::default())),
         ("cc".to_string(), emit(cc::CcEngine::default())),
@@ -61,6 +62,7 @@ pub mod hdr;
 pub mod icrc;
 pub mod num;
 pub mod pack;
+pub mod pcie_rd;
 pub mod regs;
 pub mod resp;
 pub mod rxe;

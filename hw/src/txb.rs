@@ -134,11 +134,13 @@ impl Logic for TxBuilder {
                 }
             }
             TxState::Hdr0 => {
-                self.tx_valid.next = true;
+                // A frame starts only when its payload is there: the DMA
+                // front end releases a read whole, so no beat comes late.
+                self.tx_valid.next = (self.padded.val() == 0) | self.pl_valid.val();
                 self.tx_data.next = self.hdr.beat0.val();
                 self.icrc.data.next = self.hdr.beat0.val();
                 self.icrc.first.next = true;
-                if self.tx_ready.val() {
+                if self.tx_ready.val() & ((self.padded.val() == 0) | self.pl_valid.val()) {
                     self.crc.d.next = self.icrc.state_out.val();
                     self.state.d.next = TxState::Hdr1;
                 }

@@ -16,12 +16,25 @@ pub struct SimConfig {
     /// PCIe link data rate per direction in Gb/s after line encoding
     /// (default [`PCIE_GEN3_X16_GBPS`], 126.0). TLP overhead is charged on top.
     pub pcie_gbps: f64,
-    /// Max payload size of a TLP (bytes): write and completion data is cut
-    /// into TLPs of this size, each paying `pcie_tlp_overhead` (default 256).
+    /// Max payload size of a TLP (bytes): write data is coalesced into TLPs
+    /// of up to this size and completions carry at most this much, each
+    /// TLP paying `pcie_tlp_overhead` (default 256).
     pub pcie_mps: u32,
-    /// Max read request size (bytes): a DMA read costs one request TLP
-    /// (header only) upstream per this many bytes (default 512).
+    /// Max read request size (bytes, a power of two from 128 to 4096): the
+    /// DMA front end cuts reads at multiples of it, and each piece is one
+    /// request TLP upstream (default 512).
     pub pcie_mrrs: u32,
+    /// Read completion boundary of the root complex (bytes, a power of two
+    /// from 64 to MPS): a read's completions are cut at multiples of it
+    /// (default 64, as most root complexes do).
+    pub pcie_rcb: u32,
+    /// Spread of the read round trip, ns: each read is due at `pcie_rtt_ns`
+    /// plus or minus half of this (capped at the round trip), so
+    /// completions of different reads come back out of order (default 200).
+    pub pcie_jitter_ns: u64,
+    /// Seed of the PCIe model's choices (round trips, completion sizes and
+    /// order, the bytes in unused lanes); default 1.
+    pub pcie_seed: u64,
     /// Bytes of overhead per TLP: framing 2 + sequence 2 + 4DW header 16 +
     /// LCRC 4 = 24 (default). With MPS 256 the usable rate is
     /// 126.0 x 256/280 = 115.2 Gb/s (14.4 GB/s) per direction.
@@ -73,6 +86,9 @@ impl Default for SimConfig {
             pcie_mps: 256,
             pcie_mrrs: 512,
             pcie_tlp_overhead: 24,
+            pcie_rcb: 64,
+            pcie_jitter_ns: 200,
+            pcie_seed: 1,
             mmio_latency_ns: 500,
             link_gbps: 100.0,
             link_delay_ns: 500,

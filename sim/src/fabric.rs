@@ -142,6 +142,10 @@ pub struct TxMac {
     pub bad_keep_beats: u64,
     /// Frames longer than [`MAX_FRAME`] (truncated).
     pub oversize_frames: u64,
+    /// Beats of a frame that came after the wire had sent every byte before
+    /// them: a real MAC (the CMAC) would abort the frame; this model sends
+    /// it with the gap.
+    pub underruns: u64,
 }
 
 impl TxMac {
@@ -154,6 +158,7 @@ impl TxMac {
             done: VecDeque::new(),
             bad_keep_beats: 0,
             oversize_frames: 0,
+            underruns: 0,
         }
     }
 
@@ -172,6 +177,8 @@ impl TxMac {
             self.frame = pool.pop().unwrap_or_else(|| Vec::with_capacity(MAX_FRAME));
             self.frame.clear();
             self.busy_until_ps = self.busy_until_ps.max(now_ps) + wire_ps(PREAMBLE, self.mps_per_byte);
+        } else if self.busy_until_ps < now_ps {
+            self.underruns += 1;
         }
         let n = keep.count_ones() as usize;
         let contiguous = keep == u64::MAX || (keep != 0 && keep == (1u64 << n) - 1);
@@ -545,6 +552,11 @@ impl Fabric {
     /// frames' UDP source port), after the link's faults.
     pub fn entropy_bytes(&self, src: usize) -> &[u64; 256] {
         &self.entropy_bytes[src]
+    }
+
+    /// TX underruns of every NIC's MAC (see [`TxMac::underruns`]).
+    pub fn tx_underruns(&self) -> u64 {
+        self.ports.iter().map(|p| p.tx.underruns).sum()
     }
 
     /// Bytes each spine carried (empty without a leaf-spine fabric).

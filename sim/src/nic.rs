@@ -21,16 +21,17 @@ struct CorePorts {
     reg_rd_addr: PortId,
     reg_rd_resp_valid: PortId,
     reg_rd_resp_data: PortId,
-    dma_rd_req_valid: PortId,
-    dma_rd_req_ready: PortId,
-    dma_rd_req_addr: PortId,
-    dma_rd_req_len: PortId,
-    dma_rd_req_tag: PortId,
-    dma_rd_cpl_valid: PortId,
-    dma_rd_cpl_ready: PortId,
-    dma_rd_cpl_data: PortId,
-    dma_rd_cpl_tag: PortId,
-    dma_rd_cpl_last: PortId,
+    pcie_mrrs: PortId,
+    pcie_rq_valid: PortId,
+    pcie_rq_ready: PortId,
+    pcie_rq_addr: PortId,
+    pcie_rq_len: PortId,
+    pcie_rq_tag: PortId,
+    pcie_rc_valid: PortId,
+    pcie_rc_data: PortId,
+    pcie_rc_tag: PortId,
+    pcie_rc_addr: PortId,
+    pcie_rc_done: PortId,
     dma_wr_valid: PortId,
     dma_wr_ready: PortId,
     dma_wr_addr: PortId,
@@ -58,16 +59,17 @@ impl CorePorts {
             reg_rd_addr: m.port("reg_rd_addr")?,
             reg_rd_resp_valid: m.port("reg_rd_resp_valid")?,
             reg_rd_resp_data: m.port("reg_rd_resp_data")?,
-            dma_rd_req_valid: m.port("dma_rd_req_valid")?,
-            dma_rd_req_ready: m.port("dma_rd_req_ready")?,
-            dma_rd_req_addr: m.port("dma_rd_req_addr")?,
-            dma_rd_req_len: m.port("dma_rd_req_len")?,
-            dma_rd_req_tag: m.port("dma_rd_req_tag")?,
-            dma_rd_cpl_valid: m.port("dma_rd_cpl_valid")?,
-            dma_rd_cpl_ready: m.port("dma_rd_cpl_ready")?,
-            dma_rd_cpl_data: m.port("dma_rd_cpl_data")?,
-            dma_rd_cpl_tag: m.port("dma_rd_cpl_tag")?,
-            dma_rd_cpl_last: m.port("dma_rd_cpl_last")?,
+            pcie_mrrs: m.port("pcie_mrrs")?,
+            pcie_rq_valid: m.port("pcie_rq_valid")?,
+            pcie_rq_ready: m.port("pcie_rq_ready")?,
+            pcie_rq_addr: m.port("pcie_rq_addr")?,
+            pcie_rq_len: m.port("pcie_rq_len")?,
+            pcie_rq_tag: m.port("pcie_rq_tag")?,
+            pcie_rc_valid: m.port("pcie_rc_valid")?,
+            pcie_rc_data: m.port("pcie_rc_data")?,
+            pcie_rc_tag: m.port("pcie_rc_tag")?,
+            pcie_rc_addr: m.port("pcie_rc_addr")?,
+            pcie_rc_done: m.port("pcie_rc_done")?,
             dma_wr_valid: m.port("dma_wr_valid")?,
             dma_wr_ready: m.port("dma_wr_ready")?,
             dma_wr_addr: m.port("dma_wr_addr")?,
@@ -119,7 +121,6 @@ pub struct SimNic {
     mmio: u64,
     reg_timeout: u64,
     /// What the harness presented this cycle (for the handshakes).
-    cpl_shown: bool,
     rx_shown: bool,
     beat: [u8; DATA_BYTES],
     /// Register read responses nobody asked for (a protocol error of the core).
@@ -136,17 +137,17 @@ impl SimNic {
             model.trace_vcd(&dir.join(format!("nic{index}.vcd")))?;
         }
         let p = CorePorts::resolve(&model)?;
+        model.set(p.pcie_mrrs, rnic_spec::params::mrrs_code(cfg.pcie_mrrs) as u64);
         Ok(SimNic {
             index,
             model,
             p,
             mem: HostMem::new(cfg.host_mem_bytes),
-            pcie: Pcie::new(cfg),
+            pcie: Pcie::new(cfg, index as u64),
             regs: VecDeque::with_capacity(1024),
             read: ReadState::Idle,
             mmio: ns_to_cycles(cfg.mmio_latency_ns),
             reg_timeout: cfg.reg_timeout_cycles,
-            cpl_shown: false,
             rx_shown: false,
             beat: [0; DATA_BYTES],
             spurious_reg_resp: 0,
@@ -274,22 +275,21 @@ impl SimNic {
 
         // DMA port.
         self.pcie.begin_cycle(now, &mut self.mem);
-        let rd_req_ready = self.pcie.rd_req_ready();
+        let rq_ready = self.pcie.rq_ready();
         let wr_ready = self.pcie.wr_ready();
-        m.set(p.dma_rd_req_ready, rd_req_ready as u64);
+        m.set(p.pcie_rq_ready, rq_ready as u64);
         m.set(p.dma_wr_ready, wr_ready as u64);
-        self.cpl_shown = match self.pcie.cpl() {
+        // A completion beat lasts one cycle: the core has no way to refuse it.
+        match self.pcie.rc() {
             Some(b) => {
-                if self.pcie.cpl_is_new() {
-                    m.set_bytes(p.dma_rd_cpl_data, &b.data);
-                    m.set(p.dma_rd_cpl_tag, b.tag as u64);
-                    m.set(p.dma_rd_cpl_last, b.last as u64);
-                }
-                true
+                m.set_bytes(p.pcie_rc_data, &b.data);
+                m.set(p.pcie_rc_tag, b.tag as u64);
+                m.set(p.pcie_rc_addr, b.addr as u64);
+                m.set(p.pcie_rc_done, b.done as u64);
+                m.set(p.pcie_rc_valid, 1);
             }
-            None => false,
-        };
-        m.set(p.dma_rd_cpl_valid, self.cpl_shown as u64);
+            None => m.set(p.pcie_rc_valid, 0),
+        }
 
         // Network port.
         let tx_ready = net.tx.ready(now_ps);
@@ -330,14 +330,11 @@ impl SimNic {
                 self.read = ReadState::Lost { addr, issued: t };
             }
         }
-        if rd_req_ready && m.get(p.dma_rd_req_valid) != 0 {
-            let addr = m.get(p.dma_rd_req_addr);
-            let len = m.get(p.dma_rd_req_len) as u32;
-            let tag = m.get(p.dma_rd_req_tag) as u8;
-            self.pcie.rd_req(now, addr, len, tag, &mut self.mem);
-        }
-        if self.cpl_shown && m.get(p.dma_rd_cpl_ready) != 0 {
-            self.pcie.cpl_fired();
+        if rq_ready && m.get(p.pcie_rq_valid) != 0 {
+            let addr = m.get(p.pcie_rq_addr);
+            let len = m.get(p.pcie_rq_len) as u32;
+            let tag = m.get(p.pcie_rq_tag) as u8;
+            self.pcie.rq(now, addr, len, tag, &mut self.mem);
         }
         if wr_ready && m.get(p.dma_wr_valid) != 0 {
             let addr = m.get(p.dma_wr_addr);

@@ -11,11 +11,12 @@ fn core_top_is_built_with_its_documented_ports() {
     assert_eq!((find("clock").width, find("clock").dir), (1, PortDir::In));
     assert_eq!((find("reg_wr_data").width, find("reg_wr_data").dir), (64, PortDir::In));
     assert_eq!((find("reg_rd_resp_data").width, find("reg_rd_resp_data").dir), (64, PortDir::Out));
-    assert_eq!((find("dma_rd_cpl_data").width, find("dma_rd_cpl_data").dir), (512, PortDir::In));
-    assert_eq!((find("dma_rd_req_len").width, find("dma_rd_req_len").dir), (16, PortDir::Out));
+    assert_eq!((find("pcie_rc_data").width, find("pcie_rc_data").dir), (512, PortDir::In));
+    assert_eq!((find("pcie_rq_len").width, find("pcie_rq_len").dir), (13, PortDir::Out));
+    assert_eq!((find("pcie_mrrs").width, find("pcie_mrrs").dir), (3, PortDir::In));
     assert_eq!((find("dma_wr_len").width, find("dma_wr_len").dir), (7, PortDir::Out));
     assert_eq!((find("net_tx_keep").width, find("net_tx_keep").dir), (64, PortDir::Out));
-    assert_eq!(ports.len(), 33);
+    assert_eq!(ports.len(), 34);
 }
 
 #[test]
@@ -23,9 +24,9 @@ fn inputs_of_every_width_round_trip() {
     let mut m = Model::new("core").unwrap();
     let addr = m.port("reg_wr_addr").unwrap();
     let data = m.port("reg_wr_data").unwrap();
-    let tag = m.port("dma_rd_cpl_tag").unwrap();
-    let last = m.port("dma_rd_cpl_last").unwrap();
-    let cpl = m.port("dma_rd_cpl_data").unwrap();
+    let tag = m.port("pcie_rc_tag").unwrap();
+    let last = m.port("pcie_rc_done").unwrap();
+    let cpl = m.port("pcie_rc_data").unwrap();
     let keep = m.port("net_rx_keep").unwrap();
     m.set(addr, 0x1_dead_beef);
     m.set(data, 0x0123_4567_89ab_cdef);

@@ -15,9 +15,12 @@ fn tx_desc(f: &Frame) -> Vec<u8> {
     words_to_bytes(&pack_words(TxDescPack::FIELDS, TxDescPack::WIDTH, &tx_fields(f)))
 }
 
-/// Drives the TX builder with one descriptor (and its payload beats), with
-/// `stall` inserting back-pressure, and returns the frame it sends.
-fn build_frame(m: &mut Model, f: &Frame, stall: bool) -> Vec<u8> {
+/// Drives the TX builder with one descriptor (and its payload beats, held
+/// back for the first `late` cycles), with `stall` inserting back-pressure,
+/// and returns the frame it sends. A frame with payload must not start
+/// before its first payload beat is there (a MAC takes a gap inside a frame
+/// as an underrun).
+fn build_frame(m: &mut Model, f: &Frame, stall: bool, late: u32) -> Vec<u8> {
     let is_ack = f.opcode == opcode::ACK;
     let (src_mac, src_ip) = (p(m, "src_mac"), p(m, "src_ip"));
     m.set(src_mac, 0x0200_0000_0001);
@@ -43,7 +46,7 @@ fn build_frame(m: &mut Model, f: &Frame, stall: bool) -> Vec<u8> {
     let mut next_beat = 0;
     let mut out = Vec::new();
     for cycle in 0..10_000u32 {
-        m.set(pl_valid, (next_beat < beats.len()) as u64);
+        m.set(pl_valid, (next_beat < beats.len() && cycle >= late) as u64);
         if next_beat < beats.len() {
             m.set_bytes(pl_data, &beats[next_beat]);
         }
@@ -54,6 +57,10 @@ fn build_frame(m: &mut Model, f: &Frame, stall: bool) -> Vec<u8> {
             next_beat += 1;
         }
         let mut done = false;
+        assert!(
+            beats.is_empty() || cycle >= late || m.get(tx_valid) == 0,
+            "cycle {cycle}: the frame started before its payload (due at cycle {late})"
+        );
         if m.get(tx_valid) == 1 && m.get(tx_ready) == 1 {
             let keep = m.get(tx_keep);
             let d = bytes_of(m, tx_data, 64);
@@ -86,12 +93,12 @@ fn tx_builder_frames_decode_with_valid_icrc() {
                 [opcode::WRITE_FIRST, opcode::SEND_MIDDLE, opcode::WRITE_ONLY, opcode::WRITE_LAST_IMM][i % 4]
             };
             let f = sample_frame(op, len, i as u8);
-            let got = build_frame(&mut m, &f, stall);
+            let got = build_frame(&mut m, &f, stall, if stall { 40 } else { 0 });
             let d = Frame::decode(&got).unwrap_or_else(|e| panic!("len {len} stall {stall}: {e}"));
             assert_eq!(d, f, "len {len} stall {stall}");
         }
     }
     let ack = sample_frame(opcode::ACK, 0, 0);
-    let got = build_frame(&mut m, &ack, true);
+    let got = build_frame(&mut m, &ack, true, 0);
     assert_eq!(Frame::decode(&got).expect("ACK decodes"), ack);
 }

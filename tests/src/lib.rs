@@ -41,6 +41,8 @@ pub fn pair_with(cfg: SimConfig) -> Nics {
 pub fn assert_no_violations(nics: &Nics) {
     let v = nics.violations();
     assert!(v.is_empty(), "{} DMA shadow violations:\n{}", v.len(), v.join("\n"));
+    let underruns = nics.cluster.borrow().fabric().tx_underruns();
+    assert_eq!(underruns, 0, "TX beats that came after the MAC had run dry mid-frame (a real MAC aborts the frame)");
 }
 
 /// Device cycles to wait for `bytes` of traffic: about 6x the time at line

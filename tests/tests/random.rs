@@ -100,6 +100,8 @@ struct Params {
     /// Inject failing operations (oversized SEND, bad WRITE key or bounds).
     errors: bool,
     pcie_rtt_ns: u64,
+    /// PCIe max payload, max read request, read completion boundary (bytes) and round-trip spread (ns).
+    pcie_sizes: (u32, u32, u32, u64),
     mmio_latency_ns: u64,
     /// Leave out the known RTL defects (see the file's doc).
     avoid_known: bool,
@@ -176,6 +178,10 @@ impl Params {
         let pcie_rtt_ns = r.pick(&[100, 250, 500, 1000, 1000, 2000, 4000]) + r.below(100);
         let mmio_latency_ns = r.pick(&[100, 300, 500, 500, 1500]) + r.below(50);
         let round_max = r.pick(&[8, 32, 64, 128]);
+        let mps = r.pick(&[128, 256, 256, 512]);
+        let mrrs = r.pick(&[128, 256, 512, 512, 1024, 4096]);
+        let rcb = if r.pct(25) { 128 } else { 64 };
+        let pcie_sizes = (mps, mrrs, rcb, r.pick(&[0, 200, 200, 800]));
         Params {
             test,
             seed,
@@ -190,6 +196,7 @@ impl Params {
             round_max,
             errors,
             pcie_rtt_ns,
+            pcie_sizes,
             mmio_latency_ns,
             avoid_known,
             faults: spec.faults,
@@ -404,8 +411,18 @@ impl World {
         let mut read_rng = Rng::new(p.seed ^ 0x4EAD_0000_0000);
         // `RNIC_RANDOM_PCAP=FILE` writes every frame the NICs send (a debugging aid for replays).
         let pcap = std::env::var_os("RNIC_RANDOM_PCAP").map(std::path::PathBuf::from);
-        let cfg =
-            SimConfig { pcie_rtt_ns: p.pcie_rtt_ns, mmio_latency_ns: p.mmio_latency_ns, pcap, ..SimConfig::default() };
+        let (pcie_mps, pcie_mrrs, pcie_rcb, pcie_jitter_ns) = p.pcie_sizes;
+        let cfg = SimConfig {
+            pcie_rtt_ns: p.pcie_rtt_ns,
+            pcie_mps,
+            pcie_mrrs,
+            pcie_rcb,
+            pcie_jitter_ns,
+            pcie_seed: p.seed,
+            mmio_latency_ns: p.mmio_latency_ns,
+            pcap,
+            ..SimConfig::default()
+        };
         let nics = Nics::new(2, cfg).unwrap_or_else(|e| panic!("{e}"));
         if let Some(f) = p.faults {
             for link in 0..2 {
@@ -601,7 +618,7 @@ impl World {
             }
         };
         format!(
-            "MTU {}, {} QP pairs ({:?}; NIC0 {}; NIC1 {}), {}directional, {}% SEND, {}% READ, {}‰ large, rounds of up to {}, PCIe RTT {} ns, MMIO {} ns{}{}",
+            "MTU {}, {} QP pairs ({:?}; NIC0 {}; NIC1 {}), {}directional, {}% SEND, {}% READ, {}‰ large, rounds of up to {}, PCIe RTT {} ns (spread {} ns, MPS {}, MRRS {}, RCB {}), MMIO {} ns{}{}",
             p.mtu.bytes(),
             p.pairs,
             p.qpns,
@@ -613,6 +630,10 @@ impl World {
             p.large_permille,
             p.round_max,
             p.pcie_rtt_ns,
+            p.pcie_sizes.3,
+            p.pcie_sizes.0,
+            p.pcie_sizes.1,
+            p.pcie_sizes.2,
             p.mmio_latency_ns,
             if p.errors { ", error injection" } else { "" },
             if p.avoid_known { ", avoiding the known defects" } else { "" },

@@ -217,6 +217,15 @@ struct Args {
     /// PCIe round trip of DMA reads, ns.
     #[arg(long, default_value_t = 1000)]
     pcie_rtt_ns: u64,
+    /// Spread of the PCIe read round trip, ns (reads complete out of order across tags).
+    #[arg(long, default_value_t = 200)]
+    pcie_jitter_ns: u64,
+    /// PCIe Max_Read_Request_Size, bytes (128, 256, ... 4096).
+    #[arg(long, default_value_t = 512)]
+    pcie_mrrs: u32,
+    /// PCIe Max_Payload_Size, bytes (128, 256, ... 4096).
+    #[arg(long, default_value_t = 256)]
+    pcie_mps: u32,
     /// Work requests in flight per QP (bandwidth tests; the latency tests keep 1).
     #[arg(short = 't', long = "tx-depth", default_value_t = 128)]
     tx_depth: u32,
@@ -872,6 +881,11 @@ impl Args {
 /// Refuses what the tool does not run, before building the simulator, and
 /// sizes the simulated host memory to the largest run's buffers.
 fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, String> {
+    for (flag, v) in [("--pcie-mrrs", a.pcie_mrrs), ("--pcie-mps", a.pcie_mps)] {
+        if !v.is_power_of_two() || !(128..=4096).contains(&v) {
+            return Err(format!("{flag} {v} must be a power of two from 128 to 4096 (bytes)"));
+        }
+    }
     cfg.switch_ecn_threshold = a.ecn_kb.map(|k| k << 10);
     cfg.switch_port_buffer = a.switch_buffer_kb << 10;
     if let Some(spines) = a.spines {
@@ -970,7 +984,14 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         return run_perm(a);
     }
     let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
-    let mut cfg = SimConfig { pcap: a.pcap.clone(), pcie_rtt_ns: a.pcie_rtt_ns, ..Default::default() };
+    let mut cfg = SimConfig {
+        pcap: a.pcap.clone(),
+        pcie_rtt_ns: a.pcie_rtt_ns,
+        pcie_jitter_ns: a.pcie_jitter_ns,
+        pcie_mrrs: a.pcie_mrrs,
+        pcie_mps: a.pcie_mps,
+        ..Default::default()
+    };
     if a.test.latency() {
         // Poll the CQ every cycle: latencies to the cycle.
         cfg.wait_cycles = 1;
@@ -1125,6 +1146,11 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         }
         return Err(Stop::Failed(format!("{} DMA violations", violations.len())));
     }
+    let underruns = nics.cluster.borrow().fabric().tx_underruns();
+    out!(" MAC underruns : {underruns}");
+    if underruns != 0 {
+        return Err(Stop::Failed(format!("{underruns} TX beats came after the MAC had run dry mid-frame")));
+    }
     out!(" verified {} bytes: OK", totals.verified);
     Ok(())
 }
@@ -1213,6 +1239,12 @@ fn print_header(a: &Args, faults: &RandomFaults) {
         " PCIe RTT        : {:<10} Clock          : {} MHz",
         format!("{} ns", a.pcie_rtt_ns),
         rnic_spec::params::CLOCK_HZ / 1_000_000
+    );
+    out!(
+        " PCIe            : MPS {}, MRRS {}, RCB 64, round trip spread {} ns",
+        a.pcie_mps,
+        a.pcie_mrrs,
+        a.pcie_jitter_ns
     );
     out!(" Iterations      : {}", a.amount_line());
     if a.paths != 0 {

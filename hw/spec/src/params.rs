@@ -37,6 +37,24 @@ pub const DMA_RD_MAX_INFLIGHT_BYTES: u32 = 32 * 1024;
 /// Largest single DMA read request (bytes); payload reads are one per packet.
 pub const DMA_RD_MAX_LEN: u32 = 4096;
 
+/// PCIe tag width of the DMA front end's read requests (256 tags: PCIe's
+/// extended tags, which the UltraScale+ integrated block supports).
+pub const PCIE_TAG_BITS: usize = 8;
+/// log2 of the DMA front end's completion reorder buffer in 64-byte beats
+/// (512 beats, 32 KiB: [`DMA_RD_MAX_INFLIGHT_BYTES`], over twice what a 1 us
+/// round trip at 100 Gb/s needs).
+pub const DMA_RD_RING_LOG2: usize = 9;
+
+/// PCIe Device Control's Max_Read_Request_Size code for `bytes`
+/// (128 << code; 128..=4096 B are codes 0..=5).
+pub const fn mrrs_code(bytes: u32) -> u8 {
+    let mut code = 0;
+    while code < 5 && (128u32 << code) < bytes {
+        code += 1;
+    }
+    code
+}
+
 /// SQ scheduler: WQEs fetched per turn (SRNIC §4.3, n = 8).
 pub const SCHED_WQES_PER_TURN: u32 = 8;
 /// SQ scheduler: payload bytes a QP may send per turn (SRNIC burst_size).
