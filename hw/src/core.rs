@@ -7,6 +7,7 @@ use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::num::Num;
 use crate::pcie_rd::PcieReadFront;
+use crate::pcie_wr::PcieWriteFront;
 use crate::regs::Regs;
 use crate::rxe::RxEngine;
 use crate::rxin::RxIn;
@@ -98,16 +99,24 @@ pub struct RnicCore {
     pub pcie_rc_addr: Signal<In, Bits<12>>,
     /// PCIe requester completion: Request Completed (the request's last beat).
     pub pcie_rc_done: Signal<In, Bit>,
-    /// DMA write valid: one beat writes `dma_wr_len` bytes from lane 0 at `dma_wr_addr`.
-    pub dma_wr_valid: Signal<Out, Bit>,
-    /// DMA write ready.
-    pub dma_wr_ready: Signal<In, Bit>,
-    /// DMA write bus address.
-    pub dma_wr_addr: Signal<Out, Bits<64>>,
-    /// DMA write data.
-    pub dma_wr_data: Signal<Out, Bits<512>>,
-    /// DMA write byte count (1..=64).
-    pub dma_wr_len: Signal<Out, Bits<7>>,
+    /// PCIe Max_Payload_Size in Device Control's code (128 << code bytes).
+    pub pcie_mps: Signal<In, Bits<3>>,
+    /// PCIe requester request: a memory write beat valid (see [`PcieWriteFront`]).
+    pub pcie_wr_valid: Signal<Out, Bit>,
+    /// PCIe requester request: write beat taken.
+    pub pcie_wr_ready: Signal<In, Bit>,
+    /// First beat of a write TLP (address and length are its descriptor).
+    pub pcie_wr_first: Signal<Out, Bit>,
+    /// Last beat of a write TLP.
+    pub pcie_wr_last: Signal<Out, Bit>,
+    /// Write TLP bus address.
+    pub pcie_wr_addr: Signal<Out, Bits<64>>,
+    /// Write TLP length in bytes (at most MPS, within a 4 KiB page).
+    pub pcie_wr_len: Signal<Out, Bits<13>>,
+    /// Write beat data, address-aligned (byte at address A in lane A mod 64).
+    pub pcie_wr_data: Signal<Out, Bits<512>>,
+    /// Write beat byte enables.
+    pub pcie_wr_keep: Signal<Out, Bits<64>>,
     /// Network TX valid.
     pub net_tx_valid: Signal<Out, Bit>,
     /// Network TX ready.
@@ -145,6 +154,11 @@ pub struct RnicCore {
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
     pcierd: PcieReadFront,
+    pciewr: PcieWriteFront,
+    rr_v: DFF<Bit>,
+    rr_data: DFF<Bits<64>>,
+    rr_mark: DFF<Bits<16>>,
+    rr_behind: Signal<Local, Bits<16>>,
     qpc_tx: RAM<Bits<448>, QPN_BITS>,
     qpc_rx: RAM<Bits<448>, QPN_BITS>,
     mr_tx: RAM<Bits<256>, MR_BITS>,
@@ -185,7 +199,8 @@ pub struct RnicCore {
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq, pcierd);
+        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq, pcierd, pciewr);
+        dff_setup!(self, clock, rr_v, rr_data, rr_mark);
         self.cwnd.read_clock.next = self.clock.val();
         self.cwnd.write_clock.next = self.clock.val();
         self.qpc_tx.read_clock.next = self.clock.val();
@@ -230,8 +245,19 @@ impl Logic for RnicCore {
         self.regs.wr_data.next = self.reg_wr_data.val();
         self.regs.rd_valid.next = self.reg_rd_valid.val();
         self.regs.rd_addr.next = self.reg_rd_addr.val();
-        self.reg_rd_resp_valid.next = self.regs.rd_resp_valid.val();
-        self.reg_rd_resp_data.next = self.regs.rd_resp_data.val();
+        // A register read's reply waits for the DMA writes taken before it to
+        // leave the write front end: it may not pass them (PCIe ordering).
+        if self.regs.rd_resp_valid.val() {
+            self.rr_v.d.next = true;
+            self.rr_data.d.next = self.regs.rd_resp_data.val();
+            self.rr_mark.d.next = self.pciewr.accepted.val();
+        }
+        self.rr_behind.next = self.pciewr.retired.val() - self.rr_mark.q.val();
+        self.reg_rd_resp_valid.next = self.rr_v.q.val() & !self.rr_behind.val().get_bit(15);
+        self.reg_rd_resp_data.next = self.rr_data.q.val();
+        if self.rr_v.q.val() & !self.rr_behind.val().get_bit(15) {
+            self.rr_v.d.next = false;
+        }
         // Tables written by commits.
         self.qpc_tx.write_enable.next = self.regs.qp_commit.val();
         self.qpc_tx.write_address.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);
@@ -555,11 +581,21 @@ impl Logic for RnicCore {
         self.resp.rst_cc_on.next = self.regs.stage.val().get_bit(313);
         self.resp.rst_oblivious.next = self.regs.stage.val().get_bit(314);
         self.resp.rst_dctcp.next = self.regs.stage.val().get_bit(315);
-        self.resp.wr_ready.next = self.dma_wr_ready.val();
-        self.dma_wr_valid.next = self.resp.wr_valid.val();
-        self.dma_wr_addr.next = self.resp.wr_addr.val();
-        self.dma_wr_data.next = self.resp.wr_data.val();
-        self.dma_wr_len.next = self.resp.wr_len.val();
+        // DMA writes: coalesced into PCIe write TLPs by the front end.
+        self.resp.wr_ready.next = self.pciewr.wr_ready.val();
+        self.pciewr.wr_valid.next = self.resp.wr_valid.val();
+        self.pciewr.wr_addr.next = self.resp.wr_addr.val();
+        self.pciewr.wr_data.next = self.resp.wr_data.val();
+        self.pciewr.wr_len.next = self.resp.wr_len.val();
+        self.pciewr.cfg_mps.next = self.pcie_mps.val();
+        self.pcie_wr_valid.next = self.pciewr.rqw_valid.val();
+        self.pciewr.rqw_ready.next = self.pcie_wr_ready.val();
+        self.pcie_wr_first.next = self.pciewr.rqw_first.val();
+        self.pcie_wr_last.next = self.pciewr.rqw_last.val();
+        self.pcie_wr_addr.next = self.pciewr.rqw_addr.val();
+        self.pcie_wr_len.next = self.pciewr.rqw_len.val();
+        self.pcie_wr_data.next = self.pciewr.rqw_data.val();
+        self.pcie_wr_keep.next = self.pciewr.rqw_keep.val();
         self.ackq.write.next = self.resp.ack_write.val();
         self.ackq.data_in.next = self.resp.ack_data.val();
         self.resp.ack_full.next = self.ackq.full.val();

@@ -48,6 +48,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
         ("pcie_rd".to_string(), emit(pcie_rd::PcieReadFront::default())),
+        ("pcie_wr".to_string(), emit(pcie_wr::PcieWriteFront::default())),
         ("fence".to_string(), emit(fence::MrFence::default())),
         ("spray".to_string(), emit(spray::SprayEngine::default())),
         ("cc".to_string(), emit(cc::CcEngine::default())),
@@ -63,6 +64,7 @@ pub mod icrc;
 pub mod num;
 pub mod pack;
 pub mod pcie_rd;
+pub mod pcie_wr;
 pub mod regs;
 pub mod resp;
 pub mod rxe;

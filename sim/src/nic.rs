@@ -32,11 +32,15 @@ struct CorePorts {
     pcie_rc_tag: PortId,
     pcie_rc_addr: PortId,
     pcie_rc_done: PortId,
-    dma_wr_valid: PortId,
-    dma_wr_ready: PortId,
-    dma_wr_addr: PortId,
-    dma_wr_data: PortId,
-    dma_wr_len: PortId,
+    pcie_mps: PortId,
+    pcie_wr_valid: PortId,
+    pcie_wr_ready: PortId,
+    pcie_wr_first: PortId,
+    pcie_wr_last: PortId,
+    pcie_wr_addr: PortId,
+    pcie_wr_len: PortId,
+    pcie_wr_data: PortId,
+    pcie_wr_keep: PortId,
     net_tx_valid: PortId,
     net_tx_ready: PortId,
     net_tx_data: PortId,
@@ -70,11 +74,15 @@ impl CorePorts {
             pcie_rc_tag: m.port("pcie_rc_tag")?,
             pcie_rc_addr: m.port("pcie_rc_addr")?,
             pcie_rc_done: m.port("pcie_rc_done")?,
-            dma_wr_valid: m.port("dma_wr_valid")?,
-            dma_wr_ready: m.port("dma_wr_ready")?,
-            dma_wr_addr: m.port("dma_wr_addr")?,
-            dma_wr_data: m.port("dma_wr_data")?,
-            dma_wr_len: m.port("dma_wr_len")?,
+            pcie_mps: m.port("pcie_mps")?,
+            pcie_wr_valid: m.port("pcie_wr_valid")?,
+            pcie_wr_ready: m.port("pcie_wr_ready")?,
+            pcie_wr_first: m.port("pcie_wr_first")?,
+            pcie_wr_last: m.port("pcie_wr_last")?,
+            pcie_wr_addr: m.port("pcie_wr_addr")?,
+            pcie_wr_len: m.port("pcie_wr_len")?,
+            pcie_wr_data: m.port("pcie_wr_data")?,
+            pcie_wr_keep: m.port("pcie_wr_keep")?,
             net_tx_valid: m.port("net_tx_valid")?,
             net_tx_ready: m.port("net_tx_ready")?,
             net_tx_data: m.port("net_tx_data")?,
@@ -137,7 +145,8 @@ impl SimNic {
             model.trace_vcd(&dir.join(format!("nic{index}.vcd")))?;
         }
         let p = CorePorts::resolve(&model)?;
-        model.set(p.pcie_mrrs, rnic_spec::params::mrrs_code(cfg.pcie_mrrs) as u64);
+        model.set(p.pcie_mrrs, rnic_spec::params::pcie_size_code(cfg.pcie_mrrs) as u64);
+        model.set(p.pcie_mps, rnic_spec::params::pcie_size_code(cfg.pcie_mps) as u64);
         Ok(SimNic {
             index,
             model,
@@ -278,7 +287,7 @@ impl SimNic {
         let rq_ready = self.pcie.rq_ready();
         let wr_ready = self.pcie.wr_ready();
         m.set(p.pcie_rq_ready, rq_ready as u64);
-        m.set(p.dma_wr_ready, wr_ready as u64);
+        m.set(p.pcie_wr_ready, wr_ready as u64);
         // A completion beat lasts one cycle: the core has no way to refuse it.
         match self.pcie.rc() {
             Some(b) => {
@@ -336,16 +345,14 @@ impl SimNic {
             let tag = m.get(p.pcie_rq_tag) as u8;
             self.pcie.rq(now, addr, len, tag, &mut self.mem);
         }
-        if wr_ready && m.get(p.dma_wr_valid) != 0 {
-            let addr = m.get(p.dma_wr_addr);
-            let len = m.get(p.dma_wr_len) as usize;
-            m.get_bytes(p.dma_wr_data, &mut self.beat);
-            if len > DATA_BYTES {
-                // Only 1..=64 is legal: recorded as a zero-length violation, not applied.
-                self.pcie.wr(now, addr, &[], &mut self.mem);
-            } else {
-                self.pcie.wr(now, addr, &self.beat[..len], &mut self.mem);
-            }
+        if wr_ready && m.get(p.pcie_wr_valid) != 0 {
+            let first = m.get(p.pcie_wr_first) != 0;
+            let last = m.get(p.pcie_wr_last) != 0;
+            let addr = m.get(p.pcie_wr_addr);
+            let len = m.get(p.pcie_wr_len) as u32;
+            let keep = m.get(p.pcie_wr_keep);
+            m.get_bytes(p.pcie_wr_data, &mut self.beat);
+            self.pcie.wr_beat(now, first, last, addr, len, &self.beat, keep, &mut self.mem);
         }
         if tx_ready && m.get(p.net_tx_valid) != 0 {
             m.get_bytes(p.net_tx_data, &mut self.beat);

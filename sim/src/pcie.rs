@@ -19,15 +19,18 @@
 //!   are address-aligned and the lanes outside it hold leftover bytes;
 //! - there is no ready: the core must take every beat in its cycle.
 //!
+//! Writes arrive as memory write TLPs (descriptor on the first beat,
+//! address-aligned beats with byte enables); the model panics on a TLP
+//! longer than MPS or across a 4 KiB page, and on byte enables or a last
+//! flag that do not match the descriptor.
+//!
 //! Completion data is read from host memory when the beat is sent. A write
 //! accepted at `t` lands in host memory at `t + rtt/2`, in order, so a later
 //! read always sees it (PCIe ordering: reads do not pass posted writes).
-//! Writes still enter as the core's 1..=64-byte beats; the write half of
-//! the front end (splitting at MPS and 4 KiB, byte enables) is not built.
 //! Bandwidth: completion data (downstream) and write data plus read
-//! requests (upstream) are charged per TLP with `tlp_overhead` bytes each
-//! (writes coalesce into TLPs of up to `mps` bytes), against a token bucket
-//! of `pcie_gbps` per direction that holds at most one TLP of burst.
+//! requests (upstream) are charged per TLP with `tlp_overhead` bytes each,
+//! against a token bucket of `pcie_gbps` per direction that holds at most
+//! one TLP of burst.
 
 use std::collections::VecDeque;
 
@@ -95,6 +98,13 @@ struct CplTlp {
     end: u32,
 }
 
+/// The write TLP being received: its end address and the next beat's first byte.
+#[derive(Clone, Copy, Debug)]
+struct WriteTlp {
+    end: u64,
+    next: u64,
+}
+
 #[derive(Clone, Copy)]
 struct PendingWrite {
     addr: u64,
@@ -129,6 +139,8 @@ pub struct DmaStats {
     pub cpl_tlps: u64,
     /// Completion beats sent.
     pub cpl_beats: u64,
+    /// Write TLPs accepted.
+    pub wr_tlps: u64,
     /// Write beats accepted.
     pub wr_beats: u64,
     /// Bytes written (accepted, permitted).
@@ -156,9 +168,7 @@ pub struct Pcie {
     writes: VecDeque<PendingWrite>,
     write_cap: usize,
     rc: Option<RcBeat>,
-    /// End address of the last write beat and bytes in its TLP (for TLP coalescing).
-    wr_next: u64,
-    wr_tlp_fill: u32,
+    wtlp: Option<WriteTlp>,
     violations: Vec<Violation>,
     stats: DmaStats,
 }
@@ -188,11 +198,16 @@ impl Pcie {
             "PCIe MRRS {} must be a power of two from 128 to 4096",
             cfg.pcie_mrrs
         );
+        assert!(
+            cfg.pcie_mps.is_power_of_two() && (128..=4096).contains(&cfg.pcie_mps),
+            "PCIe MPS {} must be a power of two from 128 to 4096",
+            cfg.pcie_mps
+        );
         Pcie {
             rtt,
             jitter,
             half_rtt,
-            mps: cfg.pcie_mps.max(DATA_BYTES as u32),
+            mps: cfg.pcie_mps,
             mrrs: cfg.pcie_mrrs,
             rcb: cfg.pcie_rcb,
             overhead: cfg.pcie_tlp_overhead,
@@ -205,8 +220,7 @@ impl Pcie {
             writes: VecDeque::with_capacity(write_cap),
             write_cap,
             rc: None,
-            wr_next: u64::MAX,
-            wr_tlp_fill: 0,
+            wtlp: None,
             violations: Vec::new(),
             stats: DmaStats::default(),
         }
@@ -362,26 +376,67 @@ impl Pcie {
         self.order.push_back(tag);
     }
 
-    /// A write beat fired at cycle `now`: `data` (1..=64 bytes) at `addr`.
-    pub fn wr(&mut self, now: u64, addr: u64, data: &[u8], mem: &mut HostMem) {
-        let len = data.len().min(DATA_BYTES);
-        if len == 0 || !mem.dma_allowed(addr, len as u64, DmaDir::Write) {
-            self.violation(addr, data.len() as u32, DmaDir::Write, now);
+    /// A memory write beat fired at cycle `now`: on a TLP's `first` beat,
+    /// `addr` and `len` are its descriptor; `data` is address-aligned and
+    /// `keep` says which of its bytes belong to the TLP.
+    ///
+    /// # Panics
+    /// If the TLP breaks PCIe's rules (empty, longer than MPS, across a
+    /// 4 KiB page) or its beats do not match its descriptor (byte enables,
+    /// beat count): the DMA front end has a bug.
+    #[allow(clippy::too_many_arguments)] // one beat of the interface, signal by signal
+    pub fn wr_beat(
+        &mut self,
+        now: u64,
+        first: bool,
+        last: bool,
+        addr: u64,
+        len: u32,
+        data: &[u8; DATA_BYTES],
+        keep: u64,
+        mem: &mut HostMem,
+    ) {
+        if first {
+            assert!(
+                self.wtlp.is_none(),
+                "PCIe rule broken by the DMA front end: a write TLP starts inside another (cycle {now})"
+            );
+            assert!(
+                len >= 1 && len <= self.mps && addr / 4096 == (addr + len as u64 - 1) / 4096,
+                "PCIe rule broken by the DMA front end: write of {len} bytes at {addr:#x} (MPS {}) at cycle {now}",
+                self.mps
+            );
+            self.wtlp = Some(WriteTlp { end: addr + len as u64, next: addr });
+            self.up.spend(self.overhead as u64);
+            self.stats.wr_tlps += 1;
+        }
+        let t = self.wtlp.unwrap_or_else(|| panic!("PCIe write beat outside a TLP (cycle {now})"));
+        let lane = (t.next % DATA_BYTES as u64) as usize;
+        let n = ((DATA_BYTES - lane) as u64).min(t.end - t.next) as usize;
+        let want = if n == DATA_BYTES { u64::MAX } else { ((1u64 << n) - 1) << lane };
+        assert_eq!(
+            keep, want,
+            "PCIe write beat at {:#x}: byte enables {keep:#x}, the TLP needs {want:#x} (cycle {now})",
+            t.next
+        );
+        let at = t.next;
+        let ends = at + n as u64 == t.end;
+        assert_eq!(
+            last, ends,
+            "PCIe write TLP ending at {:#x}: last flag {last} on the beat at {at:#x} (cycle {now})",
+            t.end
+        );
+        self.wtlp = if ends { None } else { Some(WriteTlp { next: at + n as u64, ..t }) };
+        self.up.spend(n as u64);
+        self.stats.wr_beats += 1;
+        if !mem.dma_allowed(at, n as u64, DmaDir::Write) {
+            self.violation(at, n as u32, DmaDir::Write, now);
             return;
         }
-        // Contiguous beats coalesce into TLPs of up to MPS bytes.
-        let new_tlp = addr != self.wr_next || self.wr_tlp_fill + len as u32 > self.mps;
-        if new_tlp {
-            self.wr_tlp_fill = 0;
-        }
-        self.wr_tlp_fill += len as u32;
-        self.wr_next = addr + len as u64;
-        self.up.spend(len as u64 + if new_tlp { self.overhead as u64 } else { 0 });
-        let mut w = PendingWrite { addr, len: len as u8, due: now + self.half_rtt, data: [0; DATA_BYTES] };
-        w.data[..len].copy_from_slice(&data[..len]);
+        let mut w = PendingWrite { addr: at, len: n as u8, due: now + self.half_rtt, data: [0; DATA_BYTES] };
+        w.data[..n].copy_from_slice(&data[lane..lane + n]);
         self.writes.push_back(w);
-        self.stats.wr_beats += 1;
-        self.stats.wr_bytes += len as u64;
+        self.stats.wr_bytes += n as u64;
     }
 
     /// Every shadow violation so far.
@@ -538,6 +593,33 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "PCIe rule broken")]
+    fn a_write_longer_than_mps_is_a_front_end_bug() {
+        let mut mem = HostMem::new(1 << 20);
+        let b = mem.alloc(8192, RW).unwrap();
+        let mut p = Pcie::new(&SimConfig::default(), 0);
+        p.wr_beat(0, true, false, b.bus_addr, 320, &[0; 64], u64::MAX, &mut mem);
+    }
+
+    #[test]
+    #[should_panic(expected = "PCIe rule broken")]
+    fn a_write_across_a_4k_page_is_a_front_end_bug() {
+        let mut mem = HostMem::new(1 << 20);
+        let b = mem.alloc(8192, RW).unwrap();
+        let mut p = Pcie::new(&SimConfig::default(), 0);
+        p.wr_beat(0, true, false, b.bus_addr + 4032, 128, &[0; 64], u64::MAX, &mut mem);
+    }
+
+    #[test]
+    #[should_panic(expected = "byte enables")]
+    fn write_byte_enables_must_match_the_descriptor() {
+        let mut mem = HostMem::new(1 << 20);
+        let b = mem.alloc(8192, RW).unwrap();
+        let mut p = Pcie::new(&SimConfig::default(), 0);
+        p.wr_beat(0, true, true, b.bus_addr + 8, 16, &[0; 64], 0xffff, &mut mem);
+    }
+
+    #[test]
     fn writes_land_after_half_rtt_in_order_and_are_rate_limited() {
         let cfg = SimConfig::default();
         let mut mem = HostMem::new(1 << 24);
@@ -554,8 +636,19 @@ mod tests {
                 first_land = Some(now);
             }
             if accepted < 4096 && p.wr_ready() {
+                // TLPs of 256 bytes: four beats each.
                 let data = [if accepted == 0 { 0xAA } else { accepted as u8 }; 64];
-                p.wr(now, b.bus_addr + accepted * 64 % (1 << 20), &data, &mut mem);
+                let addr = b.bus_addr + accepted * 64 % (1 << 20);
+                p.wr_beat(
+                    now,
+                    accepted.is_multiple_of(4),
+                    accepted % 4 == 3,
+                    addr & !255,
+                    256,
+                    &data,
+                    u64::MAX,
+                    &mut mem,
+                );
                 accepted += 1;
                 last_accept = now;
             }
@@ -578,10 +671,10 @@ mod tests {
         mem.write(wo.bus_addr, &[0x55; 128]).unwrap();
         let mut p = Pcie::new(&cfg, 0);
         p.begin_cycle(0, &mut mem);
-        p.wr(0, ro.bus_addr, &[1; 64], &mut mem);
+        p.wr_beat(0, true, true, ro.bus_addr, 64, &[1; 64], u64::MAX, &mut mem);
         p.rq(0, wo.bus_addr, 64, 1, &mut mem);
         p.rq(0, ro.bus_addr + 100, 64, 2, &mut mem);
-        p.wr(0, HOST_MEM_BASE + (1 << 19), &[1; 8], &mut mem);
+        p.wr_beat(0, true, true, HOST_MEM_BASE + (1 << 19), 8, &[1; 64], 0xff, &mut mem);
         let v = p.violations().to_vec();
         assert_eq!(v.len(), 4);
         assert_eq!((v[0].dir, v[0].addr, v[0].len), (DmaDir::Write, ro.bus_addr, 64));

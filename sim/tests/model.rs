@@ -14,9 +14,9 @@ fn core_top_is_built_with_its_documented_ports() {
     assert_eq!((find("pcie_rc_data").width, find("pcie_rc_data").dir), (512, PortDir::In));
     assert_eq!((find("pcie_rq_len").width, find("pcie_rq_len").dir), (13, PortDir::Out));
     assert_eq!((find("pcie_mrrs").width, find("pcie_mrrs").dir), (3, PortDir::In));
-    assert_eq!((find("dma_wr_len").width, find("dma_wr_len").dir), (7, PortDir::Out));
+    assert_eq!((find("pcie_wr_keep").width, find("pcie_wr_keep").dir), (64, PortDir::Out));
     assert_eq!((find("net_tx_keep").width, find("net_tx_keep").dir), (64, PortDir::Out));
-    assert_eq!(ports.len(), 34);
+    assert_eq!(ports.len(), 38);
 }
 
 #[test]

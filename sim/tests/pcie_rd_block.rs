@@ -23,7 +23,7 @@ use rnic_sim::model::{Model, PortId};
 use rnic_sim::pcie::Pcie;
 use rnic_sim::rng::SplitMix as Rng;
 use rnic_sim::SimConfig;
-use rnic_spec::params::{mrrs_code, CLOCK_HZ, DMA_RD_MAX_LEN};
+use rnic_spec::params::{pcie_size_code, CLOCK_HZ, DMA_RD_MAX_LEN};
 use std::collections::VecDeque;
 
 mod common;
@@ -132,7 +132,7 @@ fn run_seed(seed: u64, nreq: usize) -> u64 {
     let mut pcie = Pcie::new(&cfg, 0);
     let mut m = Model::new("pcie_rd").unwrap();
     let ps = Ports::new(&m);
-    m.set(ps.cfg_mrrs, mrrs_code(cfg.pcie_mrrs) as u64);
+    m.set(ps.cfg_mrrs, pcie_size_code(cfg.pcie_mrrs) as u64);
     let reqs: Vec<Req> = (0..nreq).map(|_| pick_req(&mut r, buf.bus_addr)).collect();
     let ctx = format!(
         "seed {seed:#x} (replay: RNIC_PCIE_BLOCK_SEED={seed:#x}); rtt {} ns, jitter {} ns, MPS {}, MRRS {}, RCB {}, ready {}%",
@@ -262,7 +262,7 @@ fn sustained_rate_of_4k_reads() {
     let mut pcie = Pcie::new(&cfg, 0);
     let mut m = Model::new("pcie_rd").unwrap();
     let ps = Ports::new(&m);
-    m.set(ps.cfg_mrrs, mrrs_code(cfg.pcie_mrrs) as u64);
+    m.set(ps.cfg_mrrs, pcie_size_code(cfg.pcie_mrrs) as u64);
     m.set(ps.cpl_ready, 1);
     let (mut next, mut beats, mut first, mut lastc) = (0u64, 0u64, None, 0u64);
     for now in 0..40_000u64 {

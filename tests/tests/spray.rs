@@ -160,10 +160,12 @@ fn ecn_marked_entropies_are_avoided() {
         histogram(&hot, hot[0].dqpn)
     );
     // A clean ACK's entropy is used again, so a clean link's split follows
-    // the ACKs and is not even: every entropy carries packets, and the four
-    // carry at least half their even share (measured: 14.3 % of 25 %).
+    // the ACKs, not an even round robin: the four carried 14.3 % and 33.9 %
+    // of their 25 % in two builds whose DMA timing differed, and in the
+    // second the round robin never got past entropy 12 before ACKs came
+    // back. What must hold: the four carry a real share on a clean link, and
+    // a quarter of it at most when marked.
     let spread = histogram(&clean, clean[0].dqpn);
-    assert_eq!(spread.len(), PATHS as usize, "a clean link spreads over all {PATHS} entropies: {spread:?}");
     assert!(even > 0.125, "a clean link: the four entropies carry {:.1} % ({spread:?})", 100.0 * even);
     assert!(got < even / 4.0, "marked entropies carry {:.1} %, their even share {:.1} %", 100.0 * got, 100.0 * even);
 }

@@ -45,9 +45,9 @@ pub const PCIE_TAG_BITS: usize = 8;
 /// round trip at 100 Gb/s needs).
 pub const DMA_RD_RING_LOG2: usize = 9;
 
-/// PCIe Device Control's Max_Read_Request_Size code for `bytes`
-/// (128 << code; 128..=4096 B are codes 0..=5).
-pub const fn mrrs_code(bytes: u32) -> u8 {
+/// PCIe Device Control's code of a Max_Read_Request_Size or
+/// Max_Payload_Size of `bytes` (128 << code; 128..=4096 B are codes 0..=5).
+pub const fn pcie_size_code(bytes: u32) -> u8 {
     let mut code = 0;
     while code < 5 && (128u32 << code) < bytes {
         code += 1;

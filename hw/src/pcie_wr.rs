@@ -1,0 +1,337 @@
+//! PCIe DMA front end, write side: turns the core's DMA writes (1..=64
+//! bytes from lane 0 at any address, one beat each) into PCIe memory write
+//! TLPs: contiguous bytes coalesced up to Max_Payload_Size, never across an
+//! MPS-aligned address (so never across a 4 KiB page), address-aligned
+//! beats with byte enables, in the order the core wrote them (PCIe's
+//! posted writes stay in order).
+//!
+//! The PCIe side (`rqw_*`) is a memory write on the UltraScale+ PCIe
+//! block's requester request interface in address-aligned mode: the
+//! descriptor's fields (address, length in bytes) beside the TLP's first
+//! beat, the byte at address A in lane A mod 64, `rqw_keep` the bytes of
+//! the beat that belong to the TLP. The board top level will put the
+//! descriptor on the stream and mux these writes with the read requests.
+//!
+//! Three steps, each a cycle:
+//! - **Gather.** A core write is rotated into its 64-byte host block (and
+//!   the next one, when it spills) and merged into the block being
+//!   gathered while it continues the previous write's bytes. A block goes
+//!   on when its last lane is written, when a write that does not continue
+//!   it arrives (that write waits a cycle), or after `IDLE_FLUSH` cycles
+//!   without a write.
+//! - **Packetize.** Blocks join the open TLP while their first byte
+//!   follows its last and the TLP has not reached an MPS-aligned address or
+//!   a block that ends short of its last lane; otherwise the TLP is closed
+//!   (its descriptor queued) and the block opens the next one. An open TLP
+//!   is also closed after `IDLE_FLUSH` quiet cycles.
+//! - **Send.** A closed TLP's blocks are sent with its descriptor on the
+//!   first beat.
+//!
+//! Core writes longer than 64 bytes are taken as 64 (the core's width
+//! allows up to 127; it never writes more than 64).
+
+use crate::num::Num;
+use rust_hdl::prelude::*;
+
+/// Quiet cycles after which a partly gathered block and the open TLP go out.
+const IDLE_FLUSH: u64 = 4;
+/// Block FIFO: data [511:0], byte enables [575:512], core writes that end in the block [582:576].
+const BLK_BITS: usize = 583;
+/// log2 of the block FIFO's depth (32 blocks: four TLPs of 512 bytes).
+const BLK_LOG2: usize = 5;
+/// TLP descriptor FIFO: address [63:0], length [76:64].
+const DESC_BITS: usize = 77;
+
+/// The write side of the DMA front end.
+#[derive(LogicBlock, Default)]
+pub struct PcieWriteFront {
+    /// Core clock.
+    pub clock: Signal<In, Clock>,
+    /// Max_Payload_Size, PCIe's code (128 << code bytes); TLPs are coalesced
+    /// up to it, at most 512 bytes (codes 2 and above).
+    pub cfg_mps: Signal<In, Bits<3>>,
+    /// Core: a write beat valid.
+    pub wr_valid: Signal<In, Bit>,
+    /// Core: taken.
+    pub wr_ready: Signal<Out, Bit>,
+    /// Core: bus address of the first byte.
+    pub wr_addr: Signal<In, Bits<64>>,
+    /// Core: data from lane 0.
+    pub wr_data: Signal<In, Bits<512>>,
+    /// Core: bytes, 1..=64.
+    pub wr_len: Signal<In, Bits<7>>,
+    /// PCIe requester request: a memory write beat valid.
+    pub rqw_valid: Signal<Out, Bit>,
+    /// PCIe requester request: taken.
+    pub rqw_ready: Signal<In, Bit>,
+    /// First beat of a TLP (`rqw_addr` and `rqw_len` are its descriptor).
+    pub rqw_first: Signal<Out, Bit>,
+    /// Last beat of a TLP.
+    pub rqw_last: Signal<Out, Bit>,
+    /// The TLP's bus address.
+    pub rqw_addr: Signal<Out, Bits<64>>,
+    /// The TLP's length in bytes (1..=MPS).
+    pub rqw_len: Signal<Out, Bits<13>>,
+    /// Beat data, address-aligned.
+    pub rqw_data: Signal<Out, Bits<512>>,
+    /// Byte enables of the beat.
+    pub rqw_keep: Signal<Out, Bits<64>>,
+    /// Core writes taken so far, this cycle's included (wraps).
+    pub accepted: Signal<Out, Bits<16>>,
+    /// Core writes of which every byte has gone to PCIe (wraps): a register
+    /// read's reply must wait until this reaches `accepted` as it was when
+    /// the reply was made, or it would pass a posted write.
+    pub retired: Signal<Out, Bits<16>>,
+    acc: DFF<Bits<16>>,
+    ret: DFF<Bits<16>>,
+    c_ends: DFF<Bits<7>>,
+    e_ends: Signal<Local, Bits<7>>,
+    in_take: Signal<Local, Bit>,
+    idle_flush: Num<IDLE_FLUSH, 4>,
+    n64: Num<64, 10>,
+    n512: Num<512, 10>,
+    zero: Num<0, 512>,
+    blk_room: Num<{ (1 << BLK_LOG2) - 2 }, 6>,
+    // Input register: the core's beat waits here, so ready depends on registers only.
+    in_v: DFF<Bit>,
+    in_addr: DFF<Bits<64>>,
+    in_data: DFF<Bits<512>>,
+    in_len: DFF<Bits<7>>,
+    n: Signal<Local, Bits<10>>,
+    lane: Signal<Local, Bits<10>>,
+    dm: Signal<Local, Bits<512>>,
+    lo_data: Signal<Local, Bits<512>>,
+    hi_data: Signal<Local, Bits<512>>,
+    kk: Signal<Local, Bits<128>>,
+    one128: Num<1, 128>,
+    in_end: Signal<Local, Bits<64>>,
+    cont: Signal<Local, Bit>,
+    fills: Signal<Local, Bit>,
+    spills: Signal<Local, Bit>,
+    take: Signal<Local, Bit>,
+    // Gathered block: data zero outside its bytes; [c_start, c_end) its bytes.
+    c_v: DFF<Bit>,
+    c_start: DFF<Bits<64>>,
+    c_end: DFF<Bits<64>>,
+    c_data: DFF<Bits<512>>,
+    c_keep: DFF<Bits<64>>,
+    idle: DFF<Bits<4>>,
+    quiet: Signal<Local, Bit>,
+    // A block handed to the packetizer this cycle.
+    e_v: Signal<Local, Bit>,
+    e_start: Signal<Local, Bits<64>>,
+    e_end: Signal<Local, Bits<64>>,
+    e_data: Signal<Local, Bits<512>>,
+    e_keep: Signal<Local, Bits<64>>,
+    can_emit: Signal<Local, Bit>,
+    // Open TLP.
+    t_open: DFF<Bit>,
+    t_full: DFF<Bit>,
+    t_addr: DFF<Bits<64>>,
+    t_end: DFF<Bits<64>>,
+    mps_mask: Signal<Local, Bits<64>>,
+    t_cont: Signal<Local, Bit>,
+    close: Signal<Local, Bit>,
+    t_len: Signal<Local, Bits<64>>,
+    blocks: SynchronousFIFO<Bits<BLK_BITS>, BLK_LOG2, { BLK_LOG2 + 1 }, 1>,
+    blk_cnt: DFF<Bits<6>>,
+    descs: SynchronousFIFO<Bits<DESC_BITS>, BLK_LOG2, { BLK_LOG2 + 1 }, 1>,
+    // Send.
+    o_busy: DFF<Bit>,
+    o_first: DFF<Bit>,
+    o_addr: DFF<Bits<64>>,
+    o_len: DFF<Bits<13>>,
+    o_left: DFF<Bits<4>>,
+    d_blocks: Signal<Local, Bits<13>>,
+    send: Signal<Local, Bit>,
+}
+
+impl Logic for PcieWriteFront {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clock, in_v, in_addr, in_data, in_len, c_v, c_start, c_end, c_data, c_keep, c_ends, idle, t_open,
+            t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
+        );
+        clock!(self, clock, blocks, descs);
+
+        // Gather: the registered beat, rotated into its block (lo) and the next (hi).
+        self.n.next = bit_cast::<10, 7>(self.in_len.q.val());
+        if self.in_len.q.val().get_bit(6) {
+            self.n.next = 64.into();
+        }
+        self.lane.next = bit_cast::<10, 6>(self.in_addr.q.val().get_bits::<6>(0));
+        self.dm.next = self.in_data.q.val() & (!self.zero.val() >> ((self.n64.val() - self.n.val()) << 3));
+        self.lo_data.next = self.dm.val() << (self.lane.val() << 3);
+        self.hi_data.next = self.dm.val() >> (self.n512.val() - (self.lane.val() << 3));
+        if self.lane.val() == 0 {
+            self.hi_data.next = 0.into();
+        }
+        self.kk.next = ((self.one128.val() << self.n.val()) - 1) << self.lane.val();
+        self.in_end.next = self.in_addr.q.val() + bit_cast::<64, 10>(self.n.val());
+        self.cont.next = self.c_v.q.val() & (self.in_addr.q.val() == self.c_end.q.val());
+        self.fills.next = (self.lane.val() + self.n.val()) >= 64;
+        self.spills.next = (self.lane.val() + self.n.val()) > 64;
+        self.quiet.next = self.idle.q.val() >= self.idle_flush.val();
+        self.can_emit.next = self.blk_cnt.q.val() < self.blk_room.val();
+
+        self.e_v.next = false;
+        self.e_start.next = self.c_start.q.val();
+        self.e_end.next = self.c_end.q.val();
+        self.e_data.next = self.c_data.q.val();
+        self.e_keep.next = self.c_keep.q.val();
+        self.e_ends.next = self.c_ends.q.val();
+        self.take.next = false;
+        if self.can_emit.val() {
+            if self.in_v.q.val() {
+                if self.c_v.q.val() & !self.cont.val() {
+                    // The beat does not continue the gathered block: that block goes first.
+                    self.e_v.next = true;
+                    self.c_v.d.next = false;
+                } else {
+                    self.take.next = true;
+                    if self.cont.val() {
+                        self.e_data.next = self.c_data.q.val() | self.lo_data.val();
+                        self.e_keep.next = self.c_keep.q.val() | self.kk.val().get_bits::<64>(0);
+                    } else {
+                        self.e_start.next = self.in_addr.q.val();
+                        self.e_data.next = self.lo_data.val();
+                        self.e_keep.next = self.kk.val().get_bits::<64>(0);
+                    }
+                    self.e_end.next = self.in_end.val();
+                    if self.spills.val() {
+                        self.e_end.next = bit_cast::<64, 58>(self.in_addr.q.val().get_bits::<58>(6) + 1) << 6;
+                    }
+                    // The block counts the core writes whose last byte it holds.
+                    if !self.cont.val() {
+                        self.e_ends.next = 0.into();
+                    }
+                    if !self.spills.val() {
+                        self.e_ends.next = self.e_ends.val() + 1;
+                    }
+                    if self.fills.val() {
+                        self.e_v.next = true;
+                        self.c_v.d.next = self.spills.val();
+                        self.c_start.d.next = self.e_end.val();
+                        self.c_end.d.next = self.in_end.val();
+                        self.c_data.d.next = self.hi_data.val();
+                        self.c_keep.d.next = self.kk.val().get_bits::<64>(64);
+                        self.c_ends.d.next = 0.into();
+                        if self.spills.val() {
+                            self.c_ends.d.next = 1.into();
+                        }
+                    } else {
+                        self.c_ends.d.next = self.e_ends.val();
+                        self.c_v.d.next = true;
+                        self.c_start.d.next = self.e_start.val();
+                        self.c_end.d.next = self.e_end.val();
+                        self.c_data.d.next = self.e_data.val();
+                        self.c_keep.d.next = self.e_keep.val();
+                    }
+                }
+            } else if self.c_v.q.val() & self.quiet.val() {
+                self.e_v.next = true;
+                self.c_v.d.next = false;
+            }
+        }
+        self.idle.d.next = 0.into();
+        if !self.in_v.q.val() & !self.quiet.val() {
+            self.idle.d.next = self.idle.q.val() + 1;
+        }
+        if !self.in_v.q.val() & self.quiet.val() {
+            self.idle.d.next = self.idle.q.val();
+        }
+        self.wr_ready.next = !self.in_v.q.val() | self.take.val();
+        self.in_take.next = self.wr_valid.val() & self.wr_ready.val();
+        self.accepted.next = self.acc.q.val() + bit_cast::<16, 1>(self.in_take.val().into());
+        self.acc.d.next = self.accepted.val();
+        if self.take.val() {
+            self.in_v.d.next = false;
+        }
+        if self.in_take.val() {
+            self.in_v.d.next = true;
+            self.in_addr.d.next = self.wr_addr.val();
+            self.in_data.d.next = self.wr_data.val();
+            self.in_len.d.next = self.wr_len.val();
+        }
+
+        // Packetize: one descriptor and one block at most per cycle.
+        self.mps_mask.next = 511.into();
+        if self.cfg_mps.val() == 0 {
+            self.mps_mask.next = 127.into();
+        }
+        if self.cfg_mps.val() == 1 {
+            self.mps_mask.next = 255.into();
+        }
+        self.t_cont.next = self.t_open.q.val()
+            & !self.t_full.q.val()
+            & (self.e_start.val() == self.t_end.q.val())
+            & ((self.e_start.val() & self.mps_mask.val()) != 0);
+        self.close.next = self.t_open.q.val()
+            & ((self.e_v.val() & !self.t_cont.val()) | (!self.e_v.val() & (self.t_full.q.val() | self.quiet.val())));
+        self.t_len.next = self.t_end.q.val() - self.t_addr.q.val();
+        self.descs.write.next = self.close.val();
+        self.descs.data_in.next = bit_cast::<DESC_BITS, 64>(self.t_addr.q.val())
+            | (bit_cast::<DESC_BITS, 13>(self.t_len.val().get_bits::<13>(0)) << 64);
+        if self.close.val() {
+            self.t_open.d.next = false;
+        }
+        self.blocks.write.next = self.e_v.val();
+        self.blocks.data_in.next = bit_cast::<BLK_BITS, 512>(self.e_data.val())
+            | (bit_cast::<BLK_BITS, 64>(self.e_keep.val()) << 512)
+            | (bit_cast::<BLK_BITS, 7>(self.e_ends.val()) << 576);
+        if self.e_v.val() {
+            self.t_open.d.next = true;
+            self.t_end.d.next = self.e_end.val();
+            if !self.t_cont.val() {
+                self.t_addr.d.next = self.e_start.val();
+            }
+            // Nothing can follow a block that ends short of its last lane or at an MPS-aligned address.
+            self.t_full.d.next =
+                (self.e_end.val().get_bits::<6>(0) != 0) | ((self.e_end.val() & self.mps_mask.val()) == 0);
+        }
+
+        // Send a closed TLP's blocks, its descriptor beside the first.
+        self.d_blocks.next = (bit_cast::<13, 6>(self.descs.data_out.val().get_bits::<6>(0))
+            + self.descs.data_out.val().get_bits::<13>(64)
+            + 63)
+            >> 6;
+        self.rqw_valid.next = self.o_busy.q.val() & !self.blocks.empty.val();
+        self.send.next = self.rqw_valid.val() & self.rqw_ready.val();
+        self.descs.read.next = false;
+        if self.send.val() {
+            self.o_first.d.next = false;
+            self.o_left.d.next = self.o_left.q.val() - 1;
+            if self.o_left.q.val() == 1 {
+                self.o_busy.d.next = false;
+            }
+        }
+        // The next TLP starts in the cycle the last beat of this one goes.
+        if (!self.o_busy.q.val() | (self.send.val() & (self.o_left.q.val() == 1))) & !self.descs.empty.val() {
+            self.descs.read.next = true;
+            self.o_busy.d.next = true;
+            self.o_first.d.next = true;
+            self.o_addr.d.next = self.descs.data_out.val().get_bits::<64>(0);
+            self.o_len.d.next = self.descs.data_out.val().get_bits::<13>(64);
+            self.o_left.d.next = self.d_blocks.val().get_bits::<4>(0);
+        }
+        self.rqw_first.next = self.o_first.q.val();
+        self.rqw_last.next = self.o_left.q.val() == 1;
+        self.rqw_addr.next = self.o_addr.q.val();
+        self.rqw_len.next = self.o_len.q.val();
+        self.rqw_data.next = self.blocks.data_out.val().get_bits::<512>(0);
+        self.rqw_keep.next = self.blocks.data_out.val().get_bits::<64>(512);
+        self.blocks.read.next = self.send.val();
+        if self.send.val() {
+            self.ret.d.next = self.ret.q.val() + bit_cast::<16, 7>(self.blocks.data_out.val().get_bits::<7>(576));
+        }
+        self.retired.next = self.ret.q.val();
+        self.blk_cnt.d.next = self.blk_cnt.q.val();
+        if self.e_v.val() & !self.send.val() {
+            self.blk_cnt.d.next = self.blk_cnt.q.val() + 1;
+        }
+        if !self.e_v.val() & self.send.val() {
+            self.blk_cnt.d.next = self.blk_cnt.q.val() - 1;
+        }
+    }
+}
