@@ -11,9 +11,11 @@
 #   scripts/synth.sh --check      # every top of hw/synth-budget.txt against
 #                                 # its budget; writes target/synth/report.md
 #                                 # and fails on a top over budget
+#   RNIC_SYNTH_BUDGET=FILE        # another budget file (same format)
 #
-# The core's longest path is not measured (Yosys's `ltp` runs past ten
-# minutes on it); its blocks' paths are. Set RNIC_SYNTH_REPORT=FILE to
+# The path is measured on the mapped netlist with every flip-flop, RAM,
+# shift register and DSP cell removed, so it is the deepest chain of LUT,
+# wide-mux and carry cells between two of those. Set RNIC_SYNTH_REPORT=FILE to
 # write the report elsewhere (docs/synthesis.md is one such report,
 # committed). Output files (Verilog, Yosys statistics and path) go to
 # target/synth.
@@ -30,7 +32,7 @@ if ! command -v yosys >/dev/null 2>&1; then
     fi
 fi
 
-budget_file=hw/synth-budget.txt
+budget_file=${RNIC_SYNTH_BUDGET:-hw/synth-budget.txt}
 check=0
 tops=()
 for a in "$@"; do
@@ -52,21 +54,25 @@ report=${RNIC_SYNTH_REPORT:-$out/report.md}
 
 # One row per top: LUT FF RAMB36 RAMB18 URAM DSP CARRY MUXF path.
 synth_top() {
-    local t=$1 ltp=""
-    [ "$t" != core ] && ltp="; tee -q -o $out/$t.ltp ltp -noff"
+    local t=$1
     yosys -q -l "$out/$t.log" -p "read_verilog $out/$t.v; synth_xilinx -family xcup -top top -flatten; \
-        tee -q -o $out/$t.stat stat$ltp"
+        tee -q -o $out/$t.stat stat; delete t:FD* t:RAM* t:SRL* t:DSP* t:URAM*; tee -q -o $out/$t.ltp ltp" \
+        2>"$out/$t.warnings"
     count() { awk -v re="$1" '$1 ~ re { n += $2 } END { print n + 0 }' "$out/$t.stat"; }
-    local path="-"
-    if [ -n "$ltp" ]; then
-        path=$(sed -n 's/.*Longest topological path in top (length=\([0-9]*\)).*/\1/p' "$out/$t.ltp" | head -1)
-    fi
+    local path
+    path=$(sed -n 's/.*Longest topological path in top (length=\([0-9]*\)).*/\1/p' "$out/$t.ltp" | head -1)
     echo "$(count '^LUT[1-6]$') $(count '^FD[A-Z]*$') $(count '^RAMB36') $(count '^RAMB18') $(count '^URAM') \
 $(count '^DSP') $(count '^CARRY') $(count '^MUXF') ${path:-?}"
 }
 
 over=()
 {
+    echo "# Synthesis report"
+    echo
+    echo "Written by \`scripts/synth.sh$(printf ' %s' "$@")\` on $(date -u +%Y-%m-%d) with $(yosys -V | head -1 | cut -d' ' -f1-2)"
+    echo "(\`synth_xilinx -family xcup\`): cells per top, and the longest chain of LUT, wide-mux"
+    echo "and carry cells between flip-flops, RAMs and DSPs. Budgets: \`$budget_file\`."
+    echo
     echo "| top | LUT | FF | RAMB36 | RAMB18 | URAM | DSP | CARRY | MUXF | longest path (cells) | budget: LUT / FF / RAMB36-equivalent / path |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$report.tmp"
@@ -89,7 +95,7 @@ for t in "${tops[@]}"; do
         [ "$lut" -gt "$blut" ] && over+=("$t: $lut LUTs, budget $blut")
         [ "$ff" -gt "$bff" ] && over+=("$t: $ff flip-flops, budget $bff")
         [ "$ram2" -gt $((2 * bram)) ] && over+=("$t: $r36 RAMB36 + $r18 RAMB18, budget $bram RAMB36")
-        if [ "$path" != "-" ] && [ "$bpath" != "-" ] && [ "$path" -gt "$bpath" ]; then
+        if [ "$path" -gt "$bpath" ]; then
             over+=("$t: a path of $path cells, budget $bpath")
         fi
     elif [ "$check" = 1 ]; then

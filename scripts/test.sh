@@ -9,6 +9,11 @@
 # (run by rnic-sim's build script, waivers in hw/verilator.vlt).
 # RNIC_SKIP_LINT=1 skips rustfmt and clippy.
 #
+# Last, the synthesis budgets: `scripts/synth.sh --check` synthesizes every
+# top of hw/synth-budget.txt with Yosys (installed with apt-get when run as
+# root) and fails on a top over its LUT, flip-flop, block RAM or path
+# budget; it writes target/synth/report.md. RNIC_SKIP_SYNTH=1 skips it.
+#
 # Profile: release. Verilating and compiling the core's C++ costs the same in
 # both profiles. The cosimulation then steps 1.5-2.5x faster in release
 # (rnic-perf write_bw 64 KiB: 110k vs 43k cycles/s; 64 B: 83k vs 56k, on a
@@ -41,4 +46,19 @@ if [ "$lint" = 1 ]; then
     cargo clippy --workspace --all-targets "${profile[@]}" -- -D warnings
 fi
 echo "== cargo test"
-exec cargo test --workspace "${profile[@]}" "$@"
+cargo test --workspace "${profile[@]}" "$@"
+if [ "${RNIC_SKIP_SYNTH:-0}" = 1 ] || [ $# -gt 0 ]; then
+    echo "== synthesis budgets skipped (RNIC_SKIP_SYNTH=1, or arguments for cargo test were given)"
+    exit 0
+fi
+echo "== synthesis budgets (scripts/synth.sh --check: Yosys, about 15 minutes)"
+bash scripts/synth.sh --check
+# The check must be able to fail: a budget below what the MR fence needs is refused.
+tight=$(mktemp)
+echo "fence 1 1 0 1" >"$tight"
+if RNIC_SYNTH_BUDGET=$tight RNIC_SYNTH_REPORT=$tight.md bash scripts/synth.sh --check fence >/dev/null 2>&1; then
+    echo "scripts/synth.sh --check passed the fence block against a budget of 1 LUT" >&2
+    exit 1
+fi
+rm -f "$tight" "$tight.md"
+echo "== synthesis budgets: OK"
