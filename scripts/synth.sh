@@ -75,7 +75,7 @@ over=()
     echo
     echo "| top | LUT | FF | RAMB36 | RAMB18 | URAM | DSP | CARRY | MUXF | longest path (cells) | budget: LUT / FF / RAMB36-equivalent / path |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
-} >"$report.tmp"
+} >"$out/report.partial"
 printf '%-12s %8s %8s %7s %7s %5s %5s %7s %7s %6s\n' top LUT FF RAMB36 RAMB18 URAM DSP CARRY MUXF path
 for t in "${tops[@]}"; do
     if [ ! -f "$out/$t.v" ]; then
@@ -101,9 +101,9 @@ for t in "${tops[@]}"; do
     elif [ "$check" = 1 ]; then
         over+=("$t: no budget in $budget_file")
     fi
-    echo "| $t | $lut | $ff | $r36 | $r18 | $uram | $dsp | $carry | $muxf | $path | $btext |" >>"$report.tmp"
+    echo "| $t | $lut | $ff | $r36 | $r18 | $uram | $dsp | $carry | $muxf | $path | $btext |" >>"$out/report.partial"
 done
-mv "$report.tmp" "$report"
+mv "$out/report.partial" "$report"
 echo "synth.sh: report in $report" >&2
 if [ "$check" = 1 ] && [ ${#over[@]} -gt 0 ]; then
     printf 'synth.sh: over budget (%s):\n' "$budget_file" >&2

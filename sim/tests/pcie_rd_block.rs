@@ -81,6 +81,22 @@ impl Ports {
     }
 }
 
+impl Ports {
+    /// Presents this cycle's completion beat, if any (it lasts one cycle: no ready).
+    fn drive_rc(&self, m: &mut Model, pcie: &Pcie) {
+        match pcie.rc() {
+            Some(b) => {
+                m.set_bytes(self.rc_data, &b.data);
+                m.set(self.rc_tag, b.tag as u64);
+                m.set(self.rc_addr, b.addr as u64);
+                m.set(self.rc_done, b.done as u64);
+                m.set(self.rc_valid, 1);
+            }
+            None => m.set(self.rc_valid, 0),
+        }
+    }
+}
+
 const BUF: u64 = 1 << 20;
 
 /// A core request: bus address, length, tag.
@@ -152,16 +168,7 @@ fn run_seed(seed: u64, nreq: usize) -> u64 {
         pcie.begin_cycle(now, &mut mem);
         let rq_ready = pcie.rq_ready() && r.pct(95);
         m.set(ps.rq_ready, rq_ready as u64);
-        match pcie.rc() {
-            Some(b) => {
-                m.set_bytes(ps.rc_data, &b.data);
-                m.set(ps.rc_tag, b.tag as u64);
-                m.set(ps.rc_addr, b.addr as u64);
-                m.set(ps.rc_done, b.done as u64);
-                m.set(ps.rc_valid, 1);
-            }
-            None => m.set(ps.rc_valid, 0),
-        }
+        ps.drive_rc(&mut m, &pcie);
         let offer = next < nreq && r.pct(80);
         if offer {
             let q = reqs[next];
@@ -268,16 +275,7 @@ fn sustained_rate_of_4k_reads() {
     for now in 0..40_000u64 {
         pcie.begin_cycle(now, &mut mem);
         m.set(ps.rq_ready, pcie.rq_ready() as u64);
-        match pcie.rc() {
-            Some(b) => {
-                m.set_bytes(ps.rc_data, &b.data);
-                m.set(ps.rc_tag, b.tag as u64);
-                m.set(ps.rc_addr, b.addr as u64);
-                m.set(ps.rc_done, b.done as u64);
-                m.set(ps.rc_valid, 1);
-            }
-            None => m.set(ps.rc_valid, 0),
-        }
+        ps.drive_rc(&mut m, &pcie);
         m.set(ps.req_addr, buf.bus_addr + (next * 4096) % BUF);
         m.set(ps.req_len, 4096);
         m.set(ps.req_valid, 1);
