@@ -283,11 +283,10 @@ impl Logic for PcieReadFront {
         self.ahead.next = self.scan.q.val() - self.o_base.q.val();
         self.whole.next =
             (self.ahead.val() <= self.ring10.val()) & (self.ahead.val() >= bit_cast::<10, 7>(self.o_nr0.q.val()));
+        // Once the first step has seen the whole read filled, every later step's block is there.
         self.step.next = self.o_busy.q.val()
             & ((self.o_first.q.val() & self.whole.val())
-                | (!self.o_first.q.val()
-                    & ((self.o_nr.q.val() == 0) | self.filled.q.val().get_bit(self.o_rd.q.val().index()))
-                    & (self.o_cnt.q.val() < self.out_depth.val())));
+                | (!self.o_first.q.val() & (self.o_cnt.q.val() < self.out_depth.val())));
         self.ring.read_address.next = self.o_rd.q.val();
         self.b_v.d.next = self.step.val();
         self.b_emit.d.next = !self.o_first.q.val();

@@ -263,10 +263,8 @@ impl Logic for PcieWriteFront {
         if self.cfg_mps.val() == 1 {
             self.mps_mask.next = 255.into();
         }
-        self.t_cont.next = self.t_open.q.val()
-            & !self.t_full.q.val()
-            & (self.e_start.val() == self.t_end.q.val())
-            & ((self.e_start.val() & self.mps_mask.val()) != 0);
+        // A TLP that reached an MPS-aligned address is full, so none crosses one.
+        self.t_cont.next = self.t_open.q.val() & !self.t_full.q.val() & (self.e_start.val() == self.t_end.q.val());
         self.close.next = self.t_open.q.val()
             & ((self.e_v.val() & !self.t_cont.val()) | (!self.e_v.val() & (self.t_full.q.val() | self.quiet.val())));
         self.t_len.next = self.t_end.q.val() - self.t_addr.q.val();

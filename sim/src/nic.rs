@@ -9,7 +9,7 @@ use crate::config::{ns_to_cycles, SimConfig};
 use crate::fabric::NetPort;
 use crate::mem::{HostMem, Violation};
 use crate::model::{Model, ModelError, PortId};
-use crate::pcie::{DmaStats, Pcie};
+use crate::pcie::{DmaStats, Pcie, RcPorts};
 use crate::SimError;
 
 /// Every port of the "core" top, resolved once.
@@ -27,11 +27,7 @@ struct CorePorts {
     pcie_rq_addr: PortId,
     pcie_rq_len: PortId,
     pcie_rq_tag: PortId,
-    pcie_rc_valid: PortId,
-    pcie_rc_data: PortId,
-    pcie_rc_tag: PortId,
-    pcie_rc_addr: PortId,
-    pcie_rc_done: PortId,
+    pcie_rc: RcPorts,
     pcie_mps: PortId,
     pcie_wr_valid: PortId,
     pcie_wr_ready: PortId,
@@ -69,11 +65,7 @@ impl CorePorts {
             pcie_rq_addr: m.port("pcie_rq_addr")?,
             pcie_rq_len: m.port("pcie_rq_len")?,
             pcie_rq_tag: m.port("pcie_rq_tag")?,
-            pcie_rc_valid: m.port("pcie_rc_valid")?,
-            pcie_rc_data: m.port("pcie_rc_data")?,
-            pcie_rc_tag: m.port("pcie_rc_tag")?,
-            pcie_rc_addr: m.port("pcie_rc_addr")?,
-            pcie_rc_done: m.port("pcie_rc_done")?,
+            pcie_rc: RcPorts::resolve(m, "pcie_rc_")?,
             pcie_mps: m.port("pcie_mps")?,
             pcie_wr_valid: m.port("pcie_wr_valid")?,
             pcie_wr_ready: m.port("pcie_wr_ready")?,
@@ -288,17 +280,7 @@ impl SimNic {
         let wr_ready = self.pcie.wr_ready();
         m.set(p.pcie_rq_ready, rq_ready as u64);
         m.set(p.pcie_wr_ready, wr_ready as u64);
-        // A completion beat lasts one cycle: the core has no way to refuse it.
-        match self.pcie.rc() {
-            Some(b) => {
-                m.set_bytes(p.pcie_rc_data, &b.data);
-                m.set(p.pcie_rc_tag, b.tag as u64);
-                m.set(p.pcie_rc_addr, b.addr as u64);
-                m.set(p.pcie_rc_done, b.done as u64);
-                m.set(p.pcie_rc_valid, 1);
-            }
-            None => m.set(p.pcie_rc_valid, 0),
-        }
+        p.pcie_rc.drive(m, &self.pcie);
 
         // Network port.
         let tx_ready = net.tx.ready(now_ps);

@@ -38,6 +38,7 @@ use rnic_spec::params::{CLOCK_HZ, DATA_BYTES, PCIE_TAG_BITS};
 
 use crate::config::{ns_to_cycles, SimConfig};
 use crate::mem::{DmaDir, HostMem, Violation};
+use crate::model::{Model, ModelError, PortId};
 use crate::rng::SplitMix;
 
 /// Most DMA reads in flight (one per PCIe tag).
@@ -85,6 +86,9 @@ struct PendingRead {
     addr: u64,
     len: u32,
     due: u64,
+    /// The earliest any read issued with or after this one can be due
+    /// (issue cycle + rtt - jitter/2): the scan for due reads stops here.
+    earliest: u64,
     /// Bytes already sent in whole completions.
     sent: u32,
     denied: bool,
@@ -126,6 +130,41 @@ pub struct RcBeat {
     pub addr: u16,
     /// Request Completed: the last beat of the request's last completion.
     pub done: bool,
+}
+
+/// The requester-completion ports of a Verilated top, by name: `prefix`
+/// `valid`, `data`, `tag`, `addr`, `done` (the core's are `pcie_rc_*`, the
+/// read front end's own top's `rc_*`).
+#[derive(Clone, Copy, Debug)]
+pub struct RcPorts {
+    valid: PortId,
+    data: PortId,
+    tag: PortId,
+    addr: PortId,
+    done: PortId,
+}
+
+impl RcPorts {
+    /// Looks the five ports up in `m`.
+    pub fn resolve(m: &Model, prefix: &str) -> Result<RcPorts, ModelError> {
+        let p = |n: &str| m.port(&format!("{prefix}{n}"));
+        Ok(RcPorts { valid: p("valid")?, data: p("data")?, tag: p("tag")?, addr: p("addr")?, done: p("done")? })
+    }
+
+    /// Presents `pcie`'s completion beat of this cycle, or none (a beat lasts one cycle: there is no ready).
+    #[inline]
+    pub fn drive(&self, m: &mut Model, pcie: &Pcie) {
+        match pcie.rc() {
+            Some(b) => {
+                m.set_bytes(self.data, &b.data);
+                m.set(self.tag, b.tag as u64);
+                m.set(self.addr, b.addr as u64);
+                m.set(self.done, b.done as u64);
+                m.set(self.valid, 1);
+            }
+            None => m.set(self.valid, 0),
+        }
+    }
 }
 
 /// DMA counters of one NIC.
@@ -265,6 +304,9 @@ impl Pcie {
         let mut n = 0;
         for &tag in &self.order {
             let r = self.reads[tag as usize].as_ref().expect("ordered reads are in flight");
+            if r.earliest > now {
+                break;
+            }
             if r.due <= now {
                 due[n] = tag;
                 n += 1;
@@ -293,8 +335,11 @@ impl Pcie {
         let lane = (at % DATA_BYTES as u64) as usize;
         let n = ((DATA_BYTES - lane) as u32).min(t.end - t.next) as usize;
         let mut data = [0u8; DATA_BYTES];
-        for chunk in data.chunks_mut(8) {
-            chunk.copy_from_slice(&self.rng.next().to_le_bytes());
+        if n < DATA_BYTES {
+            // Lanes outside the completion hold leftovers, not zeros.
+            for chunk in data.chunks_mut(8) {
+                chunk.copy_from_slice(&self.rng.next().to_le_bytes());
+            }
         }
         if r.denied {
             data[lane..lane + n].fill(0);
@@ -371,8 +416,9 @@ impl Pcie {
         self.up.spend(self.overhead as u64);
         self.stats.rd_reqs += 1;
         self.stats.rd_bytes += len as u64;
-        let due = now + self.rtt - self.jitter / 2 + self.rng.below(self.jitter + 1);
-        self.reads[tag as usize] = Some(PendingRead { addr, len, due, sent: 0, denied });
+        let earliest = now + self.rtt - self.jitter / 2;
+        let due = earliest + self.rng.below(self.jitter + 1);
+        self.reads[tag as usize] = Some(PendingRead { addr, len, due, earliest, sent: 0, denied });
         self.order.push_back(tag);
     }
 
@@ -533,8 +579,7 @@ mod tests {
             assert_eq!(at, addr + len as u64, "tag {tag}: every byte once");
         }
         assert!(firsts.windows(2).any(|w| w[1] < w[0]), "completions overtake each other across tags");
-        // A completion ends at an RCB boundary or the request's end, so one
-        // that starts mid-block is the request's first: count TLP starts that way.
+        // At least one completion per read, at most one per beat.
         assert!(p.stats().cpl_tlps >= 256 && p.stats().cpl_tlps <= p.stats().cpl_beats);
         assert!(beats.iter().any(|(_, x)| x.data.iter().any(|&v| v != 0)), "lanes outside a completion are not zeroed");
         assert_eq!(p.reads_in_flight(), 0);

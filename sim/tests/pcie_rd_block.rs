@@ -20,7 +20,7 @@
 use rnic_driver::DmaAccess;
 use rnic_sim::mem::HostMem;
 use rnic_sim::model::{Model, PortId};
-use rnic_sim::pcie::Pcie;
+use rnic_sim::pcie::{Pcie, RcPorts};
 use rnic_sim::rng::SplitMix as Rng;
 use rnic_sim::SimConfig;
 use rnic_spec::params::{pcie_size_code, CLOCK_HZ, DMA_RD_MAX_LEN};
@@ -46,11 +46,7 @@ struct Ports {
     rq_addr: PortId,
     rq_len: PortId,
     rq_tag: PortId,
-    rc_valid: PortId,
-    rc_data: PortId,
-    rc_tag: PortId,
-    rc_addr: PortId,
-    rc_done: PortId,
+    rc: RcPorts,
 }
 
 impl Ports {
@@ -72,27 +68,7 @@ impl Ports {
             rq_addr: p(m, "rq_addr"),
             rq_len: p(m, "rq_len"),
             rq_tag: p(m, "rq_tag"),
-            rc_valid: p(m, "rc_valid"),
-            rc_data: p(m, "rc_data"),
-            rc_tag: p(m, "rc_tag"),
-            rc_addr: p(m, "rc_addr"),
-            rc_done: p(m, "rc_done"),
-        }
-    }
-}
-
-impl Ports {
-    /// Presents this cycle's completion beat, if any (it lasts one cycle: no ready).
-    fn drive_rc(&self, m: &mut Model, pcie: &Pcie) {
-        match pcie.rc() {
-            Some(b) => {
-                m.set_bytes(self.rc_data, &b.data);
-                m.set(self.rc_tag, b.tag as u64);
-                m.set(self.rc_addr, b.addr as u64);
-                m.set(self.rc_done, b.done as u64);
-                m.set(self.rc_valid, 1);
-            }
-            None => m.set(self.rc_valid, 0),
+            rc: RcPorts::resolve(m, "rc_").unwrap_or_else(|e| panic!("{e}")),
         }
     }
 }
@@ -168,7 +144,7 @@ fn run_seed(seed: u64, nreq: usize) -> u64 {
         pcie.begin_cycle(now, &mut mem);
         let rq_ready = pcie.rq_ready() && r.pct(95);
         m.set(ps.rq_ready, rq_ready as u64);
-        ps.drive_rc(&mut m, &pcie);
+        ps.rc.drive(&mut m, &pcie);
         let offer = next < nreq && r.pct(80);
         if offer {
             let q = reqs[next];
@@ -227,7 +203,7 @@ fn run_seed(seed: u64, nreq: usize) -> u64 {
     for _ in 0..2_000 {
         pcie.begin_cycle(now, &mut mem);
         assert!(pcie.rc().is_none(), "{ctx}: a completion beat after every request finished");
-        m.set(ps.rc_valid, 0);
+        ps.rc.drive(&mut m, &pcie);
         m.set(ps.req_valid, 0);
         m.set(ps.cpl_ready, 1);
         m.clock_low();
@@ -275,7 +251,7 @@ fn sustained_rate_of_4k_reads() {
     for now in 0..40_000u64 {
         pcie.begin_cycle(now, &mut mem);
         m.set(ps.rq_ready, pcie.rq_ready() as u64);
-        ps.drive_rc(&mut m, &pcie);
+        ps.rc.drive(&mut m, &pcie);
         m.set(ps.req_addr, buf.bus_addr + (next * 4096) % BUF);
         m.set(ps.req_len, 4096);
         m.set(ps.req_valid, 1);

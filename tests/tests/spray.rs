@@ -371,7 +371,7 @@ fn leaf_spine_strack_moves_traffic_off_a_slow_uplink_and_every_byte_arrives() {
     // Spraying moves traffic off the slow spine: below three quarters of its
     // share of the entropies, and no more than the slow uplink carries (ACKs
     // of the other direction ride the spines too: 5 % slack). Measured: 24.5 %
-    // of the bytes for 37.5 % of the entropies, at 74.4 Gb/s, with no ECN mark
+    // of the bytes for 37.5 % of the entropies, at 74.3 Gb/s, with no ECN mark
     // (the slow uplink runs at 91 % of its rate with its queue under the
     // threshold). On the in-order PCIe model, whose late payload beats left
     // gaps inside frames, it was 4.8 % at 86.8 Gb/s, learnt from 10 marks.
