@@ -65,6 +65,7 @@ pub mod num;
 pub mod pack;
 pub mod pcie_rd;
 pub mod pcie_wr;
+pub mod prio;
 pub mod regs;
 pub mod resp;
 pub mod rxe;

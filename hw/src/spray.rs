@@ -27,11 +27,16 @@
 //! This is `rnic_model::strack::AdaptiveLb` (oblivious: `ObliviousLb`
 //! started at entropy 1), bit for bit (its doc lists
 //! where the paper's pseudo-code is read differently); the block test
-//! (`sim/tests/spray_block.rs`) checks every choice against it. A choice
-//! takes three cycles plus one per `paths` the round robin's `rr + 1`
-//! exceeds (the modulo is a subtraction loop; after the active set shrank).
-//! The scan itself is one cycle: the entropies ahead of the start that are
-//! clear, isolated lowest-first (`x & -x`) and encoded with eight masks.
+//! (`sim/tests/spray_block.rs`) checks every choice against it.
+//!
+//! A choice is a pipeline of one-cycle steps, none deeper than a few LUT
+//! levels: load the QP's state; size the active set; reduce `rr + 1`
+//! modulo it (a subtraction loop, one cycle more per `paths` it exceeds,
+//! after the active set shrank); mask the clear entropies and those after
+//! the start; find each 16-entropy group's first (`crate::prio`); pick
+//! the first group and write back. Six cycles from acceptance, plus the
+//! modulo's extra ones; an ACK or a reset takes two. (One cycle with a
+//! 256-bit `x & -x` was a 172-cell path.)
 //!
 //! In the data path (`core.rs`): the turn engine asks it for each sprayed
 //! packet's entropy, the ACK receiver feeds it each ACK's echoed entropy
@@ -39,6 +44,7 @@
 //! window in packets (all ones for a QP without one), which sets the active set.
 
 use crate::num::Num;
+use crate::prio::{FirstSet16, FirstSet256};
 use rnic_spec::params::QPN_BITS;
 use rust_hdl::prelude::*;
 
@@ -61,7 +67,10 @@ const _: () = assert!(SprayStatePack::WIDTH == SPS_BITS);
 enum SprayState {
     Idle,
     Load,
+    Paths,
     Modulo,
+    Mask,
+    Group,
     Exec,
 }
 
@@ -104,58 +113,49 @@ pub struct SprayEngine {
     st: DFF<Bits<SPS_BITS>>,
     /// The round robin's start, reduced modulo the active set.
     start: DFF<Bits<9>>,
+    /// Twice the window, saturated at 511 (a window of 256 or more covers any `max_paths`).
+    twice: DFF<Bits<9>>,
+    /// Active entropies: max(8, min(max_paths, 2 cwnd)), at most max_paths.
+    paths: DFF<Bits<9>>,
+    /// The usable entropies (active, bit clear once the start's is cleared), and those of them after the start.
+    free: DFF<Bits<256>>,
+    ahead: DFF<Bits<256>>,
+    /// The start's entropy is marked: the scan moves past it, clearing it.
+    start_marked: DFF<Bit>,
+    /// Per 16-entropy group of `free` and `ahead`: any usable, and the first one.
+    free_any: DFF<Bits<16>>,
+    free_low: DFF<Bits<64>>,
+    ahead_any: DFF<Bits<16>>,
+    ahead_low: DFF<Bits<64>>,
+    free_groups: FirstSet256,
+    ahead_groups: FirstSet256,
+    free_first: FirstSet16,
+    ahead_first: FirstSet16,
     su: SprayStateUnpack,
     sp: SprayStatePack,
-    /// Active entropies: max(8, min(max_paths, 2 cwnd)), at most max_paths.
-    paths: Signal<Local, Bits<9>>,
-    twice: Signal<Local, Bits<33>>,
-    /// The active entropies as a mask, and those usable (bit clear) after the start's is cleared.
+    paths_c: Signal<Local, Bits<9>>,
     active: Signal<Local, Bits<256>>,
+    start_bit: Signal<Local, Bits<256>>,
+    after_start: Signal<Local, Bits<256>>,
+    ones_above0: Signal<Local, Bits<256>>,
     bitmap_c: Signal<Local, Bits<256>>,
-    free: Signal<Local, Bits<256>>,
-    ahead: Signal<Local, Bits<256>>,
-    pick_from: Signal<Local, Bits<256>>,
-    lowest: Signal<Local, Bits<256>>,
-    start_marked: Signal<Local, Bit>,
+    free_c: Signal<Local, Bits<256>>,
+    free_sel: Signal<Local, Bits<64>>,
+    ahead_sel: Signal<Local, Bits<64>>,
     chosen: Signal<Local, Bits<8>>,
-    /// Bit k of an entropy index: the entropies whose index has bit k set.
-    m0: Signal<Local, Bits<256>>,
-    m1: Signal<Local, Bits<256>>,
-    m2: Signal<Local, Bits<256>>,
-    m3: Signal<Local, Bits<256>>,
-    m4: Signal<Local, Bits<256>>,
-    m5: Signal<Local, Bits<256>>,
-    m6: Signal<Local, Bits<256>>,
-    m7: Signal<Local, Bits<256>>,
     one: Signal<Local, Bits<256>>,
+    zero: Num<0, 256>,
     op_ack: Num<{ OP_ACK }, 2>,
     op_choose: Num<{ OP_CHOOSE }, 2>,
-    /// 64-bit mask patterns, and widened.
-    pat0: Num<0xAAAA_AAAA_AAAA_AAAA, 64>,
-    pat1: Num<0xCCCC_CCCC_CCCC_CCCC, 64>,
-    pat2: Num<0xF0F0_F0F0_F0F0_F0F0, 64>,
-    pat3: Num<0xFF00_FF00_FF00_FF00, 64>,
-    pat4: Num<0xFFFF_0000_FFFF_0000, 64>,
-    pat5: Num<0xFFFF_FFFF_0000_0000, 64>,
-    pat6: Num<0xFFFF_FFFF_FFFF_FFFF, 64>,
-    /// (widened)
-    p0: Signal<Local, Bits<256>>,
-    p1: Signal<Local, Bits<256>>,
-    p2: Signal<Local, Bits<256>>,
-    p3: Signal<Local, Bits<256>>,
-    p4: Signal<Local, Bits<256>>,
-    p5: Signal<Local, Bits<256>>,
-    p6: Signal<Local, Bits<256>>,
-    /// The bitmap shifted down to the start.
-    at_start: Signal<Local, Bits<256>>,
-    /// First entropy the scan may take: the start, or the one after it if the start is marked.
-    scan_from: Signal<Local, Bits<9>>,
 }
 
 impl Logic for SprayEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, qpn, op, ecn, path, cwnd, maxp, obl, st, start);
+        dff_setup!(
+            self, clock, state, qpn, op, ecn, path, cwnd, maxp, obl, st, start, twice, paths, free, ahead, start_marked,
+            free_any, free_low, ahead_any, ahead_low
+        );
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
         self.qp_state.read_address.next = self.req_qpn.val();
@@ -171,63 +171,48 @@ impl Logic for SprayEngine {
         self.sp.obl.next = self.su.obl.val();
         self.req_ready.next = self.state.q.val() == SprayState::Idle;
         self.out_valid.next = false;
-        // The active set.
-        self.twice.next = bit_cast::<33, 32>(self.cwnd.q.val()) << 1;
-        self.paths.next = self.su.max_paths.val();
-        if (self.twice.val() < bit_cast::<33, 9>(self.su.max_paths.val())) & !self.su.obl.val().any() {
-            self.paths.next = self.twice.val().get_bits::<9>(0);
+        self.one.next = bits::<256>(1);
+        // Paths step: the active set from the loaded state and the saturated window.
+        self.paths_c.next = self.su.max_paths.val();
+        if (self.twice.q.val() < self.su.max_paths.val()) & !self.su.obl.val().any() {
+            self.paths_c.next = self.twice.q.val();
         }
-        if self.paths.val() < 8 {
-            self.paths.next = 8.into();
+        if self.paths_c.val() < 8 {
+            self.paths_c.next = 8.into();
         }
-        if self.paths.val() > self.su.max_paths.val() {
-            self.paths.next = self.su.max_paths.val();
+        if self.paths_c.val() > self.su.max_paths.val() {
+            self.paths_c.next = self.su.max_paths.val();
         }
         // A QP never reset (max_paths 0) acts as one with a single entropy.
-        if self.paths.val() == 0 {
-            self.paths.next = 1.into();
+        if self.paths_c.val() == 0 {
+            self.paths_c.next = 1.into();
         }
-        self.one.next = bits::<256>(1);
-        self.active.next = (self.one.val() << bit_cast::<256, 9>(self.paths.val())) - self.one.val();
-        // The scan: the start's bit cleared if set, then the first clear entropy after it, else the first at all.
-        self.at_start.next = self.su.bitmap.val() >> bit_cast::<256, 9>(self.start.q.val());
-        self.start_marked.next = self.at_start.val().get_bit(0);
-        self.bitmap_c.next = self.su.bitmap.val() & !(self.one.val() << bit_cast::<256, 9>(self.start.q.val()));
-        self.free.next = !self.bitmap_c.val() & self.active.val();
-        self.scan_from.next = self.start.q.val();
-        if self.start_marked.val() {
-            self.scan_from.next = self.start.q.val() + 1;
+        // Mask step: thermometer and one-hot codes of registered counts (no carry chains).
+        self.active.next = !(!self.zero.val() << bit_cast::<256, 9>(self.paths.q.val()));
+        self.start_bit.next = self.one.val() << bit_cast::<256, 9>(self.start.q.val());
+        self.ones_above0.next = !self.zero.val() << 1;
+        self.after_start.next = self.ones_above0.val() << bit_cast::<256, 9>(self.start.q.val());
+        self.bitmap_c.next = self.su.bitmap.val() & !self.start_bit.val();
+        self.free_c.next = !self.bitmap_c.val() & self.active.val();
+        // Group step.
+        self.free_groups.x.next = self.free.q.val();
+        self.ahead_groups.x.next = self.ahead.q.val();
+        // Exec step: the first group with a usable entropy after the start, else the first at all.
+        self.free_first.x.next = self.free_any.q.val();
+        self.ahead_first.x.next = self.ahead_any.q.val();
+        self.free_sel.next = self.free_low.q.val() >> (bit_cast::<64, 4>(self.free_first.low.val()) << 2);
+        self.ahead_sel.next = self.ahead_low.q.val() >> (bit_cast::<64, 4>(self.ahead_first.low.val()) << 2);
+        // An unmarked start is itself usable and first; a marked one is cleared and skipped.
+        self.chosen.next = self.start.q.val().get_bits::<8>(0);
+        if self.start_marked.q.val() {
+            if self.ahead_first.any.val() {
+                self.chosen.next = (bit_cast::<8, 4>(self.ahead_first.low.val()) << 4)
+                    | bit_cast::<8, 4>(self.ahead_sel.val().get_bits::<4>(0));
+            } else {
+                self.chosen.next = (bit_cast::<8, 4>(self.free_first.low.val()) << 4)
+                    | bit_cast::<8, 4>(self.free_sel.val().get_bits::<4>(0));
+            }
         }
-        self.ahead.next =
-            self.free.val() & !((self.one.val() << bit_cast::<256, 9>(self.scan_from.val())) - self.one.val());
-        self.pick_from.next = self.free.val();
-        if self.ahead.val().any() {
-            self.pick_from.next = self.ahead.val();
-        }
-        self.lowest.next = self.pick_from.val() & (!self.pick_from.val() + self.one.val());
-        self.p0.next = bit_cast::<256, 64>(self.pat0.val());
-        self.m0.next = self.p0.val() | (self.p0.val() << 64) | (self.p0.val() << 128) | (self.p0.val() << 192);
-        self.p1.next = bit_cast::<256, 64>(self.pat1.val());
-        self.m1.next = self.p1.val() | (self.p1.val() << 64) | (self.p1.val() << 128) | (self.p1.val() << 192);
-        self.p2.next = bit_cast::<256, 64>(self.pat2.val());
-        self.m2.next = self.p2.val() | (self.p2.val() << 64) | (self.p2.val() << 128) | (self.p2.val() << 192);
-        self.p3.next = bit_cast::<256, 64>(self.pat3.val());
-        self.m3.next = self.p3.val() | (self.p3.val() << 64) | (self.p3.val() << 128) | (self.p3.val() << 192);
-        self.p4.next = bit_cast::<256, 64>(self.pat4.val());
-        self.m4.next = self.p4.val() | (self.p4.val() << 64) | (self.p4.val() << 128) | (self.p4.val() << 192);
-        self.p5.next = bit_cast::<256, 64>(self.pat5.val());
-        self.m5.next = self.p5.val() | (self.p5.val() << 64) | (self.p5.val() << 128) | (self.p5.val() << 192);
-        self.p6.next = bit_cast::<256, 64>(self.pat6.val());
-        self.m6.next = (self.p6.val() << 64) | (self.p6.val() << 192);
-        self.m7.next = (self.p6.val() << 128) | (self.p6.val() << 192);
-        self.chosen.next = bit_cast::<8, 1>((self.lowest.val() & self.m0.val()).any().into())
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m1.val()).any().into()) << 1)
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m2.val()).any().into()) << 2)
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m3.val()).any().into()) << 3)
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m4.val()).any().into()) << 4)
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m5.val()).any().into()) << 5)
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m6.val()).any().into()) << 6)
-            | (bit_cast::<8, 1>((self.lowest.val() & self.m7.val()).any().into()) << 7);
         self.out_path.next = self.chosen.val();
         match self.state.q.val() {
             SprayState::Idle => {
@@ -247,16 +232,37 @@ impl Logic for SprayEngine {
                 self.state.d.next = SprayState::Exec;
                 if self.op.q.val() == self.op_choose.val() {
                     self.start.d.next = self.qp_state.read_data.val().get_bits::<9>(256) + 1;
-                    self.state.d.next = SprayState::Modulo;
+                    self.twice.d.next = self.cwnd.q.val().get_bits::<9>(0) << 1;
+                    if self.cwnd.q.val().get_bits::<24>(8).any() {
+                        self.twice.d.next = 511.into();
+                    }
+                    self.state.d.next = SprayState::Paths;
                 }
+            }
+            SprayState::Paths => {
+                self.paths.d.next = self.paths_c.val();
+                self.state.d.next = SprayState::Modulo;
             }
             SprayState::Modulo => {
                 // (rr + 1) mod paths, by subtraction (rr + 1 <= 256).
-                if self.start.q.val() >= self.paths.val() {
-                    self.start.d.next = self.start.q.val() - self.paths.val();
+                if self.start.q.val() >= self.paths.q.val() {
+                    self.start.d.next = self.start.q.val() - self.paths.q.val();
                 } else {
-                    self.state.d.next = SprayState::Exec;
+                    self.state.d.next = SprayState::Mask;
                 }
+            }
+            SprayState::Mask => {
+                self.free.d.next = self.free_c.val();
+                self.ahead.d.next = self.free_c.val() & self.after_start.val();
+                self.start_marked.d.next = (self.su.bitmap.val() & self.start_bit.val()).any();
+                self.state.d.next = SprayState::Group;
+            }
+            SprayState::Group => {
+                self.free_any.d.next = self.free_groups.any.val();
+                self.free_low.d.next = self.free_groups.low.val();
+                self.ahead_any.d.next = self.ahead_groups.any.val();
+                self.ahead_low.d.next = self.ahead_groups.low.val();
+                self.state.d.next = SprayState::Exec;
             }
             SprayState::Exec => {
                 self.state.d.next = SprayState::Idle;
@@ -282,7 +288,7 @@ impl Logic for SprayEngine {
                         self.sp.np_v.next = 0.into();
                     } else {
                         self.sp.rr.next = bit_cast::<9, 8>(self.chosen.val());
-                        if self.start_marked.val() {
+                        if self.start_marked.q.val() {
                             self.sp.bitmap.next = self.bitmap_c.val();
                         }
                     }
