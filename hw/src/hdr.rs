@@ -401,10 +401,12 @@ impl Logic for RxHeader {
             .collect();
         writeln!(v, "  csum = {};", words.iter().map(|w| format!("{{4'd0, {w}}}")).collect::<Vec<_>>().join(" + "))
             .unwrap();
-        writeln!(v, "  csum = {{4'd0, csum[15:0]}} + {{16'd0, csum[19:16]}};").unwrap();
-        writeln!(v, "  csum = {{4'd0, csum[15:0]}} + {{16'd0, csum[19:16]}};").unwrap();
+        // Folded, it is 0xFFFF exactly when the raw sum is a nonzero multiple of
+        // 0xFFFF (at most ten of them): compares in parallel instead of two
+        // end-around-carry adds in series.
+        let multiples: Vec<String> = (1..=10u32).map(|j| format!("(csum == 20'h{:05x})", 0xFFFF * j)).collect();
         get(&mut v, "ipflags", off::IP_FLAGS, 2);
-        writeln!(v, "  ip_ok = (csum[15:0] == 16'hffff) && ((ipflags & 16'h{:04x}) == 16'd0);", IP_MF_OFFSET_MASK)
+        writeln!(v, "  ip_ok = ({}) && ((ipflags & 16'h{:04x}) == 16'd0);", multiples.join(" || "), IP_MF_OFFSET_MASK)
             .unwrap();
         get(&mut v, "udp_len", off::UDP_LEN, 2);
         get(&mut v, "dst_mac", off::ETH_DST, 6);

@@ -10,6 +10,14 @@
 //! * trailing: a partial last beat is fed zero-padded, which multiplies the
 //!   state by A^k (A = one zero byte, k = pad bytes); six conditional
 //!   stages multiply by A^-(2^i) to undo it.
+//!
+//! [`IcrcBeat`] does all of that in one cycle (the TX builder's use). The
+//! RX front end pipelines the same arithmetic, since the state update is
+//! linear: [`IcrcData`] is a beat's contribution from a zero state (no
+//! state input, so it can sit a cycle ahead of the state), [`IcrcFold`]
+//! adds it to `A^64` times the state (the only loop, two LUT levels), and
+//! [`IcrcUnpadLo`] / [`IcrcUnpadHi`] undo a padded last beat in two
+//! cycles after the frame.
 
 use rnic_spec::wire::off;
 use rust_hdl::prelude::*;
@@ -159,13 +167,17 @@ impl Logic for IcrcBeat {
     }
 }
 
-fn icrc_verilog() -> String {
-    use std::fmt::Write;
-    // Columns of the full-beat update: state bits, then data bits.
+/// Columns of the full-beat update for the state bits (`A^64`).
+fn state_cols() -> [u32; 32] {
     let mut scol = [0u32; 32];
     for (i, c) in scol.iter_mut().enumerate() {
         *c = (0..64).fold(1u32 << i, |s, _| crc_byte(s, 0));
     }
+    scol
+}
+
+/// Columns of the full-beat update for the 512 data bits (from a zero state).
+fn data_cols() -> Vec<u32> {
     let mut dcol = vec![0u32; 512];
     for (i, c) in dcol.iter_mut().enumerate() {
         let mut s = 0u32;
@@ -175,7 +187,11 @@ fn icrc_verilog() -> String {
         }
         *c = s;
     }
-    let mut v = String::new();
+    dcol
+}
+
+/// Beat 0's masks as 512-bit binary literals: bytes forced to ones, bytes kept.
+fn beat0_masks() -> (String, String) {
     let ones = beat0_ones();
     let mut ones_mask = String::new();
     let mut keep_mask = String::new();
@@ -185,6 +201,28 @@ fn icrc_verilog() -> String {
         ones_mask.push_str(if one { "11111111" } else { "00000000" });
         keep_mask.push_str(if kept { "11111111" } else { "00000000" });
     }
+    (ones_mask, keep_mask)
+}
+
+/// `name[j] = XOR of src[i]` over the columns whose bit j is set (`1'b0` for none).
+fn xor_rows(v: &mut String, indent: &str, name: &str, src: &str, cols: &[u32], extra: Option<&str>) {
+    use std::fmt::Write;
+    for j in 0..32 {
+        let mut terms: Vec<String> =
+            cols.iter().enumerate().filter(|(_, c)| *c >> j & 1 != 0).map(|(i, _)| format!("{src}[{i}]")).collect();
+        if let Some(e) = extra {
+            terms.push(format!("{e}[{j}]"));
+        }
+        let rhs = if terms.is_empty() { "1'b0".to_string() } else { terms.join(" ^ ") };
+        writeln!(v, "{indent}{name}[{j}] = {rhs};").unwrap();
+    }
+}
+
+fn icrc_verilog() -> String {
+    use std::fmt::Write;
+    let (scol, dcol) = (state_cols(), data_cols());
+    let mut v = String::new();
+    let (ones_mask, keep_mask) = beat0_masks();
     writeln!(
         v,
         "reg [511:0] m;\nreg [511:0] lenmask;\nreg [31:0] s;\nreg [31:0] f0, f1, f2, f3, f4, f5, f6;\nreg [5:0] k;"
@@ -231,6 +269,173 @@ fn icrc_verilog() -> String {
     v
 }
 
+/// Model of [`IcrcData`]: a beat's contribution to the state, from a zero
+/// state, with the bytes outside `keep` zeroed (after beat 0's masks).
+pub fn model_data(beat: &[u8; 64], first: bool, keep: u64) -> u32 {
+    let ones = beat0_ones();
+    let mut s = 0u32;
+    for (i, &b) in beat.iter().enumerate() {
+        let b = match (first, ones >> i & 1 != 0) {
+            (true, true) => 0xFF,
+            (true, false) if i < off::IP => 0,
+            _ => b,
+        };
+        s = crc_byte(s, if keep >> i & 1 != 0 { b } else { 0 });
+    }
+    s
+}
+
+/// Model of [`IcrcFold`]: the state after a full beat whose contribution is `d`.
+pub fn model_fold(state: u32, d: u32, first: bool) -> u32 {
+    let a64 = pow(&zero_byte(), 64);
+    apply(&a64, if first { lead_state() } else { state }) ^ d
+}
+
+/// Model of the unpad stages: `A^-k` applied to the state (undoes k zero bytes).
+pub fn model_unpad(state: u32, k: u32) -> u32 {
+    apply(&pow(&invert(&zero_byte()), k), state)
+}
+
+/// A beat's ICRC contribution from a zero state: `data` masked as beat 0
+/// when `first` (the Ethernet header replaced, variant fields forced to
+/// ones), bytes whose `keep` bit is clear zeroed (a last beat's tail).
+/// Combinational, no state input.
+#[derive(LogicBlock, Default)]
+pub struct IcrcData {
+    /// Beat (frame byte 0 of this beat in lane 0).
+    pub data: Signal<In, Bits<512>>,
+    /// Beat 0 of the frame.
+    pub first: Signal<In, Bit>,
+    /// Byte lanes covered by the CRC.
+    pub keep: Signal<In, Bits<64>>,
+    /// The contribution (XOR it into `A^64` times the state).
+    pub d: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcData {
+    fn update(&mut self) {
+        let mut beat = [0u8; 64];
+        for (i, b) in beat.iter_mut().enumerate() {
+            *b = self.data.val().get_bits::<8>(8 * i).index() as u8;
+        }
+        self.d.next = (model_data(&beat, self.first.val(), self.keep.val().to_u64()) as u64).into();
+    }
+    fn connect(&mut self) {
+        self.d.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        use std::fmt::Write;
+        let (ones_mask, keep_mask) = beat0_masks();
+        let mut v = String::from("reg [511:0] m;\nalways @(*) begin\n  m = data;\n");
+        writeln!(v, "  if (first) m = (data & 512'b{keep_mask}) | 512'b{ones_mask};").unwrap();
+        for byte in 0..64 {
+            writeln!(v, "  if (!keep[{byte}]) m[{}:{}] = 8'd0;", 8 * byte + 7, 8 * byte).unwrap();
+        }
+        xor_rows(&mut v, "  ", "d", "m", &data_cols(), None);
+        v.push_str("end\n");
+        Verilog::Custom(v)
+    }
+}
+
+/// The state after a full beat: `A^64` times `state` (or the start state
+/// when `first`) plus the beat's contribution `d` ([`IcrcData`]).
+#[derive(LogicBlock, Default)]
+pub struct IcrcFold {
+    /// State before the beat (ignored when `first`).
+    pub state: Signal<In, Bits<32>>,
+    /// The beat's contribution.
+    pub d: Signal<In, Bits<32>>,
+    /// The beat is beat 0 of the frame.
+    pub first: Signal<In, Bit>,
+    /// State after the beat.
+    pub state_out: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcFold {
+    fn update(&mut self) {
+        let s = model_fold(self.state.val().to_u64() as u32, self.d.val().to_u64() as u32, self.first.val());
+        self.state_out.next = (s as u64).into();
+    }
+    fn connect(&mut self) {
+        self.state_out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        use std::fmt::Write;
+        let start = apply(&pow(&zero_byte(), 64), lead_state());
+        let mut v = String::from("reg [31:0] f;\nalways @(*) begin\n");
+        xor_rows(&mut v, "  ", "f", "state", &state_cols(), Some("d"));
+        writeln!(v, "  state_out = first ? (32'h{start:08x} ^ d) : f;\nend").unwrap();
+        Verilog::Custom(v)
+    }
+}
+
+/// Verilog of conditional stages `from..to` of the unpad: stage i multiplies by `A^-(2^i)` when `k[i]`.
+fn unpad_verilog(from: u32, to: u32) -> String {
+    use std::fmt::Write;
+    let a_inv = invert(&zero_byte());
+    let mut v = String::new();
+    let names: Vec<String> = (from..=to).map(|i| format!("u{i}")).collect();
+    writeln!(v, "reg [31:0] {};", names.join(", ")).unwrap();
+    writeln!(v, "always @(*) begin\n  u{from} = state;").unwrap();
+    for st in from..to {
+        let m = pow(&a_inv, 1 << st);
+        writeln!(v, "  if (k[{st}]) begin").unwrap();
+        xor_rows(&mut v, "    ", &format!("u{}", st + 1), &format!("u{st}"), &m, None);
+        writeln!(v, "  end else u{} = u{st};", st + 1).unwrap();
+    }
+    writeln!(v, "  state_out = u{to};\nend").unwrap();
+    v
+}
+
+/// First half of undoing `k` zero bytes of padding (`k` a multiple of 4 below
+/// 64): `A^-(k mod 16)` times the state (stages for k's bits 2 and 3).
+#[derive(LogicBlock, Default)]
+pub struct IcrcUnpadLo {
+    /// State.
+    pub state: Signal<In, Bits<32>>,
+    /// Pad bytes (bits 2 and 3 used here).
+    pub k: Signal<In, Bits<6>>,
+    /// State with those pad bytes undone.
+    pub state_out: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcUnpadLo {
+    fn update(&mut self) {
+        let k = self.k.val().to_u64() as u32 & 0b1100;
+        self.state_out.next = (model_unpad(self.state.val().to_u64() as u32, k) as u64).into();
+    }
+    fn connect(&mut self) {
+        self.state_out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(unpad_verilog(2, 4))
+    }
+}
+
+/// Second half: `A^-(k - k mod 16)` times the state (k's bits 4 and 5).
+#[derive(LogicBlock, Default)]
+pub struct IcrcUnpadHi {
+    /// State.
+    pub state: Signal<In, Bits<32>>,
+    /// Pad bytes (bits 4 and 5 used here).
+    pub k: Signal<In, Bits<6>>,
+    /// State with those pad bytes undone.
+    pub state_out: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcUnpadHi {
+    fn update(&mut self) {
+        let k = self.k.val().to_u64() as u32 & 0b11_0000;
+        self.state_out.next = (model_unpad(self.state.val().to_u64() as u32, k) as u64).into();
+    }
+    fn connect(&mut self) {
+        self.state_out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(unpad_verilog(4, 6))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +464,32 @@ mod tests {
                 s = model_beat(s, &beat, bi == 0, chunk.len());
             }
             assert_eq!(!s, icrc(&f), "len {len}");
+        }
+    }
+
+    /// The pipelined pieces compute what the one-cycle beat does, for every
+    /// last-beat length (the RX front end's split of the same arithmetic).
+    #[test]
+    fn data_fold_unpad_match_the_beat_model() {
+        let mut r = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            r ^= r << 13;
+            r ^= r >> 7;
+            r ^= r << 17;
+            r
+        };
+        for n in 1..=64usize {
+            let mut beat = [0u8; 64];
+            beat.iter_mut().for_each(|b| *b = next() as u8);
+            let state = next() as u32;
+            for first in [false, true] {
+                if first && n < 64 {
+                    continue;
+                }
+                let keep = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+                let full = model_fold(state, model_data(&beat, first, keep), first);
+                assert_eq!(model_unpad(full, 64 - n as u32), model_beat(state, &beat, first, n), "n {n} first {first}");
+            }
         }
     }
 }

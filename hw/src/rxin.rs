@@ -4,10 +4,18 @@
 //! responder (as a descriptor pointing into the ring). A bad or unbufferable
 //! frame is rewound out of the ring and counted: nothing of it reaches host
 //! memory.
+//!
+//! Pipelined for timing: what the IPv4 header says about the frame's end
+//! (last beat, its byte count, the header checks) is registered at beat 1;
+//! each beat's ICRC contribution is registered before it is folded into
+//! the state; a frame's verdict comes two cycles after its last beat (the
+//! padded last beat undone in two steps, then the compare). The next
+//! frame's first ring write is at its beat 2, so a rewind always lands
+//! before it; the descriptor is held in a register until the verdict.
 
 use crate::desc::{RxDescPack, RXD_BITS};
 use crate::hdr::RxHeader;
-use crate::icrc::IcrcBeat;
+use crate::icrc::{IcrcData, IcrcFold, IcrcUnpadHi, IcrcUnpadLo};
 use rnic_spec::params::{PMTU_LOG2_MAX, RX_BUF_BEATS_LOG2};
 use rnic_spec::wire::{HDR_LEN, ICRC_LEN};
 use rust_hdl::prelude::*;
@@ -58,29 +66,56 @@ pub struct RxIn {
     beat: DFF<Bits<16>>,
     hdr0: DFF<Bits<512>>,
     hdr1: DFF<Bits<512>>,
+    /// ICRC state through the beat before the previous one, and the previous beat's contribution.
     crc: DFF<Bits<32>>,
+    dcon: DFF<Bits<32>>,
+    dfirst: DFF<Bit>,
     wstart: DFF<Bits<10>>,
     wptr: DFF<Bits<10>>,
     dropping: DFF<Bit>,
     too_long: DFF<Bit>,
+    /// From the IPv4 header at beat 1: frame length - 1, the last beat's ICRC-covered lanes, the header checks.
+    fl1: DFF<Bits<16>>,
+    lastm: DFF<Bits<64>>,
+    hdr_ok: DFF<Bit>,
+    /// Verdict pipeline: step 1 (the cycle after a last beat), step 2 (the verdict).
+    ck1_v: DFF<Bit>,
+    ck1_good: DFF<Bit>,
+    ck1_drop: DFF<Bit>,
+    ck1_z: DFF<Bit>,
+    ck1_k: DFF<Bits<6>>,
+    ck1_rxi: DFF<Bits<32>>,
+    ck2_v: DFF<Bit>,
+    ck2_good: DFF<Bit>,
+    ck2_drop: DFF<Bit>,
+    ck2_x: DFF<Bits<32>>,
+    ck2_k: DFF<Bits<6>>,
+    ck2_rxi: DFF<Bits<32>>,
+    /// The descriptor of the last frame that passed its header checks.
+    ck_desc: DFF<Bits<RXD_BITS>>,
     hv: RxHeader,
-    icrc: IcrcBeat,
+    icrc_d: IcrcData,
+    icrc_f: IcrcFold,
+    unpad_lo: IcrcUnpadLo,
+    unpad_hi: IcrcUnpadHi,
     pack: RxDescPack,
+    fl1_c: Signal<Local, Bits<16>>,
+    nl4_c: Signal<Local, Bits<7>>,
     frame_len: Signal<Local, Bits<16>>,
     last_idx: Signal<Local, Bits<16>>,
-    n_last: Signal<Local, Bits<16>>,
+    kq: Signal<Local, Bits<4>>,
+    kq_neg: Signal<Local, Bits<4>>,
     rx_icrc: Signal<Local, Bits<32>>,
     used: Signal<Local, Bits<10>>,
     room: Signal<Local, Bit>,
     good: Signal<Local, Bit>,
     icrc_ok: Signal<Local, Bit>,
-    nl4: Signal<Local, Bits<16>>,
     icrc_sh: Signal<Local, Bits<512>>,
     plen16: Signal<Local, Bits<16>>,
-    hdr_ok: Signal<Local, Bit>,
+    hdr_ok_c: Signal<Local, Bit>,
     nb16: Signal<Local, Bits<16>>,
-    nl1: Signal<Local, Bits<16>>,
     keep_ok: Signal<Local, Bit>,
+    ones64: Signal<Local, Bits<64>>,
 }
 
 /// Beats of the longest legal frame: two header beats, then a PMTU-sized
@@ -96,31 +131,57 @@ const _: () = assert!(HDR_LEN == 128 && ICRC_LEN == 4 && PMTU_LOG2_MAX == 12);
 impl Logic for RxIn {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, beat, hdr0, hdr1, crc, wstart, wptr, dropping, too_long);
+        dff_setup!(
+            self, clock, beat, hdr0, hdr1, crc, dcon, dfirst, wstart, wptr, dropping, too_long, fl1, lastm, hdr_ok,
+            ck1_v, ck1_good, ck1_drop, ck1_z, ck1_k, ck1_rxi, ck2_v, ck2_good, ck2_drop, ck2_x, ck2_k, ck2_rxi,
+            ck_desc
+        );
         self.hv.beat0.next = self.hdr0.q.val();
         self.hv.beat1.next = self.hdr1.q.val();
+        self.ones64.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        // Beat 1: the frame's end from the IPv4 length in header beat 0.
+        self.fl1_c.next = self.hv.ip_len.val() + 13;
+        self.nl4_c.next = bit_cast::<7, 6>(self.fl1_c.val().get_bits::<6>(0)) - 3;
         self.frame_len.next = self.hv.ip_len.val() + 14;
-        self.last_idx.next = (self.frame_len.val() - 1) >> 6;
-        self.n_last.next = self.frame_len.val() - (self.last_idx.val() << 6);
-        self.nl4.next = self.n_last.val() - 4;
+        self.plen16.next = self.frame_len.val() - 132 - bit_cast::<16, 2>(self.hv.pad.val());
+        // Everything a frame must be before its payload may reach memory:
+        // RoCEv2 to this NIC, a correct IPv4 header, UDP and IP lengths that
+        // agree, room for header and ICRC, a pad no larger than what follows
+        // the header, and a payload of at most the largest PMTU.
+        self.hdr_ok_c.next = self.hv.is_roce.val()
+            & self.hv.ip_ok.val()
+            & (self.hv.dst_mac.val() == self.my_mac.val())
+            & (self.hv.dst_ip.val() == self.my_ip.val())
+            & (self.hv.udp_len.val() == self.hv.ip_len.val() - 20)
+            & (self.frame_len.val() >= 132)
+            & (self.frame_len.val() - 132 >= bit_cast::<16, 2>(self.hv.pad.val()))
+            & (self.plen16.val() <= 4096)
+            & (self.frame_len.val().get_bits::<2>(0) == 0);
+        // From beat 2 on, from the registers.
+        self.last_idx.next = self.fl1.q.val() >> 6;
         // The last beat must carry the last byte the IPv4 length claims: a
         // frame cut short inside its last beat would have the ICRC read from
         // lanes past its end.
-        self.nl1.next = self.n_last.val() - 1;
-        self.keep_ok.next = self.rx_keep.val().get_bit(self.nl1.val().index());
-        self.icrc_sh.next = self.rx_data.val() >> (self.nl4.val() << 3);
+        self.keep_ok.next = self.rx_keep.val().get_bit(self.fl1.q.val().get_bits::<6>(0).index());
+        // The ICRC's lane in the last beat, in 4-byte steps (a legal frame's length is a multiple of 4).
+        self.kq.next = self.fl1.q.val().get_bits::<4>(2);
+        // Pad bytes of the last beat, 64 - 4 kq, mod 64 (kq = 0: the beat holds only the ICRC; the state before it is the one to check).
+        self.kq_neg.next = !self.kq.val() + 1;
+        self.icrc_sh.next = self.rx_data.val() >> (bit_cast::<512, 4>(self.kq.val()) << 5);
         self.rx_icrc.next = self.icrc_sh.val().get_bits::<32>(0);
         self.used.next = self.wptr.q.val() - self.rptr.val();
         // Room for a maximum frame's payload beats (4096 B + ICRC = 65 beats), and a descriptor slot.
         self.room.next = (self.used.val() < 958) & !self.desc_afull.val();
         self.rx_ready.next = self.room.val() | (self.beat.q.val() != 0);
-        self.icrc.state.next = self.crc.q.val();
-        self.icrc.data.next = self.rx_data.val();
-        self.icrc.first.next = self.beat.q.val() == 0;
-        self.icrc.nbytes.next = 64.into();
+        self.icrc_d.data.next = self.rx_data.val();
+        self.icrc_d.first.next = self.beat.q.val() == 0;
+        self.icrc_d.keep.next = self.ones64.val();
         if (self.beat.q.val() >= 2) & (self.beat.q.val() == self.last_idx.val()) {
-            self.icrc.nbytes.next = self.nl4.val().get_bits::<7>(0);
+            self.icrc_d.keep.next = self.lastm.q.val();
         }
+        self.icrc_f.state.next = self.crc.q.val();
+        self.icrc_f.d.next = self.dcon.q.val();
+        self.icrc_f.first.next = self.dfirst.q.val();
         self.ring_we.next = false;
         self.ring_waddr.next = self.wptr.q.val();
         self.ring_wdata.next = self.rx_data.val();
@@ -130,10 +191,6 @@ impl Logic for RxIn {
         self.cnt_hdr.next = false;
         self.cnt_nobuf.next = false;
         self.good.next = false;
-        self.icrc_ok.next = (!self.crc.q.val()) == self.rx_icrc.val();
-        if self.n_last.val() > 4 {
-            self.icrc_ok.next = (!self.icrc.state_out.val()) == self.rx_icrc.val();
-        }
         self.pack.opcode.next = self.hv.opcode.val();
         self.pack.dqpn.next = self.hv.dqpn.val();
         self.pack.psn.next = self.hv.psn.val();
@@ -154,45 +211,49 @@ impl Logic for RxIn {
         self.pack.src_ip.next = self.hv.src_ip.val();
         self.pack.sport.next = self.hv.sport.val();
         self.pack.ecn.next = self.hv.ecn.val();
-        self.plen16.next = self.frame_len.val() - 132 - bit_cast::<16, 2>(self.hv.pad.val());
         self.pack.plen.next = self.plen16.val().get_bits::<13>(0);
         self.nb16.next = self.last_idx.val() - 1;
         self.pack.nbeats.next = self.nb16.val().get_bits::<7>(0);
-        // Everything a frame must be before its payload may reach memory:
-        // RoCEv2 to this NIC, a correct IPv4 header, UDP and IP lengths that
-        // agree, room for header and ICRC, a pad no larger than what follows
-        // the header, and a payload of at most the largest PMTU.
-        self.hdr_ok.next = self.hv.is_roce.val()
-            & self.hv.ip_ok.val()
-            & (self.hv.dst_mac.val() == self.my_mac.val())
-            & (self.hv.dst_ip.val() == self.my_ip.val())
-            & (self.hv.udp_len.val() == self.hv.ip_len.val() - 20)
-            & (self.frame_len.val() >= 132)
-            & (self.frame_len.val() - 132 >= bit_cast::<16, 2>(self.hv.pad.val()))
-            & (self.plen16.val() <= 4096)
-            & (self.frame_len.val().get_bits::<2>(0) == 0);
         self.pack.rptr.next = self.wstart.q.val();
-        self.desc_data.next = self.pack.pword.val();
+        self.desc_data.next = self.ck_desc.q.val();
+        // Verdict step 1: the padded last beat folded in and half undone (no pad: the state before it).
+        self.ck1_v.d.next = false;
+        self.ck2_v.d.next = self.ck1_v.q.val();
+        self.ck2_good.d.next = self.ck1_good.q.val();
+        self.ck2_drop.d.next = self.ck1_drop.q.val();
+        self.ck2_k.d.next = self.ck1_k.q.val();
+        self.ck2_rxi.d.next = self.ck1_rxi.q.val();
+        self.unpad_lo.state.next = self.icrc_f.state_out.val();
+        self.unpad_lo.k.next = self.ck1_k.q.val();
+        self.ck2_x.d.next = self.unpad_lo.state_out.val();
+        if self.ck1_z.q.val() {
+            self.ck2_x.d.next = self.crc.q.val();
+        }
+        // Verdict step 2.
+        self.unpad_hi.state.next = self.ck2_x.q.val();
+        self.unpad_hi.k.next = self.ck2_k.q.val();
+        self.icrc_ok.next = (!self.unpad_hi.state_out.val()) == self.ck2_rxi.q.val();
         if self.rx_valid.val() & self.rx_ready.val() {
             if self.beat.q.val() != 0xFFFF {
                 self.beat.d.next = self.beat.q.val() + 1;
             }
+            self.crc.d.next = self.icrc_f.state_out.val();
+            self.dcon.d.next = self.icrc_d.d.val();
+            self.dfirst.d.next = self.beat.q.val() == 0;
             if self.beat.q.val() == 0 {
                 self.hdr0.d.next = self.rx_data.val();
-                self.crc.d.next = self.icrc.state_out.val();
                 self.dropping.d.next = !self.room.val();
                 self.too_long.d.next = false;
             } else if self.beat.q.val() == 1 {
                 self.hdr1.d.next = self.rx_data.val();
-                self.crc.d.next = self.icrc.state_out.val();
+                self.fl1.d.next = self.fl1_c.val();
+                self.lastm.d.next = !(self.ones64.val() << bit_cast::<64, 7>(self.nl4_c.val()));
+                self.hdr_ok.d.next = self.hdr_ok_c.val();
             } else if self.beat.q.val() >= 67 {
                 self.too_long.d.next = true;
             } else {
                 self.ring_we.next = !self.dropping.q.val();
                 self.wptr.d.next = self.wptr.q.val() + 1;
-                if (self.beat.q.val() < self.last_idx.val()) | (self.n_last.val() > 4) {
-                    self.crc.d.next = self.icrc.state_out.val();
-                }
             }
             if self.rx_last.val() {
                 self.beat.d.next = 0.into();
@@ -200,23 +261,34 @@ impl Logic for RxIn {
                 self.good.next = (self.beat.q.val() >= 2)
                     & (self.beat.q.val() < 67)
                     & (!self.too_long.q.val())
-                    & self.hdr_ok.val()
+                    & self.hdr_ok.q.val()
                     & (self.beat.q.val() == self.last_idx.val())
                     & self.keep_ok.val()
                     & (!self.dropping.q.val());
-                if self.good.val() & self.icrc_ok.val() {
-                    self.desc_write.next = true;
-                    self.wstart.d.next = self.wptr.q.val() + 1;
-                    self.wptr.d.next = self.wptr.q.val() + 1;
+                self.ck1_v.d.next = true;
+                self.ck1_good.d.next = self.good.val();
+                self.ck1_drop.d.next = self.dropping.q.val();
+                self.ck1_z.d.next = self.kq.val() == 0;
+                self.ck1_k.d.next = bit_cast::<6, 4>(self.kq_neg.val()) << 2;
+                self.ck1_rxi.d.next = self.rx_icrc.val();
+                if self.good.val() {
+                    self.ck_desc.d.next = self.pack.pword.val();
+                }
+            }
+        }
+        // The verdict, two cycles after the last beat: before the next frame's first ring write (its beat 2).
+        if self.ck2_v.q.val() {
+            if self.ck2_good.q.val() & self.icrc_ok.val() {
+                self.desc_write.next = true;
+                self.wstart.d.next = self.wptr.q.val();
+            } else {
+                self.wptr.d.next = self.wstart.q.val();
+                if self.ck2_drop.q.val() {
+                    self.cnt_nobuf.next = true;
+                } else if self.ck2_good.q.val() {
+                    self.cnt_icrc.next = true;
                 } else {
-                    self.wptr.d.next = self.wstart.q.val();
-                    if self.dropping.q.val() {
-                        self.cnt_nobuf.next = true;
-                    } else if self.good.val() {
-                        self.cnt_icrc.next = true;
-                    } else {
-                        self.cnt_hdr.next = true;
-                    }
+                    self.cnt_hdr.next = true;
                 }
             }
         }

@@ -153,8 +153,27 @@ impl Logic for SprayEngine {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, qpn, op, ecn, path, cwnd, maxp, obl, st, start, twice, paths, free, ahead, start_marked,
-            free_any, free_low, ahead_any, ahead_low
+            self,
+            clock,
+            state,
+            qpn,
+            op,
+            ecn,
+            path,
+            cwnd,
+            maxp,
+            obl,
+            st,
+            start,
+            twice,
+            paths,
+            free,
+            ahead,
+            start_marked,
+            free_any,
+            free_low,
+            ahead_any,
+            ahead_low
         );
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();

@@ -93,3 +93,60 @@ fn rx_header_extracts_spec_fields() {
         assert_eq!(m.get(p(&m, "is_roce")), 0);
     }
 }
+
+/// The IPv4 header check against RFC 1071's verification (the ten words
+/// summed with end-around carry give 0xFFFF) on random headers: valid ones
+/// (both encodings of a zero checksum included), wrong ones, fragments.
+#[test]
+fn rx_header_ipv4_check_matches_rfc1071_on_random_headers() {
+    use rnic_spec::wire::{off, IP_MF_OFFSET_MASK};
+    let mut m = Model::new("rx_header").unwrap();
+    let mut r = rnic_sim::rng::SplitMix::new(0x1b4c_0001);
+    let fold = |h: &[u8]| {
+        let mut s: u32 = (0..20).step_by(2).map(|i| u16::from_be_bytes([h[i], h[i + 1]]) as u32).sum();
+        while s > 0xFFFF {
+            s = (s & 0xFFFF) + (s >> 16);
+        }
+        s
+    };
+    let (mut ok, mut bad) = (0, 0);
+    let b = sample_frame(opcode::WRITE_ONLY, 100, 1).encode();
+    for i in 0..4000 {
+        let mut f = b.clone();
+        let h = off::IP..off::IP + 20;
+        // Words mostly large, mostly small or random: raw sums from one to nine times 0xFFFF.
+        let mode = r.below(3);
+        for (k, x) in f[h.clone()].iter_mut().enumerate() {
+            *x = match mode {
+                0 if r.pct(80) => 0xFF - r.below(4) as u8,
+                1 if k % 2 == 0 => r.below(24) as u8,
+                _ => r.next() as u8,
+            };
+        }
+        if r.pct(70) {
+            let fl = u16::from_be_bytes([f[off::IP_FLAGS], f[off::IP_FLAGS + 1]]) & !IP_MF_OFFSET_MASK;
+            f[off::IP_FLAGS..off::IP_FLAGS + 2].copy_from_slice(&fl.to_be_bytes());
+        }
+        if r.pct(60) {
+            f[off::IP_CSUM..off::IP_CSUM + 2].copy_from_slice(&[0, 0]);
+            let mut cs = !(fold(&f[h.clone()]) as u16);
+            // The other encoding of a zero sum.
+            if cs == 0 && r.pct(50) {
+                cs = 0xFFFF;
+            }
+            f[off::IP_CSUM..off::IP_CSUM + 2].copy_from_slice(&cs.to_be_bytes());
+        }
+        let flags = u16::from_be_bytes([f[off::IP_FLAGS], f[off::IP_FLAGS + 1]]);
+        let want = fold(&f[h]) == 0xFFFF && flags & IP_MF_OFFSET_MASK == 0;
+        m.set_bytes(p(&m, "beat0"), &f[..64]);
+        m.set_bytes(p(&m, "beat1"), &f[64..128]);
+        m.eval();
+        assert_eq!(m.get(p(&m, "ip_ok")) == 1, want, "header {i}: {:02x?}", &f[off::IP..off::IP + 20]);
+        if want {
+            ok += 1;
+        } else {
+            bad += 1;
+        }
+    }
+    assert!(ok > 1000 && bad > 1000, "{ok} valid and {bad} invalid headers");
+}
