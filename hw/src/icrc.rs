@@ -8,16 +8,16 @@
 //!   8 bytes of 0xFF, then frame bytes 14..64; the start state is the one
 //!   that 6 zero bytes turn into the CRC's initial all-ones;
 //! * trailing: a partial last beat is fed zero-padded, which multiplies the
-//!   state by A^k (A = one zero byte, k = pad bytes); six conditional
-//!   stages multiply by A^-(2^i) to undo it.
+//!   state by A^k (A = one zero byte, k = pad bytes); conditional stages
+//!   multiply by A^-(2^i) to undo it.
 //!
-//! [`IcrcBeat`] does all of that in one cycle (the TX builder's use). The
-//! RX front end pipelines the same arithmetic, since the state update is
+//! The RX front end and the TX builder pipeline that arithmetic, since the state update is
 //! linear: [`IcrcData`] is a beat's contribution from a zero state (no
 //! state input, so it can sit a cycle ahead of the state), [`IcrcFold`]
 //! adds it to `A^64` times the state (the only loop, two LUT levels), and
-//! [`IcrcUnpadLo`] / [`IcrcUnpadHi`] undo a padded last beat in two
-//! cycles after the frame.
+//! [`IcrcUnpadLo`] / [`IcrcUnpadHi`] undo a padded last beat (a multiple
+//! of 4 pad bytes: four stages, two per cycle). [`IcrcBeat`] chains them
+//! in one cycle, as a test top.
 
 use rnic_spec::wire::off;
 use rust_hdl::prelude::*;
@@ -132,9 +132,13 @@ pub fn model_beat(state: u32, beat: &[u8; 64], first: bool, nbytes: usize) -> u3
     s
 }
 
-/// One beat of ICRC: `state_out` = CRC state after the first `nbytes` (1..=64)
-/// bytes of `data`, from `state` (or from the start state when `first`).
-/// The ICRC of a frame is `!state_out` after its last covered byte.
+/// One beat of ICRC in one cycle: `state_out` = CRC state after the first
+/// `nbytes` bytes of `data` (a multiple of 4 in 4..=64, as every frame's
+/// ICRC-covered bytes in a beat are), from `state` (or from the start state
+/// when `first`). The ICRC of a frame is `!state_out` after its last
+/// covered byte. The pipeline's pieces chained without registers: the
+/// Verilator test top for them (`sim/tests/icrc_block.rs`), not used in the
+/// core, where they sit in separate stages.
 #[derive(LogicBlock, Default)]
 pub struct IcrcBeat {
     /// State in (ignored when `first`).
@@ -143,27 +147,35 @@ pub struct IcrcBeat {
     pub data: Signal<In, Bits<512>>,
     /// This is beat 0 of the frame: apply the Ethernet-header replacement and field masks.
     pub first: Signal<In, Bit>,
-    /// Bytes of the beat covered by the CRC (1..=64).
+    /// Bytes of the beat covered by the CRC (4..=64, a multiple of 4).
     pub nbytes: Signal<In, Bits<7>>,
     /// State out.
     pub state_out: Signal<Out, Bits<32>>,
+    contribution: IcrcData,
+    fold: IcrcFold,
+    unpad_lo: IcrcUnpadLo,
+    unpad_hi: IcrcUnpadHi,
+    ones: Signal<Local, Bits<64>>,
+    k: Signal<Local, Bits<7>>,
 }
 
 impl Logic for IcrcBeat {
+    #[hdl_gen]
     fn update(&mut self) {
-        let mut beat = [0u8; 64];
-        for (i, b) in beat.iter_mut().enumerate() {
-            *b = self.data.val().get_bits::<8>(8 * i).index() as u8;
-        }
-        let n = (self.nbytes.val().index()).clamp(1, 64);
-        let s = model_beat(self.state.val().index() as u32, &beat, self.first.val(), n);
-        self.state_out.next = (s as u64).into();
-    }
-    fn connect(&mut self) {
-        self.state_out.connect();
-    }
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(icrc_verilog())
+        self.ones.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();
+        self.contribution.data.next = self.data.val();
+        self.contribution.first.next = self.first.val();
+        self.contribution.keep.next = !(self.ones.val() << bit_cast::<64, 7>(self.nbytes.val()));
+        self.fold.state.next = self.state.val();
+        self.fold.d.next = self.contribution.d.val();
+        self.fold.first.next = self.first.val();
+        // The zero bytes the full-beat fold appended, undone.
+        self.k.next = bits::<7>(64) - self.nbytes.val();
+        self.unpad_lo.state.next = self.fold.state_out.val();
+        self.unpad_lo.k.next = self.k.val().get_bits::<6>(0);
+        self.unpad_hi.state.next = self.unpad_lo.state_out.val();
+        self.unpad_hi.k.next = self.k.val().get_bits::<6>(0);
+        self.state_out.next = self.unpad_hi.state_out.val();
     }
 }
 
@@ -216,57 +228,6 @@ fn xor_rows(v: &mut String, indent: &str, name: &str, src: &str, cols: &[u32], e
         let rhs = if terms.is_empty() { "1'b0".to_string() } else { terms.join(" ^ ") };
         writeln!(v, "{indent}{name}[{j}] = {rhs};").unwrap();
     }
-}
-
-fn icrc_verilog() -> String {
-    use std::fmt::Write;
-    let (scol, dcol) = (state_cols(), data_cols());
-    let mut v = String::new();
-    let (ones_mask, keep_mask) = beat0_masks();
-    writeln!(
-        v,
-        "reg [511:0] m;\nreg [511:0] lenmask;\nreg [31:0] s;\nreg [31:0] f0, f1, f2, f3, f4, f5, f6;\nreg [5:0] k;"
-    )
-    .unwrap();
-    writeln!(v, "always @(*) begin").unwrap();
-    writeln!(v, "  m = data;").unwrap();
-    writeln!(v, "  if (first) m = (data & 512'b{keep_mask}) | 512'b{ones_mask};").unwrap();
-    // Byte i is covered when nbytes > i: a 7-bit compare per byte (a shift and a 512-bit subtract made
-    // the longest path of the block, a carry chain of 130 cells).
-    for byte in 0..64 {
-        writeln!(v, "  lenmask[{}:{}] = {{8{{nbytes > 7'd{byte}}}}};", 8 * byte + 7, 8 * byte).unwrap();
-    }
-    writeln!(v, "  m = m & lenmask;").unwrap();
-    writeln!(v, "  s = first ? 32'h{:08x} : state;", lead_state()).unwrap();
-    for j in 0..32 {
-        let mut terms: Vec<String> = Vec::new();
-        for (i, c) in scol.iter().enumerate() {
-            if c >> j & 1 != 0 {
-                terms.push(format!("s[{i}]"));
-            }
-        }
-        for (i, c) in dcol.iter().enumerate() {
-            if c >> j & 1 != 0 {
-                terms.push(format!("m[{i}]"));
-            }
-        }
-        writeln!(v, "  f0[{j}] = {};", terms.join(" ^ ")).unwrap();
-    }
-    writeln!(v, "  k = 7'd64 - nbytes;").unwrap();
-    let a_inv = invert(&zero_byte());
-    for st in 0..6 {
-        let m = pow(&a_inv, 1 << st);
-        let (src, dst) = (format!("f{st}"), format!("f{}", st + 1));
-        writeln!(v, "  if (k[{st}]) begin").unwrap();
-        for j in 0..32 {
-            let terms: Vec<String> = (0..32).filter(|&i| m[i] >> j & 1 != 0).map(|i| format!("{src}[{i}]")).collect();
-            let rhs = if terms.is_empty() { "1'b0".to_string() } else { terms.join(" ^ ") };
-            writeln!(v, "    {dst}[{j}] = {rhs};").unwrap();
-        }
-        writeln!(v, "  end else {dst} = {src};").unwrap();
-    }
-    writeln!(v, "  state_out = f6;\nend").unwrap();
-    v
 }
 
 /// Model of [`IcrcData`]: a beat's contribution to the state, from a zero
