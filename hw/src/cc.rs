@@ -45,9 +45,10 @@
 //! (four 16 × 16 products per half of the 32-bit operand, two cycles) and
 //! one divider of 64 by 32 bits (restoring, two quotient bits a cycle, 32
 //! cycles), shared by the branches. From the cycle it is taken to its
-//! result, an ACK takes 5 cycles when it holds the window or cuts it to the
-//! achieved BDP, 41 for the constant increase, 44 for the multiplicative
-//! decrease and 77 for the delay-gain increase (measured by the block
+//! result, an ACK takes 9 cycles when it holds the window or cuts it to the
+//! achieved BDP, 45 for the constant increase, 48 for the multiplicative
+//! decrease and 81 for the delay-gain increase (the EWMA's subtract, shift
+//! and add and the window's nudge and clamp each have a cycle, for timing) (measured by the block
 //! test, which prints them). At one ACK per 4 KiB packet on a single QP at
 //! line rate (a packet every 66 cycles) the delay-gain branch is too slow
 //! for every ACK: the ACK receiver offers each ACK once, and one that finds
@@ -92,6 +93,9 @@ enum CcState {
     Idle,
     Load,
     Pre,
+    Ewma,
+    EwmaShift,
+    EwmaAdd,
     Branch,
     MulA,
     DivA,
@@ -103,6 +107,7 @@ enum CcState {
     DivC,
     MulC2,
     Fair,
+    Clamp,
     Write,
     DBranch,
     DMulCut,
@@ -110,6 +115,7 @@ enum CcState {
     DDivInc,
     DAlpha,
     DDivAlpha,
+    DAlphaAdd,
 }
 
 /// The per-QP STrack window engine.
@@ -278,6 +284,8 @@ pub struct CcEngine {
     abdp_add: Signal<Local, Bits<48>>,
     d_q8: Signal<Local, Bits<40>>,
     e_diff: Signal<Local, Bits<40>>,
+    /// The EWMA's signed difference, registered after its subtract and again after its shift.
+    ediff: DFF<Bits<40>>,
     e_shift: Signal<Local, Bits<40>>,
     avg_new: Signal<Local, Bits<40>>,
     /// Branch inputs on the updated state.
@@ -315,6 +323,7 @@ impl Logic for CcEngine {
         dff_setup!(
             self,
             clock,
+            ediff,
             state,
             qpn,
             op,
@@ -432,8 +441,8 @@ impl Logic for CcEngine {
         if self.base_new.val() == 0 {
             self.base1.next = 1.into();
         }
-        self.interval.next = bit_cast::<33, 32>(self.base_new.val()) + bit_cast::<33, 32>(self.p_target.val());
-        self.since_clear.next = self.now.q.val() - self.su.clear_ts.val();
+        self.interval.next = bit_cast::<33, 32>(self.base_rtt.q.val()) + bit_cast::<33, 32>(self.p_target.val());
+        self.since_clear.next = self.now.q.val() - self.clear_ts.q.val();
         self.since_dec.next = self.now.q.val() - self.su.last_dec.val();
         self.since_fair.next = self.now.q.val() - self.su.last_fair.val();
         self.bytes_adv.next = self.bytes.q.val() - self.su.last_bytes.val();
@@ -441,21 +450,23 @@ impl Logic for CcEngine {
         if self.bytes_adv.val().get_bit(31) {
             self.acked_l.next = 0.into();
         }
-        self.abdp_add.next = bit_cast::<48, 40>(self.acked_l.val());
+        // The achieved-BDP meter and DCTCP's counters move a cycle after `Pre`, on the registered bytes.
+        self.abdp_add.next = bit_cast::<48, 40>(self.acked.q.val());
         if self.probe.q.val() {
             self.abdp_add.next = 0.into();
         }
-        // EWMA: avg + ((min(delay, 2^24 - 1) << 8) - avg) >> ewma_shift, the difference signed (40 bits).
-        self.d_q8.next = bit_cast::<40, 32>(self.delay_l.val()) << 8;
-        if self.delay_l.val() > self.delay_cap.val() {
+        // EWMA: avg + ((min(delay, 2^24 - 1) << 8) - avg) >> ewma_shift, the difference signed (40 bits);
+        // the subtract in `Ewma`, the shift in `EwmaShift`, the add in `EwmaAdd`, from the registered delay and old average.
+        self.d_q8.next = bit_cast::<40, 32>(self.delay.q.val()) << 8;
+        if self.delay.q.val() > self.delay_cap.val() {
             self.d_q8.next = bit_cast::<40, 32>(self.delay_cap.val()) << 8;
         }
-        self.e_diff.next = self.d_q8.val() - bit_cast::<40, 32>(self.su.avg.val());
-        self.e_shift.next = self.e_diff.val() >> bit_cast::<40, 5>(self.p_ewma_shift.val());
-        if self.e_diff.val().get_bit(39) {
-            self.e_shift.next = !((!self.e_diff.val()) >> bit_cast::<40, 5>(self.p_ewma_shift.val()));
+        self.e_diff.next = self.d_q8.val() - bit_cast::<40, 32>(self.avg.q.val());
+        self.e_shift.next = self.ediff.q.val() >> bit_cast::<40, 5>(self.p_ewma_shift.val());
+        if self.ediff.q.val().get_bit(39) {
+            self.e_shift.next = !((!self.ediff.q.val()) >> bit_cast::<40, 5>(self.p_ewma_shift.val()));
         }
-        self.avg_new.next = bit_cast::<40, 32>(self.su.avg.val()) + self.e_shift.val();
+        self.avg_new.next = bit_cast::<40, 32>(self.avg.q.val()) + self.ediff.q.val();
         // Branch inputs on the updated state.
         self.avg_delay.next = self.avg.q.val() >> 8;
         self.cwnd1.next = self.cwnd.q.val();
@@ -478,22 +489,23 @@ impl Logic for CcEngine {
         if self.can_fair.q.val() {
             self.nudged.next = self.newc.q.val() + self.p_eta.val();
         }
-        self.clamped.next = self.nudged.val();
-        if self.nudged.val() < bit_cast::<64, 32>(self.p_min_cwnd.val()) {
+        // The clamp in `Clamp`, on the nudged window `Fair` left in `newc`.
+        self.clamped.next = self.newc.q.val();
+        if self.newc.q.val() < bit_cast::<64, 32>(self.p_min_cwnd.val()) {
             self.clamped.next = bit_cast::<64, 32>(self.p_min_cwnd.val());
         }
-        if self.nudged.val() > bit_cast::<64, 32>(self.p_max_cwnd.val()) {
+        if self.newc.q.val() > bit_cast::<64, 32>(self.p_max_cwnd.val()) {
             self.clamped.next = bit_cast::<64, 32>(self.p_max_cwnd.val());
         }
         // DCTCP (the model's `Dctcp`): the window's counters saturate at 32 bits; PSNs compare by 24-bit distance.
         self.d_acc.next =
-            bit_cast::<33, 32>(self.su.rx_count.val().get_bits::<32>(0)) + bit_cast::<33, 40>(self.acked_l.val());
+            bit_cast::<33, 32>(self.rx_count.q.val().get_bits::<32>(0)) + bit_cast::<33, 40>(self.acked.q.val());
         self.d_acc32.next = self.d_acc.val().get_bits::<32>(0);
         if self.d_acc.val() > self.u32_max33.val() {
             self.d_acc32.next = self.u32_max33.val().get_bits::<32>(0);
         }
         self.d_mk.next =
-            bit_cast::<33, 32>(self.su.achieved.val().get_bits::<32>(0)) + bit_cast::<33, 40>(self.acked_l.val());
+            bit_cast::<33, 32>(self.achieved.q.val().get_bits::<32>(0)) + bit_cast::<33, 40>(self.acked.q.val());
         self.d_mk32.next = self.d_mk.val().get_bits::<32>(0);
         if self.d_mk.val() > self.u32_max33.val() {
             self.d_mk32.next = self.u32_max33.val().get_bits::<32>(0);
@@ -510,7 +522,8 @@ impl Logic for CcEngine {
             self.d_cwnd_b.next = 1.into();
         }
         self.d_factor.next = self.q16_one.val().get_bits::<32>(0) - (self.avg.q.val() >> 1);
-        self.d_decay.next = self.avg.q.val() - (self.avg.q.val() >> bit_cast::<32, 4>(self.p_dctcp_g.val()));
+        // α · g, shifted in `DBranch` (α does not move before `DAlpha`), subtracted in `DAlpha`.
+        self.d_decay.next = self.avg.q.val() - self.ediff.q.val().get_bits::<32>(0);
         self.d_mtu_q8.next = bit_cast::<64, 16>(self.p_dctcp_mtu.val()) << 8;
         // A multiply done in a `Mul*` state starts the division of its product by `div_den` (default the window).
         self.div_go.next = false;
@@ -576,31 +589,20 @@ impl Logic for CcEngine {
                 self.delay.d.next = self.delay_l.val();
                 self.last_dec.d.next = self.su.last_dec.val();
                 self.last_fair.d.next = self.su.last_fair.val();
-                self.rx_count.d.next = self.su.rx_count.val() + self.abdp_add.val();
+                self.rx_count.d.next = self.su.rx_count.val();
                 self.clear_ts.d.next = self.su.clear_ts.val();
                 self.achieved.d.next = self.su.achieved.val();
-                if bit_cast::<33, 32>(self.since_clear.val()) > self.interval.val() {
-                    self.achieved.d.next = self.su.rx_count.val() + self.abdp_add.val();
-                    self.rx_count.d.next = 0.into();
-                    self.clear_ts.d.next = self.now.q.val();
-                }
                 self.can_dec.d.next = self.since_dec.val() > self.base1.val();
                 self.can_fair.d.next = self.since_fair.val() > self.base1.val();
-                self.avg.d.next = self.avg_new.val().get_bits::<32>(0);
+                self.avg.d.next = self.su.avg.val();
                 self.dctcp.d.next = self.su.dctcp.val().any();
-                self.state.d.next = CcState::Branch;
+                self.state.d.next = CcState::Ewma;
                 if self.su.dctcp.val().any() {
                     // DCTCP's state in the shared fields: α in `avg`, the window's acknowledged and marked
                     // bytes in `rx_count` and `achieved`, its end PSN in `last_dec`, `last_fair` bit 0 the
                     // window was cut and bit 1 its end is unset.
                     self.base_rtt.d.next = self.su.base_rtt.val();
                     self.avg.d.next = self.su.avg.val();
-                    self.rx_count.d.next = bit_cast::<48, 32>(self.d_acc32.val());
-                    self.achieved.d.next = self.su.achieved.val();
-                    if self.ecn.q.val() {
-                        self.achieved.d.next = bit_cast::<48, 32>(self.d_mk32.val());
-                    }
-                    self.clear_ts.d.next = self.su.clear_ts.val();
                     self.can_fair.d.next = false;
                     self.w_end.d.next = self.su.last_fair.val().get_bit(1) | !self.d_past.val().get_bit(23);
                     self.state.d.next = CcState::DBranch;
@@ -608,6 +610,25 @@ impl Logic for CcEngine {
                 if !self.su.on.val().any() {
                     self.state.d.next = CcState::Idle;
                 }
+            }
+            CcState::Ewma => {
+                // Algorithm 2: the bytes into the meter, which completes a measurement once per base RTT + target.
+                self.rx_count.d.next = self.rx_count.q.val() + self.abdp_add.val();
+                if bit_cast::<33, 32>(self.since_clear.val()) > self.interval.val() {
+                    self.achieved.d.next = self.rx_count.q.val() + self.abdp_add.val();
+                    self.rx_count.d.next = 0.into();
+                    self.clear_ts.d.next = self.now.q.val();
+                }
+                self.ediff.d.next = self.e_diff.val();
+                self.state.d.next = CcState::EwmaShift;
+            }
+            CcState::EwmaShift => {
+                self.ediff.d.next = self.e_shift.val();
+                self.state.d.next = CcState::EwmaAdd;
+            }
+            CcState::EwmaAdd => {
+                self.avg.d.next = self.avg_new.val().get_bits::<32>(0);
+                self.state.d.next = CcState::Branch;
             }
             CcState::Branch => {
                 self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val());
@@ -710,10 +731,19 @@ impl Logic for CcEngine {
                 if self.can_fair.q.val() {
                     self.last_fair.d.next = self.now.q.val();
                 }
+                self.newc.d.next = self.nudged.val();
+                self.state.d.next = CcState::Clamp;
+            }
+            CcState::Clamp => {
                 self.cwnd.d.next = self.clamped.val().get_bits::<32>(0);
                 self.state.d.next = CcState::Write;
             }
             CcState::DBranch => {
+                self.ediff.d.next = bit_cast::<40, 32>(self.avg.q.val() >> bit_cast::<32, 4>(self.p_dctcp_g.val()));
+                self.rx_count.d.next = bit_cast::<48, 32>(self.d_acc32.val());
+                if self.ecn.q.val() {
+                    self.achieved.d.next = bit_cast::<48, 32>(self.d_mk32.val());
+                }
                 self.newc.d.next = bit_cast::<64, 32>(self.cwnd.q.val());
                 self.action.d.next = self.act_hold.val();
                 self.state.d.next = CcState::DAlpha;
@@ -772,10 +802,15 @@ impl Logic for CcEngine {
             }
             CcState::DDivAlpha => {
                 if self.dcnt.q.val() == 0 {
-                    self.avg.d.next = self.avg.q.val()
-                        + (self.dq.q.val().get_bits::<32>(0) >> bit_cast::<32, 4>(self.p_dctcp_g.val()));
-                    self.state.d.next = CcState::Fair;
+                    self.ediff.d.next = bit_cast::<40, 32>(
+                        self.dq.q.val().get_bits::<32>(0) >> bit_cast::<32, 4>(self.p_dctcp_g.val()),
+                    );
+                    self.state.d.next = CcState::DAlphaAdd;
                 }
+            }
+            CcState::DAlphaAdd => {
+                self.avg.d.next = self.avg.q.val() + self.ediff.q.val().get_bits::<32>(0);
+                self.state.d.next = CcState::Fair;
             }
             CcState::Write => {
                 self.qp_state.write_enable.next = true;
