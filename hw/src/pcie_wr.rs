@@ -103,7 +103,7 @@ pub struct PcieWriteFront {
     lo_data: Signal<Local, Bits<512>>,
     hi_data: Signal<Local, Bits<512>>,
     kk: Signal<Local, Bits<128>>,
-    one128: Num<1, 128>,
+    zero128: Num<0, 128>,
     in_end: Signal<Local, Bits<64>>,
     cont: Signal<Local, Bit>,
     fills: Signal<Local, Bit>,
@@ -167,7 +167,8 @@ impl Logic for PcieWriteFront {
         if self.lane.val() == 0 {
             self.hi_data.next = 0.into();
         }
-        self.kk.next = ((self.one128.val() << self.n.val()) - 1) << self.lane.val();
+        // The beat's byte enables at its lanes: a thermometer code of n (a subtract would be a 128-bit carry chain).
+        self.kk.next = (!(!self.zero128.val() << self.n.val())) << self.lane.val();
         self.in_end.next = self.in_addr.q.val() + bit_cast::<64, 10>(self.n.val());
         self.cont.next = self.c_v.q.val() & (self.in_addr.q.val() == self.c_end.q.val());
         self.fills.next = (self.lane.val() + self.n.val()) >= 64;

@@ -293,6 +293,8 @@ pub struct Responder {
     /// Packets of a READ's response (at least one).
     rd_npkts: Signal<Local, Bits<24>>,
     rd_npkts64: Signal<Local, Bits<64>>,
+    /// `rd_npkts` a cycle later: the READ states use it two states after the QPC and descriptor settle.
+    rd_npkts_q: DFF<Bits<24>>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
     op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
@@ -531,6 +533,7 @@ impl Logic for Responder {
         dff_setup!(
             self,
             clock,
+            rd_npkts_q,
             rst_word,
             init_n,
             win,
@@ -753,6 +756,7 @@ impl Logic for Responder {
         if self.du.msg_len.val() == 0 {
             self.rd_npkts.next = 1.into();
         }
+        self.rd_npkts_q.d.next = self.rd_npkts.val();
         // Selective repeat: a WRITE or SEND packet inside the window ahead of
         // ePSN may be placed out of order; `sr_bit` is its window bit.
         self.in_window.next = self.psn_diff.val() <= self.sr_window.val();
@@ -1290,7 +1294,7 @@ impl Logic for Responder {
                     self.job_write.next = true;
                     self.jseq_we.next = true;
                     self.rsp.rd_jseq.next = self.jseq_next.val();
-                    self.rsp.rd_jend.next = self.du.psn.val() + self.rd_npkts.val();
+                    self.rsp.rd_jend.next = self.du.psn.val() + self.rd_npkts_q.q.val();
                     self.rsp.rd_jv.next = 1.into();
                     self.rs.d.next = self.rsp.pword.val();
                     self.state.d.next = RState::RdDone;
@@ -1304,14 +1308,14 @@ impl Logic for Responder {
             RState::RdDone => {
                 // ePSN passes the READ's PSNs, MSN counts it; the window moves as far.
                 self.acc_io.next = true;
-                self.rsp.epsn.next = self.rsu.epsn.val() + self.rd_npkts.val();
+                self.rsp.epsn.next = self.rsu.epsn.val() + self.rd_npkts_q.q.val();
                 self.rsp.msn.next = self.rsu.msn.val() + 1;
                 self.rsp.in_msg.next = 0.into();
                 self.rsp.in_write.next = 0.into();
                 self.rsp.msg_pkts.next = 0.into();
                 self.rsp.sr_hold.next = 0.into();
-                self.wp.rcv.next = self.wu.rcv.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts.val());
-                self.wp.last.next = self.wu.last.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts.val());
+                self.wp.rcv.next = self.wu.rcv.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts_q.q.val());
+                self.wp.last.next = self.wu.last.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts_q.q.val());
                 self.win.d.next = self.wp.pword.val();
                 if self.rsu.sr_win_valid.val().any() {
                     if self.wp.rcv.val() == 0 {
