@@ -11,6 +11,18 @@ use rnic_hw::pack::pack_words;
 use rnic_sim::model::Model;
 use rnic_spec::wire::{opcode, Frame};
 
+/// A payload as the DMA read front end delivers it: 64-byte beats, zero past the end.
+fn payload_beats(payload: &[u8]) -> Vec<[u8; 64]> {
+    payload
+        .chunks(64)
+        .map(|c| {
+            let mut b = [0u8; 64];
+            b[..c.len()].copy_from_slice(c);
+            b
+        })
+        .collect()
+}
+
 fn tx_desc(f: &Frame) -> Vec<u8> {
     words_to_bytes(&pack_words(TxDescPack::FIELDS, TxDescPack::WIDTH, &tx_fields(f)))
 }
@@ -34,15 +46,7 @@ fn build_frame(m: &mut Model, f: &Frame, stall: bool, late: u32) -> Vec<u8> {
     m.set(other_empty, 1);
     m.set(empty, 0);
     m.set_bytes(data, &tx_desc(f));
-    let beats: Vec<[u8; 64]> = f
-        .payload
-        .chunks(64)
-        .map(|c| {
-            let mut b = [0u8; 64];
-            b[..c.len()].copy_from_slice(c);
-            b
-        })
-        .collect();
+    let beats = payload_beats(&f.payload);
     let mut next_beat = 0;
     let mut out = Vec::new();
     for cycle in 0..10_000u32 {
@@ -209,15 +213,7 @@ fn tx_builder_random_frames_back_to_back_without_gaps() {
             }
             if req_pop {
                 let f = reqs.pop_front().expect("request popped from an empty FIFO");
-                let beats: VecDeque<[u8; 64]> = f
-                    .payload
-                    .chunks(64)
-                    .map(|c| {
-                        let mut b = [0u8; 64];
-                        b[..c.len()].copy_from_slice(c);
-                        b
-                    })
-                    .collect();
+                let beats: VecDeque<[u8; 64]> = payload_beats(&f.payload).into();
                 if !beats.is_empty() {
                     payload.push_back((cycle + r.below(40) as u32, beats));
                 }
