@@ -130,7 +130,7 @@ fn tx_builder_random_frames_back_to_back_without_gaps() {
         m.set(p(&m, "src_mac"), 0x0200_0000_0001);
         m.set(p(&m, "src_ip"), 0x0a00_0001);
         let mut lens: Vec<usize> = (0..=130).collect();
-        lens.extend((0..30).map(|_| r.range(131, 4097) as usize));
+        lens.extend((0..30).map(|_| r.range(131, 4096) as usize));
         r.shuffle(&mut lens);
         let ops = [opcode::WRITE_FIRST, opcode::SEND_MIDDLE, opcode::WRITE_ONLY, opcode::WRITE_LAST_IMM];
         let mut reqs: VecDeque<Frame> = lens
