@@ -422,6 +422,7 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
         return Err(Error::BadDeviceId { device: dev.name(), id, magic: regs::ID_MAGIC });
     }
     let caps = dev.read_reg(regs::REG_CAPS)?;
+    wait_ready(&*dev)?;
     dev.write_reg(regs::REG_SRC_MAC, addr.mac_u64())?;
     dev.write_reg(regs::REG_SRC_IP, u32::from(addr.ip) as u64)?;
     // The CtrlQ: its size is written last, which restarts the NIC's producer index.
@@ -460,6 +461,25 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
         }),
     })
 }
+
+/// Waits until the NIC has cleared its tables after power-on or a reset
+/// (`STATUS_READY`); register writes before that are lost.
+fn wait_ready(dev: &dyn Device) -> Result<()> {
+    let start = dev.now_cycles();
+    loop {
+        if dev.read_reg(regs::REG_STATUS)? & regs::STATUS_READY != 0 {
+            return Ok(());
+        }
+        let waited = dev.now_cycles().saturating_sub(start);
+        if waited > READY_TIMEOUT_CYCLES {
+            return Err(Error::NotReady { device: dev.name(), cycles: waited });
+        }
+    }
+}
+
+/// How long [`open_device`] waits for `STATUS_READY`: the scrub takes one
+/// cycle per QP; this is a hundred times that at the largest QP count.
+const READY_TIMEOUT_CYCLES: u64 = 100 << params::QPN_BITS_MAX;
 
 /// Opens every NIC of a list (e.g. all NICs of a cosimulated cluster).
 pub fn open_devices(devs: impl IntoIterator<Item = (Rc<dyn Device>, NetAddr)>) -> Result<Vec<Context>> {

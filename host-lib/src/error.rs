@@ -82,6 +82,16 @@ pub enum Error {
         /// Expected magic.
         magic: u64,
     },
+    /// The NIC did not report `STATUS_READY` (its tables cleared after a reset).
+    #[error(
+        "{device}: not ready after {cycles} cycles (REG_STATUS never showed STATUS_READY; is the core held in reset?)"
+    )]
+    NotReady {
+        /// Device name.
+        device: String,
+        /// Cycles waited.
+        cycles: u64,
+    },
     /// `dereg_mr`: the NIC did not confirm that DMA through the key stopped.
     #[error("MR key {key:#x}: the NIC's MR fence did not finish in {cycles} cycles; the memory stays allocated")]
     FenceTimeout {

@@ -67,6 +67,7 @@ impl Device for MockDev {
         Ok(match offset {
             regs::REG_ID => self.id,
             regs::REG_CYCLES => self.cycles.get(),
+            regs::REG_STATUS => regs::STATUS_READY,
             regs::REG_MR_FENCE if self.fence_stuck.get() => {
                 self.cycles.set(self.cycles.get() + 10_000);
                 1

@@ -49,8 +49,11 @@ use crate::desc::{
     ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ACKIN_REPORT, CQR_BITS, CTLR_BITS,
     LACK_BITS, RQS_BITS,
 };
+use crate::fifo::Fifo;
 use crate::num::Num;
+use crate::reg::Reg;
 use crate::spray::{OP_ACK, OP_RESET};
+use crate::table::Table;
 use rnic_spec::desc::{cqe_op, cqe_status, ctrlq_kind};
 use rnic_spec::params::{MAX_PATHS, QPN_BITS};
 use rnic_spec::wire::syndrome;
@@ -84,6 +87,12 @@ enum AckState {
 pub struct AckRecv {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// An ACK from the responder (`AckInPack`).
     pub ack_valid: Signal<In, Bit>,
     /// The ACK word.
@@ -217,19 +226,19 @@ pub struct AckRecv {
     /// No ACK, reset or local error in progress or queued; the timeout scan
     /// may run (a queued word shows two cycles after it is taken).
     pub idle: Signal<Out, Bit>,
-    ackq: SynchronousFIFO<Bits<ACKIN_BITS>, 2, 3, 1>,
+    ackq: Fifo<Bits<ACKIN_BITS>, 2, 3>,
     /// Per QP, the chain of placed NAKs being folded (`NakFoldPack`).
-    nakf: RAM<Bits<64>, QPN_BITS>,
-    nf: DFF<Bits<64>>,
+    nakf: Table<Bits<64>, QPN_BITS>,
+    nf: Reg<Bits<64>>,
     /// Per QP, the MSN kept while a READ's response is awaited (`HeldPack`).
-    held: RAM<Bits<64>, QPN_BITS>,
-    hd: DFF<Bits<64>>,
+    held: Table<Bits<64>, QPN_BITS>,
+    hd: Reg<Bits<64>>,
     hu: HeldUnpack,
     hp: HeldPack,
     /// The MSN this ACK completes up to, and the PSN its message starts at
     /// (the ACK's own, lACK for a HOLD word, a kept one for a READ's end).
-    msn_e: DFF<Bits<24>>,
-    mpsn_e: DFF<Bits<24>>,
+    msn_e: Reg<Bits<24>>,
+    mpsn_e: Reg<Bits<24>>,
     /// The ACK word is a HOLD / RDONE word (`ACKIN_HOLD`, `ACKIN_RDONE`).
     w_hold: Signal<Local, Bit>,
     w_rdone: Signal<Local, Bit>,
@@ -244,12 +253,12 @@ pub struct AckRecv {
     nfu: NakFoldUnpack,
     nfp: NakFoldPack,
     /// The chain word to write back in `Save`, and whether to.
-    nf_w: DFF<Bits<64>>,
-    nf_we: DFF<Bit>,
+    nf_w: Reg<Bits<64>>,
+    nf_we: Reg<Bit>,
     /// Placed NAKs folded into the CtrlQ entry being written.
-    ctl_run: DFF<Bits<4>>,
+    ctl_run: Reg<Bits<4>>,
     /// The ACK being processed has written the lACK table.
-    lack_wr: DFF<Bit>,
+    lack_wr: Reg<Bit>,
     /// The NAK is placed, at the chain's ePSN, for the PSN after its last, and the chain is not full.
     fold: Signal<Local, Bit>,
     /// Placed NAKs the chain folded and no report has carried yet.
@@ -259,34 +268,34 @@ pub struct AckRecv {
     nf_next: Signal<Local, Bits<24>>,
     /// Requester resets: one entry per QP, so commits never overflow it while the block waits on the completion writer.
     /// Each entry: `{dctcp[19], oblivious[18], cc_on[17], max_paths[16:8], qpn[7:0]}`.
-    rstq: SynchronousFIFO<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
+    rstq: Fifo<Bits<RST_BITS>, QPN_BITS, { QPN_BITS + 1 }>,
     /// The window engine's init being offered (held until taken; the block takes no reset or ACK meanwhile).
-    cr_v: DFF<Bit>,
+    cr_v: Reg<Bit>,
     /// An ACK's RTT in cycles (24-bit wrap of the echoed TX timestamp).
     rtt_cyc: Signal<Local, Bits<24>>,
     op_cc_ack: Num<{ crate::cc::OP_ACK }, 1>,
     op_cc_init: Num<{ crate::cc::OP_INIT }, 1>,
-    state: DFF<AckState>,
-    word: DFF<Bits<ACKIN_BITS>>,
-    rst_q: DFF<Bits<RST_BITS>>,
+    state: Reg<AckState>,
+    word: Reg<Bits<ACKIN_BITS>>,
+    rst_q: Reg<Bits<RST_BITS>>,
     /// The path selector's request being offered (one at a time: the
     /// block takes no ACK or reset while one waits).
-    sf_v: DFF<Bit>,
-    sf_qpn: DFF<Bits<QPN_BITS>>,
-    sf_op: DFF<Bits<2>>,
-    sf_ecn: DFF<Bit>,
-    sf_path: DFF<Bits<8>>,
-    sf_mp: DFF<Bits<9>>,
-    sf_obl: DFF<Bit>,
+    sf_v: Reg<Bit>,
+    sf_qpn: Reg<Bits<QPN_BITS>>,
+    sf_op: Reg<Bits<2>>,
+    sf_ecn: Reg<Bit>,
+    sf_path: Reg<Bits<8>>,
+    sf_mp: Reg<Bits<9>>,
+    sf_obl: Reg<Bit>,
     /// A reset's number of entropies for the selector: 0 (not sprayed) and values past 256 taken as 1 and 256.
     rst_mp: Signal<Local, Bits<9>>,
     max_paths: Num<{ MAX_PATHS as u64 }, 9>,
     op_spray_ack: Num<{ OP_ACK }, 2>,
     op_spray_reset: Num<{ OP_RESET }, 2>,
-    rs: DFF<Bits<RQS_BITS>>,
-    scan_q: DFF<Bits<QPN_BITS>>,
-    scan_sent: DFF<Bits<SENT_BITS>>,
-    ctl_kind: DFF<Bits<8>>,
+    rs: Reg<Bits<RQS_BITS>>,
+    scan_q: Reg<Bits<QPN_BITS>>,
+    scan_sent: Reg<Bits<SENT_BITS>>,
+    ctl_kind: Reg<Bits<8>>,
     /// The scanned QP has WQEs sent (at least in part) and not acknowledged, and has not failed.
     outstanding: Signal<Local, Bit>,
     /// Its latest ACK, NAK or READ response expects the PSN its next packet takes: every packet
@@ -306,8 +315,8 @@ pub struct AckRecv {
     /// Per QP: `{rd_wait[25], valid[24], ePSN[23:0]}` of its latest ACK, NAK or READ response word
     /// (the probe's report); `rd_wait`: after that word the QP still waits for READ responses
     /// (a `HOLD` word, or an `RDONE` one that does not end the last READ).
-    epsn_t: RAM<Bits<26>, QPN_BITS>,
-    scan_epsn: DFF<Bits<26>>,
+    epsn_t: Table<Bits<26>, QPN_BITS>,
+    scan_epsn: Reg<Bits<26>>,
     kind_req_probe: Num<{ ctrlq_kind::REQ_PROBE as u64 }, 8>,
     epsn_valid: Num<0x100_0000, 26>,
     /// The word being written leaves the QP waiting for READ data.
@@ -319,10 +328,10 @@ pub struct AckRecv {
     kind_req_nak_psn: Num<{ ctrlq_kind::REQ_NAK_PSN as u64 }, 8>,
     kind_req_timeout: Num<{ ctrlq_kind::REQ_TIMEOUT as u64 }, 8>,
     kind_req_rnr: Num<{ ctrlq_kind::REQ_RNR as u64 }, 8>,
-    cq_num: DFF<Bits<16>>,
-    c_idx: DFF<Bits<16>>,
-    c_status: DFF<Bits<8>>,
-    c_qpn: DFF<Bits<QPN_BITS>>,
+    cq_num: Reg<Bits<16>>,
+    c_idx: Reg<Bits<16>>,
+    c_status: Reg<Bits<8>>,
+    c_qpn: Reg<Bits<QPN_BITS>>,
     au: AckInUnpack,
     ru: ReqStateUnpack,
     reqp: ReqStatePack,
@@ -377,18 +386,54 @@ impl Logic for AckRecv {
             nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, sf_obl, cr_v,
             scan_epsn
         );
+        self.state.reset.next = self.reset.val();
+        self.word.reset.next = self.reset.val();
+        self.rst_q.reset.next = self.reset.val();
+        self.rs.reset.next = self.reset.val();
+        self.cq_num.reset.next = self.reset.val();
+        self.c_idx.reset.next = self.reset.val();
+        self.c_status.reset.next = self.reset.val();
+        self.c_qpn.reset.next = self.reset.val();
+        self.scan_q.reset.next = self.reset.val();
+        self.scan_sent.reset.next = self.reset.val();
+        self.ctl_kind.reset.next = self.reset.val();
+        self.nf.reset.next = self.reset.val();
+        self.nf_w.reset.next = self.reset.val();
+        self.nf_we.reset.next = self.reset.val();
+        self.ctl_run.reset.next = self.reset.val();
+        self.lack_wr.reset.next = self.reset.val();
+        self.hd.reset.next = self.reset.val();
+        self.msn_e.reset.next = self.reset.val();
+        self.mpsn_e.reset.next = self.reset.val();
+        self.sf_v.reset.next = self.reset.val();
+        self.sf_qpn.reset.next = self.reset.val();
+        self.sf_op.reset.next = self.reset.val();
+        self.sf_ecn.reset.next = self.reset.val();
+        self.sf_path.reset.next = self.reset.val();
+        self.sf_mp.reset.next = self.reset.val();
+        self.sf_obl.reset.next = self.reset.val();
+        self.cr_v.reset.next = self.reset.val();
+        self.scan_epsn.reset.next = self.reset.val();
         clock!(self, clock, ackq, rstq);
+        self.ackq.reset.next = self.reset.val();
+        self.rstq.reset.next = self.reset.val();
         self.epsn_t.read_clock.next = self.clock.val();
         self.epsn_t.write_clock.next = self.clock.val();
+        self.epsn_t.clear.next = self.scrub.val();
+        self.epsn_t.clear_address.next = self.scrub_addr.val();
         self.epsn_t.read_address.next = self.scan_q.q.val();
         self.nakf.read_clock.next = self.clock.val();
         self.nakf.write_clock.next = self.clock.val();
+        self.nakf.clear.next = self.scrub.val();
+        self.nakf.clear_address.next = self.scrub_addr.val();
         self.nakf.read_address.next = self.au.qpn.val();
         self.nakf.write_enable.next = false;
         self.nakf.write_address.next = self.au.qpn.val();
         self.nakf.write_data.next = self.nf_w.q.val();
         self.held.read_clock.next = self.clock.val();
         self.held.write_clock.next = self.clock.val();
+        self.held.clear.next = self.scrub.val();
+        self.held.clear_address.next = self.scrub_addr.val();
         self.held.read_address.next = self.au.qpn.val();
         self.held.write_enable.next = false;
         self.held.write_address.next = self.au.qpn.val();

@@ -56,6 +56,8 @@
 //! through the bytes-received count; its RTT and ECN sample is lost).
 
 use crate::num::Num;
+use crate::reg::Reg;
+use crate::table::Table;
 use rnic_spec::params::QPN_BITS;
 use rust_hdl::prelude::*;
 
@@ -123,6 +125,12 @@ enum CcState {
 pub struct CcEngine {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// A request is presented.
     pub req_valid: Signal<In, Bit>,
     /// The engine takes it this cycle.
@@ -187,29 +195,29 @@ pub struct CcEngine {
     pub out_cwnd: Signal<Out, Bits<32>>,
     /// The branch an ACK took (`ACT_*`).
     pub out_action: Signal<Out, Bits<3>>,
-    qp_state: RAM<Bits<CCS_BITS>, QPN_BITS>,
+    qp_state: Table<Bits<CCS_BITS>, QPN_BITS>,
     /// DCTCP's `snd_nxt` per QP.
-    snd_nxt: RAM<Bits<24>, QPN_BITS>,
-    state: DFF<CcState>,
-    qpn: DFF<Bits<QPN_BITS>>,
-    op: DFF<Bit>,
-    now: DFF<Bits<32>>,
-    ecn: DFF<Bit>,
-    rtt: DFF<Bits<32>>,
-    bytes: DFF<Bits<32>>,
-    req_on_q: DFF<Bit>,
+    snd_nxt: Table<Bits<24>, QPN_BITS>,
+    state: Reg<CcState>,
+    qpn: Reg<Bits<QPN_BITS>>,
+    op: Reg<Bit>,
+    now: Reg<Bits<32>>,
+    ecn: Reg<Bit>,
+    rtt: Reg<Bits<32>>,
+    bytes: Reg<Bits<32>>,
+    req_on_q: Reg<Bit>,
     /// Bytes the ACK newly acknowledges: its bytes count's advance over the QP's last.
-    acked: DFF<Bits<40>>,
-    probe: DFF<Bit>,
-    on: DFF<Bit>,
-    last_bytes: DFF<Bits<32>>,
+    acked: Reg<Bits<40>>,
+    probe: Reg<Bit>,
+    on: Reg<Bit>,
+    last_bytes: Reg<Bits<32>>,
     /// DCTCP (the state word's fields are shared: see `DBranch`).
-    dctcp: DFF<Bit>,
-    req_dctcp_q: DFF<Bit>,
+    dctcp: Reg<Bit>,
+    req_dctcp_q: Reg<Bit>,
     /// DCTCP: the ACK's ePSN and the QP's `snd_nxt`; the ACK ends the window.
-    epsn: DFF<Bits<24>>,
-    nxt: DFF<Bits<24>>,
-    w_end: DFF<Bit>,
+    epsn: Reg<Bits<24>>,
+    nxt: Reg<Bits<24>>,
+    w_end: Reg<Bit>,
     /// DCTCP: the window's bytes acknowledged and marked after this ACK (33 bits before saturating).
     d_acc: Signal<Local, Bits<33>>,
     d_mk: Signal<Local, Bits<33>>,
@@ -231,39 +239,39 @@ pub struct CcEngine {
     bytes_adv: Signal<Local, Bits<32>>,
     acked_l: Signal<Local, Bits<40>>,
     /// The QP's state word as read.
-    st: DFF<Bits<CCS_BITS>>,
+    st: Reg<Bits<CCS_BITS>>,
     /// The QP's state as it is being updated.
-    cwnd: DFF<Bits<32>>,
-    base_rtt: DFF<Bits<32>>,
-    avg: DFF<Bits<32>>,
-    last_dec: DFF<Bits<32>>,
-    last_fair: DFF<Bits<32>>,
-    rx_count: DFF<Bits<48>>,
-    clear_ts: DFF<Bits<32>>,
-    achieved: DFF<Bits<48>>,
+    cwnd: Reg<Bits<32>>,
+    base_rtt: Reg<Bits<32>>,
+    avg: Reg<Bits<32>>,
+    last_dec: Reg<Bits<32>>,
+    last_fair: Reg<Bits<32>>,
+    rx_count: Reg<Bits<48>>,
+    clear_ts: Reg<Bits<32>>,
+    achieved: Reg<Bits<48>>,
     /// The ACK's queueing delay, and the decisions taken from the state before the branch.
-    delay: DFF<Bits<32>>,
-    can_dec: DFF<Bit>,
-    can_fair: DFF<Bit>,
+    delay: Reg<Bits<32>>,
+    can_dec: Reg<Bit>,
+    can_fair: Reg<Bit>,
     /// The window being computed (64 bits, wrapping as the model's `u64`).
-    newc: DFF<Bits<64>>,
-    action: DFF<Bits<3>>,
+    newc: Reg<Bits<64>>,
+    action: Reg<Bits<3>>,
     su: CcStateUnpack,
     sp: CcStatePack,
     /// The multiplier: `ma × mb` (low 64 bits) into `macc`; `mstep` 1 and 2 are its two cycles.
-    ma: DFF<Bits<64>>,
-    mb: DFF<Bits<32>>,
-    macc: DFF<Bits<64>>,
-    mstep: DFF<Bits<2>>,
+    ma: Reg<Bits<64>>,
+    mb: Reg<Bits<32>>,
+    macc: Reg<Bits<64>>,
+    mstep: Reg<Bits<2>>,
     /// `ma` times one 16-bit half of `mb`, low 64 bits.
     mhalf: Signal<Local, Bits<16>>,
     mpart: Signal<Local, Bits<64>>,
     /// The divider: `dnum / dden` into `dq`, two quotient bits a cycle while `dcnt` counts down.
-    dnum: DFF<Bits<64>>,
-    dden: DFF<Bits<32>>,
-    drem: DFF<Bits<33>>,
-    dq: DFF<Bits<64>>,
-    dcnt: DFF<Bits<6>>,
+    dnum: Reg<Bits<64>>,
+    dden: Reg<Bits<32>>,
+    drem: Reg<Bits<33>>,
+    dq: Reg<Bits<64>>,
+    dcnt: Reg<Bits<6>>,
     /// Start a division of the product (`macc`) by `div_den` this cycle.
     div_go: Signal<Local, Bit>,
     div_den: Signal<Local, Bits<32>>,
@@ -285,7 +293,7 @@ pub struct CcEngine {
     d_q8: Signal<Local, Bits<40>>,
     e_diff: Signal<Local, Bits<40>>,
     /// The EWMA's signed difference, registered after its subtract and again after its shift.
-    ediff: DFF<Bits<40>>,
+    ediff: Reg<Bits<40>>,
     e_shift: Signal<Local, Bits<40>>,
     avg_new: Signal<Local, Bits<40>>,
     /// Branch inputs on the updated state.
@@ -365,14 +373,59 @@ impl Logic for CcEngine {
             nxt,
             w_end
         );
+        self.ediff.reset.next = self.reset.val();
+        self.state.reset.next = self.reset.val();
+        self.qpn.reset.next = self.reset.val();
+        self.op.reset.next = self.reset.val();
+        self.now.reset.next = self.reset.val();
+        self.ecn.reset.next = self.reset.val();
+        self.rtt.reset.next = self.reset.val();
+        self.acked.reset.next = self.reset.val();
+        self.probe.reset.next = self.reset.val();
+        self.st.reset.next = self.reset.val();
+        self.cwnd.reset.next = self.reset.val();
+        self.base_rtt.reset.next = self.reset.val();
+        self.avg.reset.next = self.reset.val();
+        self.last_dec.reset.next = self.reset.val();
+        self.last_fair.reset.next = self.reset.val();
+        self.rx_count.reset.next = self.reset.val();
+        self.clear_ts.reset.next = self.reset.val();
+        self.achieved.reset.next = self.reset.val();
+        self.delay.reset.next = self.reset.val();
+        self.can_dec.reset.next = self.reset.val();
+        self.can_fair.reset.next = self.reset.val();
+        self.newc.reset.next = self.reset.val();
+        self.action.reset.next = self.reset.val();
+        self.ma.reset.next = self.reset.val();
+        self.mb.reset.next = self.reset.val();
+        self.macc.reset.next = self.reset.val();
+        self.mstep.reset.next = self.reset.val();
+        self.dnum.reset.next = self.reset.val();
+        self.dden.reset.next = self.reset.val();
+        self.drem.reset.next = self.reset.val();
+        self.dq.reset.next = self.reset.val();
+        self.dcnt.reset.next = self.reset.val();
+        self.bytes.reset.next = self.reset.val();
+        self.req_on_q.reset.next = self.reset.val();
+        self.on.reset.next = self.reset.val();
+        self.last_bytes.reset.next = self.reset.val();
+        self.dctcp.reset.next = self.reset.val();
+        self.req_dctcp_q.reset.next = self.reset.val();
+        self.epsn.reset.next = self.reset.val();
+        self.nxt.reset.next = self.reset.val();
+        self.w_end.reset.next = self.reset.val();
         self.snd_nxt.read_clock.next = self.clock.val();
         self.snd_nxt.write_clock.next = self.clock.val();
+        self.snd_nxt.clear.next = self.scrub.val();
+        self.snd_nxt.clear_address.next = self.scrub_addr.val();
         self.snd_nxt.read_address.next = self.req_qpn.val();
         self.snd_nxt.write_address.next = self.nxt_qpn.val();
         self.snd_nxt.write_enable.next = self.nxt_we.val();
         self.snd_nxt.write_data.next = self.nxt_psn.val();
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
+        self.qp_state.clear.next = self.scrub.val();
+        self.qp_state.clear_address.next = self.scrub_addr.val();
         self.qp_state.read_address.next = self.req_qpn.val();
         self.qp_state.write_address.next = self.qpn.q.val();
         self.qp_state.write_enable.next = false;

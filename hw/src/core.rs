@@ -5,19 +5,24 @@ use crate::cc::CcEngine;
 use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD_BITS, RXS_BITS, TXD_BITS};
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
+use crate::fifo::Fifo;
 use crate::num::Num;
 use crate::pcie_rd::PcieReadFront;
 use crate::pcie_wr::PcieWriteFront;
+use crate::reg::Reg;
 use crate::regs::Regs;
 use crate::rxe::RxEngine;
 use crate::rxin::RxIn;
 use crate::spray::{SprayEngine, OP_CHOOSE};
 use crate::sq::SqEngine;
+use crate::table::Table;
 use crate::txb::TxBuilder;
 use rnic_spec::params::{CQ_BITS, MR_BITS, QPN_BITS};
 use rust_hdl::prelude::*;
 
 // The rewind's staging-word layout is read with literal offsets above.
+// The scrub walks QPN_BITS of address; the MR and CQ tables are no deeper.
+const _: () = assert!(MR_BITS <= QPN_BITS && CQ_BITS <= QPN_BITS);
 const _: () = assert!(
     rnic_spec::regs::rewind::SSN.bit() == 0
         && rnic_spec::regs::rewind::PSN.bit() == 32
@@ -63,6 +68,8 @@ const _: () = assert!(
 pub struct RnicCore {
     /// Core clock (250 MHz target).
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// BAR0 write strobe.
     pub reg_wr_valid: Signal<In, Bit>,
     /// BAR0 write byte offset.
@@ -148,37 +155,45 @@ pub struct RnicCore {
     /// STrack's per-QP congestion window: fed by the ACK receiver, read by the turn engine through `cwnd`.
     cc: CcEngine,
     /// Per QP, the window (bytes Q24.8) the window engine last computed.
-    cwnd: RAM<Bits<32>, QPN_BITS>,
+    cwnd: Table<Bits<32>, QPN_BITS>,
     /// A copy of the window table for the host's reads (`REG_CC_WINDOW`).
-    cwnd_host: RAM<Bits<32>, QPN_BITS>,
+    cwnd_host: Table<Bits<32>, QPN_BITS>,
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
     pcierd: PcieReadFront,
     pciewr: PcieWriteFront,
-    rr_v: DFF<Bit>,
-    rr_data: DFF<Bits<64>>,
-    rr_mark: DFF<Bits<16>>,
+    /// The table scrub after a reset: the entry it clears next.
+    scrub_addr: Reg<Bits<QPN_BITS>>,
+    /// The scrub has cleared every entry (`STATUS_READY`).
+    scrub_done: Reg<Bit>,
+    scrub_last: Num<{ (1 << QPN_BITS) - 1 }, QPN_BITS>,
+    scrubbing: Signal<Local, Bit>,
+    /// The engines' reset: the core's, and the scrub.
+    eng_reset: Signal<Local, Bit>,
+    rr_v: Reg<Bit>,
+    rr_data: Reg<Bits<64>>,
+    rr_mark: Reg<Bits<16>>,
     rr_behind: Signal<Local, Bits<16>>,
-    qpc_tx: RAM<Bits<448>, QPN_BITS>,
-    qpc_rx: RAM<Bits<448>, QPN_BITS>,
-    mr_tx: RAM<Bits<256>, MR_BITS>,
-    mr_rx: RAM<Bits<256>, MR_BITS>,
-    sq_pi: RAM<Bits<16>, QPN_BITS>,
-    rq_pi: RAM<Bits<16>, QPN_BITS>,
-    sq_pi_rx: RAM<Bits<16>, QPN_BITS>,
-    sq_state: RAM<Bits<128>, QPN_BITS>,
-    rx_state: RAM<Bits<RXS_BITS>, QPN_BITS>,
-    qp_err: RAM<Bit, QPN_BITS>,
-    req_state: RAM<Bits<RQS_BITS>, QPN_BITS>,
+    qpc_tx: Table<Bits<448>, QPN_BITS>,
+    qpc_rx: Table<Bits<448>, QPN_BITS>,
+    mr_tx: Table<Bits<256>, MR_BITS>,
+    mr_rx: Table<Bits<256>, MR_BITS>,
+    sq_pi: Table<Bits<16>, QPN_BITS>,
+    rq_pi: Table<Bits<16>, QPN_BITS>,
+    sq_pi_rx: Table<Bits<16>, QPN_BITS>,
+    sq_state: Table<Bits<128>, QPN_BITS>,
+    rx_state: Table<Bits<RXS_BITS>, QPN_BITS>,
+    qp_err: Table<Bit, QPN_BITS>,
+    req_state: Table<Bits<RQS_BITS>, QPN_BITS>,
     /// Per QP, lACK and the PSN its WQE starts at (ACK receiver to turn engine).
-    lack: RAM<Bits<LACK_BITS>, QPN_BITS>,
+    lack: Table<Bits<LACK_BITS>, QPN_BITS>,
     /// Per QP, the ePSN and SACK OOO count of its latest ACK or NAK (ACK receiver to turn engine: the windows).
-    apsn: RAM<Bits<APSN_BITS>, QPN_BITS>,
+    apsn: Table<Bits<APSN_BITS>, QPN_BITS>,
     /// Per QP, the sequence number of the newest READ response job (responder to send path).
-    jseq: RAM<Bits<3>, QPN_BITS>,
+    jseq: Table<Bits<3>, QPN_BITS>,
     /// Per QP, the WQEs sent at least in part (SSN, plus one mid-message) and the PSN of its next
     /// packet: the timeout scan's view (`ack::SENT_BITS`).
-    sq_sent: RAM<Bits<SENT_BITS>, QPN_BITS>,
+    sq_sent: Table<Bits<SENT_BITS>, QPN_BITS>,
     sqst_wdata: Signal<Local, Bits<128>>,
     sent_mark: Signal<Local, Bits<SENT_BITS>>,
     /// The sent mark's WQE count: the SSN, one more while a message is half sent.
@@ -186,13 +201,13 @@ pub struct RnicCore {
     stu: SqStateUnpack,
     rewp: RewindPack,
     swcp: SwCmdPack,
-    cq_cfg: RAM<Bits<128>, CQ_BITS>,
-    cq_pi: RAM<Bits<32>, CQ_BITS>,
+    cq_cfg: Table<Bits<128>, CQ_BITS>,
+    cq_pi: Table<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
-    txdq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
-    ackq: SynchronousFIFO<Bits<TXD_BITS>, 3, 4, 1>,
-    rxdq: SynchronousFIFO<Bits<RXD_BITS>, 4, 5, 1>,
-    lerrq: SynchronousFIFO<Bits<64>, 2, 3, 1>,
+    txdq: Fifo<Bits<TXD_BITS>, 3, 4>,
+    ackq: Fifo<Bits<TXD_BITS>, 3, 4>,
+    rxdq: Fifo<Bits<RXD_BITS>, 4, 5>,
+    lerrq: Fifo<Bits<64>, 2, 3>,
     cnt: Signal<Local, Bits<25>>,
 }
 
@@ -200,43 +215,117 @@ impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq, pcierd, pciewr);
-        dff_setup!(self, clock, rr_v, rr_data, rr_mark);
+        // After a reset every table is cleared, one entry per cycle, with the
+        // engines held in reset; the register block answers throughout.
+        self.scrubbing.next = !self.scrub_done.q.val();
+        self.eng_reset.next = self.reset.val() | self.scrubbing.val();
+        self.regs.reset.next = self.reset.val();
+        self.sq.reset.next = self.eng_reset.val();
+        self.txb.reset.next = self.eng_reset.val();
+        self.rxin.reset.next = self.eng_reset.val();
+        self.resp.reset.next = self.eng_reset.val();
+        self.fence.reset.next = self.eng_reset.val();
+        self.spray.reset.next = self.eng_reset.val();
+        self.cc.reset.next = self.eng_reset.val();
+        self.txdq.reset.next = self.eng_reset.val();
+        self.ackq.reset.next = self.eng_reset.val();
+        self.rxdq.reset.next = self.eng_reset.val();
+        self.lerrq.reset.next = self.eng_reset.val();
+        self.pcierd.reset.next = self.eng_reset.val();
+        self.pciewr.reset.next = self.eng_reset.val();
+        dff_setup!(self, clock, rr_v, rr_data, rr_mark, scrub_addr, scrub_done);
+        self.scrub_addr.reset.next = self.reset.val();
+        self.scrub_done.reset.next = self.reset.val();
+        if self.scrubbing.val() {
+            self.scrub_addr.d.next = self.scrub_addr.q.val() + 1;
+            if self.scrub_addr.q.val() == self.scrub_last.val() {
+                self.scrub_done.d.next = true;
+            }
+        }
+        self.regs.ready.next = self.scrub_done.q.val();
+        self.sq.scrub.next = self.scrubbing.val();
+        self.sq.scrub_addr.next = self.scrub_addr.q.val();
+        self.resp.scrub.next = self.scrubbing.val();
+        self.resp.scrub_addr.next = self.scrub_addr.q.val();
+        self.spray.scrub.next = self.scrubbing.val();
+        self.spray.scrub_addr.next = self.scrub_addr.q.val();
+        self.cc.scrub.next = self.scrubbing.val();
+        self.cc.scrub_addr.next = self.scrub_addr.q.val();
+        self.rr_v.reset.next = self.reset.val();
+        self.rr_data.reset.next = self.reset.val();
+        self.rr_mark.reset.next = self.reset.val();
         self.cwnd.read_clock.next = self.clock.val();
         self.cwnd.write_clock.next = self.clock.val();
+        self.cwnd.clear.next = self.scrubbing.val();
+        self.cwnd.clear_address.next = self.scrub_addr.q.val();
         self.qpc_tx.read_clock.next = self.clock.val();
         self.qpc_tx.write_clock.next = self.clock.val();
+        self.qpc_tx.clear.next = self.scrubbing.val();
+        self.qpc_tx.clear_address.next = self.scrub_addr.q.val();
         self.qpc_rx.read_clock.next = self.clock.val();
         self.qpc_rx.write_clock.next = self.clock.val();
+        self.qpc_rx.clear.next = self.scrubbing.val();
+        self.qpc_rx.clear_address.next = self.scrub_addr.q.val();
         self.mr_tx.read_clock.next = self.clock.val();
         self.mr_tx.write_clock.next = self.clock.val();
+        self.mr_tx.clear.next = self.scrubbing.val();
+        self.mr_tx.clear_address.next = self.scrub_addr.q.val().get_bits::<MR_BITS>(0);
         self.mr_rx.read_clock.next = self.clock.val();
         self.mr_rx.write_clock.next = self.clock.val();
+        self.mr_rx.clear.next = self.scrubbing.val();
+        self.mr_rx.clear_address.next = self.scrub_addr.q.val().get_bits::<MR_BITS>(0);
         self.sq_pi.read_clock.next = self.clock.val();
         self.sq_pi.write_clock.next = self.clock.val();
+        self.sq_pi.clear.next = self.scrubbing.val();
+        self.sq_pi.clear_address.next = self.scrub_addr.q.val();
         self.rq_pi.read_clock.next = self.clock.val();
         self.sq_pi_rx.read_clock.next = self.clock.val();
         self.sq_pi_rx.write_clock.next = self.clock.val();
+        self.sq_pi_rx.clear.next = self.scrubbing.val();
+        self.sq_pi_rx.clear_address.next = self.scrub_addr.q.val();
         self.sq_sent.read_clock.next = self.clock.val();
         self.sq_sent.write_clock.next = self.clock.val();
+        self.sq_sent.clear.next = self.scrubbing.val();
+        self.sq_sent.clear_address.next = self.scrub_addr.q.val();
         self.rq_pi.write_clock.next = self.clock.val();
+        self.rq_pi.clear.next = self.scrubbing.val();
+        self.rq_pi.clear_address.next = self.scrub_addr.q.val();
         self.sq_state.read_clock.next = self.clock.val();
         self.sq_state.write_clock.next = self.clock.val();
+        self.sq_state.clear.next = self.scrubbing.val();
+        self.sq_state.clear_address.next = self.scrub_addr.q.val();
         self.rx_state.read_clock.next = self.clock.val();
         self.rx_state.write_clock.next = self.clock.val();
+        self.rx_state.clear.next = self.scrubbing.val();
+        self.rx_state.clear_address.next = self.scrub_addr.q.val();
         self.qp_err.read_clock.next = self.clock.val();
         self.req_state.read_clock.next = self.clock.val();
         self.req_state.write_clock.next = self.clock.val();
+        self.req_state.clear.next = self.scrubbing.val();
+        self.req_state.clear_address.next = self.scrub_addr.q.val();
         self.qp_err.write_clock.next = self.clock.val();
+        self.qp_err.clear.next = self.scrubbing.val();
+        self.qp_err.clear_address.next = self.scrub_addr.q.val();
         self.lack.read_clock.next = self.clock.val();
         self.apsn.read_clock.next = self.clock.val();
         self.apsn.write_clock.next = self.clock.val();
+        self.apsn.clear.next = self.scrubbing.val();
+        self.apsn.clear_address.next = self.scrub_addr.q.val();
         self.lack.write_clock.next = self.clock.val();
+        self.lack.clear.next = self.scrubbing.val();
+        self.lack.clear_address.next = self.scrub_addr.q.val();
         self.jseq.read_clock.next = self.clock.val();
         self.jseq.write_clock.next = self.clock.val();
+        self.jseq.clear.next = self.scrubbing.val();
+        self.jseq.clear_address.next = self.scrub_addr.q.val();
         self.cq_cfg.read_clock.next = self.clock.val();
         self.cq_cfg.write_clock.next = self.clock.val();
+        self.cq_cfg.clear.next = self.scrubbing.val();
+        self.cq_cfg.clear_address.next = self.scrub_addr.q.val().get_bits::<CQ_BITS>(0);
         self.cq_pi.read_clock.next = self.clock.val();
         self.cq_pi.write_clock.next = self.clock.val();
+        self.cq_pi.clear.next = self.scrubbing.val();
+        self.cq_pi.clear_address.next = self.scrub_addr.q.val().get_bits::<CQ_BITS>(0);
         self.ring.read_clock.next = self.clock.val();
         self.ring.write_clock.next = self.clock.val();
         // Register port.
@@ -387,6 +476,8 @@ impl Logic for RnicCore {
         self.cwnd.read_address.next = self.sq.cwnd_addr.val();
         self.cwnd_host.read_clock.next = self.clock.val();
         self.cwnd_host.write_clock.next = self.clock.val();
+        self.cwnd_host.clear.next = self.scrubbing.val();
+        self.cwnd_host.clear_address.next = self.scrub_addr.q.val();
         self.cwnd_host.write_enable.next = self.cc.out_valid.val();
         self.cwnd_host.write_address.next = self.cc.out_qpn.val();
         self.cwnd_host.write_data.next = self.cc.out_cwnd.val();

@@ -22,6 +22,7 @@
 
 use crate::desc::{CqReqUnpack, CqView, CqePack, CtlReqUnpack, CtrlqPack, CQR_BITS, CTLR_BITS};
 use crate::num::Num;
+use crate::reg::Reg;
 use rnic_spec::desc::{CQE_BYTES, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params::CQ_BITS;
 use rust_hdl::prelude::*;
@@ -40,6 +41,8 @@ enum CqwState {
 pub struct CqWriter {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// A completion request is offered.
     pub req_valid: Signal<In, Bit>,
     /// The request is taken.
@@ -88,13 +91,13 @@ pub struct CqWriter {
     pub cnt_ctl_drop: Signal<Out, Bit>,
     /// No request in progress.
     pub idle: Signal<Out, Bit>,
-    state: DFF<CqwState>,
-    req: DFF<Bits<CQR_BITS>>,
+    state: Reg<CqwState>,
+    req: Reg<Bits<CQR_BITS>>,
     ru: CqReqUnpack,
     cv: CqView,
     cqe: CqePack,
-    ctl_pi: DFF<Bits<32>>,
-    ctl_req: DFF<Bits<CTLR_BITS>>,
+    ctl_pi: Reg<Bits<32>>,
+    ctl_req: Reg<Bits<CTLR_BITS>>,
     cu: CtlReqUnpack,
     ent: CtrlqPack,
     ctl_size: Signal<Local, Bits<32>>,
@@ -112,6 +115,10 @@ impl Logic for CqWriter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, req, ctl_pi, ctl_req);
+        self.state.reset.next = self.reset.val();
+        self.req.reset.next = self.reset.val();
+        self.ctl_pi.reset.next = self.reset.val();
+        self.ctl_req.reset.next = self.reset.val();
         self.ru.pword.next = self.req.q.val();
         self.cv.word.next = self.cq_data.val();
         self.cq_addr.next = self.ru.cqn.val().get_bits::<CQ_BITS>(0);
@@ -232,6 +239,8 @@ impl Logic for CqWriter {
 pub struct CqReqMux {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Stream A offers a request.
     pub a_valid: Signal<In, Bit>,
     /// Stream A's request.
@@ -250,7 +259,7 @@ pub struct CqReqMux {
     pub data: Signal<Out, Bits<CQR_BITS>>,
     /// The completion writer takes it.
     pub ready: Signal<In, Bit>,
-    last_b: DFF<Bit>,
+    last_b: Reg<Bit>,
     pick_b: Signal<Local, Bit>,
 }
 
@@ -258,6 +267,7 @@ impl Logic for CqReqMux {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, last_b);
+        self.last_b.reset.next = self.reset.val();
         // B when only B offers, or both do and A went last.
         self.pick_b.next = self.b_valid.val() & (!self.a_valid.val() | !self.last_b.q.val());
         self.valid.next = self.a_valid.val() | self.b_valid.val();

@@ -12,6 +12,7 @@
 //! Completions are counted in request order, which holds while the DMA port
 //! returns reads in order (the PCIe front end's reorder buffer keeps it so).
 
+use crate::reg::Reg;
 use rust_hdl::prelude::*;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
@@ -26,6 +27,8 @@ enum FenceState {
 pub struct MrFence {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Pulse: the host wrote `REG_MR_FENCE`.
     pub start: Signal<In, Bit>,
     /// The responder is between packets.
@@ -36,12 +39,12 @@ pub struct MrFence {
     pub rd_done: Signal<In, Bit>,
     /// A fence is in progress.
     pub busy: Signal<Out, Bit>,
-    state: DFF<FenceState>,
-    settle: DFF<Bits<4>>,
-    seen_idle: DFF<Bit>,
-    issued: DFF<Bits<16>>,
-    done: DFF<Bits<16>>,
-    target: DFF<Bits<16>>,
+    state: Reg<FenceState>,
+    settle: Reg<Bits<4>>,
+    seen_idle: Reg<Bit>,
+    issued: Reg<Bits<16>>,
+    done: Reg<Bits<16>>,
+    target: Reg<Bits<16>>,
     behind: Signal<Local, Bits<16>>,
 }
 
@@ -49,6 +52,12 @@ impl Logic for MrFence {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, state, settle, seen_idle, issued, done, target);
+        self.state.reset.next = self.reset.val();
+        self.settle.reset.next = self.reset.val();
+        self.seen_idle.reset.next = self.reset.val();
+        self.issued.reset.next = self.reset.val();
+        self.done.reset.next = self.reset.val();
+        self.target.reset.next = self.reset.val();
         // At most 256 reads are in flight, so 16-bit counters compare safely across wrap.
         if self.rd_issued.val() {
             self.issued.d.next = self.issued.q.val() + 1;

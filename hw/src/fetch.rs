@@ -13,7 +13,9 @@
 //! must be gone by then). WQEs the turn engine does not use are popped and
 //! dropped (a turn ends with them still buffered or in flight).
 
+use crate::fifo::Fifo;
 use crate::num::Num;
+use crate::reg::Reg;
 use rnic_spec::params::{dma_tag, SCHED_WQES_PER_TURN};
 use rust_hdl::prelude::*;
 
@@ -22,6 +24,8 @@ use rust_hdl::prelude::*;
 pub struct WqeFetch {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Current QP: SQ ring base (bus address).
     pub cur_base: Signal<In, Bits<64>>,
     /// Current QP: log2 of the ring's WQE count.
@@ -78,11 +82,11 @@ pub struct WqeFetch {
     pub room: Signal<Out, Bit>,
     /// A `fetch_cur` now would fetch at least one WQE.
     pub can_fetch: Signal<Out, Bit>,
-    wqeq: SynchronousFIFO<Bits<512>, 5, 6, 1>,
-    nbuf: DFF<Bits<6>>,
-    pf_beats: DFF<Bits<6>>,
-    nbuf2: DFF<Bits<6>>,
-    pf2: DFF<Bits<6>>,
+    wqeq: Fifo<Bits<512>, 5, 6>,
+    nbuf: Reg<Bits<6>>,
+    pf_beats: Reg<Bits<6>>,
+    nbuf2: Reg<Bits<6>>,
+    pf2: Reg<Bits<6>>,
     base: Signal<Local, Bits<64>>,
     log2: Signal<Local, Bits<8>>,
     start: Signal<Local, Bits<16>>,
@@ -106,7 +110,12 @@ impl Logic for WqeFetch {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, nbuf, pf_beats, nbuf2, pf2);
+        self.nbuf.reset.next = self.reset.val();
+        self.pf_beats.reset.next = self.reset.val();
+        self.nbuf2.reset.next = self.reset.val();
+        self.pf2.reset.next = self.reset.val();
         clock!(self, clock, wqeq);
+        self.wqeq.reset.next = self.reset.val();
         // The batch: the lookahead's at its consumer index, or the current
         // QP's after the WQE held, those buffered and those in flight.
         self.base.next = self.cur_base.val();

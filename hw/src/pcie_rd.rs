@@ -33,7 +33,9 @@
 //! Not handled: completions with an error status (UR/CA; the simulator's
 //! IOMMU check reports those accesses instead) and poisoned data.
 
+use crate::fifo::Fifo;
 use crate::num::Num;
+use crate::reg::Reg;
 use rnic_spec::params::{DMA_RD_MAX_LEN, DMA_RD_RING_LOG2, PCIE_TAG_BITS};
 use rust_hdl::prelude::*;
 
@@ -61,6 +63,8 @@ const _: () = assert!(DMA_RD_RING_LOG2 == 9 && PCIE_TAG_BITS == 8);
 pub struct PcieReadFront {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Max_Read_Request_Size, PCIe's code (128 << code bytes; 5 and above: 4096).
     pub cfg_mrrs: Signal<In, Bits<3>>,
     /// Core: read request valid.
@@ -112,62 +116,62 @@ pub struct PcieReadFront {
     req_nr: Signal<Local, Bits<13>>,
     used: Signal<Local, Bits<10>>,
     take: Signal<Local, Bit>,
-    tail: DFF<Bits<10>>,
-    head: DFF<Bits<10>>,
+    tail: Reg<Bits<10>>,
+    head: Reg<Bits<10>>,
     // Never full: a record holds at least one ring block until it is popped.
-    meta: SynchronousFIFO<Bits<META_BITS>, 9, 10, 1>,
+    meta: Fifo<Bits<META_BITS>, 9, 10>,
     // Split.
-    sp_busy: DFF<Bit>,
-    sp_addr: DFF<Bits<64>>,
-    sp_rem: DFF<Bits<13>>,
-    sp_ring: DFF<Bits<9>>,
+    sp_busy: Reg<Bit>,
+    sp_addr: Reg<Bits<64>>,
+    sp_rem: Reg<Bits<13>>,
+    sp_ring: Reg<Bits<9>>,
     mrrs_bytes: Signal<Local, Bits<13>>,
     to_bound: Signal<Local, Bits<13>>,
     chunk: Signal<Local, Bits<13>>,
     sp_blocks: Signal<Local, Bits<13>>,
     fire: Signal<Local, Bit>,
     // Tags: 0..=255 fresh after reset, then the ones completions give back.
-    fresh: DFF<Bits<9>>,
-    free_tags: SynchronousFIFO<Bits<8>, 8, 9, 1>,
+    fresh: Reg<Bits<9>>,
+    free_tags: Fifo<Bits<8>, 8, 9>,
     tag_ok: Signal<Local, Bit>,
     tag: Signal<Local, Bits<8>>,
     tags: RAM<Bits<TAGT_BITS>, 8>,
     // Completion placement.
-    r1_v: DFF<Bit>,
-    r1_data: DFF<Bits<512>>,
-    r1_blk: DFF<Bits<6>>,
+    r1_v: Reg<Bit>,
+    r1_data: Reg<Bits<512>>,
+    r1_blk: Reg<Bits<6>>,
     widx: Signal<Local, Bits<9>>,
     ring: RAM<Bits<512>, 9>,
-    filled: DFF<Bits<512>>,
+    filled: Reg<Bits<512>>,
     filled_next: Signal<Local, Bits<512>>,
     // Output.
-    o_busy: DFF<Bit>,
-    o_first: DFF<Bit>,
-    o_tag: DFF<Bits<8>>,
-    o_s: DFF<Bits<6>>,
-    o_len: DFF<Bits<13>>,
-    o_nr: DFF<Bits<7>>,
-    o_nr0: DFF<Bits<7>>,
-    o_rd: DFF<Bits<9>>,
-    o_base: DFF<Bits<10>>,
-    scan: DFF<Bits<10>>,
+    o_busy: Reg<Bit>,
+    o_first: Reg<Bit>,
+    o_tag: Reg<Bits<8>>,
+    o_s: Reg<Bits<6>>,
+    o_len: Reg<Bits<13>>,
+    o_nr: Reg<Bits<7>>,
+    o_nr0: Reg<Bits<7>>,
+    o_rd: Reg<Bits<9>>,
+    o_base: Reg<Bits<10>>,
+    scan: Reg<Bits<10>>,
     ahead: Signal<Local, Bits<10>>,
     whole: Signal<Local, Bit>,
     ring10: Num<RING, 10>,
-    o_cnt: DFF<Bits<3>>,
+    o_cnt: Reg<Bits<3>>,
     step: Signal<Local, Bit>,
-    b_v: DFF<Bit>,
-    b_emit: DFF<Bit>,
-    b_zero: DFF<Bit>,
-    b_s: DFF<Bits<6>>,
-    b_nb: DFF<Bits<7>>,
-    b_last: DFF<Bit>,
-    b_tag: DFF<Bits<8>>,
-    prev: DFF<Bits<512>>,
+    b_v: Reg<Bit>,
+    b_emit: Reg<Bit>,
+    b_zero: Reg<Bit>,
+    b_s: Reg<Bits<6>>,
+    b_nb: Reg<Bits<7>>,
+    b_last: Reg<Bit>,
+    b_tag: Reg<Bits<8>>,
+    prev: Reg<Bits<512>>,
     cur: Signal<Local, Bits<512>>,
     joined: Signal<Local, Bits<512>>,
     mask: Signal<Local, Bits<512>>,
-    out: SynchronousFIFO<Bits<OUT_BITS>, 2, 3, 1>,
+    out: Fifo<Bits<OUT_BITS>, 2, 3>,
 }
 
 impl Logic for PcieReadFront {
@@ -178,7 +182,40 @@ impl Logic for PcieReadFront {
             o_first, o_tag, o_s, o_len, o_nr, o_nr0, o_rd, o_base, scan, o_cnt, b_v, b_emit, b_zero, b_s, b_nb, b_last,
             b_tag, prev
         );
+        self.tail.reset.next = self.reset.val();
+        self.head.reset.next = self.reset.val();
+        self.sp_busy.reset.next = self.reset.val();
+        self.sp_addr.reset.next = self.reset.val();
+        self.sp_rem.reset.next = self.reset.val();
+        self.sp_ring.reset.next = self.reset.val();
+        self.fresh.reset.next = self.reset.val();
+        self.r1_v.reset.next = self.reset.val();
+        self.r1_data.reset.next = self.reset.val();
+        self.r1_blk.reset.next = self.reset.val();
+        self.filled.reset.next = self.reset.val();
+        self.o_busy.reset.next = self.reset.val();
+        self.o_first.reset.next = self.reset.val();
+        self.o_tag.reset.next = self.reset.val();
+        self.o_s.reset.next = self.reset.val();
+        self.o_len.reset.next = self.reset.val();
+        self.o_nr.reset.next = self.reset.val();
+        self.o_nr0.reset.next = self.reset.val();
+        self.o_rd.reset.next = self.reset.val();
+        self.o_base.reset.next = self.reset.val();
+        self.scan.reset.next = self.reset.val();
+        self.o_cnt.reset.next = self.reset.val();
+        self.b_v.reset.next = self.reset.val();
+        self.b_emit.reset.next = self.reset.val();
+        self.b_zero.reset.next = self.reset.val();
+        self.b_s.reset.next = self.reset.val();
+        self.b_nb.reset.next = self.reset.val();
+        self.b_last.reset.next = self.reset.val();
+        self.b_tag.reset.next = self.reset.val();
+        self.prev.reset.next = self.reset.val();
         clock!(self, clock, meta, free_tags, out);
+        self.meta.reset.next = self.reset.val();
+        self.free_tags.reset.next = self.reset.val();
+        self.out.reset.next = self.reset.val();
         self.tags.read_clock.next = self.clock.val();
         self.tags.write_clock.next = self.clock.val();
         self.ring.read_clock.next = self.clock.val();

@@ -30,7 +30,9 @@
 //! Core writes longer than 64 bytes are taken as 64 (the core's width
 //! allows up to 127; it never writes more than 64).
 
+use crate::fifo::Fifo;
 use crate::num::Num;
+use crate::reg::Reg;
 use rust_hdl::prelude::*;
 
 /// Quiet cycles after which a partly gathered block and the open TLP go out.
@@ -47,6 +49,8 @@ const DESC_BITS: usize = 77;
 pub struct PcieWriteFront {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Max_Payload_Size, PCIe's code (128 << code bytes); TLPs are coalesced
     /// up to it, at most 512 bytes (codes 2 and above).
     pub cfg_mps: Signal<In, Bits<3>>,
@@ -82,9 +86,9 @@ pub struct PcieWriteFront {
     /// read's reply must wait until this reaches `accepted` as it was when
     /// the reply was made, or it would pass a posted write.
     pub retired: Signal<Out, Bits<16>>,
-    acc: DFF<Bits<16>>,
-    ret: DFF<Bits<16>>,
-    c_ends: DFF<Bits<7>>,
+    acc: Reg<Bits<16>>,
+    ret: Reg<Bits<16>>,
+    c_ends: Reg<Bits<7>>,
     e_ends: Signal<Local, Bits<7>>,
     in_take: Signal<Local, Bit>,
     idle_flush: Num<IDLE_FLUSH, 4>,
@@ -93,10 +97,10 @@ pub struct PcieWriteFront {
     zero: Num<0, 512>,
     blk_room: Num<{ (1 << BLK_LOG2) - 2 }, 6>,
     // Input register: the core's beat waits here, so ready depends on registers only.
-    in_v: DFF<Bit>,
-    in_addr: DFF<Bits<64>>,
-    in_data: DFF<Bits<512>>,
-    in_len: DFF<Bits<7>>,
+    in_v: Reg<Bit>,
+    in_addr: Reg<Bits<64>>,
+    in_data: Reg<Bits<512>>,
+    in_len: Reg<Bits<7>>,
     n: Signal<Local, Bits<10>>,
     lane: Signal<Local, Bits<10>>,
     dm: Signal<Local, Bits<512>>,
@@ -110,12 +114,12 @@ pub struct PcieWriteFront {
     spills: Signal<Local, Bit>,
     take: Signal<Local, Bit>,
     // Gathered block: data zero outside its bytes; [c_start, c_end) its bytes.
-    c_v: DFF<Bit>,
-    c_start: DFF<Bits<64>>,
-    c_end: DFF<Bits<64>>,
-    c_data: DFF<Bits<512>>,
-    c_keep: DFF<Bits<64>>,
-    idle: DFF<Bits<4>>,
+    c_v: Reg<Bit>,
+    c_start: Reg<Bits<64>>,
+    c_end: Reg<Bits<64>>,
+    c_data: Reg<Bits<512>>,
+    c_keep: Reg<Bits<64>>,
+    idle: Reg<Bits<4>>,
     quiet: Signal<Local, Bit>,
     // A block handed to the packetizer this cycle.
     e_v: Signal<Local, Bit>,
@@ -125,23 +129,23 @@ pub struct PcieWriteFront {
     e_keep: Signal<Local, Bits<64>>,
     can_emit: Signal<Local, Bit>,
     // Open TLP.
-    t_open: DFF<Bit>,
-    t_full: DFF<Bit>,
-    t_addr: DFF<Bits<64>>,
-    t_end: DFF<Bits<64>>,
+    t_open: Reg<Bit>,
+    t_full: Reg<Bit>,
+    t_addr: Reg<Bits<64>>,
+    t_end: Reg<Bits<64>>,
     mps_mask: Signal<Local, Bits<64>>,
     t_cont: Signal<Local, Bit>,
     close: Signal<Local, Bit>,
     t_len: Signal<Local, Bits<64>>,
-    blocks: SynchronousFIFO<Bits<BLK_BITS>, BLK_LOG2, { BLK_LOG2 + 1 }, 1>,
-    blk_cnt: DFF<Bits<6>>,
-    descs: SynchronousFIFO<Bits<DESC_BITS>, BLK_LOG2, { BLK_LOG2 + 1 }, 1>,
+    blocks: Fifo<Bits<BLK_BITS>, BLK_LOG2, { BLK_LOG2 + 1 }>,
+    blk_cnt: Reg<Bits<6>>,
+    descs: Fifo<Bits<DESC_BITS>, BLK_LOG2, { BLK_LOG2 + 1 }>,
     // Send.
-    o_busy: DFF<Bit>,
-    o_first: DFF<Bit>,
-    o_addr: DFF<Bits<64>>,
-    o_len: DFF<Bits<13>>,
-    o_left: DFF<Bits<4>>,
+    o_busy: Reg<Bit>,
+    o_first: Reg<Bit>,
+    o_addr: Reg<Bits<64>>,
+    o_len: Reg<Bits<13>>,
+    o_left: Reg<Bits<4>>,
     d_blocks: Signal<Local, Bits<13>>,
     send: Signal<Local, Bit>,
 }
@@ -153,7 +157,32 @@ impl Logic for PcieWriteFront {
             self, clock, in_v, in_addr, in_data, in_len, c_v, c_start, c_end, c_data, c_keep, c_ends, idle, t_open,
             t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
         );
+        self.in_v.reset.next = self.reset.val();
+        self.in_addr.reset.next = self.reset.val();
+        self.in_data.reset.next = self.reset.val();
+        self.in_len.reset.next = self.reset.val();
+        self.c_v.reset.next = self.reset.val();
+        self.c_start.reset.next = self.reset.val();
+        self.c_end.reset.next = self.reset.val();
+        self.c_data.reset.next = self.reset.val();
+        self.c_keep.reset.next = self.reset.val();
+        self.c_ends.reset.next = self.reset.val();
+        self.idle.reset.next = self.reset.val();
+        self.t_open.reset.next = self.reset.val();
+        self.t_full.reset.next = self.reset.val();
+        self.t_addr.reset.next = self.reset.val();
+        self.t_end.reset.next = self.reset.val();
+        self.blk_cnt.reset.next = self.reset.val();
+        self.o_busy.reset.next = self.reset.val();
+        self.o_first.reset.next = self.reset.val();
+        self.o_addr.reset.next = self.reset.val();
+        self.o_len.reset.next = self.reset.val();
+        self.o_left.reset.next = self.reset.val();
+        self.acc.reset.next = self.reset.val();
+        self.ret.reset.next = self.reset.val();
         clock!(self, clock, blocks, descs);
+        self.blocks.reset.next = self.reset.val();
+        self.descs.reset.next = self.reset.val();
 
         // Gather: the registered beat, rotated into its block (lo) and the next (hi).
         self.n.next = bit_cast::<10, 7>(self.in_len.q.val());

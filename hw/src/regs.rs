@@ -3,6 +3,7 @@
 //! counters. Offsets are `rnic_spec::regs`; the decode compares against
 //! them as literals, checked against the spec at compile time below.
 
+use crate::reg::Reg;
 use rnic_spec::params::QPN_BITS;
 use rnic_spec::regs as r;
 use rust_hdl::prelude::*;
@@ -13,6 +14,8 @@ const _: () = assert!(
         && r::REG_SRC_MAC == 0x10
         && r::REG_SRC_IP == 0x18
         && r::REG_CYCLES == 0x20
+        && r::REG_STATUS == 0x28
+        && r::STATUS_READY == 1
         && r::REG_STAGE == 0x100
         && r::REG_QP_COMMIT == 0x140
         && r::REG_MR_COMMIT == 0x148
@@ -56,6 +59,10 @@ const _: () =
 pub struct Regs {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's tables are cleared (`REG_STATUS`).
+    pub ready: Signal<In, Bit>,
     /// Write strobe.
     pub wr_valid: Signal<In, Bit>,
     /// Write offset.
@@ -128,52 +135,52 @@ pub struct Regs {
     pub ctrlq_ci: Signal<Out, Bits<32>>,
     /// Pulse: `REG_CTRLQ_LOG2` written (the producer index restarts).
     pub ctrlq_reset: Signal<Out, Bit>,
-    st0: DFF<Bits<64>>,
-    st1: DFF<Bits<64>>,
-    st2: DFF<Bits<64>>,
-    st3: DFF<Bits<64>>,
-    st4: DFF<Bits<64>>,
-    st5: DFF<Bits<64>>,
-    st6: DFF<Bits<64>>,
-    st7: DFF<Bits<64>>,
-    mac: DFF<Bits<48>>,
-    ip: DFF<Bits<32>>,
-    cycles: DFF<Bits<64>>,
-    resp_v: DFF<Bit>,
-    resp_d: DFF<Bits<64>>,
-    c0: DFF<Bits<64>>,
-    c1: DFF<Bits<64>>,
-    c2: DFF<Bits<64>>,
-    c3: DFF<Bits<64>>,
-    c4: DFF<Bits<64>>,
-    c5: DFF<Bits<64>>,
-    c6: DFF<Bits<64>>,
-    c7: DFF<Bits<64>>,
-    c8: DFF<Bits<64>>,
-    c9: DFF<Bits<64>>,
-    c10: DFF<Bits<64>>,
-    c11: DFF<Bits<64>>,
-    c12: DFF<Bits<64>>,
-    c13: DFF<Bits<64>>,
-    c14: DFF<Bits<64>>,
-    c15: DFF<Bits<64>>,
-    c16: DFF<Bits<64>>,
-    c17: DFF<Bits<64>>,
-    c18: DFF<Bits<64>>,
-    c19: DFF<Bits<64>>,
-    c20: DFF<Bits<64>>,
-    c21: DFF<Bits<64>>,
-    c22: DFF<Bits<64>>,
-    c23: DFF<Bits<64>>,
-    c24: DFF<Bits<64>>,
-    rto_q: DFF<Bits<32>>,
-    probe_q: DFF<Bits<32>>,
-    cwq_q: DFF<Bits<QPN_BITS>>,
-    hold_q: DFF<Bits<8>>,
-    ccp: DFF<Bits<512>>,
-    ctl_base: DFF<Bits<64>>,
-    ctl_log2: DFF<Bits<8>>,
-    ctl_ci: DFF<Bits<32>>,
+    st0: Reg<Bits<64>>,
+    st1: Reg<Bits<64>>,
+    st2: Reg<Bits<64>>,
+    st3: Reg<Bits<64>>,
+    st4: Reg<Bits<64>>,
+    st5: Reg<Bits<64>>,
+    st6: Reg<Bits<64>>,
+    st7: Reg<Bits<64>>,
+    mac: Reg<Bits<48>>,
+    ip: Reg<Bits<32>>,
+    cycles: Reg<Bits<64>>,
+    resp_v: Reg<Bit>,
+    resp_d: Reg<Bits<64>>,
+    c0: Reg<Bits<64>>,
+    c1: Reg<Bits<64>>,
+    c2: Reg<Bits<64>>,
+    c3: Reg<Bits<64>>,
+    c4: Reg<Bits<64>>,
+    c5: Reg<Bits<64>>,
+    c6: Reg<Bits<64>>,
+    c7: Reg<Bits<64>>,
+    c8: Reg<Bits<64>>,
+    c9: Reg<Bits<64>>,
+    c10: Reg<Bits<64>>,
+    c11: Reg<Bits<64>>,
+    c12: Reg<Bits<64>>,
+    c13: Reg<Bits<64>>,
+    c14: Reg<Bits<64>>,
+    c15: Reg<Bits<64>>,
+    c16: Reg<Bits<64>>,
+    c17: Reg<Bits<64>>,
+    c18: Reg<Bits<64>>,
+    c19: Reg<Bits<64>>,
+    c20: Reg<Bits<64>>,
+    c21: Reg<Bits<64>>,
+    c22: Reg<Bits<64>>,
+    c23: Reg<Bits<64>>,
+    c24: Reg<Bits<64>>,
+    rto_q: Reg<Bits<32>>,
+    probe_q: Reg<Bits<32>>,
+    cwq_q: Reg<Bits<QPN_BITS>>,
+    hold_q: Reg<Bits<8>>,
+    ccp: Reg<Bits<512>>,
+    ctl_base: Reg<Bits<64>>,
+    ctl_log2: Reg<Bits<8>>,
+    ctl_ci: Reg<Bits<32>>,
     bad_index: Signal<Local, Bit>,
     sel: Signal<Local, Bits<32>>,
 }
@@ -186,6 +193,52 @@ impl Logic for Regs {
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, rto_q,
             probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci
         );
+        self.st0.reset.next = self.reset.val();
+        self.st1.reset.next = self.reset.val();
+        self.st2.reset.next = self.reset.val();
+        self.st3.reset.next = self.reset.val();
+        self.st4.reset.next = self.reset.val();
+        self.st5.reset.next = self.reset.val();
+        self.st6.reset.next = self.reset.val();
+        self.st7.reset.next = self.reset.val();
+        self.mac.reset.next = self.reset.val();
+        self.ip.reset.next = self.reset.val();
+        self.cycles.reset.next = self.reset.val();
+        self.resp_v.reset.next = self.reset.val();
+        self.resp_d.reset.next = self.reset.val();
+        self.c0.reset.next = self.reset.val();
+        self.c1.reset.next = self.reset.val();
+        self.c2.reset.next = self.reset.val();
+        self.c3.reset.next = self.reset.val();
+        self.c4.reset.next = self.reset.val();
+        self.c5.reset.next = self.reset.val();
+        self.c6.reset.next = self.reset.val();
+        self.c7.reset.next = self.reset.val();
+        self.c8.reset.next = self.reset.val();
+        self.c9.reset.next = self.reset.val();
+        self.c10.reset.next = self.reset.val();
+        self.c11.reset.next = self.reset.val();
+        self.c12.reset.next = self.reset.val();
+        self.c13.reset.next = self.reset.val();
+        self.c14.reset.next = self.reset.val();
+        self.c15.reset.next = self.reset.val();
+        self.c16.reset.next = self.reset.val();
+        self.c17.reset.next = self.reset.val();
+        self.c18.reset.next = self.reset.val();
+        self.c19.reset.next = self.reset.val();
+        self.c20.reset.next = self.reset.val();
+        self.c21.reset.next = self.reset.val();
+        self.c22.reset.next = self.reset.val();
+        self.c23.reset.next = self.reset.val();
+        self.c24.reset.next = self.reset.val();
+        self.rto_q.reset.next = self.reset.val();
+        self.probe_q.reset.next = self.reset.val();
+        self.cwq_q.reset.next = self.reset.val();
+        self.hold_q.reset.next = self.reset.val();
+        self.ccp.reset.next = self.reset.val();
+        self.ctl_base.reset.next = self.reset.val();
+        self.ctl_log2.reset.next = self.reset.val();
+        self.ctl_ci.reset.next = self.reset.val();
         self.rto.next = self.rto_q.q.val();
         self.probe.next = self.probe_q.q.val();
         self.cc_query_qpn.next = self.cwq_q.q.val();
@@ -364,6 +417,7 @@ impl Logic for Regs {
             16 => self.resp_d.d.next = bit_cast::<64, 48>(self.mac.q.val()),
             24 => self.resp_d.d.next = bit_cast::<64, 32>(self.ip.q.val()),
             32 => self.resp_d.d.next = self.cycles.q.val(),
+            40 => self.resp_d.d.next = bit_cast::<64, 1>(self.ready.val().into()),
             512 => self.resp_d.d.next = self.c0.q.val(),
             520 => self.resp_d.d.next = self.c1.q.val(),
             528 => self.resp_d.d.next = self.c2.q.val(),

@@ -36,7 +36,10 @@ use crate::desc::{
     JOB_FOLLOWS, OCW_BITS, REW_BITS, RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS,
     SWC_BITS, TXD_BITS,
 };
+use crate::fifo::Fifo;
 use crate::num::Num;
+use crate::reg::Reg;
+use crate::table::Table;
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, resp_report};
 use rnic_spec::params::dma_tag;
 use rnic_spec::params::{MR_BITS, QPN_BITS, RX_SR_QUEUE_LOG2, SW_SR_SPAN};
@@ -96,6 +99,12 @@ enum RState {
 pub struct Responder {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// Descriptor FIFO empty.
     pub desc_empty: Signal<In, Bit>,
     /// Descriptor at the FIFO head.
@@ -196,7 +205,7 @@ pub struct Responder {
     /// `SR_POOL` minus this many are lent at once.
     pub sr_pool_hold: Signal<In, Bits<8>>,
     /// Windows lent to QPs now.
-    lent: DFF<Bits<8>>,
+    lent: Reg<Bits<8>>,
     /// A window may be lent: one is free and fewer than the cap are lent.
     pool_avail: Signal<Local, Bit>,
     /// A software-recovery command from the host (`SwCmdPack`, `regs::REG_RX_SR_SET`).
@@ -205,19 +214,19 @@ pub struct Responder {
     pub swc_data: Signal<In, Bits<SWC_BITS>>,
     /// Pulse: a command found the queue full and was dropped.
     pub swc_drop: Signal<Out, Bit>,
-    swq: SynchronousFIFO<Bits<SWC_BITS>, RX_SR_QUEUE_LOG2, { RX_SR_QUEUE_LOG2 + 1 }, 1>,
-    sw_word: DFF<Bits<SWC_BITS>>,
+    swq: Fifo<Bits<SWC_BITS>, RX_SR_QUEUE_LOG2, { RX_SR_QUEUE_LOG2 + 1 }>,
+    sw_word: Reg<Bits<SWC_BITS>>,
     swu: SwCmdUnpack,
     /// The packet out of order is placed through software recovery (not a window).
-    sw: DFF<Bit>,
+    sw: Reg<Bit>,
     /// A report for the host's software recovery follows the packet or command.
-    sw_rep: DFF<Bit>,
+    sw_rep: Reg<Bit>,
     /// The report: CtrlQ kind, `resp_report` flags, PSN, PSN_OFFSET, QPN.
-    rep_kind: DFF<Bits<8>>,
-    rep_flags: DFF<Bits<8>>,
-    rep_psn: DFF<Bits<24>>,
-    rep_off: DFF<Bits<24>>,
-    rep_qpn: DFF<Bits<QPN_BITS>>,
+    rep_kind: Reg<Bits<8>>,
+    rep_flags: Reg<Bits<8>>,
+    rep_psn: Reg<Bits<24>>,
+    rep_off: Reg<Bits<24>>,
+    rep_qpn: Reg<Bits<QPN_BITS>>,
     /// The packet may be placed through software recovery: a plain WRITE
     /// within `SW_SR_SPAN` of a QP holding no window, which is in recovery
     /// already or finds the pool empty.
@@ -253,7 +262,7 @@ pub struct Responder {
     pub rst_valid: Signal<In, Bit>,
     /// QP commit: `{epsn[33:10], reset_req[9], reset_resp[8], qpn[7:0]}`.
     pub rst_data: Signal<In, Bits<40>>,
-    rstq: SynchronousFIFO<Bits<40>, 3, 4, 1>,
+    rstq: Fifo<Bits<40>, 3, 4>,
     /// The turn engine sent a READ request (`ArmPack`): expect its response.
     pub arm_write: Signal<In, Bit>,
     /// The arm word.
@@ -274,13 +283,13 @@ pub struct Responder {
     /// Its data.
     pub jseq_wdata: Signal<Out, Bits<3>>,
     jseq_next: Signal<Local, Bits<3>>,
-    armq: SynchronousFIFO<Bits<ARM_BITS>, 3, 4, 1>,
-    arm_word: DFF<Bits<ARM_BITS>>,
+    armq: Fifo<Bits<ARM_BITS>, 3, 4>,
+    arm_word: Reg<Bits<ARM_BITS>>,
     armu: ArmUnpack,
     jobp: RewindPack,
     jwqe: WqeHeadPack,
     /// The READ request is a duplicate (behind ePSN): answered again, no state change.
-    rd_dup: DFF<Bit>,
+    rd_dup: Reg<Bit>,
     is_read_req: Signal<Local, Bit>,
     /// A READ response packet (to our own READ request).
     is_rsp: Signal<Local, Bit>,
@@ -294,7 +303,7 @@ pub struct Responder {
     rd_npkts: Signal<Local, Bits<24>>,
     rd_npkts64: Signal<Local, Bits<64>>,
     /// `rd_npkts` a cycle later: the READ states use it two states after the QPC and descriptor settle.
-    rd_npkts_q: DFF<Bits<24>>,
+    rd_npkts_q: Reg<Bits<24>>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
     op_rsp_first: Num<{ opcode::READ_RESPONSE_FIRST as u64 }, 8>,
     op_rsp_middle: Num<{ opcode::READ_RESPONSE_MIDDLE as u64 }, 8>,
@@ -314,7 +323,7 @@ pub struct Responder {
     /// ahead of the QP's newest job's, so the jobs queued before it are stale.
     rd_restart: Signal<Local, Bit>,
     /// The READ response packet is behind the awaited one: its word only restarts the timer.
-    rsp_dup: DFF<Bit>,
+    rsp_dup: Reg<Bit>,
     /// The job starts where the QP's newest ends (`JOB_FOLLOWS`).
     rd_follows: Signal<Local, Bit>,
     job_follows: Num<{ JOB_FOLLOWS }, 8>,
@@ -326,13 +335,13 @@ pub struct Responder {
     rd_jdist: Signal<Local, Bits<24>>,
     /// Selective repeat's shared pool of windows (`SrWinPack`), addressed
     /// by the QP's `sr_win`; read data one cycle after the address.
-    pool: RAM<Bits<SRW_BITS>, SR_POOL_LOG2>,
+    pool: Table<Bits<SRW_BITS>, SR_POOL_LOG2>,
     /// Indices of the windows no QP holds.
-    freeq: SynchronousFIFO<Bits<SR_POOL_LOG2>, SR_POOL_LOG2, { SR_POOL_LOG2 + 1 }, 1>,
+    freeq: Fifo<Bits<SR_POOL_LOG2>, SR_POOL_LOG2, { SR_POOL_LOG2 + 1 }>,
     /// Windows put in the free list after power-up (all of them before the first packet).
-    init_n: DFF<Bits<8>>,
+    init_n: Reg<Bits<8>>,
     /// The window of the packet's QP (zero if it holds none).
-    win: DFF<Bits<SRW_BITS>>,
+    win: Reg<Bits<SRW_BITS>>,
     wu: SrWinUnpack,
     wp: SrWinPack,
     /// A completion record per window slot (`SrSidePack`), addressed by
@@ -342,11 +351,11 @@ pub struct Responder {
     sdu: SrSideUnpack,
     sdp: SrSidePack,
     /// The slide goes on after the completion being written.
-    slide_cont: DFF<Bit>,
+    slide_cont: Reg<Bit>,
     /// The receive buffer a SEND packet is placed in (IOVA, length): the
     /// QP's cached one, or the one its RSN names (fetched).
-    sp_iova: DFF<Bits<64>>,
-    sp_len: DFF<Bits<32>>,
+    sp_iova: Reg<Bits<64>>,
+    sp_len: Reg<Bits<32>>,
     /// The packet's RSN names a posted receive WQE (rq_ci <= RSN < rq_pi).
     rsn_posted: Signal<Local, Bit>,
     /// An out-of-order SEND packet of the message the QP has started: its
@@ -358,7 +367,7 @@ pub struct Responder {
     /// 16 (`OooRwqePack`), so the other packets of its message are placed
     /// without a fetch each; dropped when its WQE is consumed or its QP's
     /// responder is reset. Read at the packet's QPN from `Look` on.
-    occ: RAM<Bits<OCW_BITS>, OCC_LOG2>,
+    occ: Table<Bits<OCW_BITS>, OCC_LOG2>,
     ocu: OooRwqeUnpack,
     ocp: OooRwqePack,
     /// The packet's RSN is the cached one's.
@@ -367,33 +376,33 @@ pub struct Responder {
     key_ok_oc: Signal<Local, Bit>,
     /// The QP's cached receive buffer's MR still grants it (tag, PD, LOCAL_WRITE).
     key_ok_cached: Signal<Local, Bit>,
-    rst_word: DFF<Bits<40>>,
-    state: DFF<RState>,
-    rx_desc: DFF<Bits<RXD_BITS>>,
-    qpc: DFF<Bits<448>>,
-    rs: DFF<Bits<RXS_BITS>>,
-    rq_pi: DFF<Bits<16>>,
-    sq_pi: DFF<Bits<16>>,
-    rp: DFF<Bits<10>>,
-    end_ptr: DFF<Bits<10>>,
-    dest: DFF<Bits<64>>,
-    left: DFF<Bits<16>>,
-    syn: DFF<Bits<8>>,
-    rwqe: DFF<Bits<512>>,
-    send_off: DFF<Bits<32>>,
-    need_cqe: DFF<Bit>,
-    ooo: DFF<Bit>,
-    placed: DFF<Bit>,
-    slid: DFF<Bit>,
-    nak_after_cqe: DFF<Bit>,
-    cq_num: DFF<Bits<16>>,
-    c_idx: DFF<Bits<16>>,
-    c_status: DFF<Bits<8>>,
-    c_op: DFF<Bits<8>>,
-    c_len: DFF<Bits<32>>,
-    c_qpn: DFF<Bits<QPN_BITS>>,
-    c_imm: DFF<Bits<32>>,
-    c_flags: DFF<Bits<8>>,
+    rst_word: Reg<Bits<40>>,
+    state: Reg<RState>,
+    rx_desc: Reg<Bits<RXD_BITS>>,
+    qpc: Reg<Bits<448>>,
+    rs: Reg<Bits<RXS_BITS>>,
+    rq_pi: Reg<Bits<16>>,
+    sq_pi: Reg<Bits<16>>,
+    rp: Reg<Bits<10>>,
+    end_ptr: Reg<Bits<10>>,
+    dest: Reg<Bits<64>>,
+    left: Reg<Bits<16>>,
+    syn: Reg<Bits<8>>,
+    rwqe: Reg<Bits<512>>,
+    send_off: Reg<Bits<32>>,
+    need_cqe: Reg<Bit>,
+    ooo: Reg<Bit>,
+    placed: Reg<Bit>,
+    slid: Reg<Bit>,
+    nak_after_cqe: Reg<Bit>,
+    cq_num: Reg<Bits<16>>,
+    c_idx: Reg<Bits<16>>,
+    c_status: Reg<Bits<8>>,
+    c_op: Reg<Bits<8>>,
+    c_len: Reg<Bits<32>>,
+    c_qpn: Reg<Bits<QPN_BITS>>,
+    c_imm: Reg<Bits<32>>,
+    c_flags: Reg<Bits<8>>,
     du: RxDescUnpack,
     qv: QpcView,
     rsu: RxStateUnpack,
@@ -506,11 +515,19 @@ impl Logic for Responder {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, rstq, freeq, armq, swq);
+        self.rstq.reset.next = self.reset.val();
+        self.freeq.reset.next = self.reset.val();
+        self.armq.reset.next = self.reset.val();
+        self.swq.reset.next = self.reset.val();
         self.pool.read_clock.next = self.clock.val();
         self.pool.write_clock.next = self.clock.val();
+        self.pool.clear.next = self.scrub.val();
+        self.pool.clear_address.next = self.scrub_addr.val().get_bits::<SR_POOL_LOG2>(0);
         self.side.read_clock.next = self.clock.val();
         self.occ.read_clock.next = self.clock.val();
         self.occ.write_clock.next = self.clock.val();
+        self.occ.clear.next = self.scrub.val();
+        self.occ.clear_address.next = self.scrub_addr.val().get_bits::<OCC_LOG2>(0);
         self.occ.read_address.next = self.du.dqpn.val().get_bits::<OCC_LOG2>(0);
         self.ocu.pword.next = self.occ.read_data.val();
         self.occ.write_enable.next = false;
@@ -579,6 +596,51 @@ impl Logic for Responder {
             rep_off,
             rep_qpn
         );
+        self.rd_npkts_q.reset.next = self.reset.val();
+        self.rst_word.reset.next = self.reset.val();
+        self.init_n.reset.next = self.reset.val();
+        self.win.reset.next = self.reset.val();
+        self.state.reset.next = self.reset.val();
+        self.rx_desc.reset.next = self.reset.val();
+        self.qpc.reset.next = self.reset.val();
+        self.rs.reset.next = self.reset.val();
+        self.rq_pi.reset.next = self.reset.val();
+        self.sq_pi.reset.next = self.reset.val();
+        self.rp.reset.next = self.reset.val();
+        self.end_ptr.reset.next = self.reset.val();
+        self.dest.reset.next = self.reset.val();
+        self.left.reset.next = self.reset.val();
+        self.syn.reset.next = self.reset.val();
+        self.rwqe.reset.next = self.reset.val();
+        self.send_off.reset.next = self.reset.val();
+        self.need_cqe.reset.next = self.reset.val();
+        self.ooo.reset.next = self.reset.val();
+        self.placed.reset.next = self.reset.val();
+        self.slid.reset.next = self.reset.val();
+        self.nak_after_cqe.reset.next = self.reset.val();
+        self.cq_num.reset.next = self.reset.val();
+        self.c_idx.reset.next = self.reset.val();
+        self.c_status.reset.next = self.reset.val();
+        self.c_op.reset.next = self.reset.val();
+        self.c_len.reset.next = self.reset.val();
+        self.c_qpn.reset.next = self.reset.val();
+        self.c_imm.reset.next = self.reset.val();
+        self.c_flags.reset.next = self.reset.val();
+        self.arm_word.reset.next = self.reset.val();
+        self.rd_dup.reset.next = self.reset.val();
+        self.slide_cont.reset.next = self.reset.val();
+        self.rsp_dup.reset.next = self.reset.val();
+        self.sp_iova.reset.next = self.reset.val();
+        self.sp_len.reset.next = self.reset.val();
+        self.lent.reset.next = self.reset.val();
+        self.sw_word.reset.next = self.reset.val();
+        self.sw.reset.next = self.reset.val();
+        self.sw_rep.reset.next = self.reset.val();
+        self.rep_kind.reset.next = self.reset.val();
+        self.rep_flags.reset.next = self.reset.val();
+        self.rep_psn.reset.next = self.reset.val();
+        self.rep_off.reset.next = self.reset.val();
+        self.rep_qpn.reset.next = self.reset.val();
         self.du.pword.next = self.rx_desc.q.val();
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();

@@ -20,6 +20,12 @@ use rust_hdl::prelude::*;
 pub struct RxEngine {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// Descriptor FIFO empty.
     pub desc_empty: Signal<In, Bit>,
     /// Descriptor at the FIFO head.
@@ -265,6 +271,10 @@ impl Logic for RxEngine {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, resp, ack, cqmux, cqw);
+        self.resp.reset.next = self.reset.val();
+        self.ack.reset.next = self.reset.val();
+        self.cqmux.reset.next = self.reset.val();
+        self.cqw.reset.next = self.reset.val();
         self.resp.desc_empty.next = self.desc_empty.val();
         self.resp.desc_data.next = self.desc_data.val();
         self.desc_pop.next = self.resp.desc_pop.val();
@@ -413,5 +423,9 @@ impl Logic for RxEngine {
         self.wr_data.next = self.wrmux.wr_data.val();
         self.wr_len.next = self.wrmux.wr_len.val();
         self.idle.next = self.resp.idle.val() & self.ack.idle.val() & self.cqw.idle.val();
+        self.resp.scrub.next = self.scrub.val();
+        self.resp.scrub_addr.next = self.scrub_addr.val();
+        self.ack.scrub.next = self.scrub.val();
+        self.ack.scrub_addr.next = self.scrub_addr.val();
     }
 }

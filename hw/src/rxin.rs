@@ -16,6 +16,7 @@
 use crate::desc::{RxDescPack, RXD_BITS};
 use crate::hdr::RxHeader;
 use crate::icrc::{IcrcData, IcrcFold, IcrcUnpadHi, IcrcUnpadLo};
+use crate::reg::Reg;
 use rnic_spec::params::{PMTU_LOG2_MAX, RX_BUF_BEATS_LOG2};
 use rnic_spec::wire::{HDR_LEN, ICRC_LEN};
 use rust_hdl::prelude::*;
@@ -25,6 +26,8 @@ use rust_hdl::prelude::*;
 pub struct RxIn {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Frame beat valid.
     pub rx_valid: Signal<In, Bit>,
     /// Frame beat.
@@ -63,36 +66,36 @@ pub struct RxIn {
     pub cnt_hdr: Signal<Out, Bit>,
     /// Pulse: dropped, no buffer.
     pub cnt_nobuf: Signal<Out, Bit>,
-    beat: DFF<Bits<16>>,
-    hdr0: DFF<Bits<512>>,
-    hdr1: DFF<Bits<512>>,
+    beat: Reg<Bits<16>>,
+    hdr0: Reg<Bits<512>>,
+    hdr1: Reg<Bits<512>>,
     /// ICRC state through the beat before the previous one, and the previous beat's contribution.
-    crc: DFF<Bits<32>>,
-    dcon: DFF<Bits<32>>,
-    dfirst: DFF<Bit>,
-    wstart: DFF<Bits<10>>,
-    wptr: DFF<Bits<10>>,
-    dropping: DFF<Bit>,
-    too_long: DFF<Bit>,
+    crc: Reg<Bits<32>>,
+    dcon: Reg<Bits<32>>,
+    dfirst: Reg<Bit>,
+    wstart: Reg<Bits<10>>,
+    wptr: Reg<Bits<10>>,
+    dropping: Reg<Bit>,
+    too_long: Reg<Bit>,
     /// From the IPv4 header at beat 1: frame length - 1, the last beat's ICRC-covered lanes, the header checks.
-    fl1: DFF<Bits<16>>,
-    lastm: DFF<Bits<64>>,
-    hdr_ok: DFF<Bit>,
+    fl1: Reg<Bits<16>>,
+    lastm: Reg<Bits<64>>,
+    hdr_ok: Reg<Bit>,
     /// Verdict pipeline: step 1 (the cycle after a last beat), step 2 (the verdict).
-    ck1_v: DFF<Bit>,
-    ck1_good: DFF<Bit>,
-    ck1_drop: DFF<Bit>,
-    ck1_z: DFF<Bit>,
-    ck1_k: DFF<Bits<6>>,
-    ck1_rxi: DFF<Bits<32>>,
-    ck2_v: DFF<Bit>,
-    ck2_good: DFF<Bit>,
-    ck2_drop: DFF<Bit>,
-    ck2_x: DFF<Bits<32>>,
-    ck2_k: DFF<Bits<6>>,
-    ck2_rxi: DFF<Bits<32>>,
+    ck1_v: Reg<Bit>,
+    ck1_good: Reg<Bit>,
+    ck1_drop: Reg<Bit>,
+    ck1_z: Reg<Bit>,
+    ck1_k: Reg<Bits<6>>,
+    ck1_rxi: Reg<Bits<32>>,
+    ck2_v: Reg<Bit>,
+    ck2_good: Reg<Bit>,
+    ck2_drop: Reg<Bit>,
+    ck2_x: Reg<Bits<32>>,
+    ck2_k: Reg<Bits<6>>,
+    ck2_rxi: Reg<Bits<32>>,
     /// The descriptor of the last frame that passed its header checks.
-    ck_desc: DFF<Bits<RXD_BITS>>,
+    ck_desc: Reg<Bits<RXD_BITS>>,
     hv: RxHeader,
     icrc_d: IcrcData,
     icrc_f: IcrcFold,
@@ -136,6 +139,32 @@ impl Logic for RxIn {
             ck1_v, ck1_good, ck1_drop, ck1_z, ck1_k, ck1_rxi, ck2_v, ck2_good, ck2_drop, ck2_x, ck2_k, ck2_rxi,
             ck_desc
         );
+        self.beat.reset.next = self.reset.val();
+        self.hdr0.reset.next = self.reset.val();
+        self.hdr1.reset.next = self.reset.val();
+        self.crc.reset.next = self.reset.val();
+        self.dcon.reset.next = self.reset.val();
+        self.dfirst.reset.next = self.reset.val();
+        self.wstart.reset.next = self.reset.val();
+        self.wptr.reset.next = self.reset.val();
+        self.dropping.reset.next = self.reset.val();
+        self.too_long.reset.next = self.reset.val();
+        self.fl1.reset.next = self.reset.val();
+        self.lastm.reset.next = self.reset.val();
+        self.hdr_ok.reset.next = self.reset.val();
+        self.ck1_v.reset.next = self.reset.val();
+        self.ck1_good.reset.next = self.reset.val();
+        self.ck1_drop.reset.next = self.reset.val();
+        self.ck1_z.reset.next = self.reset.val();
+        self.ck1_k.reset.next = self.reset.val();
+        self.ck1_rxi.reset.next = self.reset.val();
+        self.ck2_v.reset.next = self.reset.val();
+        self.ck2_good.reset.next = self.reset.val();
+        self.ck2_drop.reset.next = self.reset.val();
+        self.ck2_x.reset.next = self.reset.val();
+        self.ck2_k.reset.next = self.reset.val();
+        self.ck2_rxi.reset.next = self.reset.val();
+        self.ck_desc.reset.next = self.reset.val();
         self.hv.beat0.next = self.hdr0.q.val();
         self.hv.beat1.next = self.hdr1.q.val();
         self.ones64.next = 0xFFFF_FFFF_FFFF_FFFF_u64.into();

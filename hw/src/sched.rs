@@ -14,6 +14,8 @@
 //! (`done_ready` low) only when a doorbell of another, inactive QP writes the
 //! schedule queue in the same cycle.
 
+use crate::fifo::Fifo;
+use crate::reg::Reg;
 use rnic_spec::params::{NUM_QPS, QPN_BITS};
 use rust_hdl::prelude::*;
 
@@ -22,6 +24,8 @@ use rust_hdl::prelude::*;
 pub struct Scheduler {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// SQ doorbell (the new producer index is already in the SQ PI table).
     pub db_valid: Signal<In, Bit>,
     /// QPN of the doorbell.
@@ -42,9 +46,9 @@ pub struct Scheduler {
     pub done_ready: Signal<Out, Bit>,
     /// Some QP is active (queued or in service).
     pub busy: Signal<Out, Bit>,
-    schedq: SynchronousFIFO<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }, 1>,
-    active: DFF<Bits<NUM_QPS>>,
-    rung: DFF<Bits<NUM_QPS>>,
+    schedq: Fifo<Bits<QPN_BITS>, QPN_BITS, { QPN_BITS + 1 }>,
+    active: Reg<Bits<NUM_QPS>>,
+    rung: Reg<Bits<NUM_QPS>>,
     db_new: Signal<Local, Bit>,
     requeue: Signal<Local, Bit>,
     active_next: Signal<Local, Bits<NUM_QPS>>,
@@ -58,7 +62,10 @@ impl Logic for Scheduler {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, active, rung);
+        self.active.reset.next = self.reset.val();
+        self.rung.reset.next = self.reset.val();
         clock!(self, clock, schedq);
+        self.schedq.reset.next = self.reset.val();
         self.sched_valid.next = !self.schedq.empty.val();
         self.sched_qpn.next = self.schedq.data_out.val();
         self.schedq.read.next = self.sched_pop.val();

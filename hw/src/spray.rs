@@ -45,6 +45,8 @@
 
 use crate::num::Num;
 use crate::prio::{FirstSet16, FirstSet256};
+use crate::reg::Reg;
+use crate::table::Table;
 use rnic_spec::params::QPN_BITS;
 use rust_hdl::prelude::*;
 
@@ -79,6 +81,12 @@ enum SprayState {
 pub struct SprayEngine {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// A request is presented.
     pub req_valid: Signal<In, Bit>,
     /// The engine takes it this cycle.
@@ -101,32 +109,32 @@ pub struct SprayEngine {
     pub out_valid: Signal<Out, Bit>,
     /// The chosen entropy.
     pub out_path: Signal<Out, Bits<8>>,
-    qp_state: RAM<Bits<SPS_BITS>, QPN_BITS>,
-    state: DFF<SprayState>,
-    qpn: DFF<Bits<QPN_BITS>>,
-    op: DFF<Bits<2>>,
-    ecn: DFF<Bit>,
-    path: DFF<Bits<8>>,
-    cwnd: DFF<Bits<32>>,
-    maxp: DFF<Bits<9>>,
-    obl: DFF<Bit>,
-    st: DFF<Bits<SPS_BITS>>,
+    qp_state: Table<Bits<SPS_BITS>, QPN_BITS>,
+    state: Reg<SprayState>,
+    qpn: Reg<Bits<QPN_BITS>>,
+    op: Reg<Bits<2>>,
+    ecn: Reg<Bit>,
+    path: Reg<Bits<8>>,
+    cwnd: Reg<Bits<32>>,
+    maxp: Reg<Bits<9>>,
+    obl: Reg<Bit>,
+    st: Reg<Bits<SPS_BITS>>,
     /// The round robin's start, reduced modulo the active set.
-    start: DFF<Bits<9>>,
+    start: Reg<Bits<9>>,
     /// Twice the window, saturated at 511 (a window of 256 or more covers any `max_paths`).
-    twice: DFF<Bits<9>>,
+    twice: Reg<Bits<9>>,
     /// Active entropies: max(8, min(max_paths, 2 cwnd)), at most max_paths.
-    paths: DFF<Bits<9>>,
+    paths: Reg<Bits<9>>,
     /// The usable entropies (active, bit clear once the start's is cleared), and those of them after the start.
-    free: DFF<Bits<256>>,
-    ahead: DFF<Bits<256>>,
+    free: Reg<Bits<256>>,
+    ahead: Reg<Bits<256>>,
     /// The start's entropy is marked: the scan moves past it, clearing it.
-    start_marked: DFF<Bit>,
+    start_marked: Reg<Bit>,
     /// Per 16-entropy group of `free` and `ahead`: any usable, and the first one.
-    free_any: DFF<Bits<16>>,
-    free_low: DFF<Bits<64>>,
-    ahead_any: DFF<Bits<16>>,
-    ahead_low: DFF<Bits<64>>,
+    free_any: Reg<Bits<16>>,
+    free_low: Reg<Bits<64>>,
+    ahead_any: Reg<Bits<16>>,
+    ahead_low: Reg<Bits<64>>,
     free_groups: FirstSet256,
     ahead_groups: FirstSet256,
     free_first: FirstSet16,
@@ -175,8 +183,29 @@ impl Logic for SprayEngine {
             ahead_any,
             ahead_low
         );
+        self.state.reset.next = self.reset.val();
+        self.qpn.reset.next = self.reset.val();
+        self.op.reset.next = self.reset.val();
+        self.ecn.reset.next = self.reset.val();
+        self.path.reset.next = self.reset.val();
+        self.cwnd.reset.next = self.reset.val();
+        self.maxp.reset.next = self.reset.val();
+        self.obl.reset.next = self.reset.val();
+        self.st.reset.next = self.reset.val();
+        self.start.reset.next = self.reset.val();
+        self.twice.reset.next = self.reset.val();
+        self.paths.reset.next = self.reset.val();
+        self.free.reset.next = self.reset.val();
+        self.ahead.reset.next = self.reset.val();
+        self.start_marked.reset.next = self.reset.val();
+        self.free_any.reset.next = self.reset.val();
+        self.free_low.reset.next = self.reset.val();
+        self.ahead_any.reset.next = self.reset.val();
+        self.ahead_low.reset.next = self.reset.val();
         self.qp_state.read_clock.next = self.clock.val();
         self.qp_state.write_clock.next = self.clock.val();
+        self.qp_state.clear.next = self.scrub.val();
+        self.qp_state.clear_address.next = self.scrub_addr.val();
         self.qp_state.read_address.next = self.req_qpn.val();
         self.qp_state.write_address.next = self.qpn.q.val();
         self.qp_state.write_enable.next = false;

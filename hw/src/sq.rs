@@ -7,6 +7,7 @@
 
 use crate::ack::APSN_BITS;
 use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, TXD_BITS};
+use crate::fifo::Fifo;
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
 use rnic_spec::params::{JOB_QUEUE_LOG2, MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
@@ -19,6 +20,12 @@ pub use crate::turn::TAG_WQE;
 pub struct SqEngine {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// SQ doorbell written (the new producer index is already in the SQ PI table).
     pub db_valid: Signal<In, Bit>,
     /// QPN of the doorbell.
@@ -139,15 +146,19 @@ pub struct SqEngine {
     pub cnt_skip: Signal<Out, Bit>,
     sched: Scheduler,
     turn: TurnEngine,
-    rewq: SynchronousFIFO<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }, 1>,
+    rewq: Fifo<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }>,
     /// READ response jobs, served before the host's rewinds and resends.
-    jobq: SynchronousFIFO<Bits<REW_BITS>, JOB_QUEUE_LOG2, { JOB_QUEUE_LOG2 + 1 }, 1>,
+    jobq: Fifo<Bits<REW_BITS>, JOB_QUEUE_LOG2, { JOB_QUEUE_LOG2 + 1 }>,
 }
 
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, sched, turn, rewq, jobq);
+        self.sched.reset.next = self.reset.val();
+        self.turn.reset.next = self.reset.val();
+        self.rewq.reset.next = self.reset.val();
+        self.jobq.reset.next = self.reset.val();
         // A rewound QP is kicked into the scheduler in a cycle without a host doorbell.
         self.sched.db_valid.next = self.db_valid.val() | self.turn.kick_valid.val();
         self.sched.db_qpn.next = self.turn.kick_qpn.val();
@@ -236,5 +247,7 @@ impl Logic for SqEngine {
         self.lerr_write.next = self.turn.lerr_write.val();
         self.lerr_data.next = self.turn.lerr_data.val();
         self.turn.lerr_full.next = self.lerr_full.val();
+        self.turn.scrub.next = self.scrub.val();
+        self.turn.scrub_addr.next = self.scrub_addr.val();
     }
 }

@@ -49,6 +49,8 @@ use crate::desc::{
 };
 use crate::fetch::WqeFetch;
 use crate::num::Num;
+use crate::reg::Reg;
+use crate::table::Table;
 use rnic_spec::desc::{cqe_status, send_op};
 use rnic_spec::params::{dma_tag, ACK_REQ_EVERY, SCHED_BURST_BYTES};
 use rnic_spec::params::{MR_BITS, QPN_BITS, RD_IN_FLIGHT, SPRAY_WINDOW_PKTS};
@@ -94,6 +96,12 @@ enum SqState {
 pub struct TurnEngine {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
+    /// The core's table scrub after a reset: each table writes zero at `scrub_addr` (the block is held in reset meanwhile).
+    pub scrub: Signal<In, Bit>,
+    /// The entry the scrub clears this cycle.
+    pub scrub_addr: Signal<In, Bits<QPN_BITS>>,
     /// A QP waits in the schedule queue.
     pub sched_valid: Signal<In, Bit>,
     /// QPN at the head of the schedule queue.
@@ -239,20 +247,20 @@ pub struct TurnEngine {
     armp: ArmPack,
     rqp: RewindPack,
     /// Bytes of the READ response job sent in this share (a share is a turn's budget).
-    jbytes: DFF<Bits<32>>,
+    jbytes: Reg<Bits<32>>,
     /// Per QP, the PSN after the last READ response packet sent (or after a
     /// job dropped for its MR): a job marked `JOB_FOLLOWS` goes only when
     /// its PSN is this one (the job it follows is sent), else it queues
     /// again; so round-robin shares keep each QP's responses in PSN order.
-    rsp_next: RAM<Bits<24>, QPN_BITS>,
+    rsp_next: Table<Bits<24>, QPN_BITS>,
     /// The job dropped (its MR check failed): the QP's next response PSN moves past it.
-    jdrop: DFF<Bit>,
+    jdrop: Reg<Bit>,
     /// The queue head's job follows one not yet sent.
     j_wait: Signal<Local, Bit>,
     /// The job in hand was only queued again (`j_wait`): its share is not spent.
-    jrot: DFF<Bit>,
+    jrot: Reg<Bit>,
     /// Bytes the turns sent since the last READ response job's share ended (saturating at a budget).
-    own_bytes: DFF<Bits<32>>,
+    own_bytes: Reg<Bits<32>>,
     /// The queue head is a READ response job.
     head_job: Signal<Local, Bit>,
     /// The WQE is an RDMA READ (one request packet, as many PSNs as its response has packets).
@@ -266,8 +274,8 @@ pub struct TurnEngine {
     rd_gate: Signal<Local, Bit>,
     /// The QP's last WQE sent was a READ (and so were all since lACK): a
     /// READ may follow it while fewer than `RD_IN_FLIGHT` are outstanding.
-    rd_run: DFF<Bit>,
-    rd_run2: DFF<Bit>,
+    rd_run: Reg<Bit>,
+    rd_run2: Reg<Bit>,
     /// WQEs outstanding before the current one (SSN - lACK).
     rd_out: Signal<Local, Bits<24>>,
     rd_max: Num<{ RD_IN_FLIGHT as u64 }, 24>,
@@ -283,11 +291,11 @@ pub struct TurnEngine {
     /// The packet may go as far as its entropy is concerned: not sprayed, or an entropy chosen for its QP is in hand.
     ent_ok: Signal<Local, Bit>,
     /// An entropy chosen for QP `ent_qpn` and not yet used.
-    ent_v: DFF<Bit>,
-    ent: DFF<Bits<8>>,
-    ent_qpn: DFF<Bits<QPN_BITS>>,
+    ent_v: Reg<Bit>,
+    ent: Reg<Bits<8>>,
+    ent_qpn: Reg<Bits<QPN_BITS>>,
     /// A choice was asked for and its answer has not come.
-    ent_wait: DFF<Bit>,
+    ent_wait: Reg<Bit>,
     /// The UDP source port's bytes a sprayed packet keeps (the low byte is the entropy).
     sport_hi: Num<0xFF00, 16>,
     /// The packet's PSN less the ePSN of the QP's latest ACK (bit 23 set: behind it, after a rewind).
@@ -317,20 +325,20 @@ pub struct TurnEngine {
     op_rsp_only: Num<{ opcode::READ_RESPONSE_ONLY as u64 }, 8>,
     send_op_read: Num<{ send_op::RDMA_READ as u64 }, 8>,
     send_op_read_resp: Num<{ SEND_OP_READ_RESP as u64 }, 8>,
-    resend: DFF<Bit>,
-    rew: DFF<Bits<REW_BITS>>,
+    resend: Reg<Bit>,
+    rew: Reg<Bits<REW_BITS>>,
     rwu: RewindUnpack,
     /// The resend interrupts a turn: restore it afterwards (else back to Idle).
-    rs_turn: DFF<Bit>,
+    rs_turn: Reg<Bit>,
     /// State the interrupted turn resumes in.
-    rs_ret: DFF<SqState>,
-    sv_qpn: DFF<Bits<QPN_BITS>>,
-    sv_qpc: DFF<Bits<448>>,
-    sv_wqe: DFF<Bits<512>>,
-    sv_ssn: DFF<Bits<24>>,
-    sv_psn: DFF<Bits<24>>,
-    sv_msg_off: DFF<Bits<32>>,
-    sv_iova: DFF<Bits<64>>,
+    rs_ret: Reg<SqState>,
+    sv_qpn: Reg<Bits<QPN_BITS>>,
+    sv_qpc: Reg<Bits<448>>,
+    sv_wqe: Reg<Bits<512>>,
+    sv_ssn: Reg<Bits<24>>,
+    sv_psn: Reg<Bits<24>>,
+    sv_msg_off: Reg<Bits<32>>,
+    sv_iova: Reg<Bits<64>>,
     /// A resend at the queue head interrupts the turn this cycle: before
     /// the turn's next packet (`Seg`) or while it waits for a fetch (`WqePop`).
     park: Signal<Local, Bit>,
@@ -341,30 +349,30 @@ pub struct TurnEngine {
     /// The WQE in hand is completed: the peer holds all of it, and its ring
     /// slot may already hold a new WQE. Nothing more of it is sent.
     stale: Signal<Local, Bit>,
-    state: DFF<SqState>,
-    qpn: DFF<Bits<QPN_BITS>>,
-    held: DFF<Bit>,
-    la_active: DFF<Bit>,
-    la_to_seg: DFF<Bit>,
-    qpn2: DFF<Bits<QPN_BITS>>,
-    qpc2: DFF<Bits<448>>,
-    ssn2: DFF<Bits<24>>,
-    psn2: DFF<Bits<24>>,
-    msg_off2: DFF<Bits<32>>,
-    sq_pi2: DFF<Bits<16>>,
-    lerr2: DFF<Bit>,
+    state: Reg<SqState>,
+    qpn: Reg<Bits<QPN_BITS>>,
+    held: Reg<Bit>,
+    la_active: Reg<Bit>,
+    la_to_seg: Reg<Bit>,
+    qpn2: Reg<Bits<QPN_BITS>>,
+    qpc2: Reg<Bits<448>>,
+    ssn2: Reg<Bits<24>>,
+    psn2: Reg<Bits<24>>,
+    msg_off2: Reg<Bits<32>>,
+    sq_pi2: Reg<Bits<16>>,
+    lerr2: Reg<Bit>,
     qv2: QpcView,
-    qpc: DFF<Bits<448>>,
-    wqe: DFF<Bits<512>>,
-    ssn: DFF<Bits<24>>,
-    psn: DFF<Bits<24>>,
-    msg_off: DFF<Bits<32>>,
-    sq_pi: DFF<Bits<16>>,
-    qp_err: DFF<Bit>,
-    local_err: DFF<Bit>,
-    keep_active: DFF<Bit>,
-    budget: DFF<Bits<32>>,
-    iova: DFF<Bits<64>>,
+    qpc: Reg<Bits<448>>,
+    wqe: Reg<Bits<512>>,
+    ssn: Reg<Bits<24>>,
+    psn: Reg<Bits<24>>,
+    msg_off: Reg<Bits<32>>,
+    sq_pi: Reg<Bits<16>>,
+    qp_err: Reg<Bit>,
+    local_err: Reg<Bit>,
+    keep_active: Reg<Bit>,
+    budget: Reg<Bits<32>>,
+    iova: Reg<Bits<64>>,
     qv: QpcView,
     wv: SendWqeView,
     mv: crate::desc::MrView,
@@ -477,9 +485,56 @@ impl Logic for TurnEngine {
             ent_qpn,
             ent_wait
         );
+        self.state.reset.next = self.reset.val();
+        self.qpn.reset.next = self.reset.val();
+        self.held.reset.next = self.reset.val();
+        self.la_active.reset.next = self.reset.val();
+        self.la_to_seg.reset.next = self.reset.val();
+        self.qpn2.reset.next = self.reset.val();
+        self.qpc2.reset.next = self.reset.val();
+        self.ssn2.reset.next = self.reset.val();
+        self.rd_run.reset.next = self.reset.val();
+        self.rd_run2.reset.next = self.reset.val();
+        self.psn2.reset.next = self.reset.val();
+        self.msg_off2.reset.next = self.reset.val();
+        self.sq_pi2.reset.next = self.reset.val();
+        self.lerr2.reset.next = self.reset.val();
+        self.qpc.reset.next = self.reset.val();
+        self.wqe.reset.next = self.reset.val();
+        self.ssn.reset.next = self.reset.val();
+        self.psn.reset.next = self.reset.val();
+        self.msg_off.reset.next = self.reset.val();
+        self.sq_pi.reset.next = self.reset.val();
+        self.qp_err.reset.next = self.reset.val();
+        self.local_err.reset.next = self.reset.val();
+        self.keep_active.reset.next = self.reset.val();
+        self.budget.reset.next = self.reset.val();
+        self.iova.reset.next = self.reset.val();
+        self.rew.reset.next = self.reset.val();
+        self.resend.reset.next = self.reset.val();
+        self.rs_turn.reset.next = self.reset.val();
+        self.rs_ret.reset.next = self.reset.val();
+        self.sv_qpn.reset.next = self.reset.val();
+        self.sv_qpc.reset.next = self.reset.val();
+        self.sv_wqe.reset.next = self.reset.val();
+        self.sv_ssn.reset.next = self.reset.val();
+        self.sv_psn.reset.next = self.reset.val();
+        self.sv_msg_off.reset.next = self.reset.val();
+        self.sv_iova.reset.next = self.reset.val();
+        self.jbytes.reset.next = self.reset.val();
+        self.jdrop.reset.next = self.reset.val();
+        self.jrot.reset.next = self.reset.val();
+        self.own_bytes.reset.next = self.reset.val();
+        self.ent_v.reset.next = self.reset.val();
+        self.ent.reset.next = self.reset.val();
+        self.ent_qpn.reset.next = self.reset.val();
+        self.ent_wait.reset.next = self.reset.val();
         clock!(self, clock, fetch);
+        self.fetch.reset.next = self.reset.val();
         self.rsp_next.read_clock.next = self.clock.val();
         self.rsp_next.write_clock.next = self.clock.val();
+        self.rsp_next.clear.next = self.scrub.val();
+        self.rsp_next.clear_address.next = self.scrub_addr.val();
         self.rsp_next.read_address.next = self.qpn.q.val();
         self.rsp_next.write_enable.next = false;
         self.rsp_next.write_address.next = self.qpn.q.val();

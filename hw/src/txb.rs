@@ -16,6 +16,7 @@
 use crate::desc::{TxDescUnpack, TXD_BITS};
 use crate::hdr::TxHeader;
 use crate::icrc::{IcrcData, IcrcFold, IcrcUnpadHi, IcrcUnpadLo};
+use crate::reg::Reg;
 use rust_hdl::prelude::*;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
@@ -32,6 +33,8 @@ enum TxState {
 pub struct TxBuilder {
     /// Core clock.
     pub clock: Signal<In, Clock>,
+    /// Synchronous reset, active high: every register and FIFO of the block back to its power-on state (block RAM contents are kept).
+    pub reset: Signal<In, Bit>,
     /// Source MAC of this NIC.
     pub src_mac: Signal<In, Bits<48>>,
     /// Source IPv4 of this NIC.
@@ -68,31 +71,31 @@ pub struct TxBuilder {
     pub sent_req: Signal<Out, Bit>,
     /// Pulses when an ACK/NAK frame is complete.
     pub sent_ack: Signal<Out, Bit>,
-    state: DFF<TxState>,
+    state: Reg<TxState>,
     /// The frame's payload length and kind (the rest of its descriptor is in its header beats).
-    plen: DFF<Bits<13>>,
-    is_ack: DFF<Bit>,
-    rem: DFF<Bits<16>>,
+    plen: Reg<Bits<13>>,
+    is_ack: Reg<Bit>,
+    rem: Reg<Bits<16>>,
     /// The frame's header beats, built as its descriptor was taken.
-    hb0: DFF<Bits<512>>,
-    hb1: DFF<Bits<512>>,
+    hb0: Reg<Bits<512>>,
+    hb1: Reg<Bits<512>>,
     /// Stage 1: a beat and its ICRC contribution.
-    p1_v: DFF<Bit>,
-    p1_data: DFF<Bits<512>>,
-    p1_first: DFF<Bit>,
-    p1_last: DFF<Bit>,
-    p1_nb: DFF<Bits<7>>,
-    p1_ack: DFF<Bit>,
-    p1_d: DFF<Bits<32>>,
+    p1_v: Reg<Bit>,
+    p1_data: Reg<Bits<512>>,
+    p1_first: Reg<Bit>,
+    p1_last: Reg<Bit>,
+    p1_nb: Reg<Bits<7>>,
+    p1_ack: Reg<Bit>,
+    p1_d: Reg<Bits<32>>,
     /// Stage 2 (presented to the MAC): a beat, and for a last beat its ICRC half undone.
-    p2_v: DFF<Bit>,
-    p2_data: DFF<Bits<512>>,
-    p2_last: DFF<Bit>,
-    p2_nb: DFF<Bits<7>>,
-    p2_ack: DFF<Bit>,
-    p2_x: DFF<Bits<32>>,
+    p2_v: Reg<Bit>,
+    p2_data: Reg<Bits<512>>,
+    p2_last: Reg<Bit>,
+    p2_nb: Reg<Bits<7>>,
+    p2_ack: Reg<Bit>,
+    p2_x: Reg<Bits<32>>,
     /// ICRC state through the beats that left stage 1.
-    crc: DFF<Bits<32>>,
+    crc: Reg<Bits<32>>,
     dn: TxDescUnpack,
     hdr: TxHeader,
     icrc_d: IcrcData,
@@ -122,6 +125,26 @@ impl Logic for TxBuilder {
             self, clock, state, plen, is_ack, rem, hb0, hb1, p1_v, p1_data, p1_first, p1_last, p1_nb, p1_ack, p1_d,
             p2_v, p2_data, p2_last, p2_nb, p2_ack, p2_x, crc
         );
+        self.state.reset.next = self.reset.val();
+        self.plen.reset.next = self.reset.val();
+        self.is_ack.reset.next = self.reset.val();
+        self.rem.reset.next = self.reset.val();
+        self.hb0.reset.next = self.reset.val();
+        self.hb1.reset.next = self.reset.val();
+        self.p1_v.reset.next = self.reset.val();
+        self.p1_data.reset.next = self.reset.val();
+        self.p1_first.reset.next = self.reset.val();
+        self.p1_last.reset.next = self.reset.val();
+        self.p1_nb.reset.next = self.reset.val();
+        self.p1_ack.reset.next = self.reset.val();
+        self.p1_d.reset.next = self.reset.val();
+        self.p2_v.reset.next = self.reset.val();
+        self.p2_data.reset.next = self.reset.val();
+        self.p2_last.reset.next = self.reset.val();
+        self.p2_nb.reset.next = self.reset.val();
+        self.p2_ack.reset.next = self.reset.val();
+        self.p2_x.reset.next = self.reset.val();
+        self.crc.reset.next = self.reset.val();
         // The header of the descriptor about to be taken (ACKs first).
         self.dn.pword.next = self.req_data.val();
         if !self.ack_empty.val() {

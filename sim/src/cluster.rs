@@ -182,6 +182,13 @@ impl Cluster {
         ok
     }
 
+    /// A function-level reset of NIC `i` ([`SimNic::function_reset`]); the fabric keeps running.
+    pub fn reset_nic(&mut self, i: usize) {
+        let cfg = self.cfg.clone();
+        self.nics[i].function_reset(&cfg);
+        self.fabric.faults(i).forget_psns();
+    }
+
     /// Posts a register write to NIC `i` (it reaches the core after the MMIO latency).
     pub fn write_reg(&mut self, i: usize, offset: u32, value: u64) {
         let now = self.cycle;

@@ -146,6 +146,9 @@ pub struct TxMac {
     /// them: a real MAC (the CMAC) would abort the frame; this model sends
     /// it with the gap.
     pub underruns: u64,
+    /// Frames the core's reset cut off mid-frame: the MAC ends such a frame
+    /// with a bad FCS, so no receiver takes it (this model drops it).
+    pub aborted: u64,
 }
 
 impl TxMac {
@@ -159,6 +162,17 @@ impl TxMac {
             bad_keep_beats: 0,
             oversize_frames: 0,
             underruns: 0,
+            aborted: 0,
+        }
+    }
+
+    /// The core is in reset: a frame it had begun is aborted (its bytes
+    /// already took the wire).
+    pub fn abort(&mut self, pool: &mut Vec<Vec<u8>>) {
+        if self.in_frame {
+            self.in_frame = false;
+            self.aborted += 1;
+            pool.push(std::mem::take(&mut self.frame));
         }
     }
 

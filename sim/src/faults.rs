@@ -172,6 +172,11 @@ impl LinkFaults {
     pub fn drop_matching(&mut self, skip: u64, count: u64, pred: FramePredicate) {
         self.rules.push(DropRule { pred, skip, count });
     }
+    /// Forgets the PSNs this link carried, so none of the sender's next
+    /// requests counts as a retransmission (its NIC was reset: new QPs).
+    pub fn forget_psns(&mut self) {
+        self.highest_psn.clear();
+    }
     /// Removes every [`LinkFaults::drop_matching`] rule.
     pub fn clear_rules(&mut self) {
         self.rules.clear();

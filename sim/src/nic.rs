@@ -14,6 +14,7 @@ use crate::SimError;
 
 /// Every port of the "core" top, resolved once.
 struct CorePorts {
+    reset: PortId,
     reg_wr_valid: PortId,
     reg_wr_addr: PortId,
     reg_wr_data: PortId,
@@ -52,6 +53,7 @@ struct CorePorts {
 impl CorePorts {
     fn resolve(m: &Model) -> Result<CorePorts, ModelError> {
         Ok(CorePorts {
+            reset: m.port("reset")?,
             reg_wr_valid: m.port("reg_wr_valid")?,
             reg_wr_addr: m.port("reg_wr_addr")?,
             reg_wr_data: m.port("reg_wr_data")?,
@@ -126,7 +128,12 @@ pub struct SimNic {
     /// Register read responses nobody asked for (a protocol error of the core).
     spurious_reg_resp: u64,
     violations_seen: usize,
+    /// Cycles the core's reset input stays high.
+    reset_left: u64,
 }
+
+/// Cycles [`SimNic::function_reset`] holds the core's reset.
+pub const RESET_CYCLES: u64 = 16;
 
 impl SimNic {
     /// NIC `index` with a fresh core and empty host memory.
@@ -153,7 +160,23 @@ impl SimNic {
             beat: [0; DATA_BYTES],
             spurious_reg_resp: 0,
             violations_seen: 0,
+            reset_left: 0,
         })
+    }
+
+    /// A function-level reset, as the PCIe IP gives one: the core's reset is
+    /// held for [`RESET_CYCLES`] from the next cycle, DMA and register
+    /// accesses in flight are dropped, and host memory is replaced by an
+    /// empty one with a fresh PCIe model (the driver starts over, as after
+    /// its process died). The core then clears its tables and sets
+    /// `STATUS_READY`; frames already on the wire still arrive.
+    pub fn function_reset(&mut self, cfg: &SimConfig) {
+        self.mem = HostMem::new(cfg.host_mem_bytes);
+        self.pcie = Pcie::new(cfg, self.index as u64);
+        self.regs.clear();
+        self.read = ReadState::Idle;
+        self.violations_seen = 0;
+        self.reset_left = RESET_CYCLES;
     }
 
     /// Index in the cluster.
@@ -272,18 +295,26 @@ impl SimNic {
             }
         }
         m.set(p.reg_wr_valid, wr_valid);
+        // In reset the PCIe IP is in reset too (a function-level reset), and
+        // the MAC aborts a frame the core had begun.
+        let in_reset = self.reset_left > 0;
+        m.set(p.reset, in_reset as u64);
+        self.reset_left = self.reset_left.saturating_sub(1);
         m.set(p.reg_rd_valid, rd_valid);
 
         // DMA port.
         self.pcie.begin_cycle(now, &mut self.mem);
-        let rq_ready = self.pcie.rq_ready();
-        let wr_ready = self.pcie.wr_ready();
+        let rq_ready = self.pcie.rq_ready() && !in_reset;
+        let wr_ready = self.pcie.wr_ready() && !in_reset;
         m.set(p.pcie_rq_ready, rq_ready as u64);
         m.set(p.pcie_wr_ready, wr_ready as u64);
         p.pcie_rc.drive(m, &self.pcie);
 
         // Network port.
-        let tx_ready = net.tx.ready(now_ps);
+        if in_reset {
+            net.tx.abort(pool);
+        }
+        let tx_ready = net.tx.ready(now_ps) && !in_reset;
         m.set(p.net_tx_ready, tx_ready as u64);
         net.rx.begin_cycle(now_ps);
         let fresh = net.rx.beat_is_new();

@@ -9,6 +9,7 @@ fn core_top_is_built_with_its_documented_ports() {
     let ports = top_ports("core").unwrap();
     let find = |n: &str| *ports.iter().find(|p| p.name == n).unwrap_or_else(|| panic!("port {n}"));
     assert_eq!((find("clock").width, find("clock").dir), (1, PortDir::In));
+    assert_eq!((find("reset").width, find("reset").dir), (1, PortDir::In));
     assert_eq!((find("reg_wr_data").width, find("reg_wr_data").dir), (64, PortDir::In));
     assert_eq!((find("reg_rd_resp_data").width, find("reg_rd_resp_data").dir), (64, PortDir::Out));
     assert_eq!((find("pcie_rc_data").width, find("pcie_rc_data").dir), (512, PortDir::In));
@@ -16,7 +17,7 @@ fn core_top_is_built_with_its_documented_ports() {
     assert_eq!((find("pcie_mrrs").width, find("pcie_mrrs").dir), (3, PortDir::In));
     assert_eq!((find("pcie_wr_keep").width, find("pcie_wr_keep").dir), (64, PortDir::Out));
     assert_eq!((find("net_tx_keep").width, find("net_tx_keep").dir), (64, PortDir::Out));
-    assert_eq!(ports.len(), 38);
+    assert_eq!(ports.len(), 39);
 }
 
 #[test]

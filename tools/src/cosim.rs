@@ -33,6 +33,32 @@ impl Nics {
         Ok(Nics { cluster, ctxs })
     }
 
+    /// A function-level reset of every NIC at the same cycle
+    /// ([`rnic_sim::SimNic::function_reset`]). The contexts and everything
+    /// created from them are abandoned without a word to the device, as when
+    /// the process that owned them died: handles the caller kept must not be
+    /// used again. DMA shadow violations recorded before are dropped with the
+    /// old PCIe models. [`Nics::reopen`] opens the NICs again.
+    pub fn reset(&mut self) {
+        for c in std::mem::take(&mut self.ctxs) {
+            std::mem::forget(c);
+        }
+        let mut c = self.cluster.borrow_mut();
+        for i in 0..c.len() {
+            c.reset_nic(i);
+        }
+    }
+
+    /// Opens every NIC again after [`Nics::reset`] (waiting for `STATUS_READY`).
+    pub fn reopen(&mut self) -> Result<(), String> {
+        let devs = CosimDevice::all(&self.cluster)
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| (Rc::new(d) as Rc<dyn Device>, nic_addr(i)));
+        self.ctxs = rnic::open_devices(devs).map_err(|e| format!("cannot open the NICs after the reset: {e}"))?;
+        Ok(())
+    }
+
     /// DMA shadow violations so far, one line each.
     pub fn violations(&self) -> Vec<String> {
         self.cluster.borrow().violations().iter().map(|(i, v)| format!("nic{i}: {v}")).collect()

@@ -17,6 +17,12 @@ pub const REG_SRC_MAC: u32 = 0x010;
 pub const REG_SRC_IP: u32 = 0x018;
 /// Free-running cycle counter (read-only); also the TX timestamp source.
 pub const REG_CYCLES: u32 = 0x020;
+/// Read-only status: [`STATUS_READY`].
+pub const REG_STATUS: u32 = 0x028;
+/// [`REG_STATUS`] bit: the core has cleared its tables after power-on or a
+/// reset and takes commands. Until then register writes other than to the
+/// source addresses are lost; the driver waits for it before anything else.
+pub const STATUS_READY: u64 = 1;
 
 /// First of the eight staging words (`REG_STAGE + 8*i`).
 pub const REG_STAGE: u32 = 0x100;
