@@ -52,6 +52,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("fence".to_string(), emit(fence::MrFence::default())),
         ("spray".to_string(), emit(spray::SprayEngine::default())),
         ("cc".to_string(), emit(cc::CcEngine::default())),
+        ("fifo".to_string(), emit(fifo::Fifo::<Bits<16>, 3, 4>::default())),
     ]
 }
 pub mod cqw;

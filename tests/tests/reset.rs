@@ -2,9 +2,10 @@
 //! traffic leaves both NICs exactly as a reset of idle NICs does.
 //!
 //! Two pairs of NICs run the same script from power-on. Pair B is dirtied
-//! first: four QP pairs (STrack window and spraying on the requesters,
-//! selective repeat on the responders) carry WRITEs, SENDs and READs with
-//! lost packets, and at cycle `R`, mid-transfer, both of its NICs are reset.
+//! first: four QP pairs at the highest QPNs and four at the lowest (STrack
+//! window and spraying on those requesters; selective repeat on every
+//! responder) carry WRITEs, SENDs and READs with lost packets, and at cycle
+//! `R`, mid-transfer, both of its NICs are reset.
 //! Pair A idles until the same cycle and is reset there. After the reset
 //! both pairs wait for the fabric to drain, open the NICs again (which
 //! waits for `STATUS_READY`) and run the same workload (the three
@@ -13,14 +14,18 @@
 //! every event counter of both NICs, the DMA statistics and the link
 //! statistics. A register, FIFO or table the reset missed would let B's
 //! dirty state leak into its run and show up as a difference (or a failed
-//! transfer).
+//! transfer). And A's run, counted from the open, must equal the same
+//! workload's on NICs fresh from power-on: a register whose reset were not
+//! wired would keep in A whatever the idle NIC held, not its power-on value.
 
-use rnic::{AccessFlags, Mtu, RecvWr, SendWr, WrOpcode};
+use rnic::{AccessFlags, Mr, Mtu, RecvWr, SendWr, WrOpcode};
 use rnic_sim::pcie::DmaStats;
 use rnic_sim::{FrameClass, LinkStats};
 use rnic_spec::regs::counters::COUNT;
 use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
-use rnic_tools::cosim::Nics;
+use rnic_tools::cosim::{Nics, COUNTERS};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// QP pairs of both the dirtying traffic and the workload after the reset.
 const QPS: u32 = 4;
@@ -44,23 +49,25 @@ struct Outcome {
     links: Vec<LinkStats>,
 }
 
-/// Posts WRITEs, SENDs and READs on `QPS` pairs with a few requests lost,
-/// runs until they are under way, and abandons everything (the process
-/// "dies"). Returns how many requests were still unanswered.
-fn dirty(nics: &Nics) -> usize {
-    let w = World::strack(nics, QPS, 64, Mtu::Mtu1024, 8);
-    {
-        let mut c = nics.cluster.borrow_mut();
-        c.faults(0).drop_matching(30, 3, Box::new(|f: &FrameClass| f.is_request()));
-        c.faults(1).drop_matching(5, 2, Box::new(|f: &FrameClass| f.is_ack()));
+impl Outcome {
+    /// The outcome with its cycles counted from the open.
+    fn from_open(self) -> Outcome {
+        Outcome { opened: 0, ended: self.ended - self.opened, ..self }
     }
+}
+
+/// Posts a WRITE, a SEND and a READ of 20,000 bytes on every pair of `w`;
+/// returns the MRs they use.
+fn post_mixed(w: &World) -> [Mr; 3] {
     let size = 20_000usize;
-    let src = w.pd_a.reg_mr(size * 8, AccessFlags::REMOTE_READ | AccessFlags::LOCAL_WRITE).unwrap();
-    let dst = w.pd_b.reg_mr(size * 8, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
-    let rsrc = w.pd_b.reg_mr(size * 8, AccessFlags::REMOTE_READ).unwrap();
+    let span = size * 2 * QPS as usize;
+    let src = w.pd_a.reg_mr(span, AccessFlags::LOCAL_WRITE).unwrap();
+    let dst = w.pd_b.reg_mr(span, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
+    let rsrc = w.pd_b.reg_mr(span, AccessFlags::REMOTE_READ).unwrap();
     for (q, (a, b)) in w.conns.iter().enumerate() {
-        let off = (q * size) as u64;
-        b.post_recv_batch(&[RecvWr { wr_id: 1, sg: dst.sge(off + 4 * size as u64, size as u32) }]).unwrap();
+        let off = (2 * q * size) as u64;
+        let next = off + size as u64;
+        b.post_recv_batch(&[RecvWr { wr_id: 1, sg: dst.sge(next, size as u32) }]).unwrap();
         let wrs = vec![
             SendWr {
                 wr_id: 1,
@@ -71,20 +78,37 @@ fn dirty(nics: &Nics) -> usize {
             SendWr {
                 wr_id: 3,
                 opcode: WrOpcode::RdmaRead { remote_addr: rsrc.addr() + off, rkey: rsrc.rkey() },
-                sg: src.sge(off + 4 * size as u64, size as u32),
+                sg: src.sge(next, size as u32),
             },
         ];
         a.post_send_batch(&wrs).unwrap();
     }
+    [src, dst, rsrc]
+}
+
+/// Dirties both NICs: WRITEs, SENDs and READs on `QPS` pairs at the highest
+/// QPNs (plain) and `QPS` at the lowest (STrack window and spraying), a few
+/// requests and ACKs lost; runs until they are under way and abandons
+/// everything (the process "dies"). Returns how many requests were still
+/// unanswered.
+fn dirty(nics: &Nics) -> usize {
+    let hi = World::highest(nics, QPS, 64, Mtu::Mtu1024);
+    let lo = World::strack(nics, QPS, 64, Mtu::Mtu1024, 8);
+    {
+        let mut c = nics.cluster.borrow_mut();
+        c.faults(0).drop_matching(30, 3, Box::new(|f: &FrameClass| f.is_request()));
+        c.faults(1).drop_matching(5, 2, Box::new(|f: &FrameClass| f.is_ack()));
+    }
+    let mrs = [post_mixed(&hi), post_mixed(&lo)];
     nics.cluster.borrow_mut().run(DIRTY_CYCLES);
-    let done = w.cq_a.poll_cq_vec(64).unwrap().len();
+    let done = hi.cq_a.poll_cq_vec(64).unwrap().len() + lo.cq_a.poll_cq_vec(64).unwrap().len();
     assert_no_violations(nics);
-    std::mem::forget((src, dst, rsrc, w));
-    3 * QPS as usize - done
+    std::mem::forget((mrs, hi, lo));
+    6 * QPS as usize - done
 }
 
 /// Resets both NICs at cycle `at`, lets the fabric drain, opens them again
-/// and runs the workload.
+/// and runs [`workload`].
 fn reset_and_run(nics: &mut Nics, at: u64) -> Outcome {
     {
         let mut c = nics.cluster.borrow_mut();
@@ -98,15 +122,23 @@ fn reset_and_run(nics: &mut Nics, at: u64) -> Outcome {
     nics.reset();
     nics.cluster.borrow_mut().run(DRAIN_CYCLES);
     nics.reopen().unwrap_or_else(|e| panic!("{e}"));
+    workload(nics)
+}
+
+/// The workload after a reset (or from power-on): every byte checked.
+fn workload(nics: &Nics) -> Outcome {
     let opened = nics.cluster.borrow().now();
     let links0: Vec<LinkStats> = (0..2).map(|i| nics.cluster.borrow().fabric().link_stats(i)).collect();
     let before = nics.counters().unwrap();
     {
-        let w = World::strack(nics, QPS, 16, Mtu::Mtu1024, 8);
-        transfer_in(&w, Op::Write, 6_000, 4);
+        let hi = World::highest(nics, QPS, 16, Mtu::Mtu1024);
+        let lo = World::strack(nics, QPS, 16, Mtu::Mtu1024, 8);
+        transfer_in(&hi, Op::Write, 6_000, 4);
+        transfer_in(&lo, Op::Write, 6_000, 4);
         nics.cluster.borrow_mut().faults(0).drop_matching(7, 2, Box::new(|f: &FrameClass| f.is_request()));
-        transfer_in(&w, Op::Send, 3_000, 4);
-        transfer_in(&w, Op::Read, 5_000, 2);
+        transfer_in(&lo, Op::Send, 3_000, 4);
+        transfer_in(&hi, Op::Read, 5_000, 2);
+        transfer_in(&lo, Op::Read, 5_000, 2);
     }
     assert_no_violations(nics);
     let after = nics.counters().unwrap();
@@ -148,4 +180,82 @@ fn reset_mid_traffic_is_indistinguishable_from_a_reset_of_idle_nics() {
     let clean_run = reset_and_run(&mut a, at);
     assert!(dirty_run.links[0].dropped > 0, "the workload lost no packet: {dirty_run:?}");
     assert_eq!(dirty_run, clean_run, "after a reset mid-traffic (left) vs of idle NICs (right)");
+
+    // And a reset is power-on: the same workload on fresh NICs takes as long
+    // and moves the same counters, DMA and frames.
+    let power_on = workload(&pair());
+    assert_eq!(
+        clean_run.from_open(),
+        power_on.from_open(),
+        "after a reset of idle NICs (left) vs from power-on (right)"
+    );
+}
+
+/// A packet of a connection from before the reset, replayed after it (an
+/// attacker's or a stale peer's), meets a QP in the reset state: the
+/// responder drops it, sends nothing and moves no byte. Checked for every
+/// WRITE, SEND and READ request NIC0 sent to NIC1 before the reset, on the
+/// lowest and the highest QPNs.
+#[test]
+fn packets_of_connections_from_before_a_reset_are_dropped() {
+    let mut nics = pair();
+    let seen: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let log = seen.clone();
+    nics.cluster.borrow_mut().faults(0).set_hook(Box::new(move |f: &mut Vec<u8>| {
+        if FrameClass::of(f).is_some_and(|c| c.is_request()) {
+            log.borrow_mut().push(f.clone());
+        }
+        true
+    }));
+    let unanswered = dirty(&nics);
+    assert!(unanswered > 0, "the dirtying traffic finished before the reset");
+    nics.cluster.borrow_mut().faults(0).clear_hook();
+    let frames = seen.take();
+    let qpns: Vec<u32> = frames.iter().filter_map(|f| FrameClass::of(f)).map(|c| c.dqpn).collect();
+    let top = rnic_spec::params::NUM_QPS as u32 - 1;
+    assert!(
+        qpns.iter().any(|&q| q < 8) && qpns.contains(&top),
+        "{} requests captured, not to both the lowest and the highest QPNs: {qpns:?}",
+        frames.len()
+    );
+    let to_top = frames.iter().rev().find(|f| FrameClass::of(f).is_some_and(|c| c.dqpn == top)).unwrap().clone();
+    let links: Vec<LinkStats> = (0..2).map(|i| nics.cluster.borrow().fabric().link_stats(i)).collect();
+    nics.reset();
+    {
+        // One arrives while the core clears its tables (the highest QPN last):
+        // the engines are held in reset, so the stale context is never read.
+        let mut c = nics.cluster.borrow_mut();
+        c.run(rnic_sim::nic::RESET_CYCLES + 8);
+        c.inject_frame(1, &to_top);
+        c.run(DRAIN_CYCLES);
+    }
+    nics.reopen().unwrap_or_else(|e| panic!("{e}"));
+    let before = nics.counters().unwrap();
+    let (dma0, link0) = {
+        let c = nics.cluster.borrow();
+        (c.nic(1).dma_stats(), c.fabric().link_stats(1))
+    };
+    for f in &frames {
+        let mut c = nics.cluster.borrow_mut();
+        c.inject_frame(1, f);
+        c.run(200);
+    }
+    nics.cluster.borrow_mut().run(20_000);
+    let after = nics.counters().unwrap();
+    let c = nics.cluster.borrow();
+    assert_eq!(c.nic(1).dma_stats(), dma0, "NIC1 moved bytes for a connection from before its reset");
+    assert_eq!(c.fabric().link_stats(1), link0, "NIC1 answered a packet of a connection from before its reset");
+    assert_eq!(dma0, DmaStats::default(), "NIC1 used DMA after its reset with no QP");
+    let now: Vec<LinkStats> = (0..2).map(|i| c.fabric().link_stats(i)).collect();
+    assert_eq!(now, links, "a NIC sent a frame after its reset with no QP");
+    let moved: Vec<(&str, u64)> = COUNTERS
+        .iter()
+        .enumerate()
+        .map(|(k, (name, _))| (*name, after.values[1][k] - before.values[1][k]))
+        .filter(|&(_, d)| d != 0)
+        .collect();
+    let n = frames.len() as u64;
+    assert_eq!(moved, vec![("rx_frames", n), ("rx_hdr_err", n)], "NIC1's counters for {n} replayed requests");
+    drop(c);
+    assert_no_violations(&nics);
 }
