@@ -51,7 +51,7 @@ struct Outcome {
 
 impl Outcome {
     /// The outcome with its cycles counted from the open.
-    fn from_open(self) -> Outcome {
+    fn since_open(self) -> Outcome {
         Outcome { opened: 0, ended: self.ended - self.opened, ..self }
     }
 }
@@ -185,8 +185,8 @@ fn reset_mid_traffic_is_indistinguishable_from_a_reset_of_idle_nics() {
     // and moves the same counters, DMA and frames.
     let power_on = workload(&pair());
     assert_eq!(
-        clean_run.from_open(),
-        power_on.from_open(),
+        clean_run.since_open(),
+        power_on.since_open(),
         "after a reset of idle NICs (left) vs from power-on (right)"
     );
 }
