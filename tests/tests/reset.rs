@@ -19,9 +19,11 @@
 //! wired would keep in A whatever the idle NIC held, not its power-on value.
 
 use rnic::{AccessFlags, Mr, Mtu, RecvWr, SendWr, WrOpcode};
+use rnic_sim::config::ns_to_cycles;
+use rnic_sim::nic::RESET_CYCLES;
 use rnic_sim::pcie::DmaStats;
 use rnic_sim::{FrameClass, LinkStats};
-use rnic_spec::regs::counters::COUNT;
+use rnic_spec::regs::{self, counters::COUNT};
 use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
 use rnic_tools::cosim::{Nics, COUNTERS};
 use std::cell::RefCell;
@@ -222,10 +224,19 @@ fn packets_of_connections_from_before_a_reset_are_dropped() {
     let links: Vec<LinkStats> = (0..2).map(|i| nics.cluster.borrow().fabric().link_stats(i)).collect();
     nics.reset();
     {
-        // One arrives while the core clears its tables (the highest QPN last):
-        // the engines are held in reset, so the stale context is never read.
+        // One arrives while the core clears its tables (the highest QPN
+        // last), after the driver has set the NIC's addresses again (those
+        // writes land during the clear): the engines are held in reset, so
+        // the stale context is never read.
         let mut c = nics.cluster.borrow_mut();
-        c.run(rnic_sim::nic::RESET_CYCLES + 8);
+        c.write_reg(1, regs::REG_SRC_MAC, rnic_sim::mac_reg(1));
+        c.write_reg(1, regs::REG_SRC_IP, rnic_sim::ip_reg(1));
+        let landed = ns_to_cycles(c.config().mmio_latency_ns) + 4;
+        assert!(
+            landed + 100 < RESET_CYCLES + rnic_spec::params::NUM_QPS as u64,
+            "the addresses land after the clear of the highest QPN: the case is not tested"
+        );
+        c.run(landed);
         c.inject_frame(1, &to_top);
         c.run(DRAIN_CYCLES);
     }
