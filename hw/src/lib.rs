@@ -53,6 +53,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("spray".to_string(), emit(spray::SprayEngine::default())),
         ("cc".to_string(), emit(cc::CcEngine::default())),
         ("fifo".to_string(), emit(fifo::Fifo::<Bits<16>, 3, 4>::default())),
+        ("usp_rc".to_string(), emit(usp_rc::UspRc::default())),
     ]
 }
 pub mod cqw;
@@ -79,6 +80,7 @@ pub mod sq;
 pub mod table;
 pub mod turn;
 pub mod txb;
+pub mod usp_rc;
 
 #[cfg(test)]
 mod tests {
