@@ -54,6 +54,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("cc".to_string(), emit(cc::CcEngine::default())),
         ("fifo".to_string(), emit(fifo::Fifo::<Bits<16>, 3, 4>::default())),
         ("usp_rc".to_string(), emit(usp_rc::UspRc::default())),
+        ("usp_bar".to_string(), emit(usp_bar::UspBar::default())),
     ]
 }
 pub mod cqw;
@@ -80,6 +81,7 @@ pub mod sq;
 pub mod table;
 pub mod turn;
 pub mod txb;
+pub mod usp_bar;
 pub mod usp_rc;
 
 #[cfg(test)]
