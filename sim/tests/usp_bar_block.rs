@@ -37,12 +37,21 @@ struct Req {
     beats: Vec<([u8; 64], u32, bool)>,
 }
 
-fn cq_desc(addr: u64, dwords: u32, ty: u32, req_id: u16, tag: u8, func: u8, tc: u32, attr: u32) -> [u32; 4] {
+/// The fields a completion copies from its request.
+struct Ids {
+    req_id: u16,
+    tag: u8,
+    func: u8,
+    tc: u32,
+    attr: u32,
+}
+
+fn cq_desc(addr: u64, dwords: u32, ty: u32, i: &Ids) -> [u32; 4] {
     [
         (addr & 0xffff_fffc) as u32,
         (addr >> 32) as u32,
-        dwords | ty << 11 | (req_id as u32) << 16,
-        tag as u32 | (func as u32) << 8 | APERTURE << 19 | tc << 25 | attr << 28,
+        dwords | ty << 11 | (i.req_id as u32) << 16,
+        i.tag as u32 | (i.func as u32) << 8 | APERTURE << 19 | i.tc << 25 | i.attr << 28,
     ]
 }
 
@@ -57,8 +66,14 @@ fn beat(words: &[u32]) -> [u8; 64] {
 /// A random request, the events it causes, and whether it is refused.
 fn request(r: &mut Rng, regs: &mut HashMap<u32, u64>, bar: u64) -> (Req, Vec<Event>, bool) {
     let off = (r.below(1 << APERTURE) as u32) & !7;
-    let (req_id, tag, func) = (r.next() as u16, r.next() as u8, r.below(4) as u8);
-    let (tc, attr) = (r.below(8) as u32, r.below(8) as u32);
+    let ids = Ids {
+        req_id: r.next() as u16,
+        tag: r.next() as u8,
+        func: r.below(4) as u8,
+        tc: r.below(8) as u32,
+        attr: r.below(8) as u32,
+    };
+    let (req_id, tag, func, tc, attr) = (ids.req_id, ids.tag, ids.func, ids.tc, ids.attr);
     let value =
         |regs: &HashMap<u32, u64>, off: u32| regs.get(&off).copied().unwrap_or(0x5eed_0000_0000_0000 | off as u64);
     let cpl = |lo: u32, dwords: u32, status: u32, payload: Vec<u32>| {
@@ -75,13 +90,13 @@ fn request(r: &mut Rng, regs: &mut HashMap<u32, u64>, bar: u64) -> (Req, Vec<Eve
     match kind {
         0..=39 => {
             let data = r.next();
-            let d = cq_desc(addr, 2, 1, req_id, tag, func, tc, attr);
+            let d = cq_desc(addr, 2, 1, &ids);
             regs.insert(off, data);
             let b = beat(&[d[0], d[1], d[2], d[3], data as u32, (data >> 32) as u32]);
             (Req { beats: vec![(b, 0xF | 0xF << 8, true)] }, vec![Event::Write { off, data }], false)
         }
         40..=69 => {
-            let d = cq_desc(addr, 2, 0, req_id, tag, func, tc, attr);
+            let d = cq_desc(addr, 2, 0, &ids);
             let v = value(regs, off);
             let b = beat(&d);
             (
@@ -93,7 +108,7 @@ fn request(r: &mut Rng, regs: &mut HashMap<u32, u64>, bar: u64) -> (Req, Vec<Eve
         70..=84 => {
             let hi = r.below(2) as u32;
             let a = addr + 4 * hi as u64;
-            let d = cq_desc(a, 1, 0, req_id, tag, func, tc, attr);
+            let d = cq_desc(a, 1, 0, &ids);
             let v = value(regs, off);
             (
                 Req { beats: vec![(beat(&d), 0xF, true)] },
@@ -103,12 +118,12 @@ fn request(r: &mut Rng, regs: &mut HashMap<u32, u64>, bar: u64) -> (Req, Vec<Eve
         }
         85..=88 => {
             // A 32-bit write: dropped.
-            let d = cq_desc(addr, 1, 1, req_id, tag, func, tc, attr);
+            let d = cq_desc(addr, 1, 1, &ids);
             (Req { beats: vec![(beat(&[d[0], d[1], d[2], d[3], r.next() as u32]), 0xF, true)] }, vec![], true)
         }
         89..=91 => {
             // A 16-Dword write: two beats, dropped.
-            let d = cq_desc(addr, 16, 1, req_id, tag, func, tc, attr);
+            let d = cq_desc(addr, 16, 1, &ids);
             let mut w: Vec<u32> = d.to_vec();
             w.extend((0..12).map(|_| r.next() as u32));
             let tail: Vec<u32> = (0..4).map(|_| r.next() as u32).collect();
@@ -117,12 +132,12 @@ fn request(r: &mut Rng, regs: &mut HashMap<u32, u64>, bar: u64) -> (Req, Vec<Eve
         92..=95 => {
             // A read of 3 Dwords, or an I/O read: Unsupported Request.
             let (dw, ty) = if r.below(2) == 0 { (3, 0) } else { (1, 2) };
-            let d = cq_desc(addr, dw, ty, req_id, tag, func, tc, attr);
+            let d = cq_desc(addr, dw, ty, &ids);
             (Req { beats: vec![(beat(&d), 0xF | 0xF << 8, true)] }, vec![cpl((addr & 0x7c) as u32, 0, 1, vec![])], true)
         }
         _ => {
             // A message: dropped.
-            let d = cq_desc(0, 0, 12, req_id, tag, func, tc, attr);
+            let d = cq_desc(0, 0, 12, &ids);
             (Req { beats: vec![(beat(&d), 0, true)] }, vec![], true)
         }
     }
