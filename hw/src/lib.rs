@@ -55,6 +55,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("fifo".to_string(), emit(fifo::Fifo::<Bits<16>, 3, 4>::default())),
         ("usp_rc".to_string(), emit(usp_rc::UspRc::default())),
         ("usp_bar".to_string(), emit(usp_bar::UspBar::default())),
+        ("usp_rq".to_string(), emit(usp_rq::UspRq::default())),
     ]
 }
 pub mod cqw;
@@ -83,6 +84,7 @@ pub mod turn;
 pub mod txb;
 pub mod usp_bar;
 pub mod usp_rc;
+pub mod usp_rq;
 
 #[cfg(test)]
 mod tests {

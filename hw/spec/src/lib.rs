@@ -6,6 +6,8 @@
 //! * [`desc`]: send/receive WQEs and CQEs as `zerocopy` structs;
 //! * [`wire`]: the RoCEv2 frame layout with rnic's extension headers, a
 //!   software encoder/decoder, and the ICRC.
+//! * [`usp`]: the UltraScale+ PCIe block's descriptor and `tuser` layouts
+//!   the board adapters use.
 //!
 //! No rust-hdl dependency: this crate is plain data and functions.
 #![deny(missing_docs)]
@@ -13,4 +15,5 @@
 pub mod desc;
 pub mod params;
 pub mod regs;
+pub mod usp;
 pub mod wire;
