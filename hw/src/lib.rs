@@ -18,6 +18,7 @@
 
 pub mod ack;
 pub mod cc;
+pub mod cdc;
 pub mod core;
 
 use rust_hdl::prelude::*;
@@ -56,6 +57,7 @@ pub fn verilog_tops() -> Vec<(String, String)> {
         ("usp_rc".to_string(), emit(usp_rc::UspRc::default())),
         ("usp_bar".to_string(), emit(usp_bar::UspBar::default())),
         ("usp_rq".to_string(), emit(usp_rq::UspRq::default())),
+        ("cdc_fifo".to_string(), emit(cdc::CdcFifo::<Bits<16>, 5, 6>::default())),
     ]
 }
 pub mod cqw;
