@@ -14,7 +14,8 @@
 //! low, TX); with it high `ready` stays high (the MAC's RX stream has no
 //! ready) and the frame is dropped: its beats already written are taken
 //! back, the rest are discarded up to its last beat, and `dropped` pulses
-//! once. Reading is first-word-fall-through. Each side has its own
+//! once. A frame whose last beat comes with `wr_bad` (the MAC's FCS error)
+//! is taken back the same way. Reading is first-word-fall-through. Each side has its own
 //! synchronous reset, in its own clock domain; a board resets both together
 //! (a reset of one side alone leaves the other's pointer stale).
 
@@ -38,6 +39,8 @@ pub struct CdcFifo<D: Synth, const N: usize, const NP1: usize> {
     pub wr_data: Signal<In, D>,
     /// The frame's last beat.
     pub wr_last: Signal<In, Bit>,
+    /// With the last beat: the frame is bad (the MAC's FCS error); it is taken back.
+    pub wr_bad: Signal<In, Bit>,
     /// Pulse (write clock): a frame was dropped.
     pub dropped: Signal<Out, Bit>,
     /// Read-side clock.
@@ -89,6 +92,7 @@ impl<D: Synth, const N: usize, const NP1: usize> Default for CdcFifo<D, N, NP1> 
             wr_ready: Default::default(),
             wr_data: Default::default(),
             wr_last: Default::default(),
+            wr_bad: Default::default(),
             dropped: Default::default(),
             rd_clock: Default::default(),
             rd_reset: Default::default(),
@@ -163,6 +167,9 @@ impl<D: Synth, const N: usize, const NP1: usize> Logic for CdcFifo<D, N, NP1> {
                     self.dropping.d.next = !self.wr_last.val();
                     self.drop_pulse.d.next = true;
                 }
+            } else if self.wr_last.val() & self.wr_bad.val() {
+                self.wr_ptr.d.next = self.wr_pub.q.val();
+                self.drop_pulse.d.next = true;
             } else {
                 self.ram.write_enable.next = true;
                 self.last_ram.write_enable.next = true;

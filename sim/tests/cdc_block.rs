@@ -10,6 +10,8 @@
 //! - waiting writer (`drop_on_full` low, the TX side): every beat comes out
 //!   once, in order, with its `last`; no beat of a frame is readable before
 //!   the frame's last beat was written; nothing is dropped;
+//! - either: a frame ending with `wr_bad` (an FCS error) never comes out
+//!   and pulses `dropped`;
 //! - dropping writer (high, the RX side): `ready` never falls; what comes
 //!   out is whole frames, in order, each byte-exact, a subsequence of what
 //!   went in; `dropped` pulses once per missing frame; a reader that keeps
@@ -36,6 +38,7 @@ struct Run {
 fn run(seed: u64, drop_mode: bool, wr_ps: u64, rd_ps: u64, rd_gap: u32, max_frame: u64) -> Result<Run, String> {
     let mut m = Model::new("cdc_fifo").map_err(|e| e.to_string())?;
     let p = |n: &str| m.port(n).unwrap_or_else(|e| panic!("{e}"));
+    let wbad = p("wr_bad");
     let (wclk, wrst, dof, wv, wr, wd, wl, dropped) = (
         p("wr_clock"),
         p("wr_reset"),
@@ -55,14 +58,18 @@ fn run(seed: u64, drop_mode: bool, wr_ps: u64, rd_ps: u64, rd_gap: u32, max_fram
     );
     // Frames to write: (data, last) beats, each beat numbered by frame and index.
     let nframes = 400;
-    let mut beats: VecDeque<(u16, bool, usize)> = VecDeque::new();
+    // Some frames end bad (an FCS error): they must not come out.
+    let bad_pct = r.pick(&[0u32, 10]);
+    let mut beats: VecDeque<(u16, bool, usize, bool)> = VecDeque::new();
     for f in 0..nframes {
         let n = if r.pct(20) { max_frame as usize } else { r.range(1, max_frame) as usize };
+        let bad = r.pct(bad_pct);
         for i in 0..n {
-            beats.push_back(((f as u16) << 5 ^ i as u16 ^ (r.below(1 << 11) as u16) << 5, i + 1 == n, f));
+            beats.push_back(((f as u16) << 5 ^ i as u16 ^ (r.below(1 << 11) as u16) << 5, i + 1 == n, f, bad));
         }
     }
-    let sent: Vec<(u16, bool, usize)> = beats.iter().copied().collect();
+    let sent: Vec<(u16, bool, usize)> = beats.iter().filter(|b| !b.3).map(|b| (b.0, b.1, b.2)).collect();
+    let nbad = beats.iter().filter(|b| b.1 && b.3).count();
     let wr_gap = r.pick(&[0u32, 10, 40]);
     m.set(dof, drop_mode as u64);
     m.set(wrst, 1);
@@ -120,9 +127,10 @@ fn run(seed: u64, drop_mode: bool, wr_ps: u64, rd_ps: u64, rd_gap: u32, max_fram
             w_edges += 1;
             m.set(wrst, (w_edges < 3) as u64);
             w_valid = w_edges >= 3 && !beats.is_empty() && !r.pct(wr_gap);
-            if let Some(&(d, l, _)) = beats.front() {
+            if let Some(&(d, l, _, bad)) = beats.front() {
                 m.set(wd, d as u64);
                 m.set(wl, l as u64);
+                m.set(wbad, (l && bad) as u64);
             }
             m.set(wv, w_valid as u64);
             tw += wr_ps;
@@ -156,6 +164,7 @@ fn run(seed: u64, drop_mode: bool, wr_ps: u64, rd_ps: u64, rd_gap: u32, max_fram
         }
     }
     frames_in.pop();
+    let frames_sent = frames_in.len() + nbad;
     let mut frames_out: Vec<Vec<(u16, bool)>> = vec![Vec::new()];
     for &(d, l) in &got {
         frames_out.last_mut().unwrap().push((d, l));
@@ -176,10 +185,13 @@ fn run(seed: u64, drop_mode: bool, wr_ps: u64, rd_ps: u64, rd_gap: u32, max_fram
         }
         k += 1;
     }
-    if drops != (frames_in.len() - frames_out.len()) as u64 {
-        return Err(format!("{name}: {drops} drop pulses, {} frames in, {} out", frames_in.len(), frames_out.len()));
+    if drops != (frames_sent - frames_out.len()) as u64 {
+        return Err(format!(
+            "{name}: {drops} drop pulses, {frames_sent} frames in ({nbad} bad), {} out",
+            frames_out.len()
+        ));
     }
-    Ok(Run { frames_in: frames_in.len(), frames_out: frames_out.len(), drops })
+    Ok(Run { frames_in: frames_in.len(), frames_out: frames_out.len(), drops: drops - nbad as u64 })
 }
 
 #[test]
