@@ -1,4 +1,4 @@
-# Shared by scripts/perf.sh and scripts/test.sh (sourced, not run).
+# Shared by scripts/perf.sh, scripts/test.sh and scripts/board.sh (sourced, not run).
 
 # Installs Debian package $2 for command $1 when it is missing (as root,
 # with apt-get), else says how.
@@ -20,6 +20,11 @@ ensure_apt_tool() {
 # Verilator builds the cosimulated NIC.
 ensure_verilator() {
     ensure_apt_tool "${VERILATOR:-verilator}" verilator
+}
+
+# Yosys checks the board shell for loops and synthesizes the blocks.
+ensure_yosys() {
+    ensure_apt_tool yosys yosys
 }
 
 # tshark runs rnic's Wireshark dissector over a capture in the capture test

@@ -9,6 +9,10 @@
 # (run by rnic-sim's build script, waivers in hw/verilator.vlt).
 # RNIC_SKIP_LINT=1 skips rustfmt and clippy.
 #
+# Then the board tops: `scripts/board.sh --check` generates the shell and
+# lints every board's top level with it (the Xilinx IP cores as port-only
+# stubs), and checks the flattened shell for combinational loops with Yosys.
+#
 # Last, the synthesis budgets: `scripts/synth.sh --check` synthesizes every
 # top of hw/synth-budget.txt with Yosys (installed with apt-get when run as
 # root) and fails on a top over its LUT, flip-flop, block RAM or path
@@ -47,6 +51,10 @@ if [ "$lint" = 1 ]; then
 fi
 echo "== cargo test"
 cargo test --workspace "${profile[@]}" "$@"
+if [ $# -eq 0 ]; then
+    echo "== board tops (scripts/board.sh --check: generation, Verilator lint, Yosys loop check)"
+    bash scripts/board.sh --check
+fi
 if [ "${RNIC_SKIP_SYNTH:-0}" = 1 ] || [ $# -gt 0 ]; then
     echo "== synthesis budgets skipped (RNIC_SKIP_SYNTH=1, or arguments for cargo test were given)"
     exit 0

@@ -79,6 +79,7 @@ pub mod resp;
 pub mod rxe;
 pub mod rxin;
 pub mod sched;
+pub mod shell;
 pub mod spray;
 pub mod sq;
 pub mod table;
