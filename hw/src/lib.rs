@@ -31,7 +31,18 @@ pub fn emit<B: Block>(mut b: B) -> String {
 
 /// `(name, verilog)` of every top-level the simulator builds a model for.
 pub fn verilog_tops() -> Vec<(String, String)> {
+    // rust-hdl's generator recurses as deep as the hierarchy: the board shell needs more than a thread's default stack.
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(tops)
+        .expect("spawn the Verilog generator")
+        .join()
+        .expect("Verilog generation panicked")
+}
+
+fn tops() -> Vec<(String, String)> {
     vec![
+        ("shell".to_string(), emit(shell::RnicShell::default())),
         ("core".to_string(), emit(core::RnicCore::default())),
         ("icrc".to_string(), emit(icrc::IcrcBeat::default())),
         ("tx_header".to_string(), emit(hdr::TxHeader::default())),

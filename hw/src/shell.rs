@@ -252,7 +252,7 @@ impl Logic for RnicShell {
 /// `(module name, verilog)` of what a board build needs from rnic: the
 /// shell, its top module renamed from rust-hdl's `top` to `rnic_shell`.
 pub fn board_verilog() -> (String, String) {
-    let v = crate::emit(RnicShell::default());
+    let (_, v) = crate::verilog_tops().into_iter().find(|(n, _)| n == "shell").expect("the shell is a top");
     let renamed = v.replacen("module top(", "module rnic_shell(", 1);
     assert_ne!(renamed, v, "rust-hdl's top module header changed");
     ("rnic_shell".to_string(), renamed)

@@ -76,6 +76,9 @@ pub struct SimConfig {
     /// When true (default) a DMA shadow violation makes the next `Device`
     /// call of that NIC fail; either way it is recorded in `violations()`.
     pub fail_on_violation: bool,
+    /// The top each NIC simulates: the core alone, or the board shell
+    /// around it. Default: `RNIC_SIM_TOP` (`core` or `shell`), else the core.
+    pub top: crate::nic::SimTop,
 }
 
 impl Default for SimConfig {
@@ -102,6 +105,7 @@ impl Default for SimConfig {
             wait_cycles: 16,
             reg_timeout_cycles: 100_000,
             fail_on_violation: true,
+            top: crate::nic::SimTop::from_env(),
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod nic;
 pub mod pcap;
 pub mod pcie;
 pub mod rng;
+pub mod usp;
 
 pub use cluster::{Cluster, ClusterStats};
 pub use config::{LeafSpine, SimConfig};
@@ -31,7 +32,7 @@ pub use fabric::{ip_of, ip_reg, mac_of, mac_reg};
 pub use faults::{FrameClass, LinkFaults, LinkStats, RandomFaults};
 pub use mem::{DmaDir, Violation, HOST_MEM_BASE};
 pub use model::{Model, ModelError, PortDir, PortId, PortInfo};
-pub use nic::SimNic;
+pub use nic::{SimNic, SimTop};
 
 /// Errors of the simulator.
 #[derive(Debug, thiserror::Error)]

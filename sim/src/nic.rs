@@ -1,5 +1,5 @@
-//! One simulated NIC: the verilated core, its host memory and PCIe model,
-//! and the MMIO register path.
+//! One simulated NIC: the verilated core (or the board shell around it),
+//! its host memory and PCIe model, and the MMIO register path.
 
 use std::collections::VecDeque;
 
@@ -10,7 +10,84 @@ use crate::fabric::NetPort;
 use crate::mem::{HostMem, Violation};
 use crate::model::{Model, ModelError, PortId};
 use crate::pcie::{DmaStats, Pcie, RcPorts};
+use crate::usp::{BarOp, UspHost};
 use crate::SimError;
+
+/// Which top the NIC simulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SimTop {
+    /// The core alone, on its vendor-neutral interfaces (the default).
+    #[default]
+    Core,
+    /// The board shell: the core behind the UltraScale+ PCIe adapters (the
+    /// PCIe block's four AXI4-Stream interfaces, [`crate::usp`]) and the
+    /// MAC clock-crossing FIFOs, with the MAC clock in phase with the core's.
+    Shell,
+}
+
+impl SimTop {
+    /// `RNIC_SIM_TOP`: `core` (or unset) or `shell`.
+    ///
+    /// # Panics
+    /// On any other value (a typo must not silently test the core).
+    pub fn from_env() -> SimTop {
+        match std::env::var("RNIC_SIM_TOP").as_deref() {
+            Err(_) | Ok("") | Ok("core") => SimTop::Core,
+            Ok("shell") => SimTop::Shell,
+            Ok(v) => panic!("RNIC_SIM_TOP={v}: use core or shell"),
+        }
+    }
+}
+
+/// The shell's ports besides the PCIe block's.
+struct ShellPorts {
+    reset: PortId,
+    mac_clock: PortId,
+    mac_reset: PortId,
+    tx_tdata: PortId,
+    tx_tkeep: PortId,
+    tx_tlast: PortId,
+    tx_tvalid: PortId,
+    tx_tready: PortId,
+    rx_tdata: PortId,
+    rx_tkeep: PortId,
+    rx_tlast: PortId,
+    rx_tvalid: PortId,
+    rx_tuser: PortId,
+    rx_dropped: PortId,
+    cpl_err: PortId,
+    bad_req: PortId,
+}
+
+impl ShellPorts {
+    fn resolve(m: &Model) -> Result<ShellPorts, ModelError> {
+        let p = |n: &str| m.port(n);
+        Ok(ShellPorts {
+            reset: p("reset")?,
+            mac_clock: p("mac_clock")?,
+            mac_reset: p("mac_reset")?,
+            tx_tdata: p("mac_tx_tdata")?,
+            tx_tkeep: p("mac_tx_tkeep")?,
+            tx_tlast: p("mac_tx_tlast")?,
+            tx_tvalid: p("mac_tx_tvalid")?,
+            tx_tready: p("mac_tx_tready")?,
+            rx_tdata: p("mac_rx_tdata")?,
+            rx_tkeep: p("mac_rx_tkeep")?,
+            rx_tlast: p("mac_rx_tlast")?,
+            rx_tvalid: p("mac_rx_tvalid")?,
+            rx_tuser: p("mac_rx_tuser")?,
+            rx_dropped: p("mac_rx_dropped")?,
+            cpl_err: p("pcie_cpl_err")?,
+            bad_req: p("pcie_bad_req")?,
+        })
+    }
+}
+
+/// The ports of the simulated top.
+enum Ports {
+    Core(CorePorts),
+    Shell(ShellPorts, UspHost),
+}
 
 /// Every port of the "core" top, resolved once.
 struct CorePorts {
@@ -115,7 +192,7 @@ enum ReadState {
 pub struct SimNic {
     index: usize,
     model: Model,
-    p: CorePorts,
+    p: Ports,
     mem: HostMem,
     pcie: Pcie,
     regs: VecDeque<(u64, RegOp)>,
@@ -130,6 +207,8 @@ pub struct SimNic {
     violations_seen: usize,
     /// Cycles the core's reset input stays high.
     reset_left: u64,
+    /// The shell's error pulses: completions dropped, BAR requests refused, received frames dropped.
+    shell_errors: [u64; 3],
 }
 
 /// Cycles [`SimNic::function_reset`] holds the core's reset.
@@ -138,14 +217,26 @@ pub const RESET_CYCLES: u64 = 16;
 impl SimNic {
     /// NIC `index` with a fresh core and empty host memory.
     pub fn new(index: usize, cfg: &SimConfig) -> Result<SimNic, SimError> {
-        let mut model = Model::new("core")?;
+        let mut model = Model::new(match cfg.top {
+            SimTop::Core => "core",
+            SimTop::Shell => "shell",
+        })?;
         if let Some(dir) = &cfg.vcd {
             std::fs::create_dir_all(dir).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
             model.trace_vcd(&dir.join(format!("nic{index}.vcd")))?;
         }
-        let p = CorePorts::resolve(&model)?;
-        model.set(p.pcie_mrrs, rnic_spec::params::pcie_size_code(cfg.pcie_mrrs) as u64);
-        model.set(p.pcie_mps, rnic_spec::params::pcie_size_code(cfg.pcie_mps) as u64);
+        let p = match cfg.top {
+            SimTop::Core => {
+                let p = CorePorts::resolve(&model)?;
+                model.set(p.pcie_mrrs, rnic_spec::params::pcie_size_code(cfg.pcie_mrrs) as u64);
+                model.set(p.pcie_mps, rnic_spec::params::pcie_size_code(cfg.pcie_mps) as u64);
+                Ports::Core(p)
+            }
+            SimTop::Shell => {
+                let host = UspHost::new(&mut model, cfg.pcie_mps, cfg.pcie_mrrs)?;
+                Ports::Shell(ShellPorts::resolve(&model)?, host)
+            }
+        };
         Ok(SimNic {
             index,
             model,
@@ -161,6 +252,7 @@ impl SimNic {
             spurious_reg_resp: 0,
             violations_seen: 0,
             reset_left: 0,
+            shell_errors: [0; 3],
         })
     }
 
@@ -177,6 +269,16 @@ impl SimNic {
         self.read = ReadState::Idle;
         self.violations_seen = 0;
         self.reset_left = RESET_CYCLES;
+        if let Ports::Shell(_, host) = &mut self.p {
+            host.reset();
+        }
+    }
+
+    /// The board shell's error pulses so far: PCIe completions dropped (error
+    /// status, poison), BAR requests refused, received frames dropped (MAC
+    /// FIFO full or bad). Zero with the core alone.
+    pub fn shell_errors(&self) -> [u64; 3] {
+        self.shell_errors
     }
 
     /// Index in the cluster.
@@ -267,8 +369,12 @@ impl SimNic {
     /// One clock cycle at `now`: present inputs, evaluate, take the handshakes, clock edge.
     #[inline]
     pub fn cycle(&mut self, now: u64, net: &mut NetPort, pool: &mut Vec<Vec<u8>>) {
+        if matches!(self.p, Ports::Shell(..)) {
+            self.cycle_shell(now, net, pool);
+            return;
+        }
         let now_ps = now * CLOCK_PS;
-        let p = &self.p;
+        let Ports::Core(p) = &self.p else { unreachable!("the core's ports") };
         let m = &mut self.model;
 
         // Register port: one access per cycle, none while a read is outstanding.
@@ -377,6 +483,95 @@ impl SimNic {
             net.rx.fired(pool);
         }
 
+        m.clock_high();
+    }
+
+    /// One clock cycle of the board shell: the register accesses and DMA go
+    /// through the PCIe block's interfaces ([`UspHost`]), frames through the
+    /// MAC's (the MAC clock toggles with the core's).
+    fn cycle_shell(&mut self, now: u64, net: &mut NetPort, pool: &mut Vec<Vec<u8>>) {
+        let now_ps = now * CLOCK_PS;
+        let Ports::Shell(p, host) = &mut self.p else { unreachable!("the shell's ports") };
+        let m = &mut self.model;
+
+        // Register accesses: one on CQ at a time, none while a read is outstanding.
+        let read_busy = matches!(self.read, ReadState::Pending { issued: Some(_), .. });
+        if !read_busy && host.bar_idle() {
+            if let Some(&(due, op)) = self.regs.front() {
+                if due <= now {
+                    self.regs.pop_front();
+                    host.bar_op(match op {
+                        RegOp::Write { addr, data } => BarOp::Write { addr, data },
+                        RegOp::Read { addr } => {
+                            self.read = ReadState::Pending { addr, issued: Some(now) };
+                            BarOp::Read { addr }
+                        }
+                    });
+                }
+            }
+        }
+        let in_reset = self.reset_left > 0;
+        m.set(p.reset, in_reset as u64);
+        m.set(p.mac_reset, 0);
+        self.reset_left = self.reset_left.saturating_sub(1);
+        self.pcie.begin_cycle(now, &mut self.mem);
+        host.drive(m, &self.pcie, in_reset);
+
+        // The MAC: TX takes a beat when the wire can; RX has no ready.
+        if in_reset {
+            net.tx.abort(pool);
+        }
+        let tx_ready = net.tx.ready(now_ps);
+        m.set(p.tx_tready, tx_ready as u64);
+        net.rx.begin_cycle(now_ps);
+        let fresh = net.rx.beat_is_new();
+        self.rx_shown = match net.rx.beat() {
+            Some(b) => {
+                if fresh {
+                    m.set_bytes(p.rx_tdata, b.data);
+                    m.set(p.rx_tkeep, b.keep);
+                    m.set(p.rx_tlast, b.last as u64);
+                }
+                true
+            }
+            None => false,
+        };
+        if fresh {
+            net.rx.mark_driven();
+        }
+        m.set(p.rx_tvalid, self.rx_shown as u64);
+        m.set(p.rx_tuser, 0);
+
+        m.set(p.mac_clock, 0);
+        m.clock_low();
+
+        if let Some(value) = host.handshake(m, now, &mut self.pcie, &mut self.mem) {
+            match self.read {
+                ReadState::Pending { issued: Some(_), .. } => {
+                    let visible = (now + self.mmio).max(self.pcie.last_write_due());
+                    self.read = ReadState::Done { value, visible };
+                }
+                _ => self.spurious_reg_resp += 1,
+            }
+        } else if let ReadState::Pending { addr, issued: Some(t) } = self.read {
+            if now - t > self.reg_timeout {
+                self.read = ReadState::Lost { addr, issued: t };
+            }
+        }
+        if tx_ready && m.get(p.tx_tvalid) != 0 {
+            m.get_bytes(p.tx_tdata, &mut self.beat);
+            let keep = m.get(p.tx_tkeep);
+            let last = m.get(p.tx_tlast) != 0;
+            net.tx.beat(now_ps, &self.beat, keep, last, pool);
+        }
+        if self.rx_shown {
+            net.rx.fired(pool);
+        }
+        self.shell_errors[0] += m.get(p.cpl_err);
+        self.shell_errors[1] += m.get(p.bad_req);
+        self.shell_errors[2] += m.get(p.rx_dropped);
+
+        m.set(p.mac_clock, 1);
         m.clock_high();
     }
 }

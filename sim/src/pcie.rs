@@ -130,6 +130,12 @@ pub struct RcBeat {
     pub addr: u16,
     /// Request Completed: the last beat of the request's last completion.
     pub done: bool,
+    /// Bytes of the completion in this beat (from lane `addr mod 64`).
+    pub bytes: u8,
+    /// The first beat of a completion TLP.
+    pub tlp_first: bool,
+    /// The last beat of a completion TLP.
+    pub tlp_last: bool,
 }
 
 /// The requester-completion ports of a Verilated top, by name: `prefix`
@@ -356,7 +362,16 @@ impl Pcie {
         self.stats.cpl_tlps += first as u64;
         let next = t.next + n as u32;
         let done = next == r.len;
-        self.rc = Some(RcBeat { data, tag: t.tag, addr: (at & 0xfff) as u16, done });
+        let tlp_last = next >= t.end;
+        self.rc = Some(RcBeat {
+            data,
+            tag: t.tag,
+            addr: (at & 0xfff) as u16,
+            done,
+            bytes: n as u8,
+            tlp_first: first,
+            tlp_last,
+        });
         if next < t.end {
             self.tlp = Some(CplTlp { next, ..t });
             return;

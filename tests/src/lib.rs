@@ -43,6 +43,15 @@ pub fn assert_no_violations(nics: &Nics) {
     assert!(v.is_empty(), "{} DMA shadow violations:\n{}", v.len(), v.join("\n"));
     let underruns = nics.cluster.borrow().fabric().tx_underruns();
     assert_eq!(underruns, 0, "TX beats that came after the MAC had run dry mid-frame (a real MAC aborts the frame)");
+    let c = nics.cluster.borrow();
+    for i in 0..c.len() {
+        let [cpl_err, bad_req, _] = c.nic(i).shell_errors();
+        assert_eq!(
+            (cpl_err, bad_req),
+            (0, 0),
+            "NIC {i}'s board shell dropped PCIe completions or refused BAR requests"
+        );
+    }
 }
 
 /// Device cycles to wait for `bytes` of traffic: about 6x the time at line

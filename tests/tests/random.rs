@@ -51,7 +51,7 @@
 use rnic::{
     AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcStatus, WrOpcode,
 };
-use rnic_sim::{RandomFaults, SimConfig};
+use rnic_sim::{RandomFaults, SimConfig, SimTop};
 use rnic_spec::params;
 use rnic_tests::golden::{Golden, Matched, MemMismatch, MrId, MrInfo, QpId, Queue, RecvOp, SendOp, Verb};
 use rnic_tests::Nics;
@@ -109,6 +109,8 @@ struct Params {
     faults: Option<Faults>,
     /// Selective-repeat windows each responder lends (`Context::set_sr_windows`; `None`: all).
     sr_windows: Option<u32>,
+    /// The board shell instead of the core alone (else `RNIC_SIM_TOP`).
+    shell: bool,
 }
 
 /// Random faults a test puts on both links.
@@ -136,6 +138,8 @@ struct Spec {
     errors: bool,
     faults: Option<Faults>,
     sr_windows: Option<u32>,
+    /// Simulate the board shell (the PCIe block's interfaces and the MAC FIFOs) instead of the core alone.
+    shell: bool,
 }
 
 const MTUS: [Mtu; 5] = [Mtu::Mtu256, Mtu::Mtu512, Mtu::Mtu1024, Mtu::Mtu2048, Mtu::Mtu4096];
@@ -201,6 +205,7 @@ impl Params {
             avoid_known,
             faults: spec.faults,
             sr_windows: spec.sr_windows,
+            shell: spec.shell,
         }
     }
 
@@ -423,6 +428,7 @@ impl World {
             pcap,
             ..SimConfig::default()
         };
+        let cfg = if p.shell { SimConfig { top: SimTop::Shell, ..cfg } } else { cfg };
         let nics = Nics::new(2, cfg).unwrap_or_else(|e| panic!("{e}"));
         if let Some(f) = p.faults {
             for link in 0..2 {
@@ -643,6 +649,10 @@ impl World {
         } + &match p.sr_windows {
             Some(n) => format!(", {n} selective-repeat windows per responder (the rest: software recovery)"),
             None => String::new(),
+        } + if self.nics.cluster.borrow().config().top == SimTop::Shell {
+            ", on the board shell (PCIe block interfaces, MAC FIFOs)"
+        } else {
+            ""
         }
     }
 
@@ -1559,6 +1569,14 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         eprintln!("{test}: seed {seed:#x}: {}", w.describe_world());
         let s = w.run_all(|_| {});
         rnic_tests::assert_no_violations(&w.nics);
+        if p.shell {
+            // A MAC's RX stream cannot wait: where the core's RX front end holds
+            // it back (its buffer full), the shell's RX FIFO drops frames and the
+            // transport recovers them, as on a board.
+            let c = w.nics.cluster.borrow();
+            let drops: Vec<u64> = (0..c.len()).map(|i| c.nic(i).shell_errors()[2]).collect();
+            eprintln!("{test}: seed {seed:#x}: frames the shells' RX FIFOs dropped, per NIC: {drops:?}");
+        }
         let cycles = w.now();
         let sim = w.nics.stats().wall.as_secs_f64();
         eprintln!(
@@ -1699,6 +1717,22 @@ fn random_reads() {
         "random_reads",
         &[0x4EAD_0001, 0x4EAD_0002, 0x4EAD_0003],
         Spec { read_pct: Some(15), msgs: 250, ..Default::default() },
+    );
+}
+
+/// The board shell instead of the core alone: every register access, DMA
+/// read and write through the UltraScale+ PCIe adapters and the PCIe
+/// block's model (`rnic_sim::usp`), every frame through the MAC FIFOs;
+/// WRITEs, SENDs and READs on QPNs from the seed. No completion may be
+/// dropped and no BAR request refused; frames the RX FIFO drops (the core's
+/// RX front end holds a MAC back when its buffer is full, which a real MAC
+/// cannot be) are reported and recovered like losses.
+#[test]
+fn random_shell() {
+    random_test(
+        "random_shell",
+        &[0x5E11_0001, 0x5E11_0002],
+        Spec { read_pct: Some(15), msgs: 200, shell: true, ..Default::default() },
     );
 }
 

@@ -23,6 +23,10 @@ pub const RQ_POISON_BIT: usize = 79;
 pub const RQ_REQ_ID_LSB: usize = 80;
 /// RQ/CQ descriptor: tag, 8 bits.
 pub const RQ_TAG_LSB: usize = 96;
+/// CQ descriptor: the BAR the request hit, 3 bits.
+pub const CQ_BAR_ID_LSB: usize = 112;
+/// CQ descriptor: log2 of that BAR's size, 6 bits.
+pub const CQ_BAR_APERTURE_LSB: usize = 115;
 /// RQ descriptor: requester ID enable (0: the block fills in its own ID).
 pub const RQ_REQ_ID_EN_BIT: usize = 120;
 /// RQ/CQ descriptor: traffic class, 3 bits.
