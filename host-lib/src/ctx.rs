@@ -78,6 +78,7 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "rx_ooo_sw",
     "sq_skips",
     "cc_skipped",
+    "rx_mac_drop",
 ];
 
 /// Retransmission timeout set at [`open_device`], in device cycles (100 µs at

@@ -144,6 +144,9 @@ pub struct RnicCore {
     pub net_rx_keep: Signal<In, Bits<64>>,
     /// Network RX last beat of a frame.
     pub net_rx_last: Signal<In, Bit>,
+    /// Pulse: a received frame was dropped before the core (the board shell's
+    /// MAC FIFO); counted in `RX_MAC_DROP`. Tied low by the simulator's core top.
+    pub net_rx_mac_drop: Signal<In, Bit>,
     regs: Regs,
     sq: SqEngine,
     txb: TxBuilder,
@@ -208,7 +211,7 @@ pub struct RnicCore {
     ackq: Fifo<Bits<TXD_BITS>, 3, 4>,
     rxdq: Fifo<Bits<RXD_BITS>, 4, 5>,
     lerrq: Fifo<Bits<64>, 2, 3>,
-    cnt: Signal<Local, Bits<25>>,
+    cnt: Signal<Local, Bits<26>>,
 }
 
 impl Logic for RnicCore {
@@ -768,6 +771,9 @@ impl Logic for RnicCore {
         }
         if self.resp.cnt_cc_skip.val() {
             self.cnt.next = self.cnt.val() | 0x100_0000;
+        }
+        if self.net_rx_mac_drop.val() {
+            self.cnt.next = self.cnt.val() | 0x200_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

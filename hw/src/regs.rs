@@ -26,7 +26,8 @@ const _: () = assert!(
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
-        && r::counters::COUNT == 25
+        && r::counters::COUNT == 26
+        && r::counters::RX_MAC_DROP == 0x2C8
         && r::counters::CC_SKIPPED == 0x2C0
         && r::counters::SQ_SKIPS == 0x2B8
         && r::counters::RX_OOO_PLACED == 0x2A0
@@ -78,7 +79,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<25>>,
+    pub cnt_inc: Signal<In, Bits<26>>,
     /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
     /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
     /// headers, and may do so in the same cycle.
@@ -173,6 +174,7 @@ pub struct Regs {
     c22: Reg<Bits<64>>,
     c23: Reg<Bits<64>>,
     c24: Reg<Bits<64>>,
+    c25: Reg<Bits<64>>,
     rto_q: Reg<Bits<32>>,
     probe_q: Reg<Bits<32>>,
     cwq_q: Reg<Bits<QPN_BITS>>,
@@ -190,7 +192,7 @@ impl Logic for Regs {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
-            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, rto_q,
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, rto_q,
             probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci
         );
         self.st0.reset.next = self.reset.val();
@@ -231,6 +233,7 @@ impl Logic for Regs {
         self.c22.reset.next = self.reset.val();
         self.c23.reset.next = self.reset.val();
         self.c24.reset.next = self.reset.val();
+        self.c25.reset.next = self.reset.val();
         self.rto_q.reset.next = self.reset.val();
         self.probe_q.reset.next = self.reset.val();
         self.cwq_q.reset.next = self.reset.val();
@@ -408,6 +411,9 @@ impl Logic for Regs {
         if self.cnt_inc.val().get_bit(24) {
             self.c24.d.next = self.c24.q.val() + 1;
         }
+        if self.cnt_inc.val().get_bit(25) {
+            self.c25.d.next = self.c25.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
@@ -443,6 +449,7 @@ impl Logic for Regs {
             688 => self.resp_d.d.next = self.c22.q.val(),
             696 => self.resp_d.d.next = self.c23.q.val(),
             704 => self.resp_d.d.next = self.c24.q.val(),
+            712 => self.resp_d.d.next = self.c25.q.val(),
             384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
             416 => self.resp_d.d.next = bit_cast::<64, 32>(self.probe_q.q.val()),
             424 => self.resp_d.d.next = bit_cast::<64, 32>(self.cc_query_cwnd.val()),

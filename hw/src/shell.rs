@@ -16,7 +16,10 @@
 //! The TX FIFO holds a whole frame before the MAC sees it (the CMAC must get
 //! a frame's beats back to back); the RX FIFO drops a frame that does not
 //! fit, and one the MAC marks bad (`tuser` on the last beat: FCS error), and
-//! pulses `mac_rx_dropped` (MAC clock) for each.
+//! pulses `mac_rx_dropped` (MAC clock) for each; each drop is also counted in
+//! the core's `RX_MAC_DROP` register (a 4-bit Gray count crosses to the
+//! core's clock, which counts up to it one a cycle: drops come at most one
+//! every two MAC cycles, so the core side keeps up and none is lost).
 
 use crate::cdc::CdcFifo;
 use crate::core::RnicCore;
@@ -135,13 +138,27 @@ pub struct RnicShell {
     /// The FIFOs' resets on each side.
     fifo_core_reset: Signal<Local, Bit>,
     fifo_mac_reset: Signal<Local, Bit>,
+    /// RX drops counted in the MAC's clock (binary, and Gray to cross).
+    drop_count: Reg<Bits<4>>,
+    drop_gray: Reg<Bits<4>>,
+    /// The Gray count in the core's clock, and the drops passed to the core's counter so far.
+    drop_gray_s1: Reg<Bits<4>>,
+    drop_gray_s2: Reg<Bits<4>>,
+    drop_seen: Reg<Bits<4>>,
+    drop_next: Signal<Local, Bits<4>>,
+    drop_bin: Signal<Local, Bits<4>>,
 }
 
 impl Logic for RnicShell {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, mac_reset_s1, mac_reset_s2);
-        dff_setup!(self, mac_clock, core_reset_s1, core_reset_s2);
+        dff_setup!(self, clock, mac_reset_s1, mac_reset_s2, drop_gray_s1, drop_gray_s2, drop_seen);
+        dff_setup!(self, mac_clock, core_reset_s1, core_reset_s2, drop_count, drop_gray);
+        self.drop_gray_s1.reset.next = self.reset.val();
+        self.drop_gray_s2.reset.next = self.reset.val();
+        self.drop_seen.reset.next = self.reset.val();
+        self.drop_count.reset.next = self.mac_reset.val();
+        self.drop_gray.reset.next = self.mac_reset.val();
         self.mac_reset_s1.reset.next = self.reset.val();
         self.mac_reset_s2.reset.next = self.reset.val();
         self.core_reset_s1.reset.next = self.mac_reset.val();
@@ -241,6 +258,24 @@ impl Logic for RnicShell {
         self.rx_fifo.wr_last.next = self.mac_rx_tlast.val();
         self.rx_fifo.wr_bad.next = self.mac_rx_tuser.val();
         self.mac_rx_dropped.next = self.rx_fifo.dropped.val();
+        // Each drop reaches the core's RX_MAC_DROP counter: a Gray count crosses
+        // (no pulse is lost), and the core side counts up to it one a cycle.
+        self.drop_next.next = self.drop_count.q.val();
+        if self.rx_fifo.dropped.val() {
+            self.drop_next.next = self.drop_count.q.val() + 1;
+        }
+        self.drop_count.d.next = self.drop_next.val();
+        self.drop_gray.d.next = self.drop_next.val() ^ (self.drop_next.val() >> 1);
+        self.drop_gray_s1.d.next = self.drop_gray.q.val();
+        self.drop_gray_s2.d.next = self.drop_gray_s1.q.val();
+        self.drop_bin.next = self.drop_gray_s2.q.val()
+            ^ (self.drop_gray_s2.q.val() >> 1)
+            ^ (self.drop_gray_s2.q.val() >> 2)
+            ^ (self.drop_gray_s2.q.val() >> 3);
+        self.core.net_rx_mac_drop.next = self.drop_bin.val() != self.drop_seen.q.val();
+        if self.drop_bin.val() != self.drop_seen.q.val() {
+            self.drop_seen.d.next = self.drop_seen.q.val() + 1;
+        }
         self.core.net_rx_valid.next = self.rx_fifo.rd_valid.val();
         self.rx_fifo.rd_ready.next = self.core.net_rx_ready.val();
         self.core.net_rx_data.next = self.rx_fifo.rd_data.val().get_bits::<512>(0);

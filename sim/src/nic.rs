@@ -228,6 +228,9 @@ impl SimNic {
         let p = match cfg.top {
             SimTop::Core => {
                 let p = CorePorts::resolve(&model)?;
+                // The core alone has no MAC FIFO in front of it: nothing is dropped there.
+                let mac_drop = model.port("net_rx_mac_drop")?;
+                model.set(mac_drop, 0);
                 model.set(p.pcie_mrrs, rnic_spec::params::pcie_size_code(cfg.pcie_mrrs) as u64);
                 model.set(p.pcie_mps, rnic_spec::params::pcie_size_code(cfg.pcie_mps) as u64);
                 Ports::Core(p)

@@ -1573,9 +1573,16 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
             // A MAC's RX stream cannot wait: where the core's RX front end holds
             // it back (its buffer full), the shell's RX FIFO drops frames and the
             // transport recovers them, as on a board.
-            let c = w.nics.cluster.borrow();
+            let mut c = w.nics.cluster.borrow_mut();
             let drops: Vec<u64> = (0..c.len()).map(|i| c.nic(i).shell_errors()[2]).collect();
             eprintln!("{test}: seed {seed:#x}: frames the shells' RX FIFOs dropped, per NIC: {drops:?}");
+            for (i, &d) in drops.iter().enumerate() {
+                let counted = c.read_reg(i, rnic_spec::regs::counters::RX_MAC_DROP).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(
+                    counted, d,
+                    "{test}: seed {seed:#x}: NIC {i}'s RX_MAC_DROP counter against the shell's drop pulses"
+                );
+            }
         }
         let cycles = w.now();
         let sim = w.nics.stats().wall.as_secs_f64();

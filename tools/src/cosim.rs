@@ -127,6 +127,7 @@ pub const COUNTERS: [(&str, u32); ctr::COUNT] = [
     ("rx_ooo_sw", ctr::RX_OOO_SW),
     ("sq_skips", ctr::SQ_SKIPS),
     ("cc_skipped", ctr::CC_SKIPPED),
+    ("rx_mac_drop", ctr::RX_MAC_DROP),
 ];
 
 /// Most passes [`Nics::counters`] reads before it gives up on two agreeing.

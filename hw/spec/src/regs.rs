@@ -112,8 +112,13 @@ pub mod counters {
     /// for a QP under the window a skipped ACK's acknowledged PSNs count
     /// with the next ACK taken, its RTT and ECN sample is lost.
     pub const CC_SKIPPED: u32 = 0x2C0;
+    /// Received frames the board shell dropped before the core: its RX
+    /// clock-crossing FIFO was full (the core's RX front end was holding
+    /// back, and a MAC cannot wait) or the MAC marked the frame bad (FCS).
+    /// Always 0 on the core alone.
+    pub const RX_MAC_DROP: u32 = 0x2C8;
     /// Number of counters.
-    pub const COUNT: usize = 25;
+    pub const COUNT: usize = 26;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
