@@ -9,7 +9,9 @@
 # (run by rnic-sim's build script, waivers in hw/verilator.vlt).
 # RNIC_SKIP_LINT=1 skips rustfmt and clippy.
 #
-# Then the board tops: `scripts/board.sh --check` generates the shell and
+# Then the end-to-end tests (rnic-tests) once more with every NIC simulated
+# as the board shell (`RNIC_SIM_TOP=shell`: the core behind the UltraScale+
+# PCIe adapters and the MAC clock-crossing FIFOs), and the board tops: `scripts/board.sh --check` generates the shell and
 # lints every board's top level with it (the Xilinx IP cores as port-only
 # stubs), and checks the flattened shell for combinational loops with Yosys.
 #
@@ -52,6 +54,8 @@ fi
 echo "== cargo test"
 cargo test --workspace "${profile[@]}" "$@"
 if [ $# -eq 0 ]; then
+    echo "== end-to-end tests again on the board shell (RNIC_SIM_TOP=shell: PCIe block interfaces, MAC FIFOs)"
+    RNIC_SIM_TOP=shell cargo test -p rnic-tests "${profile[@]}"
     echo "== board tops (scripts/board.sh --check: generation, Verilator lint, Yosys loop check)"
     bash scripts/board.sh --check
 fi

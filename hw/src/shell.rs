@@ -30,12 +30,15 @@ use crate::usp_rq::UspRq;
 use rnic_spec::{params, wire};
 use rust_hdl::prelude::*;
 
-/// log2 of each MAC FIFO's depth in 64-byte beats.
-pub const MAC_FIFO_LOG2: usize = 7;
+/// log2 of each MAC FIFO's depth in 64-byte beats: 32 KiB, the depth of one
+/// row of 72-bit-wide block RAMs the 576-bit beat needs anyway (eight
+/// RAMB36), so the largest jumbo frame a CMAC passes (16,383 bytes) fits and
+/// the RX side rides out the core's stalls.
+pub const MAC_FIFO_LOG2: usize = 9;
 /// The largest frame: rnic's header, a 4 KiB payload, the ICRC.
 const MAX_FRAME_BEATS: usize = (wire::HDR_LEN + (1 << params::PMTU_LOG2_MAX) + 4).div_ceil(params::DATA_BYTES);
 // The TX FIFO publishes whole frames, so the largest must fit, with room for the RX side's pointer round trip.
-const _: () = assert!(MAX_FRAME_BEATS + 16 <= 1 << MAC_FIFO_LOG2);
+const _: () = assert!(MAX_FRAME_BEATS + 16 <= 1 << MAC_FIFO_LOG2 && 16_383usize.div_ceil(64) <= 1 << MAC_FIFO_LOG2);
 
 /// The core and its board adapters.
 #[derive(LogicBlock, Default)]
@@ -124,12 +127,14 @@ pub struct RnicShell {
     pub mac_rx_tuser: Signal<In, Bit>,
     /// Pulse (MAC clock): a received frame was dropped (FIFO full or bad frame).
     pub mac_rx_dropped: Signal<Out, Bit>,
+    /// Core clock: a received frame waits in the RX FIFO for the core (a quiescence probe for tests).
+    pub mac_rx_pending: Signal<Out, Bit>,
     core: RnicCore,
     bar: UspBar,
     rq: UspRq,
     rc: UspRc,
-    tx_fifo: CdcFifo<Bits<576>, MAC_FIFO_LOG2, 8>,
-    rx_fifo: CdcFifo<Bits<576>, MAC_FIFO_LOG2, 8>,
+    tx_fifo: CdcFifo<Bits<576>, MAC_FIFO_LOG2, 10>,
+    rx_fifo: CdcFifo<Bits<576>, MAC_FIFO_LOG2, 10>,
     /// `mac_reset` in the core's clock, and `reset` in the MAC's.
     mac_reset_s1: Reg<Bit>,
     mac_reset_s2: Reg<Bit>,
@@ -277,6 +282,7 @@ impl Logic for RnicShell {
             self.drop_seen.d.next = self.drop_seen.q.val() + 1;
         }
         self.core.net_rx_valid.next = self.rx_fifo.rd_valid.val();
+        self.mac_rx_pending.next = self.rx_fifo.rd_valid.val();
         self.rx_fifo.rd_ready.next = self.core.net_rx_ready.val();
         self.core.net_rx_data.next = self.rx_fifo.rd_data.val().get_bits::<512>(0);
         self.core.net_rx_keep.next = self.rx_fifo.rd_data.val().get_bits::<64>(512);

@@ -55,6 +55,7 @@ struct ShellPorts {
     rx_tvalid: PortId,
     rx_tuser: PortId,
     rx_dropped: PortId,
+    rx_pending: PortId,
     cpl_err: PortId,
     bad_req: PortId,
 }
@@ -77,6 +78,7 @@ impl ShellPorts {
             rx_tvalid: p("mac_rx_tvalid")?,
             rx_tuser: p("mac_rx_tuser")?,
             rx_dropped: p("mac_rx_dropped")?,
+            rx_pending: p("mac_rx_pending")?,
             cpl_err: p("pcie_cpl_err")?,
             bad_req: p("pcie_bad_req")?,
         })
@@ -209,6 +211,10 @@ pub struct SimNic {
     reset_left: u64,
     /// The shell's error pulses: completions dropped, BAR requests refused, received frames dropped.
     shell_errors: [u64; 3],
+    /// Received frames the shell's MAC is still to report bad (FCS error); the frame under way is one; a frame is under way.
+    fcs_errors_left: u64,
+    rx_bad: bool,
+    rx_mid: bool,
 }
 
 /// Cycles [`SimNic::function_reset`] holds the core's reset.
@@ -256,6 +262,9 @@ impl SimNic {
             violations_seen: 0,
             reset_left: 0,
             shell_errors: [0; 3],
+            fcs_errors_left: 0,
+            rx_bad: false,
+            rx_mid: false,
         })
     }
 
@@ -275,6 +284,24 @@ impl SimNic {
         if let Ports::Shell(_, host) = &mut self.p {
             host.reset();
         }
+    }
+
+    /// On the board shell: a received frame waits in the shell's RX FIFO
+    /// for the core (tests wait for this to clear before they look at the
+    /// core's counters). Always false on the core alone.
+    pub fn rx_pending_in_shell(&self) -> bool {
+        match &self.p {
+            Ports::Shell(p, _) => self.model.get(p.rx_pending) != 0,
+            Ports::Core(_) => false,
+        }
+    }
+
+    /// On the board shell: the MAC reports the next `n` frames it receives
+    /// as bad (an FCS error, `tuser` with the last beat), as a CMAC does for
+    /// a frame damaged on the wire; the shell drops them and counts them in
+    /// `RX_MAC_DROP`. No effect on the core alone.
+    pub fn mac_fcs_errors(&mut self, n: u64) {
+        self.fcs_errors_left += n;
     }
 
     /// The board shell's error pulses so far: PCIe completions dropped (error
@@ -528,6 +555,7 @@ impl SimNic {
         m.set(p.tx_tready, tx_ready as u64);
         net.rx.begin_cycle(now_ps);
         let fresh = net.rx.beat_is_new();
+        let mut rx_last = false;
         self.rx_shown = match net.rx.beat() {
             Some(b) => {
                 if fresh {
@@ -535,6 +563,7 @@ impl SimNic {
                     m.set(p.rx_tkeep, b.keep);
                     m.set(p.rx_tlast, b.last as u64);
                 }
+                rx_last = b.last;
                 true
             }
             None => false,
@@ -542,8 +571,12 @@ impl SimNic {
         if fresh {
             net.rx.mark_driven();
         }
+        if self.rx_shown && !self.rx_mid {
+            self.rx_bad = self.fcs_errors_left > 0;
+            self.fcs_errors_left -= self.rx_bad as u64;
+        }
         m.set(p.rx_tvalid, self.rx_shown as u64);
-        m.set(p.rx_tuser, 0);
+        m.set(p.rx_tuser, (self.rx_shown && rx_last && self.rx_bad) as u64);
 
         m.set(p.mac_clock, 0);
         m.clock_low();
@@ -569,6 +602,7 @@ impl SimNic {
         }
         if self.rx_shown {
             net.rx.fired(pool);
+            self.rx_mid = !rx_last;
         }
         self.shell_errors[0] += m.get(p.cpl_err);
         self.shell_errors[1] += m.get(p.bad_req);

@@ -3469,7 +3469,10 @@ impl Fuzzer {
             while quiet < QUIET && spent < MAX_SETTLE {
                 c.run(16);
                 spent += 16;
-                let busy = c.nic(NIC).dma_in_flight() + c.nic(PEER).dma_in_flight() + c.fabric().port(NIC).rx.queued();
+                let busy = c.nic(NIC).dma_in_flight()
+                    + c.nic(PEER).dma_in_flight()
+                    + c.fabric().port(NIC).rx.queued()
+                    + c.nic(NIC).rx_pending_in_shell() as usize;
                 quiet = if busy == 0 { quiet + 16 } else { 0 };
             }
             if j.read.is_some() {

@@ -158,6 +158,26 @@ fn assert_slots(what: &str, got: &[u8], want: &[u8], sizes: &[usize]) {
 /// READ must return what the WRITE before it wrote (a QP's requests are
 /// executed in order at the responder), and the completions come in
 /// posting order.
+/// On the board shell, the MAC reports frames with FCS errors (as a CMAC
+/// does for frames damaged on the wire): the shell drops them before the
+/// core and counts them in `RX_MAC_DROP`; the requester resends, and every
+/// byte arrives.
+#[test]
+fn write_on_the_shell_survives_frames_the_mac_reports_bad() {
+    let nics = rnic_tests::pair_with(rnic_sim::SimConfig { top: rnic_sim::SimTop::Shell, ..Default::default() });
+    {
+        let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
+        nics.cluster.borrow_mut().nic_mut(1).mac_fcs_errors(6);
+        transfer_in(&w, Op::Write, 65536, 8);
+    }
+    assert_no_violations(&nics);
+    let mut c = nics.cluster.borrow_mut();
+    assert_eq!(c.nic(1).shell_errors()[2], 6, "the shell dropped the six frames the MAC reported bad");
+    let counted = c.read_reg(1, rnic_spec::regs::counters::RX_MAC_DROP).unwrap();
+    assert_eq!(counted, 6, "RX_MAC_DROP counts them");
+    assert_eq!(c.read_reg(0, rnic_spec::regs::counters::RX_MAC_DROP).unwrap(), 0, "nothing dropped on the other side");
+}
+
 #[test]
 fn write_then_read_of_the_same_region_on_one_qp() {
     let sizes = [1usize, 1024, 3 * 1024 + 5, 20_000];
