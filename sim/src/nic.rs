@@ -473,21 +473,9 @@ impl SimNic {
         m.clock_low();
 
         // Handshakes.
-        if m.get(p.reg_rd_resp_valid) != 0 {
-            match self.read {
-                ReadState::Pending { issued: Some(_), .. } => {
-                    let value = m.get(p.reg_rd_resp_data);
-                    // PCIe ordering: the reply does not pass the device's earlier posted writes.
-                    let visible = (now + self.mmio).max(self.pcie.last_write_due());
-                    self.read = ReadState::Done { value, visible };
-                }
-                _ => self.spurious_reg_resp += 1,
-            }
-        } else if let ReadState::Pending { addr, issued: Some(t) } = self.read {
-            if now - t > self.reg_timeout {
-                self.read = ReadState::Lost { addr, issued: t };
-            }
-        }
+        let reply = (m.get(p.reg_rd_resp_valid) != 0).then(|| m.get(p.reg_rd_resp_data));
+        let visible = (now + self.mmio).max(self.pcie.last_write_due());
+        reg_reply(&mut self.read, &mut self.spurious_reg_resp, self.reg_timeout, now, visible, reply);
         if rq_ready && m.get(p.pcie_rq_valid) != 0 {
             let addr = m.get(p.pcie_rq_addr);
             let len = m.get(p.pcie_rq_len) as u32;
@@ -581,19 +569,9 @@ impl SimNic {
         m.set(p.mac_clock, 0);
         m.clock_low();
 
-        if let Some(value) = host.handshake(m, now, &mut self.pcie, &mut self.mem) {
-            match self.read {
-                ReadState::Pending { issued: Some(_), .. } => {
-                    let visible = (now + self.mmio).max(self.pcie.last_write_due());
-                    self.read = ReadState::Done { value, visible };
-                }
-                _ => self.spurious_reg_resp += 1,
-            }
-        } else if let ReadState::Pending { addr, issued: Some(t) } = self.read {
-            if now - t > self.reg_timeout {
-                self.read = ReadState::Lost { addr, issued: t };
-            }
-        }
+        let reply = host.handshake(m, now, &mut self.pcie, &mut self.mem);
+        let visible = (now + self.mmio).max(self.pcie.last_write_due());
+        reg_reply(&mut self.read, &mut self.spurious_reg_resp, self.reg_timeout, now, visible, reply);
         if tx_ready && m.get(p.tx_tvalid) != 0 {
             m.get_bytes(p.tx_tdata, &mut self.beat);
             let keep = m.get(p.tx_tkeep);
@@ -610,5 +588,20 @@ impl SimNic {
 
         m.set(p.mac_clock, 1);
         m.clock_high();
+    }
+}
+
+/// A register read's reply this cycle (or none): the outstanding read is done
+/// (visible to the host at `visible`: PCIe ordering, the reply does not pass
+/// the device's earlier posted writes), a reply nobody asked for is counted,
+/// a read unanswered for longer than `timeout` is lost.
+fn reg_reply(read: &mut ReadState, spurious: &mut u64, timeout: u64, now: u64, visible: u64, reply: Option<u64>) {
+    match (reply, *read) {
+        (Some(value), ReadState::Pending { issued: Some(_), .. }) => *read = ReadState::Done { value, visible },
+        (Some(_), _) => *spurious += 1,
+        (None, ReadState::Pending { addr, issued: Some(t) }) if now - t > timeout => {
+            *read = ReadState::Lost { addr, issued: t };
+        }
+        (None, _) => {}
     }
 }
