@@ -17,7 +17,8 @@ fn core_top_is_built_with_its_documented_ports() {
     assert_eq!((find("pcie_mrrs").width, find("pcie_mrrs").dir), (3, PortDir::In));
     assert_eq!((find("pcie_wr_keep").width, find("pcie_wr_keep").dir), (64, PortDir::Out));
     assert_eq!((find("net_tx_keep").width, find("net_tx_keep").dir), (64, PortDir::Out));
-    assert_eq!(ports.len(), 39);
+    assert_eq!((find("net_rx_mac_drop").width, find("net_rx_mac_drop").dir), (1, PortDir::In));
+    assert_eq!(ports.len(), 40);
 }
 
 #[test]
