@@ -167,7 +167,8 @@ module rnic_board (
         .mac_tx_tdata(mac_tx_tdata), .mac_tx_tkeep(mac_tx_tkeep), .mac_tx_tlast(mac_tx_tlast),
         .mac_tx_tvalid(mac_tx_tvalid), .mac_tx_tready(mac_tx_tready),
         .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tlast(mac_rx_tlast),
-        .mac_rx_tvalid(mac_rx_tvalid), .mac_rx_tuser(mac_rx_tuser), .mac_rx_dropped(mac_rx_dropped)
+        .mac_rx_tvalid(mac_rx_tvalid), .mac_rx_tuser(mac_rx_tuser), .mac_rx_dropped(mac_rx_dropped),
+        .mac_rx_pending()
     );
 
     // ---- Board pins ----------------------------------------------------------
