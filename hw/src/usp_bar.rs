@@ -30,7 +30,18 @@
 
 use crate::num::Num;
 use crate::reg::Reg;
+use rnic_spec::usp;
 use rust_hdl::prelude::*;
+
+// The descriptor and tuser positions written below as literals (rust-hdl slices need them).
+const _: () = assert!(usp::RQ_ADDR_LSB == 0 && usp::RQ_DWORDS_LSB == 64 && usp::RQ_TYPE_LSB == 75);
+const _: () = assert!(usp::RQ_REQ_ID_LSB == 80 && usp::RQ_TAG_LSB == 96 && usp::CQ_FUNC_LSB == 104);
+const _: () = assert!(usp::CQ_BAR_APERTURE_LSB == 115 && usp::RQ_TC_LSB == 121 && usp::RQ_ATTR_LSB == 124);
+const _: () = assert!(usp::CQ_USER_FIRST_BE_LSB == 0 && usp::CQ_USER_LAST_BE_LSB == 8);
+const _: () = assert!(usp::CC_AT_LSB == 8 && usp::CC_BYTE_COUNT_LSB == 16 && usp::CC_DWORDS_LSB == 32);
+const _: () = assert!(usp::CC_STATUS_LSB == 43 && usp::CC_REQ_ID_LSB == 48 && usp::CC_TAG_LSB == 64);
+const _: () = assert!(usp::CC_FUNC_LSB == 72 && usp::CC_TC_LSB == 89 && usp::CC_ATTR_LSB == 92);
+const _: () = assert!(usp::RC_DESC_BYTES == 12 && usp::RQ_DESC_BYTES == 16 && usp::CPL_UR == 1);
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 enum BarState {

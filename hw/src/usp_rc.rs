@@ -29,7 +29,13 @@
 
 use crate::num::Num;
 use crate::reg::Reg;
+use rnic_spec::usp;
 use rust_hdl::prelude::*;
+
+// The descriptor and tuser positions written below as literals (rust-hdl slices need them).
+const _: () = assert!(usp::RC_LOWER_ADDR_LSB == 0 && usp::RC_ERR_LSB == 12 && usp::RC_REQ_DONE_BIT == 30);
+const _: () = assert!(usp::RC_DWORDS_LSB == 32 && usp::RC_STATUS_LSB == 43 && usp::RC_POISON_BIT == 46);
+const _: () = assert!(usp::RC_TAG_LSB == 64 && usp::RC_USER_DISCONTINUE_BIT == 96 && usp::RC_DESC_BYTES == 12);
 
 /// The RC adapter.
 #[derive(LogicBlock, Default)]

@@ -20,6 +20,7 @@ mod common;
 use common::block_seeds;
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
+use rnic_spec::usp::{self, set_field};
 use std::collections::{HashMap, VecDeque};
 
 const APERTURE: u32 = 22;
@@ -47,12 +48,17 @@ struct Ids {
 }
 
 fn cq_desc(addr: u64, dwords: u32, ty: u32, i: &Ids) -> [u32; 4] {
-    [
-        (addr & 0xffff_fffc) as u32,
-        (addr >> 32) as u32,
-        dwords | ty << 11 | (i.req_id as u32) << 16,
-        i.tag as u32 | (i.func as u32) << 8 | APERTURE << 19 | i.tc << 25 | i.attr << 28,
-    ]
+    let mut b = [0u8; usp::RQ_DESC_BYTES];
+    set_field(&mut b, usp::RQ_ADDR_LSB, 64, addr & !3);
+    set_field(&mut b, usp::RQ_DWORDS_LSB, 11, dwords as u64);
+    set_field(&mut b, usp::RQ_TYPE_LSB, 4, ty as u64);
+    set_field(&mut b, usp::RQ_REQ_ID_LSB, 16, i.req_id as u64);
+    set_field(&mut b, usp::RQ_TAG_LSB, 8, i.tag as u64);
+    set_field(&mut b, usp::CQ_FUNC_LSB, 8, i.func as u64);
+    set_field(&mut b, usp::CQ_BAR_APERTURE_LSB, 6, APERTURE as u64);
+    set_field(&mut b, usp::RQ_TC_LSB, 3, i.tc as u64);
+    set_field(&mut b, usp::RQ_ATTR_LSB, 3, i.attr as u64);
+    std::array::from_fn(|k| u32::from_le_bytes(b[4 * k..4 * k + 4].try_into().expect("4 bytes")))
 }
 
 fn beat(words: &[u32]) -> [u8; 64] {
@@ -77,11 +83,17 @@ fn request(r: &mut Rng, regs: &mut HashMap<u32, u64>, bar: u64) -> (Req, Vec<Eve
     let value =
         |regs: &HashMap<u32, u64>, off: u32| regs.get(&off).copied().unwrap_or(0x5eed_0000_0000_0000 | off as u64);
     let cpl = |lo: u32, dwords: u32, status: u32, payload: Vec<u32>| {
-        let desc = [
-            lo | ((dwords * 4) << 16),
-            dwords | status << 11 | (req_id as u32) << 16,
-            tag as u32 | (func as u32) << 8 | tc << 25 | attr << 28,
-        ];
+        let mut b = [0u8; usp::RC_DESC_BYTES];
+        set_field(&mut b, usp::CC_LOWER_ADDR_LSB, 7, lo as u64);
+        set_field(&mut b, usp::CC_BYTE_COUNT_LSB, 13, dwords as u64 * 4);
+        set_field(&mut b, usp::CC_DWORDS_LSB, 11, dwords as u64);
+        set_field(&mut b, usp::CC_STATUS_LSB, 3, status as u64);
+        set_field(&mut b, usp::CC_REQ_ID_LSB, 16, req_id as u64);
+        set_field(&mut b, usp::CC_TAG_LSB, 8, tag as u64);
+        set_field(&mut b, usp::CC_FUNC_LSB, 8, func as u64);
+        set_field(&mut b, usp::CC_TC_LSB, 3, tc as u64);
+        set_field(&mut b, usp::CC_ATTR_LSB, 3, attr as u64);
+        let desc = std::array::from_fn(|k| u32::from_le_bytes(b[4 * k..4 * k + 4].try_into().expect("4 bytes")));
         let keep = (1u64 << (3 + payload.len())) - 1;
         Event::Cpl { desc, payload, keep }
     };

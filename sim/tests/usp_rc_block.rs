@@ -19,6 +19,7 @@ mod common;
 use common::block_seeds;
 use rnic_sim::model::Model;
 use rnic_sim::rng::SplitMix as Rng;
+use rnic_spec::usp::{self, set_field};
 use std::collections::VecDeque;
 
 /// One completion TLP as the PCIe block delivers it.
@@ -41,18 +42,22 @@ impl Cpl {
         let a0 = self.addr & !3;
         let dwords = ((self.addr + self.len - 1) / 4 - a0 / 4 + 1) as usize;
         let mut s = Vec::with_capacity(12 + 4 * dwords);
-        let mut dw0 = (self.addr & 0xfff) as u32 | (self.len as u32 & 0x1fff) << 16 | (self.last as u32) << 30;
-        let mut dw1 = dwords as u32 | 0xbeef << 16;
+        let mut d = [0u8; usp::RC_DESC_BYTES];
+        set_field(&mut d, usp::RC_LOWER_ADDR_LSB, 12, self.addr & 0xfff);
+        set_field(&mut d, usp::RC_BYTE_COUNT_LSB, 13, self.len);
+        set_field(&mut d, usp::RC_REQ_DONE_BIT, 1, self.last as u64);
+        set_field(&mut d, usp::RC_DWORDS_LSB, 11, dwords as u64);
+        // Requester ID and completer ID: whatever the bus carries.
+        set_field(&mut d, 48, 16, 0xbeef);
+        set_field(&mut d, usp::RC_TAG_LSB, 8, self.tag as u64);
+        set_field(&mut d, 72, 16, 0x0100);
         match self.bad {
-            1 => dw0 |= (1 + r.below(6) as u32) << 12,
-            2 => dw1 |= [1u32, 2, 4][r.below(3) as usize] << 11,
-            3 => dw1 |= 1 << 14,
+            1 => set_field(&mut d, usp::RC_ERR_LSB, 4, 1 + r.below(6)),
+            2 => set_field(&mut d, usp::RC_STATUS_LSB, 3, [1, 2, 4][r.below(3) as usize]),
+            3 => set_field(&mut d, usp::RC_POISON_BIT, 1, 1),
             _ => {}
         }
-        let dw2 = self.tag as u32 | 0x0100 << 8;
-        for w in [dw0, dw1, dw2] {
-            s.extend_from_slice(&w.to_le_bytes());
-        }
+        s.extend_from_slice(&d);
         let base = a0 & 0xfff;
         for i in 0..4 * dwords as u64 {
             let at = base + i;
@@ -188,7 +193,9 @@ fn run(seed: u64) -> Result<(usize, usize, u64), String> {
         if let Some((b, last, disc)) = beats.front() {
             m.set_bytes(tdata, b);
             m.set(tlast, *last as u64);
-            m.set_wide(tuser, &[0, 0, 0, *disc as u32, 0, 0]);
+            let mut u = [0u32; 6];
+            u[usp::RC_USER_DISCONTINUE_BIT / 32] = (*disc as u32) << (usp::RC_USER_DISCONTINUE_BIT % 32);
+            m.set_wide(tuser, &u);
         }
         m.set(tvalid, show as u64);
         m.clock_low();

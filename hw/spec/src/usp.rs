@@ -23,6 +23,8 @@ pub const RQ_POISON_BIT: usize = 79;
 pub const RQ_REQ_ID_LSB: usize = 80;
 /// RQ/CQ descriptor: tag, 8 bits.
 pub const RQ_TAG_LSB: usize = 96;
+/// CQ descriptor: the target function, 8 bits.
+pub const CQ_FUNC_LSB: usize = 104;
 /// CQ descriptor: the BAR the request hit, 3 bits.
 pub const CQ_BAR_ID_LSB: usize = 112;
 /// CQ descriptor: log2 of that BAR's size, 6 bits.
@@ -72,6 +74,33 @@ pub const RC_POISON_BIT: usize = 46;
 pub const RC_TAG_LSB: usize = 64;
 /// `m_axis_rc_tuser`: `discontinue`.
 pub const RC_USER_DISCONTINUE_BIT: usize = 96;
+/// `m_axis_cq_tuser`: first and last Dword byte enables, 4 bits each (as RQ's).
+pub const CQ_USER_FIRST_BE_LSB: usize = 0;
+/// See [`CQ_USER_FIRST_BE_LSB`].
+pub const CQ_USER_LAST_BE_LSB: usize = 8;
+
+/// CC descriptor: lower address, 7 bits.
+pub const CC_LOWER_ADDR_LSB: usize = 0;
+/// CC descriptor: address type, 2 bits.
+pub const CC_AT_LSB: usize = 8;
+/// CC descriptor: byte count, 13 bits.
+pub const CC_BYTE_COUNT_LSB: usize = 16;
+/// CC descriptor: Dword count, 11 bits (as RC's).
+pub const CC_DWORDS_LSB: usize = RC_DWORDS_LSB;
+/// CC descriptor: completion status, 3 bits (as RC's).
+pub const CC_STATUS_LSB: usize = RC_STATUS_LSB;
+/// CC descriptor: requester ID, 16 bits.
+pub const CC_REQ_ID_LSB: usize = 48;
+/// CC descriptor: tag, 8 bits (as RC's).
+pub const CC_TAG_LSB: usize = RC_TAG_LSB;
+/// CC descriptor: completer function, 8 bits.
+pub const CC_FUNC_LSB: usize = 72;
+/// CC descriptor: traffic class, 3 bits.
+pub const CC_TC_LSB: usize = 89;
+/// CC descriptor: attributes, 3 bits.
+pub const CC_ATTR_LSB: usize = 92;
+/// Completion status: Unsupported Request.
+pub const CPL_UR: u8 = 1;
 
 /// Reads `n` bits at `lsb` of a little-endian byte string.
 pub fn get_field(b: &[u8], lsb: usize, n: usize) -> u64 {
@@ -141,6 +170,15 @@ pub fn dword_span(addr: u64, len: u64) -> (u16, u8, u8) {
     }
 }
 
+/// The bytes a request covers, from its Dword address, Dword count and
+/// first/last byte enables: the inverse of [`dword_span`].
+pub fn byte_range(dword_addr: u64, dwords: u16, first_be: u8, last_be: u8) -> (u64, u64) {
+    let skip = first_be.trailing_zeros() as u64;
+    let top = if dwords == 1 { first_be } else { last_be };
+    let drop = top.leading_zeros() as u64 - 4;
+    (dword_addr + skip, 4 * dwords as u64 - skip - drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +204,19 @@ mod tests {
         assert_eq!(dword_span(0x1000, 8), (2, 0b1111, 0b1111));
         assert_eq!(dword_span(0x1002, 4096 - 2), (1024, 0b1100, 0b1111));
         assert_eq!(dword_span(0x1001, 9), (3, 0b1110, 0b0011));
+    }
+
+    #[test]
+    fn byte_range_inverts_dword_span_at_every_offset_and_length() {
+        for off in 0..8u64 {
+            for len in 1..=300u64 {
+                let (dw, f, l) = dword_span(0x2000 + off, len);
+                assert_eq!(
+                    byte_range((0x2000 + off) & !3, dw, f, l),
+                    (0x2000 + off, len),
+                    "offset {off}, length {len}"
+                );
+            }
+        }
     }
 }
