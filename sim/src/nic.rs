@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use rnic_spec::params::{CLOCK_PS, DATA_BYTES};
 
 use crate::config::{ns_to_cycles, SimConfig};
-use crate::fabric::NetPort;
+use crate::fabric::{NetPort, RxMac};
 use crate::mem::{HostMem, Violation};
 use crate::model::{Model, ModelError, PortId};
 use crate::pcie::{DmaStats, Pcie, RcPorts};
@@ -243,7 +243,10 @@ impl SimNic {
             }
             SimTop::Shell => {
                 let host = UspHost::new(&mut model, cfg.pcie_mps, cfg.pcie_mrrs)?;
-                Ports::Shell(ShellPorts::resolve(&model)?, host)
+                let p = ShellPorts::resolve(&model)?;
+                // The MAC side's own reset is not used: the core's reset reaches it through the shell.
+                model.set(p.mac_reset, 0);
+                Ports::Shell(p, host)
             }
         };
         Ok(SimNic {
@@ -452,22 +455,7 @@ impl SimNic {
         }
         let tx_ready = net.tx.ready(now_ps) && !in_reset;
         m.set(p.net_tx_ready, tx_ready as u64);
-        net.rx.begin_cycle(now_ps);
-        let fresh = net.rx.beat_is_new();
-        self.rx_shown = match net.rx.beat() {
-            Some(b) => {
-                if fresh {
-                    m.set_bytes(p.net_rx_data, b.data);
-                    m.set(p.net_rx_keep, b.keep);
-                    m.set(p.net_rx_last, b.last as u64);
-                }
-                true
-            }
-            None => false,
-        };
-        if fresh {
-            net.rx.mark_driven();
-        }
+        self.rx_shown = present_rx(m, &mut net.rx, now_ps, [p.net_rx_data, p.net_rx_keep, p.net_rx_last]).is_some();
         m.set(p.net_rx_valid, self.rx_shown as u64);
 
         m.clock_low();
@@ -530,7 +518,6 @@ impl SimNic {
         }
         let in_reset = self.reset_left > 0;
         m.set(p.reset, in_reset as u64);
-        m.set(p.mac_reset, 0);
         self.reset_left = self.reset_left.saturating_sub(1);
         self.pcie.begin_cycle(now, &mut self.mem);
         host.drive(m, &self.pcie, in_reset);
@@ -541,24 +528,9 @@ impl SimNic {
         }
         let tx_ready = net.tx.ready(now_ps);
         m.set(p.tx_tready, tx_ready as u64);
-        net.rx.begin_cycle(now_ps);
-        let fresh = net.rx.beat_is_new();
-        let mut rx_last = false;
-        self.rx_shown = match net.rx.beat() {
-            Some(b) => {
-                if fresh {
-                    m.set_bytes(p.rx_tdata, b.data);
-                    m.set(p.rx_tkeep, b.keep);
-                    m.set(p.rx_tlast, b.last as u64);
-                }
-                rx_last = b.last;
-                true
-            }
-            None => false,
-        };
-        if fresh {
-            net.rx.mark_driven();
-        }
+        let shown = present_rx(m, &mut net.rx, now_ps, [p.rx_tdata, p.rx_tkeep, p.rx_tlast]);
+        self.rx_shown = shown.is_some();
+        let rx_last = shown == Some(true);
         if self.rx_shown && !self.rx_mid {
             self.rx_bad = self.fcs_errors_left > 0;
             self.fcs_errors_left -= self.rx_bad as u64;
@@ -604,4 +576,24 @@ fn reg_reply(read: &mut ReadState, spurious: &mut u64, timeout: u64, now: u64, v
         }
         (None, _) => {}
     }
+}
+
+/// Presents the RX MAC's beat of this cycle on a top's `[data, keep, last]`
+/// ports (driven again only when the beat changed). `Some(last)` when a beat is shown.
+#[inline]
+fn present_rx(m: &mut Model, rx: &mut RxMac, now_ps: u64, [data, keep, last]: [PortId; 3]) -> Option<bool> {
+    rx.begin_cycle(now_ps);
+    let fresh = rx.beat_is_new();
+    let shown = rx.beat().map(|b| {
+        if fresh {
+            m.set_bytes(data, b.data);
+            m.set(keep, b.keep);
+            m.set(last, b.last as u64);
+        }
+        b.last
+    });
+    if fresh {
+        rx.mark_driven();
+    }
+    shown
 }

@@ -116,14 +116,6 @@ struct WrBeat {
     keep: u64,
 }
 
-/// The completion TLP being gathered from the model's beats.
-struct CplAcc {
-    tag: u8,
-    lower: u16,
-    done: bool,
-    bytes: Vec<u8>,
-}
-
 /// The PCIe block between the shell and the root-complex model.
 pub struct UspHost {
     p: UspPorts,
@@ -132,7 +124,11 @@ pub struct UspHost {
     cq_tag: u8,
     rq_beats: Vec<([u8; DATA_BYTES], u16, [u32; 5])>,
     wr: VecDeque<WrBeat>,
-    cpl: Option<CplAcc>,
+    /// The completion TLP being gathered from the model's beats: its packet so
+    /// far (descriptor room, then payload), whether one is open, its lower address.
+    cpl: Vec<u8>,
+    cpl_open: bool,
+    cpl_lower: u16,
     rc: VecDeque<([u8; DATA_BYTES], bool)>,
     rq_shown: bool,
     wr_shown: bool,
@@ -150,7 +146,9 @@ impl UspHost {
             cq_tag: 0,
             rq_beats: Vec::new(),
             wr: VecDeque::new(),
-            cpl: None,
+            cpl: Vec::with_capacity(usp::RC_DESC_BYTES + 4096),
+            cpl_open: false,
+            cpl_lower: 0,
             rc: VecDeque::new(),
             rq_shown: false,
             wr_shown: false,
@@ -173,7 +171,7 @@ impl UspHost {
         self.cq = None;
         self.rq_beats.clear();
         self.wr.clear();
-        self.cpl = None;
+        self.cpl_open = false;
         self.rc.clear();
     }
 
@@ -264,16 +262,15 @@ impl UspHost {
 
     /// A whole RQ packet: a read goes to the model, a write is cut into address-aligned beats.
     fn request(&mut self, now: u64, pcie: &mut Pcie, mem: &mut HostMem) {
-        let beats = std::mem::take(&mut self.rq_beats);
+        let beats = &self.rq_beats;
         let d = RqDesc::decode(&beats[0].0[..usp::RQ_DESC_BYTES]);
-        let user: Vec<u8> = beats[0].2.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let fbe = get_field(&user, usp::RQ_USER_FIRST_BE_LSB, 4) as u32;
-        let lbe = get_field(&user, usp::RQ_USER_LAST_BE_LSB, 4) as u32;
+        let mut user = [0u8; 8];
+        user[..4].copy_from_slice(&beats[0].2[0].to_le_bytes());
+        user[4..].copy_from_slice(&beats[0].2[1].to_le_bytes());
+        let fbe = get_field(&user, usp::RQ_USER_FIRST_BE_LSB, 4) as u8;
+        let lbe = get_field(&user, usp::RQ_USER_LAST_BE_LSB, 4) as u8;
         assert!(fbe != 0, "RQ request with no first byte enabled at cycle {now}: {d:?}");
-        let skip = fbe.trailing_zeros() as u64;
-        let drop = if d.dwords == 1 { 3 - (31 - fbe.leading_zeros()) } else { 3 - (31 - lbe.leading_zeros()) } as u64;
-        let addr = d.addr + skip;
-        let len = 4 * d.dwords as u64 - skip - drop;
+        let (addr, len) = usp::byte_range(d.addr, d.dwords, fbe, lbe);
         let dwords_in_packet: usize = beats.iter().map(|b| b.1.count_ones() as usize).sum();
         match d.req_type {
             usp::REQ_MEM_RD => {
@@ -286,50 +283,56 @@ impl UspHost {
                     4 + d.dwords as usize,
                     "an RQ write whose tkeep is not its Dword count ({d:?}, cycle {now})"
                 );
-                let stream: Vec<u8> = beats.iter().flat_map(|b| b.0).collect();
-                let payload = &stream[usp::RQ_DESC_BYTES + skip as usize..usp::RQ_DESC_BYTES + (skip + len) as usize];
+                // Byte i of the packet, across its beats.
+                let byte = |i: usize| beats[i / DATA_BYTES].0[i % DATA_BYTES];
+                let first_byte = usp::RQ_DESC_BYTES + (addr - d.addr) as usize;
                 let (mut at, end) = (addr, addr + len);
-                let mut first = true;
                 while at < end {
                     let lane = (at % DATA_BYTES as u64) as usize;
                     let n = ((DATA_BYTES - lane) as u64).min(end - at) as usize;
                     let mut data = [0u8; DATA_BYTES];
-                    let from = (at - addr) as usize;
-                    data[lane..lane + n].copy_from_slice(&payload[from..from + n]);
+                    let from = first_byte + (at - addr) as usize;
+                    for (k, x) in data[lane..lane + n].iter_mut().enumerate() {
+                        *x = byte(from + k);
+                    }
                     let keep = if n == DATA_BYTES { u64::MAX } else { ((1u64 << n) - 1) << lane };
-                    self.wr.push_back(WrBeat { first, last: at + n as u64 == end, addr, len: len as u32, data, keep });
-                    first = false;
+                    let (first, last) = (at == addr, at + n as u64 == end);
+                    self.wr.push_back(WrBeat { first, last, addr, len: len as u32, data, keep });
                     at += n as u64;
                 }
             }
             t => panic!("RQ request type {t} at cycle {now}: the shell sends memory reads and writes only"),
         }
+        self.rq_beats.clear();
     }
 
     /// One beat of the model's completions: gathered into its TLP, packed when the TLP ends.
     fn completion(&mut self, b: &RcBeat) {
         if b.tlp_first {
-            assert!(self.cpl.is_none(), "completion TLPs of the model interleave");
-            self.cpl = Some(CplAcc { tag: b.tag, lower: b.addr, done: false, bytes: Vec::new() });
+            assert!(!self.cpl_open, "completion TLPs of the model interleave");
+            // The payload starts with the Dword that holds the first byte, after the descriptor.
+            self.cpl_open = true;
+            self.cpl_lower = b.addr;
+            self.cpl.clear();
+            self.cpl.resize(usp::RC_DESC_BYTES + (b.addr & 3) as usize, 0);
         }
-        let c = self.cpl.as_mut().expect("a completion beat inside a TLP");
+        assert!(self.cpl_open, "a completion beat outside a TLP");
         let lane = (b.addr as usize) % DATA_BYTES;
-        c.bytes.extend_from_slice(&b.data[lane..lane + b.bytes as usize]);
-        c.done = b.done;
+        self.cpl.extend_from_slice(&b.data[lane..lane + b.bytes as usize]);
         if !b.tlp_last {
             return;
         }
-        let c = self.cpl.take().expect("the TLP");
-        let skip = (c.lower & 3) as usize;
-        let dwords = (skip + c.bytes.len()).div_ceil(4);
-        let mut s = vec![0u8; usp::RC_DESC_BYTES + 4 * dwords];
-        set_field(&mut s, usp::RC_LOWER_ADDR_LSB, 12, c.lower as u64);
-        set_field(&mut s, usp::RC_BYTE_COUNT_LSB, 13, c.bytes.len() as u64);
-        set_field(&mut s, usp::RC_REQ_DONE_BIT, 1, c.done as u64);
-        set_field(&mut s, usp::RC_DWORDS_LSB, 11, dwords as u64);
-        set_field(&mut s, usp::RC_TAG_LSB, 8, c.tag as u64);
-        let at = usp::RC_DESC_BYTES + skip;
-        s[at..at + c.bytes.len()].copy_from_slice(&c.bytes);
+        self.cpl_open = false;
+        let lower = self.cpl_lower;
+        let bytes = self.cpl.len() - usp::RC_DESC_BYTES - (lower & 3) as usize;
+        let dwords = ((lower & 3) as usize + bytes).div_ceil(4);
+        let s = &mut self.cpl;
+        s.resize(usp::RC_DESC_BYTES + 4 * dwords, 0);
+        set_field(s, usp::RC_LOWER_ADDR_LSB, 12, lower as u64);
+        set_field(s, usp::RC_BYTE_COUNT_LSB, 13, bytes as u64);
+        set_field(s, usp::RC_REQ_DONE_BIT, 1, b.done as u64);
+        set_field(s, usp::RC_DWORDS_LSB, 11, dwords as u64);
+        set_field(s, usp::RC_TAG_LSB, 8, b.tag as u64);
         let n = s.len().div_ceil(DATA_BYTES);
         for (i, chunk) in s.chunks(DATA_BYTES).enumerate() {
             // Lanes past the packet carry leftovers of the previous beat, as a bus does.
@@ -337,10 +340,5 @@ impl UspHost {
             beat[..chunk.len()].copy_from_slice(chunk);
             self.rc.push_back((beat, i + 1 == n));
         }
-    }
-
-    /// Completion beats the shell has yet to take, and decoded write beats the model has yet to take.
-    pub fn queued(&self) -> (usize, usize) {
-        (self.rc.len(), self.wr.len())
     }
 }
