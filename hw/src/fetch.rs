@@ -90,12 +90,17 @@ pub struct WqeFetch {
     base: Signal<Local, Bits<64>>,
     log2: Signal<Local, Bits<8>>,
     start: Signal<Local, Bits<16>>,
-    pi: Signal<Local, Bits<16>>,
     mask: Signal<Local, Bits<16>>,
     pending: Signal<Local, Bits<16>>,
-    ring_room: Signal<Local, Bits<32>>,
-    nroom: Signal<Local, Bits<32>>,
-    nfetch: Signal<Local, Bits<32>>,
+    ring_room: Signal<Local, Bits<17>>,
+    log2_16: Signal<Local, Bits<8>>,
+    /// Free buffer entries (0..=32).
+    nroom: Signal<Local, Bits<7>>,
+    /// The batch's bounds, each at most 32: the buffer's room against n, the WQEs posted, those before the ring's end.
+    cap: Signal<Local, Bits<7>>,
+    pend_cap: Signal<Local, Bits<7>>,
+    ring_cap: Signal<Local, Bits<7>>,
+    nfetch: Signal<Local, Bits<7>>,
     fetch_bytes: Signal<Local, Bits<32>>,
     pf_add: Signal<Local, Bits<6>>,
     pf_sub: Signal<Local, Bits<6>>,
@@ -103,7 +108,8 @@ pub struct WqeFetch {
     b_in: Signal<Local, Bit>,
     tag_sq_wqe: Num<{ dma_tag::SQ_WQE as u64 }, 8>,
     /// SRNIC's n: WQEs fetched per batch.
-    wqes_per_turn: Num<{ SCHED_WQES_PER_TURN as u64 }, 32>,
+    wqes_per_turn: Num<{ SCHED_WQES_PER_TURN as u64 }, 7>,
+    full_batch: Num<32, 7>,
 }
 
 impl Logic for WqeFetch {
@@ -120,7 +126,6 @@ impl Logic for WqeFetch {
         // QP's after the WQE held, those buffered and those in flight.
         self.base.next = self.cur_base.val();
         self.log2.next = self.cur_log2.val();
-        self.pi.next = self.cur_pi.val();
         self.start.next = self.cur_ssn.val()
             + bit_cast::<16, 6>(self.nbuf.q.val())
             + bit_cast::<16, 6>(self.pf_beats.q.val())
@@ -128,31 +133,53 @@ impl Logic for WqeFetch {
         if self.fetch_la.val() {
             self.base.next = self.la_base.val();
             self.log2.next = self.la_log2.val();
-            self.pi.next = self.la_pi.val();
             self.start.next = self.la_ssn.val();
         }
         self.mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.log2.val())) - 1;
-        self.pending.next = self.pi.val() - self.start.val();
-        self.ring_room.next = (bits::<32>(1) << bit_cast::<32, 8>(self.log2.val()))
-            - bit_cast::<32, 16>(self.start.val() & self.mask.val());
-        self.nroom.next = 32
-            - bit_cast::<32, 6>(self.nbuf.q.val())
-            - bit_cast::<32, 6>(self.pf_beats.q.val())
-            - bit_cast::<32, 6>(self.nbuf2.q.val())
-            - bit_cast::<32, 6>(self.pf2.q.val());
-        self.nfetch.next = self.wqes_per_turn.val();
-        if self.nroom.val() < self.nfetch.val() {
-            self.nfetch.next = self.nroom.val();
+        if self.fetch_la.val() {
+            self.pending.next = self.la_pi.val() - self.la_ssn.val();
+        } else {
+            // One sum, not the start's sum then a subtract.
+            self.pending.next = self.cur_pi.val()
+                - self.cur_ssn.val()
+                - bit_cast::<16, 6>(self.nbuf.q.val())
+                - bit_cast::<16, 6>(self.pf_beats.q.val())
+                - bit_cast::<16, 1>(self.held.val().into());
         }
-        if bit_cast::<32, 16>(self.pending.val()) < self.nfetch.val() {
-            self.nfetch.next = bit_cast::<32, 16>(self.pending.val());
+        // A ring of 2^16 WQEs or more (the 16-bit indices cover 2^16) counts as 2^16.
+        self.log2_16.next = self.log2.val();
+        if self.log2.val() > 16 {
+            self.log2_16.next = 16.into();
         }
-        if self.ring_room.val() < self.nfetch.val() {
-            self.nfetch.next = self.ring_room.val();
+        self.ring_room.next = (bits::<17>(1) << bit_cast::<17, 8>(self.log2_16.val()))
+            - bit_cast::<17, 16>(self.start.val() & self.mask.val());
+        self.nroom.next = self.full_batch.val()
+            - bit_cast::<7, 6>(self.nbuf.q.val())
+            - bit_cast::<7, 6>(self.pf_beats.q.val())
+            - bit_cast::<7, 6>(self.nbuf2.q.val())
+            - bit_cast::<7, 6>(self.pf2.q.val());
+        // The three bounds are capped at n (at most 32) side by side, then the least is taken.
+        self.cap.next = self.wqes_per_turn.val();
+        if self.nroom.val() < self.wqes_per_turn.val() {
+            self.cap.next = self.nroom.val();
+        }
+        self.pend_cap.next = self.wqes_per_turn.val();
+        if self.pending.val() < bit_cast::<16, 7>(self.wqes_per_turn.val()) {
+            self.pend_cap.next = self.pending.val().get_bits::<7>(0);
+        }
+        self.ring_cap.next = self.wqes_per_turn.val();
+        if self.ring_room.val() < bit_cast::<17, 7>(self.wqes_per_turn.val()) {
+            self.ring_cap.next = self.ring_room.val().get_bits::<7>(0);
+        }
+        self.nfetch.next = self.cap.val();
+        if (self.pend_cap.val() <= self.cap.val()) & (self.pend_cap.val() <= self.ring_cap.val()) {
+            self.nfetch.next = self.pend_cap.val();
+        } else if self.ring_cap.val() <= self.cap.val() {
+            self.nfetch.next = self.ring_cap.val();
         }
         self.rd_valid.next = self.fetch_cur.val() | self.fetch_la.val();
         self.rd_addr.next = self.base.val() + (bit_cast::<64, 16>(self.start.val() & self.mask.val()) << 6);
-        self.fetch_bytes.next = self.nfetch.val() << 6;
+        self.fetch_bytes.next = bit_cast::<32, 7>(self.nfetch.val()) << 6;
         self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
         self.rd_tag.next = self.tag_sq_wqe.val();
         self.fetch_taken.next = self.rd_valid.val() & self.rd_ready.val();

@@ -125,7 +125,14 @@ pub struct PcieReadFront {
     sp_addr: Reg<Bits<64>>,
     sp_rem: Reg<Bits<13>>,
     sp_ring: Reg<Bits<9>>,
-    mrrs_bytes: Signal<Local, Bits<13>>,
+    /// The MRRS decoded a cycle ahead of its use: `cfg_mrrs` as registered, and bits 11:7 of MRRS - 1
+    /// (reset means 128 bytes, legal under any MRRS); no request goes out while `cfg_mrrs` differs from it.
+    mrrs_cfg: Reg<Bits<3>>,
+    mrrs_hi: Reg<Bits<5>>,
+    mrrs_mask: Signal<Local, Bits<12>>,
+    /// The split address's low bits plus the chunk (at most 4096: a chunk never crosses a 4 KiB boundary), and its upper bits plus one.
+    sp_lo: Signal<Local, Bits<13>>,
+    sp_hi1: Signal<Local, Bits<52>>,
     to_bound: Signal<Local, Bits<13>>,
     chunk: Signal<Local, Bits<13>>,
     sp_blocks: Signal<Local, Bits<13>>,
@@ -180,8 +187,10 @@ impl Logic for PcieReadFront {
         dff_setup!(
             self, clock, tail, head, sp_busy, sp_addr, sp_rem, sp_ring, fresh, r1_v, r1_data, r1_blk, filled, o_busy,
             o_first, o_tag, o_s, o_len, o_nr, o_nr0, o_rd, o_base, scan, o_cnt, b_v, b_emit, b_zero, b_s, b_nb, b_last,
-            b_tag, prev
+            b_tag, prev, mrrs_cfg, mrrs_hi
         );
+        self.mrrs_cfg.reset.next = self.reset.val();
+        self.mrrs_hi.reset.next = self.reset.val();
         self.tail.reset.next = self.reset.val();
         self.head.reset.next = self.reset.val();
         self.sp_busy.reset.next = self.reset.val();
@@ -246,35 +255,39 @@ impl Logic for PcieReadFront {
         }
 
         // Split at MRRS-aligned addresses, one request a cycle while tags last.
-        self.mrrs_bytes.next = 4096.into();
+        self.mrrs_cfg.d.next = self.cfg_mrrs.val();
+        self.mrrs_hi.d.next = 0x1F.into();
         if self.cfg_mrrs.val() == 0 {
-            self.mrrs_bytes.next = 128.into();
+            self.mrrs_hi.d.next = 0x00.into();
         }
         if self.cfg_mrrs.val() == 1 {
-            self.mrrs_bytes.next = 256.into();
+            self.mrrs_hi.d.next = 0x01.into();
         }
         if self.cfg_mrrs.val() == 2 {
-            self.mrrs_bytes.next = 512.into();
+            self.mrrs_hi.d.next = 0x03.into();
         }
         if self.cfg_mrrs.val() == 3 {
-            self.mrrs_bytes.next = 1024.into();
+            self.mrrs_hi.d.next = 0x07.into();
         }
         if self.cfg_mrrs.val() == 4 {
-            self.mrrs_bytes.next = 2048.into();
+            self.mrrs_hi.d.next = 0x0F.into();
         }
-        self.to_bound.next =
-            self.mrrs_bytes.val() - (self.sp_addr.q.val().get_bits::<13>(0) & (self.mrrs_bytes.val() - 1));
+        self.mrrs_mask.next = (bit_cast::<12, 5>(self.mrrs_hi.q.val()) << 7) | 0x7F;
+        // MRRS - (A mod MRRS) is (!A & (MRRS - 1)) + 1.
+        self.to_bound.next = bit_cast::<13, 12>(!self.sp_addr.q.val().get_bits::<12>(0) & self.mrrs_mask.val()) + 1;
         self.chunk.next = self.sp_rem.q.val();
         if self.to_bound.val() < self.sp_rem.q.val() {
             self.chunk.next = self.to_bound.val();
         }
+        self.sp_lo.next = bit_cast::<13, 12>(self.sp_addr.q.val().get_bits::<12>(0)) + self.chunk.val();
+        self.sp_hi1.next = self.sp_addr.q.val().get_bits::<52>(12) + 1;
         self.sp_blocks.next = (bit_cast::<13, 6>(self.sp_addr.q.val().get_bits::<6>(0)) + self.chunk.val()) >> 6;
         self.tag_ok.next = !self.fresh.q.val().get_bit(8) | !self.free_tags.empty.val();
         self.tag.next = self.fresh.q.val().get_bits::<8>(0);
         if self.fresh.q.val().get_bit(8) {
             self.tag.next = self.free_tags.data_out.val();
         }
-        self.rq_valid.next = self.sp_busy.q.val() & self.tag_ok.val();
+        self.rq_valid.next = self.sp_busy.q.val() & self.tag_ok.val() & (self.cfg_mrrs.val() == self.mrrs_cfg.q.val());
         self.rq_addr.next = self.sp_addr.q.val();
         self.rq_len.next = self.chunk.val();
         self.rq_tag.next = self.tag.val();
@@ -288,7 +301,13 @@ impl Logic for PcieReadFront {
             if !self.fresh.q.val().get_bit(8) {
                 self.fresh.d.next = self.fresh.q.val() + 1;
             }
-            self.sp_addr.d.next = self.sp_addr.q.val() + bit_cast::<64, 13>(self.chunk.val());
+            // The upper bits step by the low bits' carry: no 64-bit carry chain after the chunk.
+            self.sp_addr.d.next = (bit_cast::<64, 52>(self.sp_addr.q.val().get_bits::<52>(12)) << 12)
+                | bit_cast::<64, 12>(self.sp_lo.val().get_bits::<12>(0));
+            if self.sp_lo.val().get_bit(12) {
+                self.sp_addr.d.next = (bit_cast::<64, 52>(self.sp_hi1.val()) << 12)
+                    | bit_cast::<64, 12>(self.sp_lo.val().get_bits::<12>(0));
+            }
             self.sp_rem.d.next = self.sp_rem.q.val() - self.chunk.val();
             self.sp_ring.d.next = self.sp_ring.q.val() + self.sp_blocks.val().get_bits::<9>(0);
             if self.sp_rem.q.val() == self.chunk.val() {

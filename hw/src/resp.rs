@@ -421,7 +421,6 @@ pub struct Responder {
     is_imm: Signal<Local, Bit>,
     psn_diff: Signal<Local, Bits<24>>,
     nbeats: Signal<Local, Bits<10>>,
-    va_off: Signal<Local, Bits<64>>,
     plen64: Signal<Local, Bits<64>>,
     key_ok: Signal<Local, Bit>,
     /// The packet's RETH key is the rkey of a valid MR of the QP's PD (its tag with
@@ -431,14 +430,29 @@ pub struct Responder {
     echo_ok: Signal<Local, Bit>,
     rkey_flip: Num<{ RKEY_TAG_FLIP as u64 }, 8>,
     rkey_flip32: Num<{ RKEY_TAG_FLIP as u64 }, 32>,
-    /// The packet's RETH VA lies in that MR (READ request, READ response).
+    /// The packet's RETH VA is at or above that MR's start (READ request, READ response).
     va_in_mr: Signal<Local, Bit>,
+    /// va_base + length - VA - length of the READ / of this packet / of the receive WQE's buffer,
+    /// and the same for the WRITE's whole message (from its first byte): wide enough not to wrap,
+    /// negative when the range ends past the MR.
+    rd_room: Signal<Local, Bits<66>>,
+    pkt_room: Signal<Local, Bits<66>>,
+    rw_room: Signal<Local, Bits<66>>,
+    msg_room: Signal<Local, Bits<66>>,
+    /// The WRITE message's first byte (VA - offset) less va_base: negative when below the MR.
+    msg_lo: Signal<Local, Bits<66>>,
+    /// Bus addresses of the packet's VA and of the receive WQE's buffer: iova_base + (VA - va_base).
+    va_iova: Signal<Local, Bits<64>>,
+    rw_iova: Signal<Local, Bits<64>>,
     rq_mask: Signal<Local, Bits<16>>,
     chunk: Signal<Local, Bits<16>>,
-    rw_off: Signal<Local, Bits<64>>,
     peer_ok: Signal<Local, Bit>,
     pmtu64: Signal<Local, Bits<64>>,
     off64: Signal<Local, Bits<64>>,
+    /// Message length less the packet's offset and payload (PSN_OFFSET x PMTU is below 2^40): negative when the packet
+    /// ends past the message; the same against a receive WQE's buffer length.
+    msg_tail: Signal<Local, Bits<41>>,
+    sp_tail: Signal<Local, Bits<41>>,
     msg_len64: Signal<Local, Bits<64>>,
     inv_req: Signal<Local, Bit>,
     len_inv: Signal<Local, Bit>,
@@ -453,8 +467,6 @@ pub struct Responder {
     ooo_max: Num<0xFFF, 12>,
     pool_n: Num<{ SR_POOL as u64 }, 8>,
     sr_ok: Signal<Local, Bit>,
-    msg_va: Signal<Local, Bits<64>>,
-    msg_off: Signal<Local, Bits<64>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
     op_send_middle: Num<{ opcode::SEND_MIDDLE as u64 }, 8>,
     op_send_last: Num<{ opcode::SEND_LAST as u64 }, 8>,
@@ -747,8 +759,6 @@ impl Logic for Responder {
         // Ring beats of the frame after the two header beats (payload + pad + ICRC), as stored.
         self.nbeats.next = bit_cast::<10, 7>(self.du.nbeats.val());
         self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
-        self.va_off.next = self.du.va.val() - self.mv.va_base.val();
-        self.rw_off.next = self.rv.addr.val() - self.mv.va_base.val();
         self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
         self.rkey_ok.next = self.key_ok.val()
             & ((self.mv.key_tag.val() ^ self.rkey_flip.val()) == self.du.rkey.val().get_bits::<8>(0))
@@ -756,7 +766,7 @@ impl Logic for Responder {
         self.echo_ok.next = self.key_ok.val()
             & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
             & (self.du.rkey.val().get_bits::<16>(16) == 0);
-        self.va_in_mr.next = (self.du.va.val() >= self.mv.va_base.val()) & (self.va_off.val() <= self.mv.length.val());
+        self.va_in_mr.next = self.du.va.val() >= self.mv.va_base.val();
         // Only the QP's peer may talk to it.
         self.peer_ok.next =
             (self.du.src_mac.val() == self.qv.dest_mac.val()) & (self.du.src_ip.val() == self.qv.dest_ip.val());
@@ -768,15 +778,39 @@ impl Logic for Responder {
         self.pmtu64.next = bits::<64>(1) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.off64.next = bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
+        // Each bounds check is one sum (a carry-save stage and one carry chain), not a subtract feeding compares.
+        self.rd_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
+            - bit_cast::<66, 64>(self.du.va.val())
+            - bit_cast::<66, 64>(self.msg_len64.val());
+        self.pkt_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
+            - bit_cast::<66, 64>(self.du.va.val())
+            - bit_cast::<66, 64>(self.plen64.val());
+        self.rw_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
+            - bit_cast::<66, 64>(self.rv.addr.val())
+            - bit_cast::<66, 32>(self.rv.length.val());
+        self.msg_room.next = bit_cast::<66, 64>(self.mv.va_base.val())
+            + bit_cast::<66, 64>(self.mv.length.val())
+            + bit_cast::<66, 64>(self.off64.val())
+            - bit_cast::<66, 64>(self.du.va.val())
+            - bit_cast::<66, 64>(self.msg_len64.val());
+        self.msg_lo.next = bit_cast::<66, 64>(self.du.va.val())
+            - bit_cast::<66, 64>(self.off64.val())
+            - bit_cast::<66, 64>(self.mv.va_base.val());
+        self.va_iova.next = self.mv.iova_base.val() + self.du.va.val() - self.mv.va_base.val();
+        self.rw_iova.next = self.mv.iova_base.val() + self.rv.addr.val() - self.mv.va_base.val();
+        self.msg_tail.next = bit_cast::<41, 32>(self.du.msg_len.val())
+            - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
+            - bit_cast::<41, 13>(self.du.plen.val());
+        self.sp_tail.next = bit_cast::<41, 32>(self.sp_len.q.val())
+            - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
+            - bit_cast::<41, 13>(self.du.plen.val());
         self.rsp_len_bad.next = (self.plen64.val() > self.pmtu64.val())
             | ((!self.rsp_last.val()) & (self.plen64.val() != self.pmtu64.val()))
-            | ((self.off64.val() + self.plen64.val()) > self.msg_len64.val())
-            | (self.rsp_last.val() & ((self.off64.val() + self.plen64.val()) != self.msg_len64.val()));
+            | self.msg_tail.val().get_bit(40)
+            | (self.rsp_last.val() & (self.msg_tail.val() != 0));
         // A WRITE packet's message starts PSN_OFFSET x PMTU before its own VA;
         // the whole message must fit the MR, so a WRITE that would run past it
         // is refused at its FIRST packet, before any byte lands.
-        self.msg_va.next = self.du.va.val() - self.off64.val();
-        self.msg_off.next = self.msg_va.val() - self.mv.va_base.val();
         self.inv_req.next = false;
         self.len_inv.next = false;
         if self.is_first.val() {
@@ -798,10 +832,10 @@ impl Logic for Responder {
         {
             self.len_inv.next = true;
         }
-        if (self.off64.val() + self.plen64.val()) > self.msg_len64.val() {
+        if self.msg_tail.val().get_bit(40) {
             self.len_inv.next = true;
         }
-        if self.is_last.val() & ((self.off64.val() + self.plen64.val()) != self.msg_len64.val()) {
+        if self.is_last.val() & (self.msg_tail.val() != 0) {
             self.len_inv.next = true;
         }
         // A READ request carries no payload; its RETH length may be anything (the MR check bounds it).
@@ -880,7 +914,7 @@ impl Logic for Responder {
         self.ocp.valid.next = 0.into();
         self.ocp.qpn.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
         self.ocp.rsn.next = self.du.rsn.val();
-        self.ocp.iova.next = self.mv.iova_base.val() + self.rw_off.val();
+        self.ocp.iova.next = self.rw_iova.val();
         self.ocp.len.next = self.rv.length.val();
         self.ocp.lkey.next = self.rv.lkey.val();
         self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
@@ -1337,7 +1371,7 @@ impl Logic for Responder {
                     | (self.rkey_ok.val()
                         & self.mv.access.val().get_bit(2)
                         & self.va_in_mr.val()
-                        & (self.msg_len64.val() <= (self.mv.length.val() - self.va_off.val())))
+                        & !self.rd_room.val().get_bit(65))
                 {
                     self.state.d.next = RState::RdJob;
                 } else if self.rd_dup.q.val() {
@@ -1405,10 +1439,10 @@ impl Logic for Responder {
                     | (self.echo_ok.val()
                         & self.mv.access.val().get_bit(0)
                         & self.va_in_mr.val()
-                        & (self.plen64.val() <= (self.mv.length.val() - self.va_off.val())))
+                        & !self.pkt_room.val().get_bit(65))
                 {
                     self.syn.d.next = self.syn_ack.val();
-                    self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
+                    self.dest.d.next = self.va_iova.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                     self.state.d.next = RState::Data;
                 } else {
@@ -1425,11 +1459,10 @@ impl Logic for Responder {
             RState::WrMrChk => {
                 if self.rkey_ok.val()
                     & self.mv.access.val().get_bit(1)
-                    & (self.msg_va.val() >= self.mv.va_base.val())
-                    & (self.msg_off.val() <= self.mv.length.val())
-                    & (self.msg_len64.val() <= (self.mv.length.val() - self.msg_off.val()))
+                    & !self.msg_lo.val().get_bit(65)
+                    & !self.msg_room.val().get_bit(65)
                 {
-                    self.dest.d.next = self.mv.iova_base.val() + self.va_off.val();
+                    self.dest.d.next = self.va_iova.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                     self.state.d.next = RState::Data;
                 } else if self.ooo.q.val() {
@@ -1508,18 +1541,17 @@ impl Logic for Responder {
                     & (self.rv.lkey.val().get_bits::<16>(16) == 0)
                     & self.mv.access.val().get_bit(0)
                     & (self.rv.addr.val() >= self.mv.va_base.val())
-                    & (self.rw_off.val() <= self.mv.length.val())
-                    & (bit_cast::<64, 32>(self.rv.length.val()) <= (self.mv.length.val() - self.rw_off.val()))
+                    & !self.rw_room.val().get_bit(65)
                 {
                     // Cached for the message's later packets, unless this packet is out of order.
                     if !self.ooo.q.val() {
                         self.rsp.rwqe_valid.next = 1.into();
                         self.rsp.rwqe_lkey.next = self.rv.lkey.val();
-                        self.rsp.rwqe_iova.next = self.mv.iova_base.val() + self.rw_off.val();
+                        self.rsp.rwqe_iova.next = self.rw_iova.val();
                         self.rsp.rwqe_len.next = self.rv.length.val();
                         self.rs.d.next = self.rsp.pword.val();
                     }
-                    self.sp_iova.d.next = self.mv.iova_base.val() + self.rw_off.val();
+                    self.sp_iova.d.next = self.rw_iova.val();
                     self.sp_len.d.next = self.rv.length.val();
                     if self.ooo.q.val() {
                         self.ocp.valid.next = 1.into();
@@ -1560,7 +1592,7 @@ impl Logic for Responder {
                 self.dest.d.next = self.sp_iova.q.val()
                     + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
-                if (self.off64.val() + self.plen64.val()) > bit_cast::<64, 32>(self.sp_len.q.val()) {
+                if self.sp_tail.val().get_bit(40) {
                     // Past the receive buffer: an error at ePSN, not placed ahead of it.
                     if !self.ooo.q.val() {
                         self.cnt_inv.next = true;

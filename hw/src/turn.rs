@@ -389,7 +389,10 @@ pub struct TurnEngine {
     has_imm: Signal<Local, Bit>,
     op_plain: Signal<Local, Bits<8>>,
     mr_ok: Signal<Local, Bit>,
-    addr_off: Signal<Local, Bits<64>>,
+    /// va_base + length - local_addr - WQE length, wide enough not to wrap: negative when the WQE ends past the MR.
+    mr_room: Signal<Local, Bits<66>>,
+    /// The WQE's bus address: iova_base + (local_addr - va_base).
+    wqe_iova: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
     ssn_next16: Signal<Local, Bits<16>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
@@ -707,14 +710,17 @@ impl Logic for TurnEngine {
         self.rd_addr.next = self.fetch.rd_addr.val();
         self.rd_len.next = self.fetch.rd_len.val();
         self.rd_tag.next = self.fetch.rd_tag.val();
-        self.addr_off.next = self.wv.local_addr.val() - self.mv.va_base.val();
+        // One sum (one carry chain after a carry-save stage), not a subtract feeding two compares.
+        self.mr_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
+            - bit_cast::<66, 64>(self.wv.local_addr.val())
+            - bit_cast::<66, 32>(self.wv.length.val());
+        self.wqe_iova.next = self.mv.iova_base.val() + self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
             & (self.wv.lkey.val().get_bits::<16>(16) == 0)
             & (self.mv.pd.val() == self.qv.pd.val())
             & (self.wv.local_addr.val() >= self.mv.va_base.val())
-            & (self.addr_off.val() <= self.mv.length.val())
-            & (bit_cast::<64, 32>(self.wv.length.val()) <= (self.mv.length.val() - self.addr_off.val()));
+            & !self.mr_room.val().get_bit(65);
         // TX descriptor of the current packet.
         self.txp.is_ack.next = 0.into();
         self.txp.dst_mac.next = self.qv.dest_mac.val();
@@ -956,7 +962,7 @@ impl Logic for TurnEngine {
                 if self.resend.q.val() {
                     // One packet inside the carried WQE, or nothing (a bad
                     // request from the host; no local error is raised).
-                    self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
+                    self.iova.d.next = self.wqe_iova.val();
                     self.state.d.next = SqState::RsEnd;
                     self.jdrop.d.next = true;
                     if (self.mr_ok.val() & (self.msg_off.q.val() < self.wv.length.val()))
@@ -969,7 +975,7 @@ impl Logic for TurnEngine {
                     // A WQE behind lACK (its slot may be reused): Seg skips it, whatever its lkey.
                     self.state.d.next = SqState::Seg;
                 } else if self.mr_ok.val() | (self.wv.length.val() == 0) {
-                    self.iova.d.next = self.mv.iova_base.val() + self.addr_off.val();
+                    self.iova.d.next = self.wqe_iova.val();
                     self.state.d.next = SqState::Seg;
                     // Prefetch if the turn's budget reaches past this WQE, or no
                     // other QP waits (the turn goes on): else the fetch would be

@@ -31,6 +31,14 @@ impl SplitMix {
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.below(hi - lo + 1)
     }
+    /// In `lo..=hi`, one time in four exactly `lo` or exactly `hi` (a boundary), else uniform.
+    pub fn edge_range(&mut self, lo: u64, hi: u64) -> u64 {
+        match self.below(8) {
+            0 => lo,
+            1 => hi,
+            _ => self.range(lo, hi),
+        }
+    }
     /// True with probability `p` percent.
     pub fn pct(&mut self, p: u32) -> bool {
         self.below(100) < p as u64

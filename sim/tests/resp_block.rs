@@ -2017,7 +2017,7 @@ impl Tb {
             let e = self.mrs[i];
             len = len.min(e.len);
             rkey = ((i as u64) << 8) | rkey_tag(e.tag);
-            va = e.va.wrapping_add(self.rng.range(0, e.len - len));
+            va = e.va.wrapping_add(self.rng.edge_range(0, e.len - len));
             if self.rng.pct(self.cfg.fault_pct / 3) {
                 // Runs past the MR (or starts before it): refused at FIRST.
                 doomed = true;
@@ -2027,10 +2027,10 @@ impl Tb {
                     // Starts inside, ends past the end.
                     let r = self.rng.range(0, e.len.min(cap - 1));
                     va = e.va.wrapping_add(e.len - r);
-                    len = r + self.rng.range(1, cap - r);
+                    len = r + self.rng.edge_range(1, cap - r);
                 } else {
                     // Starts before the MR.
-                    va = e.va.wrapping_sub(self.rng.range(1, 64));
+                    va = e.va.wrapping_sub(self.rng.edge_range(1, 64));
                     len = self.rng.range(1, e.len.min(cap));
                 }
             }
@@ -2040,11 +2040,11 @@ impl Tb {
                 Some(w) => {
                     if self.rng.pct(self.cfg.fault_pct / 3) && w.len < pmtu * self.cfg.max_pkts {
                         // Receive buffer too small.
-                        len = self.rng.range(w.len + 1, pmtu * self.cfg.max_pkts);
+                        len = self.rng.edge_range(w.len + 1, pmtu * self.cfg.max_pkts);
                         doomed = true;
                         tag = " [receive buffer too small]";
                     } else {
-                        len = len.min(w.len);
+                        len = if self.rng.pct(15) { w.len.min(pmtu * self.cfg.max_pkts) } else { len.min(w.len) };
                     }
                 }
                 None => {
@@ -2422,10 +2422,10 @@ impl Tb {
             6 => {
                 d.msg_len = d.msg_len.max(1);
                 if self.rng.pct(40) {
-                    d.va = e.va.wrapping_sub(self.rng.range(1, 64));
+                    d.va = e.va.wrapping_sub(self.rng.edge_range(1, 64));
                     d.what += " [starts before its MR]";
                 } else {
-                    let r = self.rng.range(0, (d.msg_len - 1).min(e.len));
+                    let r = self.rng.edge_range(0, (d.msg_len - 1).min(e.len));
                     d.va = e.va.wrapping_add(e.len - r);
                     d.what += " [runs past its MR]";
                 }
@@ -2657,10 +2657,10 @@ impl Tb {
             4 => {
                 let e = self.mrs[((rd.lkey >> 8) & 0xFF) as usize];
                 if d.plen == 0 || self.rng.pct(40) {
-                    d.va = e.va.wrapping_sub(self.rng.range(1, 64));
+                    d.va = e.va.wrapping_sub(self.rng.edge_range(1, 64));
                     d.what += " [before its MR]";
                 } else {
-                    d.va = e.va.wrapping_add(e.len - self.rng.range(0, (d.plen - 1).min(e.len)));
+                    d.va = e.va.wrapping_add(e.len - self.rng.edge_range(0, (d.plen - 1).min(e.len)));
                     d.what += " [past its MR]";
                 }
             }
@@ -2820,7 +2820,7 @@ impl Tb {
                         ssn: 0,
                         len,
                         npkts: len.div_ceil(pmtu).max(1),
-                        laddr: e.va.wrapping_add(self.rrng.range(0, e.len - len)),
+                        laddr: e.va.wrapping_add(self.rrng.edge_range(0, e.len - len)),
                         lkey: ((i as u64) << 8) | e.tag as u64,
                         psn0: near_wrap(&mut self.rrng, 24),
                         armed: false,
@@ -3053,7 +3053,7 @@ impl Tb {
         let i = self.rng.pick(&good);
         let e = self.mrs[i];
         let len = self.rng.range(0, (pmtu * self.cfg.max_pkts).min(e.len));
-        let addr = e.va.wrapping_add(self.rng.range(0, e.len - len));
+        let addr = e.va.wrapping_add(self.rng.edge_range(0, e.len - len));
         let mut w = Rwqe { addr, len, lkey: ((i as u64) << 8) | e.tag as u64 };
         if self.rng.pct(self.cfg.fault_pct / 5) {
             match self.rng.below(5) {
@@ -3080,8 +3080,11 @@ impl Tb {
                         w.len = w.len.min(self.mrs[j].len);
                     }
                 }
-                3 => w.len = e.len - addr.wrapping_sub(e.va) + self.rng.range(1, 100),
-                _ => w.addr = e.va.wrapping_sub(self.rng.range(1, 100)),
+                // Half of them one byte past the MR's end.
+                3 => {
+                    w.len = e.len - addr.wrapping_sub(e.va) + if self.rng.pct(50) { 1 } else { self.rng.range(2, 100) }
+                }
+                _ => w.addr = e.va.wrapping_sub(self.rng.edge_range(1, 100)),
             }
         }
         w
