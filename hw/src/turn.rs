@@ -382,6 +382,10 @@ pub struct TurnEngine {
     errp: ErrPack,
     pmtu: Signal<Local, Bits<32>>,
     remaining: Signal<Local, Bits<32>>,
+    /// WQE length less the message offset in 33 bits (bit 32: the offset is past the length), and that less
+    /// the PMTU and one in 34 (non-negative: more than a PMTU remains), side by side rather than chained.
+    rem33: Signal<Local, Bits<33>>,
+    past_pmtu: Signal<Local, Bits<34>>,
     pkt_len: Signal<Local, Bits<32>>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
@@ -389,6 +393,10 @@ pub struct TurnEngine {
     has_imm: Signal<Local, Bit>,
     op_plain: Signal<Local, Bits<8>>,
     mr_ok: Signal<Local, Bit>,
+    /// `mr_ok` a cycle later: Seg's per-packet re-check (its WQE and MR entry have been there two cycles by then).
+    mr_ok_q: Reg<Bit>,
+    /// RsRet's first cycle is over: the restored WQE's MR entry is read, `mr_ok_q` holds it next.
+    ret_wait: Reg<Bit>,
     /// va_base + length - local_addr - WQE length, wide enough not to wrap: negative when the WQE ends past the MR.
     mr_room: Signal<Local, Bits<66>>,
     /// The WQE's bus address: iova_base + (local_addr - va_base).
@@ -446,6 +454,8 @@ impl Logic for TurnEngine {
             state,
             qpn,
             held,
+            mr_ok_q,
+            ret_wait,
             la_active,
             la_to_seg,
             qpn2,
@@ -491,6 +501,8 @@ impl Logic for TurnEngine {
         self.state.reset.next = self.reset.val();
         self.qpn.reset.next = self.reset.val();
         self.held.reset.next = self.reset.val();
+        self.mr_ok_q.reset.next = self.reset.val();
+        self.ret_wait.reset.next = self.reset.val();
         self.la_active.reset.next = self.reset.val();
         self.la_to_seg.reset.next = self.reset.val();
         self.qpn2.reset.next = self.reset.val();
@@ -656,12 +668,18 @@ impl Logic for TurnEngine {
         }
         // Segmentation arithmetic for the current packet.
         self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
-        self.remaining.next = self.wv.length.val() - self.msg_off.q.val();
+        self.rem33.next = bit_cast::<33, 32>(self.wv.length.val()) - bit_cast::<33, 32>(self.msg_off.q.val());
+        self.remaining.next = self.rem33.val().get_bits::<32>(0);
+        self.past_pmtu.next = bit_cast::<34, 32>(self.wv.length.val())
+            - bit_cast::<34, 32>(self.msg_off.q.val())
+            - bit_cast::<34, 32>(self.pmtu.val())
+            - bit_cast::<34, 1>(true.into());
         self.rw_job.next = self.rwu.wqe.val().get_bits::<8>(0) == self.send_op_read_resp.val();
         self.j_wait.next =
             self.rw_job.val() & self.rwu.wqe.val().get_bit(11) & (self.rwu.psn.val() != self.rsp_next.read_data.val());
         self.pkt_len.next = self.remaining.val();
-        if self.pmtu.val() < self.remaining.val() {
+        // pmtu < remaining (remaining wraps when the offset is past the length).
+        if self.rem33.val().get_bit(32) | !self.past_pmtu.val().get_bit(33) {
             self.pkt_len.next = self.pmtu.val();
         }
         // A READ request carries no payload and is its message's one packet.
@@ -721,6 +739,7 @@ impl Logic for TurnEngine {
             & (self.mv.pd.val() == self.qv.pd.val())
             & (self.wv.local_addr.val() >= self.mv.va_base.val())
             & !self.mr_room.val().get_bit(65);
+        self.mr_ok_q.d.next = self.mr_ok.val();
         // TX descriptor of the current packet.
         self.txp.is_ack.next = 0.into();
         self.txp.dst_mac.next = self.qv.dest_mac.val();
@@ -1031,7 +1050,7 @@ impl Logic for TurnEngine {
                         self.cnt_skip.next = true;
                         self.state.d.next = SqState::Drain;
                     }
-                } else if !(self.mr_ok.val() | (self.wv.length.val() == 0)) {
+                } else if !(self.mr_ok_q.q.val() | (self.wv.length.val() == 0)) {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     self.state.d.next = SqState::LocalErr;
                     if self.resend.q.val() {
@@ -1084,9 +1103,10 @@ impl Logic for TurnEngine {
                         self.state.d.next = SqState::RsEnd;
                         if self.is_rsp.val() & !self.last.val() {
                             // The job goes on, up to a turn's budget; the rest queues again behind the other jobs.
-                            self.jbytes.d.next = self.jbytes.q.val() + self.pkt_len.val();
+                            // Not the job's last packet: a full PMTU.
+                            self.jbytes.d.next = self.jbytes.q.val() + self.pmtu.val();
                             self.state.d.next = SqState::Seg;
-                            if (self.jbytes.q.val() + self.pkt_len.val()) >= self.burst_bytes.val() {
+                            if (self.jbytes.q.val() + self.pmtu.val()) >= self.burst_bytes.val() {
                                 self.state.d.next = SqState::RqJob;
                             }
                         }
@@ -1281,7 +1301,11 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::RsRet => {
-                self.state.d.next = self.rs_ret.q.val();
+                // Two cycles: Seg's `mr_ok_q` must come from the restored WQE's MR entry.
+                self.ret_wait.d.next = !self.ret_wait.q.val();
+                if self.ret_wait.q.val() {
+                    self.state.d.next = self.rs_ret.q.val();
+                }
             }
             _ => {
                 self.state.d.next = SqState::Idle;
