@@ -779,18 +779,20 @@ impl Logic for Responder {
         self.off64.next = bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
         // Each bounds check is one sum (a carry-save stage and one carry chain), not a subtract feeding compares.
-        self.rd_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
-            - bit_cast::<66, 64>(self.du.va.val())
-            - bit_cast::<66, 64>(self.msg_len64.val());
-        self.pkt_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
-            - bit_cast::<66, 64>(self.du.va.val())
-            - bit_cast::<66, 64>(self.plen64.val());
-        self.rw_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
-            - bit_cast::<66, 64>(self.rv.addr.val())
-            - bit_cast::<66, 32>(self.rv.length.val());
-        self.msg_room.next = bit_cast::<66, 64>(self.mv.va_base.val())
+        // Each sum starts with a term of its own: Yosys would otherwise share va_base + length
+        // among them as one adder and chain every sum's carry-save stage behind it.
+        self.rd_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 64>(self.msg_len64.val())
+            + bit_cast::<66, 64>(self.mv.va_base.val())
+            - bit_cast::<66, 64>(self.du.va.val());
+        self.pkt_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 64>(self.plen64.val())
+            + bit_cast::<66, 64>(self.mv.va_base.val())
+            - bit_cast::<66, 64>(self.du.va.val());
+        self.rw_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 32>(self.rv.length.val())
+            + bit_cast::<66, 64>(self.mv.va_base.val())
+            - bit_cast::<66, 64>(self.rv.addr.val());
+        self.msg_room.next = bit_cast::<66, 64>(self.off64.val())
+            + bit_cast::<66, 64>(self.mv.va_base.val())
             + bit_cast::<66, 64>(self.mv.length.val())
-            + bit_cast::<66, 64>(self.off64.val())
             - bit_cast::<66, 64>(self.du.va.val())
             - bit_cast::<66, 64>(self.msg_len64.val());
         self.msg_lo.next = bit_cast::<66, 64>(self.du.va.val())
