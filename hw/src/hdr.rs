@@ -162,7 +162,7 @@ impl Logic for TxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w24e, w_rsn, w_ooo;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [16:0] fold, fold1;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w24e, w_rsn, w_ooo;").unwrap();
         writeln!(v, "always @(*) begin\n  h = 1024'd0;").unwrap();
         writeln!(v, "  pad = 2'd0 - plen[1:0];").unwrap();
         writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
@@ -174,12 +174,16 @@ impl Logic for TxHeader {
             field::IP_DF as u32,
             (IP_TTL_DEFAULT as u32) << 8 | IP_PROTO_UDP as u32,
         );
+        // The length's terms go into the one sum (not through ip_len's adder); the end-around
+        // carry is folded once, with the second fold's +1 summed beside it and picked by the carry.
         writeln!(
             v,
-            "  sum = 32'h{w0:x} + ip_len + 32'h{w3:x} + 32'h{w4:x} + src_ip[31:16] + src_ip[15:0] + dst_ip[31:16] + dst_ip[15:0];"
+            "  sum = 32'h{:x} + {{19'd0, plen}} + {{30'd0, pad}} + src_ip[31:16] + src_ip[15:0] + dst_ip[31:16] + dst_ip[15:0];",
+            w0 + w3 + w4 + (HDR_LEN - off::IP + ICRC_LEN) as u32
         )
         .unwrap();
-        writeln!(v, "  sum = {{16'd0, sum[15:0]}} + {{16'd0, sum[31:16]}};\n  sum = {{16'd0, sum[15:0]}} + {{16'd0, sum[31:16]}};\n  csum = ~sum[15:0];").unwrap();
+        writeln!(v, "  fold = {{1'b0, sum[15:0]}} + {{1'b0, sum[31:16]}};\n  fold1 = {{1'b0, sum[15:0]}} + ({{1'b0, sum[31:16]}} + 17'd1);").unwrap();
+        writeln!(v, "  csum = fold[16] ? ~fold1[15:0] : ~fold[15:0];").unwrap();
         put(&mut v, "dst_mac", off::ETH_DST, 6);
         put(&mut v, "src_mac", off::ETH_SRC, 6);
         put_const(&mut v, ETHERTYPE_IPV4 as u64, off::ETH_TYPE, 2);
