@@ -162,28 +162,46 @@ impl Logic for TxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [31:0] sum;\nreg [16:0] fold, fold1;\nreg [1:0] pad;\nreg [31:0] w24a, w24b, w24c, w24d, w24e, w_rsn, w_ooo;").unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] ip_len, udp_len, csum;\nreg [1:0] pad;\nreg c4;\nreg [31:0] w24a, w24b, w24c, w24d, w24e, w_rsn, w_ooo;").unwrap();
+        writeln!(v, "reg [15:0] t0, t1, t2, t3, t4, t5, t6, s1, k1, s2, k2, s3, k3, s4, k4, s5, k5;\nreg [16:0] f0;\nreg [17:0] f1;").unwrap();
         writeln!(v, "always @(*) begin\n  h = 1024'd0;").unwrap();
-        writeln!(v, "  pad = 2'd0 - plen[1:0];").unwrap();
-        writeln!(v, "  ip_len = {} + {{3'd0, plen}} + {{14'd0, pad}};", HDR_LEN - off::IP + ICRC_LEN).unwrap();
-        writeln!(v, "  udp_len = ip_len - 16'd20;").unwrap();
-        // IPv4 checksum over: 4500, len, 0000, 4000, 4011, src, dst.
-        // The header's constant 16-bit words: version/IHL with TOS (ECT(0)), flags (DF), TTL with protocol.
+        // The IP length is the constant part plus the payload rounded up to 4
+        // (BTH pad): the constant's low two bits, above them one add with the
+        // round-up as its carry in.
+        let c = HDR_LEN - off::IP + ICRC_LEN;
+        writeln!(v, "  pad = 2'd0 - plen[1:0];\n  c4 = |plen[1:0];").unwrap();
+        writeln!(v, "  ip_len = {{plen[12:2] + 14'd{} + {{13'd0, c4}}, 2'd{}}};", c >> 2, c & 3).unwrap();
+        writeln!(v, "  udp_len = {{plen[12:2] + 14'd{} + {{13'd0, c4}}, 2'd{}}};", (c - 20) >> 2, (c - 20) & 3)
+            .unwrap();
+        // IPv4 checksum over: 4500, len, 0000, 4000, 4011, src, dst. The
+        // header's constant 16-bit words: version/IHL with TOS (ECT(0)), flags (DF), TTL with protocol.
         let (w0, w3, w4) = (
             (IPV4_VER_IHL as u32) << 8 | IP_ECN_ECT0 as u32,
             field::IP_DF as u32,
             (IP_TTL_DEFAULT as u32) << 8 | IP_PROTO_UDP as u32,
         );
-        // The length's terms go into the one sum (not through ip_len's adder); the end-around
-        // carry is folded once, with the second fold's +1 summed beside it and picked by the carry.
-        writeln!(
-            v,
-            "  sum = 32'h{:x} + {{19'd0, plen}} + {{30'd0, pad}} + src_ip[31:16] + src_ip[15:0] + dst_ip[31:16] + dst_ip[15:0];",
-            w0 + w3 + w4 + (HDR_LEN - off::IP + ICRC_LEN) as u32
-        )
-        .unwrap();
-        writeln!(v, "  fold = {{1'b0, sum[15:0]}} + {{1'b0, sum[31:16]}};\n  fold1 = {{1'b0, sum[15:0]}} + ({{1'b0, sum[31:16]}} + 17'd1);").unwrap();
-        writeln!(v, "  csum = fold[16] ? ~fold1[15:0] : ~fold[15:0];").unwrap();
+        // Ones'-complement sum (addition mod 0xFFFF, never 0 here): the
+        // constants and the length's constant part folded into one word, the
+        // seven words reduced by carry-save adders whose carry out of bit 15
+        // goes round to bit 0 (2^16 = 1 mod 0xFFFF), then one end-around add:
+        // x + y, or x + y + 1 when x + y carries (both computed, the carry picks).
+        let mut k = w0 + w3 + w4 + c as u32;
+        while k > 0xFFFF {
+            k = (k & 0xFFFF) + (k >> 16);
+        }
+        writeln!(v, "  t0 = 16'h{k:04x}; t1 = {{3'd0, plen[12:2], 2'd0}}; t2 = {{13'd0, c4, 2'd0}};").unwrap();
+        writeln!(v, "  t3 = src_ip[31:16]; t4 = src_ip[15:0]; t5 = dst_ip[31:16]; t6 = dst_ip[15:0];").unwrap();
+        for (s, kk, a, b, cc) in [
+            ("s1", "k1", "t3", "t4", "t5"),
+            ("s2", "k2", "t6", "t1", "t0"),
+            ("s3", "k3", "s1", "k1", "s2"),
+            ("s4", "k4", "k2", "t2", "s3"),
+            ("s5", "k5", "k3", "s4", "k4"),
+        ] {
+            writeln!(v, "  {s} = {a} ^ {b} ^ {cc}; {kk} = ({a} & {b}) | ({a} & {cc}) | ({b} & {cc}); {kk} = {{{kk}[14:0], {kk}[15]}};").unwrap();
+        }
+        writeln!(v, "  f0 = {{1'b0, s5}} + {{1'b0, k5}};\n  f1 = {{1'b0, s5, 1'b1}} + {{1'b0, k5, 1'b1}};").unwrap();
+        writeln!(v, "  csum = ~(f0[16] ? f1[16:1] : f0[15:0]);").unwrap();
         put(&mut v, "dst_mac", off::ETH_DST, 6);
         put(&mut v, "src_mac", off::ETH_SRC, 6);
         put_const(&mut v, ETHERTYPE_IPV4 as u64, off::ETH_TYPE, 2);
@@ -375,11 +393,11 @@ impl Logic for RxHeader {
     }
     fn hdl(&self) -> Verilog {
         let mut v = String::new();
-        writeln!(
-            v,
-            "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off, w_rsn;\nreg [19:0] csum;"
-        )
-        .unwrap();
+        writeln!(v, "reg [1023:0] h;\nreg [15:0] etype, dport, ipflags;\nreg [31:0] w_ssn, w_off, w_rsn;").unwrap();
+        // Carry-save stages of the checksum: ten words down to two.
+        for n in 0..8 {
+            writeln!(v, "reg [15:0] cs{n}, cc{n};").unwrap();
+        }
         writeln!(v, "always @(*) begin\n  h = {{beat1, beat0}};").unwrap();
         get(&mut v, "etype", off::ETH_TYPE, 2);
         get(&mut v, "dport", off::UDP_DPORT, 2);
@@ -403,15 +421,28 @@ impl Logic for RxHeader {
                 format!("{{h[{}:{}], h[{}:{}]}}", 8 * o + 7, 8 * o, 8 * o + 15, 8 * o + 8)
             })
             .collect();
-        writeln!(v, "  csum = {};", words.iter().map(|w| format!("{{4'd0, {w}}}")).collect::<Vec<_>>().join(" + "))
-            .unwrap();
-        // Folded, it is 0xFFFF exactly when the raw sum is a nonzero multiple of
-        // 0xFFFF (at most ten of them): compares in parallel instead of two
-        // end-around-carry adds in series.
-        let multiples: Vec<String> = (1..=10u32).map(|j| format!("(csum == 20'h{:05x})", 0xFFFF * j)).collect();
+        // Ones'-complement sum of the ten header words by carry-save adders
+        // whose carry out of bit 15 goes round to bit 0 (2^16 = 1 mod 0xFFFF),
+        // down to two words x, y. A correct header sums to 0xFFFF: x + y is
+        // 0xFFFF (y = ~x) or 0x1FFFE (x = y = 0xFFFF); no carry chain.
+        let mut terms: Vec<String> = words.clone();
+        let mut n = 0;
+        while terms.len() > 2 {
+            let (a, b, c) = (terms.remove(0), terms.remove(0), terms.remove(0));
+            writeln!(v, "  cs{n} = {a} ^ {b} ^ {c};\n  cc{n} = ({a} & {b}) | ({a} & {c}) | ({b} & {c});").unwrap();
+            terms.push(format!("cs{n}"));
+            terms.push(format!("{{cc{n}[14:0], cc{n}[15]}}"));
+            n += 1;
+        }
         get(&mut v, "ipflags", off::IP_FLAGS, 2);
-        writeln!(v, "  ip_ok = ({}) && ((ipflags & 16'h{:04x}) == 16'd0);", multiples.join(" || "), IP_MF_OFFSET_MASK)
-            .unwrap();
+        writeln!(
+            v,
+            "  ip_ok = (({x} == ~{y}) || (({x} & {y}) == 16'hffff)) && ((ipflags & 16'h{:04x}) == 16'd0);",
+            IP_MF_OFFSET_MASK,
+            x = terms[0],
+            y = terms[1]
+        )
+        .unwrap();
         get(&mut v, "udp_len", off::UDP_LEN, 2);
         get(&mut v, "dst_mac", off::ETH_DST, 6);
         get(&mut v, "dst_ip", off::IP_DST, 4);
@@ -440,5 +471,115 @@ impl Logic for RxHeader {
         writeln!(v, "  rsn = w_rsn[15:0];").unwrap();
         writeln!(v, "end").unwrap();
         Verilog::Custom(v)
+    }
+}
+
+/// Verilog reducing 16-bit words to `keep` words of the same ones'-complement
+/// sum: carry-save adders whose carry out of bit 15 goes round to bit 0
+/// (2^16 = 1 mod 0xFFFF). Declares `{p}s{n}`/`{p}c{n}`; returns (declarations, body, words left).
+fn csa_ones(p: &str, words: Vec<String>, keep: usize) -> (String, String, Vec<String>) {
+    let (mut d, mut v, mut terms, mut n) = (String::new(), String::new(), words, 0);
+    while terms.len() > keep {
+        let (a, b, c) = (terms.remove(0), terms.remove(0), terms.remove(0));
+        writeln!(d, "reg [15:0] {p}s{n}, {p}c{n};").unwrap();
+        writeln!(v, "  {p}s{n} = {a} ^ {b} ^ {c};\n  {p}c{n} = ({a} & {b}) | ({a} & {c}) | ({b} & {c});").unwrap();
+        terms.push(format!("{p}s{n}"));
+        terms.push(format!("{{{p}c{n}[14:0], {p}c{n}[15]}}"));
+        n += 1;
+    }
+    (d, v, terms)
+}
+
+/// The ten IPv4 header words of a frame's beat 0 as Verilog expressions of `src`.
+fn ip_words(src: &str) -> Vec<String> {
+    (0..20)
+        .step_by(2)
+        .map(|i| {
+            let o = off::IP + i;
+            format!("{{{src}[{}:{}], {src}[{}:{}]}}", 8 * o + 7, 8 * o, 8 * o + 15, 8 * o + 8)
+        })
+        .collect()
+}
+
+/// First half of the IPv4 header check, on beat 0 as it arrives: the ten
+/// header words reduced to four of the same ones'-complement sum (three
+/// carry-save levels), for a register.
+#[derive(LogicBlock, Default)]
+pub struct IpSumA {
+    /// Header beat 0.
+    pub beat0: Signal<In, Bits<512>>,
+    /// Four 16-bit words (word i in bits 16i+15..16i).
+    pub part: Signal<Out, Bits<64>>,
+}
+
+impl Logic for IpSumA {
+    fn update(&mut self) {
+        // The model: the folded sum in word 0, the rest zero (same ones'-complement sum).
+        let mut sum: u32 = 0;
+        for i in (0..20).step_by(2) {
+            let o = off::IP + i;
+            let w = (self.beat0.val().get_bits::<8>(8 * o).to_u64() << 8)
+                | self.beat0.val().get_bits::<8>(8 * o + 8).to_u64();
+            sum += w as u32;
+        }
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        self.part.next = (sum as u64).into();
+    }
+    fn connect(&mut self) {
+        self.part.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let (d, b, t) = csa_ones("a", ip_words("beat0"), 4);
+        Verilog::Custom(format!("{d}always @(*) begin\n{b}  part = {{{}, {}, {}, {}}};\nend\n", t[3], t[2], t[1], t[0]))
+    }
+}
+
+/// Second half, a cycle later: the four words' sum is 0xFFFF (two more
+/// carry-save levels, then x + y is 0xFFFF or 0x1FFFE: y = ~x, or x = y = 0xFFFF)
+/// and the datagram is no fragment (flags and offset of the registered beat 0).
+#[derive(LogicBlock, Default)]
+pub struct IpSumB {
+    /// [`IpSumA`]'s words, registered.
+    pub part: Signal<In, Bits<64>>,
+    /// Header beat 0 (registered).
+    pub beat0: Signal<In, Bits<512>>,
+    /// As [`RxHeader`]'s `ip_ok`.
+    pub ip_ok: Signal<Out, Bit>,
+}
+
+impl Logic for IpSumB {
+    fn update(&mut self) {
+        // A model that is wrong only when all ten words are zero (the model of `IpSumA` keeps one folded word).
+        let mut sum: u32 = 0;
+        for i in 0..4 {
+            sum += self.part.val().get_bits::<16>(16 * i).to_u64() as u32;
+        }
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        let o = off::IP_FLAGS;
+        let flags =
+            (self.beat0.val().get_bits::<8>(8 * o).to_u64() << 8) | self.beat0.val().get_bits::<8>(8 * o + 8).to_u64();
+        self.ip_ok.next = sum == 0xFFFF && flags & IP_MF_OFFSET_MASK as u64 == 0;
+    }
+    fn connect(&mut self) {
+        self.ip_ok.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let words = (0..4).map(|i| format!("part[{}:{}]", 16 * i + 15, 16 * i)).collect();
+        let (d, b, t) = csa_ones("b", words, 2);
+        let o = off::IP_FLAGS;
+        Verilog::Custom(format!(
+            "{d}reg [15:0] ipflags;\nalways @(*) begin\n{b}  ipflags = {{beat0[{}:{}], beat0[{}:{}]}};\n  ip_ok = (({x} == ~{y}) || (({x} & {y}) == 16'hffff)) && ((ipflags & 16'h{:04x}) == 16'd0);\nend\n",
+            8 * o + 7,
+            8 * o,
+            8 * o + 15,
+            8 * o + 8,
+            IP_MF_OFFSET_MASK,
+            x = t[0],
+            y = t[1]
+        ))
     }
 }

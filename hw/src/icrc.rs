@@ -335,16 +335,20 @@ fn unpad_verilog(from: u32, to: u32) -> String {
     use std::fmt::Write;
     let a_inv = invert(&zero_byte());
     let mut v = String::new();
-    let names: Vec<String> = (from..=to).map(|i| format!("u{i}")).collect();
+    // Every combination of k's bits from..to as one matrix, chosen after the
+    // XOR trees (one XOR level and a mux, not one per stage).
+    let n = 1u32 << (to - from);
+    let names: Vec<String> = (0..n).map(|c| format!("u{c}")).collect();
     writeln!(v, "reg [31:0] {};", names.join(", ")).unwrap();
-    writeln!(v, "always @(*) begin\n  u{from} = state;").unwrap();
-    for st in from..to {
-        let m = pow(&a_inv, 1 << st);
-        writeln!(v, "  if (k[{st}]) begin").unwrap();
-        xor_rows(&mut v, "    ", &format!("u{}", st + 1), &format!("u{st}"), &m, None);
-        writeln!(v, "  end else u{} = u{st};", st + 1).unwrap();
+    writeln!(v, "always @(*) begin").unwrap();
+    for c in 0..n {
+        xor_rows(&mut v, "  ", &format!("u{c}"), "state", &pow(&a_inv, c << from), None);
     }
-    writeln!(v, "  state_out = u{to};\nend").unwrap();
+    writeln!(v, "  case (k[{}:{from}])", to - 1).unwrap();
+    for c in 0..n {
+        writeln!(v, "    {c}: state_out = u{c};").unwrap();
+    }
+    writeln!(v, "    default: state_out = u0;\n  endcase\nend").unwrap();
     v
 }
 
@@ -370,6 +374,89 @@ impl Logic for IcrcUnpadLo {
     }
     fn hdl(&self) -> Verilog {
         Verilog::Custom(unpad_verilog(2, 4))
+    }
+}
+
+/// [`IcrcFold`] then [`IcrcUnpadLo`] in one: `A^-(k mod 16)` times the
+/// folded state, each of the four matrices composed with `A^64` so the state
+/// and the contribution pass one XOR tree (not the fold's, then the unpad's).
+#[derive(LogicBlock, Default)]
+pub struct IcrcFoldUnpadLo {
+    /// CRC state before the beat.
+    pub state: Signal<In, Bits<32>>,
+    /// The beat's contribution ([`IcrcData`]).
+    pub d: Signal<In, Bits<32>>,
+    /// The beat is a frame's first.
+    pub first: Signal<In, Bit>,
+    /// Pad bytes (bits 2 and 3 used).
+    pub k: Signal<In, Bits<6>>,
+    /// `unpad_lo(fold(state, d, first), k)`.
+    pub state_out: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcFoldUnpadLo {
+    fn update(&mut self) {
+        let f = model_fold(self.state.val().to_u64() as u32, self.d.val().to_u64() as u32, self.first.val());
+        let k = self.k.val().to_u64() as u32 & 0b1100;
+        self.state_out.next = (model_unpad(f, k) as u64).into();
+    }
+    fn connect(&mut self) {
+        self.state_out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        use std::fmt::Write;
+        let a_inv = invert(&zero_byte());
+        let a64 = pow(&zero_byte(), 64);
+        let start = apply(&a64, lead_state());
+        let mut v = String::from("reg [31:0] s0, s1, s2, s3, g0, g1, g2, g3;\nalways @(*) begin\n");
+        for c in 0..4u32 {
+            let u = pow(&a_inv, c << 2);
+            xor_rows(&mut v, "  ", &format!("s{c}"), "state", &mul(&u, &a64), None);
+            xor_rows(&mut v, "  ", &format!("g{c}"), "d", &u, None);
+            writeln!(v, "  if (first) s{c} = 32'h{:08x};", apply(&u, start)).unwrap();
+        }
+        writeln!(v, "  case (k[3:2])").unwrap();
+        for c in 0..4 {
+            writeln!(v, "    {c}: state_out = s{c} ^ g{c};").unwrap();
+        }
+        writeln!(v, "    default: state_out = s0 ^ g0;\n  endcase\nend").unwrap();
+        Verilog::Custom(v)
+    }
+}
+
+/// The inverse of [`IcrcUnpadHi`]: `A^(k - k mod 16)` times the state (k's
+/// bits 4 and 5), four matrices chosen after their XOR trees. A check that
+/// the unpadded state is `x` compares the padded state with this of `x`.
+#[derive(LogicBlock, Default)]
+pub struct IcrcPadHi {
+    /// State in.
+    pub state: Signal<In, Bits<32>>,
+    /// Pad bytes (bits 4 and 5 used).
+    pub k: Signal<In, Bits<6>>,
+    /// `A^(k & 48)` times `state`.
+    pub state_out: Signal<Out, Bits<32>>,
+}
+
+impl Logic for IcrcPadHi {
+    fn update(&mut self) {
+        let k = self.k.val().to_u64() as u32 & 0b11_0000;
+        self.state_out.next = (apply(&pow(&zero_byte(), k), self.state.val().to_u64() as u32) as u64).into();
+    }
+    fn connect(&mut self) {
+        self.state_out.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        use std::fmt::Write;
+        let mut v = String::from("reg [31:0] p0, p1, p2, p3;\nalways @(*) begin\n");
+        for c in 0..4u32 {
+            xor_rows(&mut v, "  ", &format!("p{c}"), "state", &pow(&zero_byte(), c << 4), None);
+        }
+        writeln!(v, "  case (k[5:4])").unwrap();
+        for c in 0..4 {
+            writeln!(v, "    {c}: state_out = p{c};").unwrap();
+        }
+        writeln!(v, "    default: state_out = p0;\n  endcase\nend").unwrap();
+        Verilog::Custom(v)
     }
 }
 

@@ -109,6 +109,18 @@ pub struct PcieWriteFront {
     kk: Signal<Local, Bits<128>>,
     zero128: Num<0, 128>,
     in_end: Signal<Local, Bits<64>>,
+    /// lane + n (at most 127): bits 5..0 the end's lane, bit 6 the carry into the block address.
+    end7: Signal<Local, Bits<7>>,
+    /// The next block's address (in_addr's bits 63..6 plus one): two halves, the high one's
+    /// increment picked by the low one being all ones.
+    blk_lo1: Signal<Local, Bits<26>>,
+    blk_hi1: Signal<Local, Bits<32>>,
+    blk_next: Signal<Local, Bits<58>>,
+    rot: Signal<Local, Bits<1024>>,
+    zero1024: Num<0, 1024>,
+    acc1: Signal<Local, Bits<16>>,
+    eq_in: Signal<Local, Bit>,
+    eq_c: Signal<Local, Bit>,
     cont: Signal<Local, Bit>,
     fills: Signal<Local, Bit>,
     spills: Signal<Local, Bit>,
@@ -190,18 +202,29 @@ impl Logic for PcieWriteFront {
             self.n.next = 64.into();
         }
         self.lane.next = bit_cast::<10, 6>(self.in_addr.q.val().get_bits::<6>(0));
-        self.dm.next = self.in_data.q.val() & (!self.zero.val() >> ((self.n64.val() - self.n.val()) << 3));
-        self.lo_data.next = self.dm.val() << (self.lane.val() << 3);
-        self.hi_data.next = self.dm.val() >> (self.n512.val() - (self.lane.val() << 3));
-        if self.lane.val() == 0 {
-            self.hi_data.next = 0.into();
-        }
+        // The beat's n bytes (a thermometer code of 8n, no subtract), rotated into [hi, lo] by one 1024-bit shift.
+        self.dm.next = self.in_data.q.val() & !(!self.zero.val() << (self.n.val() << 3));
+        self.rot.next = bit_cast::<1024, 512>(self.dm.val()) << (self.lane.val() << 3);
+        self.lo_data.next = self.rot.val().get_bits::<512>(0);
+        self.hi_data.next = self.rot.val().get_bits::<512>(512);
         // The beat's byte enables at its lanes: a thermometer code of n (a subtract would be a 128-bit carry chain).
         self.kk.next = (!(!self.zero128.val() << self.n.val())) << self.lane.val();
-        self.in_end.next = self.in_addr.q.val() + bit_cast::<64, 10>(self.n.val());
+        self.end7.next = bit_cast::<7, 6>(self.in_addr.q.val().get_bits::<6>(0)) + self.n.val().get_bits::<7>(0);
+        self.blk_lo1.next = self.in_addr.q.val().get_bits::<26>(6) + 1;
+        self.blk_hi1.next = self.in_addr.q.val().get_bits::<32>(32);
+        if self.in_addr.q.val().get_bits::<26>(6) == 0x3FF_FFFF_u64 {
+            self.blk_hi1.next = self.in_addr.q.val().get_bits::<32>(32) + 1;
+        }
+        self.blk_next.next = (bit_cast::<58, 32>(self.blk_hi1.val()) << 26) | bit_cast::<58, 26>(self.blk_lo1.val());
+        // in_addr + n: the end's lane, and the block address or the next one.
+        self.in_end.next = bit_cast::<64, 58>(self.in_addr.q.val().get_bits::<58>(6)) << 6;
+        if self.end7.val().get_bit(6) {
+            self.in_end.next = bit_cast::<64, 58>(self.blk_next.val()) << 6;
+        }
+        self.in_end.next = self.in_end.val() | bit_cast::<64, 6>(self.end7.val().get_bits::<6>(0));
         self.cont.next = self.c_v.q.val() & (self.in_addr.q.val() == self.c_end.q.val());
-        self.fills.next = (self.lane.val() + self.n.val()) >= 64;
-        self.spills.next = (self.lane.val() + self.n.val()) > 64;
+        self.fills.next = self.end7.val().get_bit(6);
+        self.spills.next = self.end7.val().get_bit(6) & (self.end7.val().get_bits::<6>(0) != 0);
         self.quiet.next = self.idle.q.val() >= self.idle_flush.val();
         self.can_emit.next = self.blk_cnt.q.val() < self.blk_room.val();
 
@@ -230,7 +253,7 @@ impl Logic for PcieWriteFront {
                     }
                     self.e_end.next = self.in_end.val();
                     if self.spills.val() {
-                        self.e_end.next = bit_cast::<64, 58>(self.in_addr.q.val().get_bits::<58>(6) + 1) << 6;
+                        self.e_end.next = bit_cast::<64, 58>(self.blk_next.val()) << 6;
                     }
                     // The block counts the core writes whose last byte it holds.
                     if !self.cont.val() {
@@ -273,7 +296,12 @@ impl Logic for PcieWriteFront {
         }
         self.wr_ready.next = !self.in_v.q.val() | self.take.val();
         self.in_take.next = self.wr_valid.val() & self.wr_ready.val();
-        self.accepted.next = self.acc.q.val() + bit_cast::<16, 1>(self.in_take.val().into());
+        // The increment beside the take, picked after it.
+        self.acc1.next = self.acc.q.val() + 1;
+        self.accepted.next = self.acc.q.val();
+        if self.in_take.val() {
+            self.accepted.next = self.acc1.val();
+        }
         self.acc.d.next = self.accepted.val();
         if self.take.val() {
             self.in_v.d.next = false;
@@ -294,7 +322,14 @@ impl Logic for PcieWriteFront {
             self.mps_mask.next = 255.into();
         }
         // A TLP that reached an MPS-aligned address is full, so none crosses one.
-        self.t_cont.next = self.t_open.q.val() & !self.t_full.q.val() & (self.e_start.val() == self.t_end.q.val());
+        // e_start is in_addr exactly when a beat is taken into an empty gather (no block to continue):
+        // both compares beside each other, that choice after them.
+        self.eq_in.next = self.in_addr.q.val() == self.t_end.q.val();
+        self.eq_c.next = self.c_start.q.val() == self.t_end.q.val();
+        self.t_cont.next = self.t_open.q.val() & !self.t_full.q.val() & self.eq_c.val();
+        if self.can_emit.val() & self.in_v.q.val() & !self.c_v.q.val() {
+            self.t_cont.next = self.t_open.q.val() & !self.t_full.q.val() & self.eq_in.val();
+        }
         self.close.next = self.t_open.q.val()
             & ((self.e_v.val() & !self.t_cont.val()) | (!self.e_v.val() & (self.t_full.q.val() | self.quiet.val())));
         self.t_len.next = self.t_end.q.val() - self.t_addr.q.val();

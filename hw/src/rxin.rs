@@ -14,8 +14,8 @@
 //! before it; the descriptor is held in a register until the verdict.
 
 use crate::desc::{RxDescPack, RXD_BITS};
-use crate::hdr::RxHeader;
-use crate::icrc::{IcrcData, IcrcFold, IcrcUnpadHi, IcrcUnpadLo};
+use crate::hdr::{IpSumA, IpSumB, RxHeader};
+use crate::icrc::{IcrcData, IcrcFold, IcrcFoldUnpadLo, IcrcPadHi};
 use crate::reg::Reg;
 use rnic_spec::params::{PMTU_LOG2_MAX, RX_BUF_BEATS_LOG2};
 use rnic_spec::wire::{HDR_LEN, ICRC_LEN};
@@ -81,6 +81,9 @@ pub struct RxIn {
     fl1: Reg<Bits<16>>,
     lastm: Reg<Bits<64>>,
     hdr_ok: Reg<Bit>,
+    /// The beat now is the frame's last by its IPv4 length (beat >= 2 and beat == last_idx), kept as the beat counts.
+    at_last: Reg<Bit>,
+    len_ok: Signal<Local, Bit>,
     /// Verdict pipeline: step 1 (the cycle after a last beat), step 2 (the verdict).
     ck1_v: Reg<Bit>,
     ck1_good: Reg<Bit>,
@@ -92,15 +95,20 @@ pub struct RxIn {
     ck2_good: Reg<Bit>,
     ck2_drop: Reg<Bit>,
     ck2_x: Reg<Bits<32>>,
-    ck2_k: Reg<Bits<6>>,
     ck2_rxi: Reg<Bits<32>>,
     /// The descriptor of the last frame that passed its header checks.
     ck_desc: Reg<Bits<RXD_BITS>>,
     hv: RxHeader,
+    ipa: IpSumA,
+    ipb: IpSumB,
+    /// Beat 0's IPv4 header words, carry-save reduced to four.
+    ip_part: Reg<Bits<64>>,
+    /// A beat was taken since the frame's start (beat != 0).
+    in_frame: Reg<Bit>,
     icrc_d: IcrcData,
     icrc_f: IcrcFold,
-    unpad_lo: IcrcUnpadLo,
-    unpad_hi: IcrcUnpadHi,
+    unpad_lo: IcrcFoldUnpadLo,
+    pad_hi: IcrcPadHi,
     pack: RxDescPack,
     fl1_c: Signal<Local, Bits<16>>,
     nl4_c: Signal<Local, Bits<7>>,
@@ -136,8 +144,8 @@ impl Logic for RxIn {
     fn update(&mut self) {
         dff_setup!(
             self, clock, beat, hdr0, hdr1, crc, dcon, dfirst, wstart, wptr, dropping, too_long, fl1, lastm, hdr_ok,
-            ck1_v, ck1_good, ck1_drop, ck1_z, ck1_k, ck1_rxi, ck2_v, ck2_good, ck2_drop, ck2_x, ck2_k, ck2_rxi,
-            ck_desc
+            ck1_v, ck1_good, ck1_drop, ck1_z, ck1_k, ck1_rxi, ck2_v, ck2_good, ck2_drop, ck2_x, ck2_rxi, at_last,
+            ip_part, in_frame, ck_desc
         );
         self.beat.reset.next = self.reset.val();
         self.hdr0.reset.next = self.reset.val();
@@ -162,7 +170,12 @@ impl Logic for RxIn {
         self.ck2_good.reset.next = self.reset.val();
         self.ck2_drop.reset.next = self.reset.val();
         self.ck2_x.reset.next = self.reset.val();
-        self.ck2_k.reset.next = self.reset.val();
+        self.at_last.reset.next = self.reset.val();
+        self.ip_part.reset.next = self.reset.val();
+        self.in_frame.reset.next = self.reset.val();
+        self.ipa.beat0.next = self.rx_data.val();
+        self.ipb.part.next = self.ip_part.q.val();
+        self.ipb.beat0.next = self.hdr0.q.val();
         self.ck2_rxi.reset.next = self.reset.val();
         self.ck_desc.reset.next = self.reset.val();
         self.hv.beat0.next = self.hdr0.q.val();
@@ -173,19 +186,21 @@ impl Logic for RxIn {
         self.nl4_c.next = bit_cast::<7, 6>(self.fl1_c.val().get_bits::<6>(0)) - 3;
         self.frame_len.next = self.hv.ip_len.val() + 14;
         self.plen16.next = self.frame_len.val() - 132 - bit_cast::<16, 2>(self.hv.pad.val());
+        // frame_len >= 132, frame_len - 132 >= pad, plen16 <= 4096 and frame_len a multiple of 4, on the IPv4
+        // length L itself (frame_len = L + 14; L = 2 mod 4 leaves 118 + pad <= L <= 4214 + pad as below).
+        self.len_ok.next = (self.hv.ip_len.val().get_bits::<2>(0) == 2)
+            & (self.hv.ip_len.val() <= 4214)
+            & ((self.hv.ip_len.val() >= 122) | ((self.hv.pad.val() == 0) & (self.hv.ip_len.val() >= 118)));
         // Everything a frame must be before its payload may reach memory:
         // RoCEv2 to this NIC, a correct IPv4 header, UDP and IP lengths that
         // agree, room for header and ICRC, a pad no larger than what follows
         // the header, and a payload of at most the largest PMTU.
         self.hdr_ok_c.next = self.hv.is_roce.val()
-            & self.hv.ip_ok.val()
+            & self.ipb.ip_ok.val()
             & (self.hv.dst_mac.val() == self.my_mac.val())
             & (self.hv.dst_ip.val() == self.my_ip.val())
             & (self.hv.udp_len.val() == self.hv.ip_len.val() - 20)
-            & (self.frame_len.val() >= 132)
-            & (self.frame_len.val() - 132 >= bit_cast::<16, 2>(self.hv.pad.val()))
-            & (self.plen16.val() <= 4096)
-            & (self.frame_len.val().get_bits::<2>(0) == 0);
+            & self.len_ok.val();
         // From beat 2 on, from the registers.
         self.last_idx.next = self.fl1.q.val() >> 6;
         // The last beat must carry the last byte the IPv4 length claims: a
@@ -203,9 +218,9 @@ impl Logic for RxIn {
         self.room.next = (self.used.val() < 958) & !self.desc_afull.val();
         self.rx_ready.next = self.room.val() | (self.beat.q.val() != 0);
         self.icrc_d.data.next = self.rx_data.val();
-        self.icrc_d.first.next = self.beat.q.val() == 0;
+        self.icrc_d.first.next = !self.in_frame.q.val();
         self.icrc_d.keep.next = self.ones64.val();
-        if (self.beat.q.val() >= 2) & (self.beat.q.val() == self.last_idx.val()) {
+        if self.at_last.q.val() {
             self.icrc_d.keep.next = self.lastm.q.val();
         }
         self.icrc_f.state.next = self.crc.q.val();
@@ -250,27 +265,38 @@ impl Logic for RxIn {
         self.ck2_v.d.next = self.ck1_v.q.val();
         self.ck2_good.d.next = self.ck1_good.q.val();
         self.ck2_drop.d.next = self.ck1_drop.q.val();
-        self.ck2_k.d.next = self.ck1_k.q.val();
-        self.ck2_rxi.d.next = self.ck1_rxi.q.val();
-        self.unpad_lo.state.next = self.icrc_f.state_out.val();
+        // The received ICRC taken the other way through the second unpad half, a stage early:
+        // A^-m x = ~rxi exactly when x = A^m ~rxi.
+        self.pad_hi.state.next = !self.ck1_rxi.q.val();
+        self.pad_hi.k.next = self.ck1_k.q.val();
+        self.ck2_rxi.d.next = self.pad_hi.state_out.val();
+        self.unpad_lo.state.next = self.crc.q.val();
+        self.unpad_lo.d.next = self.dcon.q.val();
+        self.unpad_lo.first.next = self.dfirst.q.val();
         self.unpad_lo.k.next = self.ck1_k.q.val();
         self.ck2_x.d.next = self.unpad_lo.state_out.val();
         if self.ck1_z.q.val() {
             self.ck2_x.d.next = self.crc.q.val();
         }
         // Verdict step 2.
-        self.unpad_hi.state.next = self.ck2_x.q.val();
-        self.unpad_hi.k.next = self.ck2_k.q.val();
-        self.icrc_ok.next = (!self.unpad_hi.state_out.val()) == self.ck2_rxi.q.val();
+        self.icrc_ok.next = self.ck2_x.q.val() == self.ck2_rxi.q.val();
         if self.rx_valid.val() & self.rx_ready.val() {
             if self.beat.q.val() != 0xFFFF {
                 self.beat.d.next = self.beat.q.val() + 1;
             }
+            // Beat 1 to 2: last_idx from this beat's fl1 is 2 (IPv4 length 115..=178); later, the next beat is last_idx.
+            self.at_last.d.next =
+                (self.beat.q.val() == self.nb16.val()) & (self.beat.q.val() >= 2) & (self.beat.q.val() != 0xFFFF);
+            if self.beat.q.val() == 1 {
+                self.at_last.d.next = (self.hv.ip_len.val() >= 115) & (self.hv.ip_len.val() < 179);
+            }
             self.crc.d.next = self.icrc_f.state_out.val();
             self.dcon.d.next = self.icrc_d.d.val();
-            self.dfirst.d.next = self.beat.q.val() == 0;
+            self.dfirst.d.next = !self.in_frame.q.val();
+            self.in_frame.d.next = true;
             if self.beat.q.val() == 0 {
                 self.hdr0.d.next = self.rx_data.val();
+                self.ip_part.d.next = self.ipa.part.val();
                 self.dropping.d.next = !self.room.val();
                 self.too_long.d.next = false;
             } else if self.beat.q.val() == 1 {
@@ -286,12 +312,14 @@ impl Logic for RxIn {
             }
             if self.rx_last.val() {
                 self.beat.d.next = 0.into();
+                self.at_last.d.next = false;
+                self.in_frame.d.next = false;
                 self.cnt_frame.next = true;
                 self.good.next = (self.beat.q.val() >= 2)
                     & (self.beat.q.val() < 67)
                     & (!self.too_long.q.val())
                     & self.hdr_ok.q.val()
-                    & (self.beat.q.val() == self.last_idx.val())
+                    & self.at_last.q.val()
                     & self.keep_ok.val()
                     & (!self.dropping.q.val());
                 self.ck1_v.d.next = true;

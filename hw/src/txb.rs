@@ -15,7 +15,7 @@
 
 use crate::desc::{TxDescUnpack, TXD_BITS};
 use crate::hdr::TxHeader;
-use crate::icrc::{IcrcData, IcrcFold, IcrcUnpadHi, IcrcUnpadLo};
+use crate::icrc::{IcrcData, IcrcFold, IcrcFoldUnpadLo, IcrcUnpadHi};
 use crate::reg::Reg;
 use rust_hdl::prelude::*;
 
@@ -76,6 +76,8 @@ pub struct TxBuilder {
     plen: Reg<Bits<13>>,
     is_ack: Reg<Bit>,
     rem: Reg<Bits<16>>,
+    /// `rem < 64`, kept beside `rem` (it moves by 64, or is loaded with `padded`).
+    rem_lt64: Reg<Bit>,
     /// The frame's header beats, built as its descriptor was taken.
     hb0: Reg<Bits<512>>,
     hb1: Reg<Bits<512>>,
@@ -100,7 +102,7 @@ pub struct TxBuilder {
     hdr: TxHeader,
     icrc_d: IcrcData,
     icrc_f: IcrcFold,
-    unpad_lo: IcrcUnpadLo,
+    unpad_lo: IcrcFoldUnpadLo,
     unpad_hi: IcrcUnpadHi,
     padded: Signal<Local, Bits<16>>,
     /// The beat the frame sequencer offers stage 1: valid, data, beat 0, last, bytes before the ICRC.
@@ -122,13 +124,14 @@ impl Logic for TxBuilder {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, plen, is_ack, rem, hb0, hb1, p1_v, p1_data, p1_first, p1_last, p1_nb, p1_ack, p1_d,
-            p2_v, p2_data, p2_last, p2_nb, p2_ack, p2_x, crc
+            self, clock, state, plen, is_ack, rem, rem_lt64, hb0, hb1, p1_v, p1_data, p1_first, p1_last, p1_nb, p1_ack,
+            p1_d, p2_v, p2_data, p2_last, p2_nb, p2_ack, p2_x, crc
         );
         self.state.reset.next = self.reset.val();
         self.plen.reset.next = self.reset.val();
         self.is_ack.reset.next = self.reset.val();
         self.rem.reset.next = self.reset.val();
+        self.rem_lt64.reset.next = self.reset.val();
         self.hb0.reset.next = self.reset.val();
         self.hb1.reset.next = self.reset.val();
         self.p1_v.reset.next = self.reset.val();
@@ -225,6 +228,7 @@ impl Logic for TxBuilder {
                 self.f_data.next = self.hb1.q.val();
                 if self.adv.val() {
                     self.rem.d.next = self.padded.val();
+                    self.rem_lt64.d.next = self.padded.val() < 64;
                     if self.padded.val() == 0 {
                         self.state.d.next = TxState::Tail;
                     } else {
@@ -235,14 +239,15 @@ impl Logic for TxBuilder {
             TxState::Payload => {
                 self.f_v.next = self.pl_valid.val();
                 self.pl_ready.next = self.adv.val();
-                if self.rem.q.val() < 64 {
+                if self.rem_lt64.q.val() {
                     // Final beat: payload, then the ICRC right after it.
                     self.f_last.next = true;
                     self.f_nb.next = self.rem.q.val().get_bits::<7>(0);
                 }
                 if self.pl_valid.val() & self.adv.val() {
                     self.rem.d.next = self.rem.q.val() - 64;
-                    if self.rem.q.val() < 64 {
+                    self.rem_lt64.d.next = self.rem.q.val() < 128;
+                    if self.rem_lt64.q.val() {
                         self.state.d.next = TxState::Idle;
                     } else if self.rem.q.val() == 64 {
                         self.state.d.next = TxState::Tail;
@@ -273,7 +278,9 @@ impl Logic for TxBuilder {
         self.icrc_f.d.next = self.p1_d.q.val();
         self.icrc_f.first.next = self.p1_first.q.val();
         self.k1.next = bits::<7>(64) - self.p1_nb.q.val();
-        self.unpad_lo.state.next = self.icrc_f.state_out.val();
+        self.unpad_lo.state.next = self.crc.q.val();
+        self.unpad_lo.d.next = self.p1_d.q.val();
+        self.unpad_lo.first.next = self.p1_first.q.val();
         self.unpad_lo.k.next = self.k1.val().get_bits::<6>(0);
         if self.adv.val() {
             self.p1_v.d.next = self.f_v.val();
