@@ -65,12 +65,15 @@ if [ "${RNIC_SKIP_SYNTH:-0}" = 1 ] || [ $# -gt 0 ]; then
 fi
 echo "== synthesis budgets (scripts/synth.sh --check: Yosys, about 15 minutes)"
 bash scripts/synth.sh --check
-# The check must be able to fail: a budget below what the MR fence needs is refused.
+# The check must be able to fail: budgets below what the MR fence needs are refused,
+# one of 1 LUT and one that only its depth (half a LUT level) exceeds.
 tight=$(mktemp)
-echo "fence 1 1 0 1" >"$tight"
-if RNIC_SYNTH_BUDGET=$tight RNIC_SYNTH_REPORT=$tight.md bash scripts/synth.sh --check fence >/dev/null 2>&1; then
-    echo "scripts/synth.sh --check passed the fence block against a budget of 1 LUT" >&2
-    exit 1
-fi
+for budget in "fence 1 1 0 1 8" "fence 1000 1000 0 100 0.5"; do
+    echo "$budget" >"$tight"
+    if RNIC_SYNTH_BUDGET=$tight RNIC_SYNTH_REPORT=$tight.md bash scripts/synth.sh --check fence >/dev/null 2>&1; then
+        echo "scripts/synth.sh --check passed the fence block against the budget '$budget'" >&2
+        exit 1
+    fi
+done
 rm -f "$tight" "$tight.md"
 echo "== synthesis budgets: OK"

@@ -12,12 +12,23 @@
 //! lookahead's WQEs the current QP's (its turn starts; the current QP's
 //! must be gone by then). WQEs the turn engine does not use are popped and
 //! dropped (a turn ends with them still buffered or in flight).
+//!
+//! Two stages keep the logic short: every cycle, stage 1 registers each
+//! bound (capped at n) and the address, for both QPs; stage 2 takes the
+//! least bound. A request is held until taken and goes out from its second
+//! cycle, once the registered bounds are of a cycle with the same request in
+//! which no fetch, pop or swap moved the counters (a WQE arriving moves one
+//! from in flight to buffered and leaves every bound as it was). `room` and
+//! `can_fetch` are hints of the same age, low for a cycle after such a move.
 
 use crate::fifo::Fifo;
 use crate::num::Num;
 use crate::reg::Reg;
 use rnic_spec::params::{dma_tag, SCHED_WQES_PER_TURN};
 use rust_hdl::prelude::*;
+
+// The bounds are 4 bits wide and capped by testing bits 3 and up.
+const _: () = assert!(SCHED_WQES_PER_TURN == 8, "fetch.rs caps batches at 8 WQEs");
 
 /// The WQE fetch block.
 #[derive(LogicBlock, Default)]
@@ -87,115 +98,162 @@ pub struct WqeFetch {
     pf_beats: Reg<Bits<6>>,
     nbuf2: Reg<Bits<6>>,
     pf2: Reg<Bits<6>>,
-    base: Signal<Local, Bits<64>>,
-    log2: Signal<Local, Bits<8>>,
-    start: Signal<Local, Bits<16>>,
-    mask: Signal<Local, Bits<16>>,
-    pending: Signal<Local, Bits<16>>,
-    ring_room: Signal<Local, Bits<17>>,
-    log2_16: Signal<Local, Bits<8>>,
+    /// The current QP's batch bounds and address, from the last cycle's state (see `fresh`).
+    ring_c: Reg<Bits<4>>,
+    pcap_c: Reg<Bits<4>>,
+    addr_c: Reg<Bits<64>>,
+    /// The lookahead QP's, likewise.
+    ring_la: Reg<Bits<4>>,
+    pcap_la: Reg<Bits<4>>,
+    addr_la: Reg<Bits<64>>,
+    /// The buffer's room, capped at n, and whether it takes a whole batch.
+    rcap: Reg<Bits<4>>,
+    room_q: Reg<Bit>,
+    /// Last cycle's request, and whether a fetch, pop or swap changed the counters then.
+    req_cur_q: Reg<Bit>,
+    req_la_q: Reg<Bit>,
+    event_q: Reg<Bit>,
+    /// The registered bounds hold for this cycle's request.
+    fresh: Signal<Local, Bit>,
+    start_c: Signal<Local, Bits<16>>,
+    mask_c: Signal<Local, Bits<16>>,
+    left_c: Signal<Local, Bits<16>>,
+    pend_c: Signal<Local, Bits<16>>,
+    mask_la: Signal<Local, Bits<16>>,
+    left_la: Signal<Local, Bits<16>>,
+    pend_la: Signal<Local, Bits<16>>,
     /// Free buffer entries (0..=32).
     nroom: Signal<Local, Bits<7>>,
-    /// The batch's bounds, each at most 32: the buffer's room against n, the WQEs posted, those before the ring's end.
-    cap: Signal<Local, Bits<7>>,
-    pend_cap: Signal<Local, Bits<7>>,
-    ring_cap: Signal<Local, Bits<7>>,
-    nfetch: Signal<Local, Bits<7>>,
-    fetch_bytes: Signal<Local, Bits<32>>,
+    nf_c: Signal<Local, Bits<4>>,
+    nf_la: Signal<Local, Bits<4>>,
+    nfetch: Signal<Local, Bits<4>>,
     pf_add: Signal<Local, Bits<6>>,
     pf_sub: Signal<Local, Bits<6>>,
     pf2_add: Signal<Local, Bits<6>>,
     b_in: Signal<Local, Bit>,
     tag_sq_wqe: Num<{ dma_tag::SQ_WQE as u64 }, 8>,
-    /// SRNIC's n: WQEs fetched per batch.
-    wqes_per_turn: Num<{ SCHED_WQES_PER_TURN as u64 }, 7>,
+    ones16: Num<0xFFFF, 16>,
     full_batch: Num<32, 7>,
 }
 
 impl Logic for WqeFetch {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, nbuf, pf_beats, nbuf2, pf2);
+        dff_setup!(
+            self, clock, nbuf, pf_beats, nbuf2, pf2, ring_c, pcap_c, addr_c, ring_la, pcap_la, addr_la, rcap, room_q,
+            req_cur_q, req_la_q, event_q
+        );
         self.nbuf.reset.next = self.reset.val();
         self.pf_beats.reset.next = self.reset.val();
         self.nbuf2.reset.next = self.reset.val();
         self.pf2.reset.next = self.reset.val();
+        self.ring_c.reset.next = self.reset.val();
+        self.pcap_c.reset.next = self.reset.val();
+        self.addr_c.reset.next = self.reset.val();
+        self.ring_la.reset.next = self.reset.val();
+        self.pcap_la.reset.next = self.reset.val();
+        self.addr_la.reset.next = self.reset.val();
+        self.rcap.reset.next = self.reset.val();
+        self.room_q.reset.next = self.reset.val();
+        self.req_cur_q.reset.next = self.reset.val();
+        self.req_la_q.reset.next = self.reset.val();
+        self.event_q.reset.next = self.reset.val();
         clock!(self, clock, wqeq);
         self.wqeq.reset.next = self.reset.val();
-        // The batch: the lookahead's at its consumer index, or the current
-        // QP's after the WQE held, those buffered and those in flight.
-        self.base.next = self.cur_base.val();
-        self.log2.next = self.cur_log2.val();
-        self.start.next = self.cur_ssn.val()
+        // Stage 1, every cycle for both QPs: each batch bound capped at n,
+        // and the address. A batch starts at the current QP's first WQE not
+        // yet held, buffered or in flight, or at the lookahead's consumer index.
+        self.start_c.next = self.cur_ssn.val()
             + bit_cast::<16, 6>(self.nbuf.q.val())
             + bit_cast::<16, 6>(self.pf_beats.q.val())
             + bit_cast::<16, 1>(self.held.val().into());
-        if self.fetch_la.val() {
-            self.base.next = self.la_base.val();
-            self.log2.next = self.la_log2.val();
-            self.start.next = self.la_ssn.val();
+        // A ring of 2^16 WQEs or more (the 16-bit indices cover 2^16) has an all-ones mask.
+        self.mask_c.next = !(self.ones16.val() << bit_cast::<16, 8>(self.cur_log2.val()));
+        self.mask_la.next = !(self.ones16.val() << bit_cast::<16, 8>(self.la_log2.val()));
+        // WQEs left before the ring's end, less one: no subtract from the ring size.
+        self.left_c.next = !self.start_c.val() & self.mask_c.val();
+        self.left_la.next = !self.la_ssn.val() & self.mask_la.val();
+        self.pend_c.next = self.cur_pi.val()
+            - self.cur_ssn.val()
+            - bit_cast::<16, 6>(self.nbuf.q.val())
+            - bit_cast::<16, 6>(self.pf_beats.q.val())
+            - bit_cast::<16, 1>(self.held.val().into());
+        self.pend_la.next = self.la_pi.val() - self.la_ssn.val();
+        self.ring_c.d.next = 8.into();
+        if (self.left_c.val().get_bits::<13>(3) == 0) & (self.left_c.val().get_bits::<3>(0) != 7) {
+            self.ring_c.d.next = bit_cast::<4, 3>(self.left_c.val().get_bits::<3>(0)) + 1;
         }
-        self.mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.log2.val())) - 1;
-        if self.fetch_la.val() {
-            self.pending.next = self.la_pi.val() - self.la_ssn.val();
-        } else {
-            // One sum, not the start's sum then a subtract.
-            self.pending.next = self.cur_pi.val()
-                - self.cur_ssn.val()
-                - bit_cast::<16, 6>(self.nbuf.q.val())
-                - bit_cast::<16, 6>(self.pf_beats.q.val())
-                - bit_cast::<16, 1>(self.held.val().into());
+        self.ring_la.d.next = 8.into();
+        if (self.left_la.val().get_bits::<13>(3) == 0) & (self.left_la.val().get_bits::<3>(0) != 7) {
+            self.ring_la.d.next = bit_cast::<4, 3>(self.left_la.val().get_bits::<3>(0)) + 1;
         }
-        // A ring of 2^16 WQEs or more (the 16-bit indices cover 2^16) counts as 2^16.
-        self.log2_16.next = self.log2.val();
-        if self.log2.val() > 16 {
-            self.log2_16.next = 16.into();
+        self.pcap_c.d.next = 8.into();
+        if self.pend_c.val().get_bits::<13>(3) == 0 {
+            self.pcap_c.d.next = bit_cast::<4, 3>(self.pend_c.val().get_bits::<3>(0));
         }
-        self.ring_room.next = (bits::<17>(1) << bit_cast::<17, 8>(self.log2_16.val()))
-            - bit_cast::<17, 16>(self.start.val() & self.mask.val());
+        self.pcap_la.d.next = 8.into();
+        if self.pend_la.val().get_bits::<13>(3) == 0 {
+            self.pcap_la.d.next = bit_cast::<4, 3>(self.pend_la.val().get_bits::<3>(0));
+        }
+        self.addr_c.d.next =
+            self.cur_base.val() + (bit_cast::<64, 16>(self.start_c.val() & self.mask_c.val()) << 6);
+        self.addr_la.d.next =
+            self.la_base.val() + (bit_cast::<64, 16>(self.la_ssn.val() & self.mask_la.val()) << 6);
         self.nroom.next = self.full_batch.val()
             - bit_cast::<7, 6>(self.nbuf.q.val())
             - bit_cast::<7, 6>(self.pf_beats.q.val())
             - bit_cast::<7, 6>(self.nbuf2.q.val())
             - bit_cast::<7, 6>(self.pf2.q.val());
-        // The three bounds are capped at n (at most 32) side by side, then the least is taken.
-        self.cap.next = self.wqes_per_turn.val();
-        if self.nroom.val() < self.wqes_per_turn.val() {
-            self.cap.next = self.nroom.val();
+        self.rcap.d.next = 8.into();
+        self.room_q.d.next = true;
+        if self.nroom.val().get_bits::<4>(3) == 0 {
+            self.rcap.d.next = bit_cast::<4, 3>(self.nroom.val().get_bits::<3>(0));
+            self.room_q.d.next = false;
         }
-        self.pend_cap.next = self.wqes_per_turn.val();
-        if self.pending.val() < bit_cast::<16, 7>(self.wqes_per_turn.val()) {
-            self.pend_cap.next = self.pending.val().get_bits::<7>(0);
+        // Stage 2: the least of the three bounds, side by side for both QPs.
+        self.nf_c.next = self.ring_c.q.val();
+        if (self.rcap.q.val() <= self.ring_c.q.val()) & (self.rcap.q.val() <= self.pcap_c.q.val()) {
+            self.nf_c.next = self.rcap.q.val();
+        } else if self.pcap_c.q.val() <= self.ring_c.q.val() {
+            self.nf_c.next = self.pcap_c.q.val();
         }
-        self.ring_cap.next = self.wqes_per_turn.val();
-        if self.ring_room.val() < bit_cast::<17, 7>(self.wqes_per_turn.val()) {
-            self.ring_cap.next = self.ring_room.val().get_bits::<7>(0);
+        self.nf_la.next = self.ring_la.q.val();
+        if (self.rcap.q.val() <= self.ring_la.q.val()) & (self.rcap.q.val() <= self.pcap_la.q.val()) {
+            self.nf_la.next = self.rcap.q.val();
+        } else if self.pcap_la.q.val() <= self.ring_la.q.val() {
+            self.nf_la.next = self.pcap_la.q.val();
         }
-        self.nfetch.next = self.cap.val();
-        if (self.pend_cap.val() <= self.cap.val()) & (self.pend_cap.val() <= self.ring_cap.val()) {
-            self.nfetch.next = self.pend_cap.val();
-        } else if self.ring_cap.val() <= self.cap.val() {
-            self.nfetch.next = self.ring_cap.val();
+        // Stage 1 saw this cycle's counters unless a fetch, pop or swap changed
+        // them: a request goes out from its second cycle on, once nothing moved.
+        self.req_cur_q.d.next = self.fetch_cur.val();
+        self.req_la_q.d.next = self.fetch_la.val();
+        self.fresh.next = !self.event_q.q.val()
+            & ((self.fetch_cur.val() & self.req_cur_q.q.val()) | (self.fetch_la.val() & self.req_la_q.q.val()));
+        self.nfetch.next = self.nf_c.val();
+        self.rd_addr.next = self.addr_c.q.val();
+        if self.fetch_la.val() {
+            self.nfetch.next = self.nf_la.val();
+            self.rd_addr.next = self.addr_la.q.val();
         }
-        self.rd_valid.next = self.fetch_cur.val() | self.fetch_la.val();
-        self.rd_addr.next = self.base.val() + (bit_cast::<64, 16>(self.start.val() & self.mask.val()) << 6);
-        self.fetch_bytes.next = bit_cast::<32, 7>(self.nfetch.val()) << 6;
-        self.rd_len.next = self.fetch_bytes.val().get_bits::<16>(0);
+        self.rd_valid.next = self.fresh.val();
+        self.rd_len.next = bit_cast::<16, 4>(self.nfetch.val()) << 6;
         self.rd_tag.next = self.tag_sq_wqe.val();
         self.fetch_taken.next = self.rd_valid.val() & self.rd_ready.val();
+        self.event_q.d.next = self.fetch_taken.val() | self.pop.val() | self.swap.val();
         self.pf_add.next = 0.into();
         self.pf2_add.next = 0.into();
         if self.fetch_taken.val() {
             if self.fetch_la.val() {
-                self.pf2_add.next = self.nfetch.val().get_bits::<6>(0);
+                self.pf2_add.next = bit_cast::<6, 4>(self.nfetch.val());
             } else {
-                self.pf_add.next = self.nfetch.val().get_bits::<6>(0);
+                self.pf_add.next = bit_cast::<6, 4>(self.nfetch.val());
             }
         }
         self.cur_owed.next = (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0);
         self.cur_inflight.next = self.pf_beats.q.val() != 0;
-        self.room.next = self.nroom.val() >= self.wqes_per_turn.val();
-        self.can_fetch.next = self.nfetch.val() != 0;
+        // Hints from stage 1: after a fetch, pop or swap they wait a cycle.
+        self.room.next = self.room_q.q.val() & !self.event_q.q.val();
+        self.can_fetch.next = (self.nf_c.val() != 0) & !self.event_q.q.val();
         self.head_valid.next = !self.wqeq.empty.val();
         self.head.next = self.wqeq.data_out.val();
         self.wqeq.read.next = self.pop.val();

@@ -13,9 +13,11 @@
 //! Checked every cycle: each DMA read (address at the first WQE not yet held,
 //! buffered or in flight, or at the lookahead's consumer index; length up to
 //! 8 WQEs, no more than posted, than the buffer can take, or than are left
-//! before the ring's end; the WQE tag), the status outputs (`cur_owed`,
-//! `cur_inflight`, `room`, `can_fetch`, `wqe_ready`) against the model's
-//! counters, and that the buffer's head is the WQE the model expects (beats
+//! before the ring's end, then and in the cycle before; the WQE tag), that a
+//! request goes out exactly from its second cycle unless a fetch, pop or
+//! swap happened in the cycle before, the status outputs (`cur_owed`,
+//! `cur_inflight`, `wqe_ready`; `room` and `can_fetch` as of the cycle
+//! before, low after a fetch, pop or swap) against the model's counters, and that the buffer's head is the WQE the model expects (beats
 //! are marked with their own address), shown at most `SHOW_LAG` cycles after
 //! it arrived. The model also checks that the buffer never holds more than
 //! its 32 entries.
@@ -109,6 +111,11 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
     // A request held until taken: Some(true) lookahead, Some(false) current.
     let mut req: Option<bool> = None;
     let mut la_fetched = false;
+    // The cycle before: its request, whether a fetch, pop or swap happened, the hints and batch sizes it saw.
+    let mut req_prev: Option<bool> = None;
+    let mut event_prev = true;
+    let (mut room_prev, mut can_prev) = (false, false);
+    let (mut n_cur_prev, mut n_la_prev) = (0u64, 0u64);
     let mut st = Stats::default();
     let mut words = [0u32; 16];
     for t in 0..set.cycles {
@@ -141,11 +148,12 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
         m.set(swap, 0);
         m.clock_low();
         let nroom = BUF - nbuf - pf - nbuf2 - pf2;
+        let (n_cur, n_la) = (cur.nfetch(start, pi, nroom), la.nfetch(la.ssn, la_pi_v, nroom));
         let want = [
             ("cur_owed", cur_owed, (nbuf + pf != 0) as u64),
             ("cur_inflight", cur_inflight, (pf != 0) as u64),
-            ("room", room, (nroom >= SCHED_WQES_PER_TURN as u64) as u64),
-            ("can_fetch", can_fetch, (cur.nfetch(start, pi, nroom) != 0) as u64),
+            ("room", room, (room_prev && !event_prev) as u64),
+            ("can_fetch", can_fetch, (can_prev && !event_prev) as u64),
             ("wqe_ready", wqe_ready, (pf + pf2 != 0) as u64),
         ];
         for (n, port, v) in want {
@@ -186,17 +194,24 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
         m.set(swap, do_swap as u64);
         m.eval();
         let valid = m.get(rd_valid) != 0;
-        if valid != req.is_some() {
-            return Err(ctx(format!("rd_valid {valid} with request {req:?}")));
+        let fresh = req.is_some() && req == req_prev && !event_prev;
+        if valid != fresh {
+            return Err(ctx(format!(
+                "rd_valid {valid} with request {req:?}, the cycle before {req_prev:?} (fetch, pop or swap: {event_prev})"
+            )));
         }
         let taken = m.get(fetch_taken) != 0;
         if taken != (valid && ready_in) {
             return Err(ctx(format!("fetch_taken {taken}, rd_valid {valid}, rd_ready {ready_in}")));
         }
         let mut fetched = None;
-        if let Some(is_la) = req {
-            let (ring, s, pi_v) = if is_la { (la, la.ssn, la_pi_v) } else { (cur, start, pi) };
-            let n = ring.nfetch(s, pi_v, nroom);
+        if let Some(is_la) = req.filter(|_| valid) {
+            let (ring, s) = if is_la { (la, la.ssn) } else { (cur, start) };
+            // Sized in the cycle before; never more than fits now.
+            let (n, n_now) = if is_la { (n_la_prev, n_la) } else { (n_cur_prev, n_cur) };
+            if n > n_now {
+                return Err(ctx(format!("a batch of {n} WQEs where {n_now} fit")));
+            }
             let (a, l, tag) = (m.get(rd_addr), m.get(rd_len), m.get(rd_tag));
             if a != ring.addr(s) || l != n * 64 || tag != dma_tag::SQ_WQE as u64 {
                 return Err(ctx(format!(
@@ -212,6 +227,11 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
             }
         }
         let got_beat = beat.is_some() && pf + pf2 != 0;
+        req_prev = req;
+        event_prev = taken || do_pop || do_swap;
+        room_prev = nroom >= SCHED_WQES_PER_TURN as u64;
+        can_prev = n_cur != 0;
+        (n_cur_prev, n_la_prev) = (n_cur, n_la);
         m.clock_high();
         // The model's update of this cycle.
         if got_beat {
