@@ -195,10 +195,8 @@ impl Logic for WqeFetch {
         if self.pend_la.val().get_bits::<13>(3) == 0 {
             self.pcap_la.d.next = bit_cast::<4, 3>(self.pend_la.val().get_bits::<3>(0));
         }
-        self.addr_c.d.next =
-            self.cur_base.val() + (bit_cast::<64, 16>(self.start_c.val() & self.mask_c.val()) << 6);
-        self.addr_la.d.next =
-            self.la_base.val() + (bit_cast::<64, 16>(self.la_ssn.val() & self.mask_la.val()) << 6);
+        self.addr_c.d.next = self.cur_base.val() + (bit_cast::<64, 16>(self.start_c.val() & self.mask_c.val()) << 6);
+        self.addr_la.d.next = self.la_base.val() + (bit_cast::<64, 16>(self.la_ssn.val() & self.mask_la.val()) << 6);
         self.nroom.next = self.full_batch.val()
             - bit_cast::<7, 6>(self.nbuf.q.val())
             - bit_cast::<7, 6>(self.pf_beats.q.val())
