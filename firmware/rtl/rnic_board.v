@@ -118,7 +118,7 @@ module rnic_board (
     wire         mac_clk, mac_tx_reset, mac_rx_reset, rx_aligned;
     wire [511:0] mac_tx_tdata, mac_rx_tdata;
     wire [63:0]  mac_tx_tkeep, mac_rx_tkeep;
-    wire         mac_tx_tlast, mac_tx_tvalid, mac_tx_tready;
+    wire         mac_tx_tlast, mac_tx_tuser, mac_tx_tvalid, mac_tx_tready;
     wire         mac_rx_tlast, mac_rx_tvalid, mac_rx_tuser, mac_rx_dropped;
 
     // The init_clk domain holds the MAC in reset until the PCIe link is up (synchronized).
@@ -139,7 +139,7 @@ module rnic_board (
         .rx_axis_tvalid(mac_rx_tvalid), .rx_axis_tdata(mac_rx_tdata), .rx_axis_tlast(mac_rx_tlast),
         .rx_axis_tkeep(mac_rx_tkeep), .rx_axis_tuser(mac_rx_tuser),
         .tx_axis_tready(mac_tx_tready), .tx_axis_tvalid(mac_tx_tvalid), .tx_axis_tdata(mac_tx_tdata),
-        .tx_axis_tlast(mac_tx_tlast), .tx_axis_tkeep(mac_tx_tkeep), .tx_axis_tuser(1'b0),
+        .tx_axis_tlast(mac_tx_tlast), .tx_axis_tkeep(mac_tx_tkeep), .tx_axis_tuser(mac_tx_tuser),
         .tx_preamblein(56'd0), .rx_preambleout(), .tx_ovfout(), .tx_unfout(),
         .ctl_rx_enable(1'b1), .ctl_rx_force_resync(1'b0), .ctl_rx_test_pattern(1'b0),
         .ctl_tx_enable(rx_aligned), .ctl_tx_send_idle(1'b0), .ctl_tx_send_rfi(~rx_aligned),
@@ -164,7 +164,7 @@ module rnic_board (
         .cfg_max_payload(cfg_max_payload), .cfg_max_read_req(cfg_max_read_req),
         .pcie_cpl_err(pcie_cpl_err), .pcie_bad_req(pcie_bad_req),
         .mac_clock(mac_clk), .mac_reset(mac_tx_reset | mac_rx_reset),
-        .mac_tx_tdata(mac_tx_tdata), .mac_tx_tkeep(mac_tx_tkeep), .mac_tx_tlast(mac_tx_tlast),
+        .mac_tx_tdata(mac_tx_tdata), .mac_tx_tkeep(mac_tx_tkeep), .mac_tx_tlast(mac_tx_tlast), .mac_tx_tuser(mac_tx_tuser),
         .mac_tx_tvalid(mac_tx_tvalid), .mac_tx_tready(mac_tx_tready),
         .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tlast(mac_rx_tlast),
         .mac_rx_tvalid(mac_rx_tvalid), .mac_rx_tuser(mac_rx_tuser), .mac_rx_dropped(mac_rx_dropped),

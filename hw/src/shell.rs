@@ -11,7 +11,10 @@
 //! `mac_reset` (MAC clock), both synchronous and active high. Either one
 //! resets both FIFOs: each reset is carried into the other domain through
 //! two flip-flops, so a link that goes down does not reset the core, and a
-//! function reset of the core empties the MAC-side FIFOs too.
+//! function reset of the core empties the MAC-side FIFOs too. A core reset
+//! that arrives while the MAC is in the middle of a frame ends that frame
+//! with a one-byte beat carrying `mac_tx_tuser` (the CMAC sends it with a
+//! bad FCS, so no receiver takes it) rather than leaving it open.
 //!
 //! The TX FIFO holds a whole frame before the MAC sees it (the CMAC must get
 //! a frame's beats back to back); the RX FIFO drops a frame that does not
@@ -111,6 +114,10 @@ pub struct RnicShell {
     pub mac_tx_tkeep: Signal<Out, Bits<64>>,
     /// CMAC `tx_axis_tlast`.
     pub mac_tx_tlast: Signal<Out, Bit>,
+    /// CMAC `tx_axis_tuser`: with the last beat, the frame is bad (the CMAC
+    /// ends it with a bad FCS). Raised on the one-byte beat that ends a frame
+    /// a core reset cut off.
+    pub mac_tx_tuser: Signal<Out, Bit>,
     /// CMAC `tx_axis_tvalid`.
     pub mac_tx_tvalid: Signal<Out, Bit>,
     /// CMAC `tx_axis_tready`.
@@ -143,6 +150,13 @@ pub struct RnicShell {
     /// The FIFOs' resets on each side.
     fifo_core_reset: Signal<Local, Bit>,
     fifo_mac_reset: Signal<Local, Bit>,
+    /// The MAC has taken a frame's first beats and not its last.
+    tx_mid: Reg<Bit>,
+    /// An abort beat waits for `mac_tx_tready`.
+    tx_abort: Reg<Bit>,
+    /// The MAC is shown the abort beat this cycle.
+    abort_now: Signal<Local, Bit>,
+    tx_fire: Signal<Local, Bit>,
     /// RX drops counted in the MAC's clock (binary, and Gray to cross).
     drop_count: Reg<Bits<4>>,
     drop_gray: Reg<Bits<4>>,
@@ -158,7 +172,10 @@ impl Logic for RnicShell {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, mac_reset_s1, mac_reset_s2, drop_gray_s1, drop_gray_s2, drop_seen);
-        dff_setup!(self, mac_clock, core_reset_s1, core_reset_s2, drop_count, drop_gray);
+        dff_setup!(self, mac_clock, core_reset_s1, core_reset_s2, drop_count, drop_gray, tx_mid, tx_abort);
+        // Only the MAC's own reset forgets its frame: a core reset must end it.
+        self.tx_mid.reset.next = self.mac_reset.val();
+        self.tx_abort.reset.next = self.mac_reset.val();
         self.drop_gray_s1.reset.next = self.reset.val();
         self.drop_gray_s2.reset.next = self.reset.val();
         self.drop_seen.reset.next = self.reset.val();
@@ -246,11 +263,26 @@ impl Logic for RnicShell {
         self.tx_fifo.wr_data.next = (bit_cast::<576, 64>(self.core.net_tx_keep.val()) << 512)
             | bit_cast::<576, 512>(self.core.net_tx_data.val());
         self.tx_fifo.wr_last.next = self.core.net_tx_last.val();
-        self.mac_tx_tvalid.next = self.tx_fifo.rd_valid.val();
-        self.tx_fifo.rd_ready.next = self.mac_tx_tready.val();
+        // A reset of the FIFO's read side in the middle of a frame would leave
+        // the MAC with a frame that never ends (the next frame's beats would
+        // join it): the frame is ended with one byte and `tuser` instead.
+        self.abort_now.next = self.tx_abort.q.val() | (self.fifo_mac_reset.val() & self.tx_mid.q.val());
+        self.mac_tx_tvalid.next = self.abort_now.val() | (self.tx_fifo.rd_valid.val() & !self.fifo_mac_reset.val());
+        self.tx_fifo.rd_ready.next = self.mac_tx_tready.val() & !self.abort_now.val() & !self.fifo_mac_reset.val();
         self.mac_tx_tdata.next = self.tx_fifo.rd_data.val().get_bits::<512>(0);
         self.mac_tx_tkeep.next = self.tx_fifo.rd_data.val().get_bits::<64>(512);
         self.mac_tx_tlast.next = self.tx_fifo.rd_last.val();
+        self.mac_tx_tuser.next = self.abort_now.val();
+        if self.abort_now.val() {
+            self.mac_tx_tkeep.next = 1.into();
+            self.mac_tx_tlast.next = true;
+        }
+        self.tx_fire.next = self.mac_tx_tvalid.val() & self.mac_tx_tready.val();
+        self.tx_mid.d.next = self.tx_mid.q.val();
+        if self.tx_fire.val() {
+            self.tx_mid.d.next = !self.mac_tx_tlast.val();
+        }
+        self.tx_abort.d.next = self.abort_now.val() & !self.mac_tx_tready.val();
         // RX: MAC clock to core clock, whole frames, dropping when full or bad.
         self.rx_fifo.wr_clock.next = self.mac_clock.val();
         self.rx_fifo.wr_reset.next = self.fifo_mac_reset.val();

@@ -387,6 +387,45 @@ pub struct TurnEngine {
     rem33: Signal<Local, Bits<33>>,
     past_pmtu: Signal<Local, Bits<34>>,
     pkt_len: Signal<Local, Bits<32>>,
+    /// Seg's packet arithmetic from the cycle before (the `_c` signals registered): the
+    /// packet's length, whether it is the message's last, the budget it spends, its PSNs,
+    /// whether the window holds it back, and the budget compares.
+    pkt_len_s: Reg<Bits<32>>,
+    last_s: Reg<Bit>,
+    cost_s: Reg<Bits<32>>,
+    psn_step_s: Reg<Bits<24>>,
+    win_wait_s: Reg<Bit>,
+    bud_le_cost_s: Reg<Bit>,
+    bud_le_pkt_s: Reg<Bit>,
+    /// The inputs of that arithmetic in the cycle before (the QPN two cycles before: the
+    /// window RAMs answer a cycle after their address); Seg sends only while they are unchanged.
+    p_len: Reg<Bits<32>>,
+    p_op: Reg<Bits<8>>,
+    p_off: Reg<Bits<32>>,
+    p_pmtu: Reg<Bits<4>>,
+    p_maxp: Reg<Bits<9>>,
+    p_cc: Reg<Bit>,
+    p_psn: Reg<Bits<24>>,
+    p_budget: Reg<Bits<32>>,
+    p_resend: Reg<Bit>,
+    p_qpn1: Reg<Bits<QPN_BITS>>,
+    p_qpn2: Reg<Bits<QPN_BITS>>,
+    seg_fresh: Signal<Local, Bit>,
+    pkt_len_c: Signal<Local, Bits<32>>,
+    last_c: Signal<Local, Bit>,
+    cost_c: Signal<Local, Bits<32>>,
+    psn_step_c: Signal<Local, Bits<24>>,
+    win_wait_c: Signal<Local, Bit>,
+    /// More than a PMTU remains (or the offset is past the length): the packet is a full PMTU.
+    sel_pmtu: Signal<Local, Bit>,
+    /// The turn's budget is at most a PMTU, at most the bytes remaining.
+    le_pmtu: Signal<Local, Bit>,
+    le_rem: Signal<Local, Bit>,
+    le_pmtu_sum: Signal<Local, Bits<34>>,
+    le_rem_sum: Signal<Local, Bits<34>>,
+    /// PMTU less one.
+    pmask: Signal<Local, Bits<32>>,
+    ones32: Num<0xFFFF_FFFF, 32>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
@@ -455,6 +494,24 @@ impl Logic for TurnEngine {
             qpn,
             held,
             mr_ok_q,
+            pkt_len_s,
+            last_s,
+            cost_s,
+            psn_step_s,
+            win_wait_s,
+            bud_le_cost_s,
+            bud_le_pkt_s,
+            p_len,
+            p_op,
+            p_off,
+            p_pmtu,
+            p_maxp,
+            p_cc,
+            p_psn,
+            p_budget,
+            p_resend,
+            p_qpn1,
+            p_qpn2,
             ret_wait,
             la_active,
             la_to_seg,
@@ -502,6 +559,24 @@ impl Logic for TurnEngine {
         self.qpn.reset.next = self.reset.val();
         self.held.reset.next = self.reset.val();
         self.mr_ok_q.reset.next = self.reset.val();
+        self.pkt_len_s.reset.next = self.reset.val();
+        self.last_s.reset.next = self.reset.val();
+        self.cost_s.reset.next = self.reset.val();
+        self.psn_step_s.reset.next = self.reset.val();
+        self.win_wait_s.reset.next = self.reset.val();
+        self.bud_le_cost_s.reset.next = self.reset.val();
+        self.bud_le_pkt_s.reset.next = self.reset.val();
+        self.p_len.reset.next = self.reset.val();
+        self.p_op.reset.next = self.reset.val();
+        self.p_off.reset.next = self.reset.val();
+        self.p_pmtu.reset.next = self.reset.val();
+        self.p_maxp.reset.next = self.reset.val();
+        self.p_cc.reset.next = self.reset.val();
+        self.p_psn.reset.next = self.reset.val();
+        self.p_budget.reset.next = self.reset.val();
+        self.p_resend.reset.next = self.reset.val();
+        self.p_qpn1.reset.next = self.reset.val();
+        self.p_qpn2.reset.next = self.reset.val();
         self.ret_wait.reset.next = self.reset.val();
         self.la_active.reset.next = self.reset.val();
         self.la_to_seg.reset.next = self.reset.val();
@@ -654,7 +729,7 @@ impl Logic for TurnEngine {
         if self.cc_on.val() {
             self.spray_cwnd.next = bit_cast::<32, 24>(self.cc_pkts.val());
         }
-        self.win_wait.next = (self.spray_on.val() | self.cc_on.val())
+        self.win_wait_c.next = (self.spray_on.val() | self.cc_on.val())
             & !self.resend.q.val()
             & !self.is_read.val()
             & ((!self.apsn_ahead.val().get_bit(23) & (self.apsn_ahead.val() >= self.spray_win.val()))
@@ -677,37 +752,97 @@ impl Logic for TurnEngine {
         self.rw_job.next = self.rwu.wqe.val().get_bits::<8>(0) == self.send_op_read_resp.val();
         self.j_wait.next =
             self.rw_job.val() & self.rwu.wqe.val().get_bit(11) & (self.rwu.psn.val() != self.rsp_next.read_data.val());
-        self.pkt_len.next = self.remaining.val();
         // pmtu < remaining (remaining wraps when the offset is past the length).
-        if self.rem33.val().get_bit(32) | !self.past_pmtu.val().get_bit(33) {
-            self.pkt_len.next = self.pmtu.val();
+        self.sel_pmtu.next = self.rem33.val().get_bit(32) | !self.past_pmtu.val().get_bit(33);
+        self.pkt_len_c.next = self.remaining.val();
+        if self.sel_pmtu.val() {
+            self.pkt_len_c.next = self.pmtu.val();
         }
         // A READ request carries no payload and is its message's one packet.
         if self.is_read.val() {
-            self.pkt_len.next = 0.into();
+            self.pkt_len_c.next = 0.into();
         }
         self.first.next = self.msg_off.q.val() == 0;
-        self.last.next = (self.pkt_len.val() == self.remaining.val()) | self.is_read.val();
-        self.rd_npkts32.next =
-            (self.remaining.val() + self.pmtu.val() - 1) >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        // The packet is the message's last when no more than a PMTU remains (then it is all that remains).
+        self.last_c.next = !self.sel_pmtu.val() | self.is_read.val();
+        // The budget against each length the packet can spend, side by side, then picked as the length is.
+        self.le_pmtu_sum.next = bit_cast::<34, 32>(self.budget.q.val())
+            - bit_cast::<34, 32>(self.pmtu.val())
+            - bit_cast::<34, 1>(true.into());
+        self.le_pmtu.next = self.le_pmtu_sum.val().get_bit(33);
+        self.le_rem_sum.next = bit_cast::<34, 32>(self.budget.q.val()) + bit_cast::<34, 32>(self.msg_off.q.val())
+            - bit_cast::<34, 32>(self.wv.length.val())
+            - bit_cast::<34, 1>(true.into());
+        self.le_rem.next = self.le_rem_sum.val().get_bit(33);
+        // ceil(remaining / PMTU) as the quotient plus whether a remainder is left: no carry chain before the shift.
+        self.pmask.next = !(self.ones32.val() << bit_cast::<32, 4>(self.qv.pmtu_log2.val()));
+        self.rd_npkts32.next = (self.remaining.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val()))
+            + bit_cast::<32, 1>(((self.remaining.val() & self.pmask.val()) != 0).into());
         self.rd_npkts.next = self.rd_npkts32.val().get_bits::<24>(0);
         if self.remaining.val() == 0 {
             self.rd_npkts.next = 1.into();
         }
-        self.psn_step.next = 1.into();
+        self.psn_step_c.next = 1.into();
         if self.is_read.val() {
-            self.psn_step.next = self.rd_npkts.val();
+            self.psn_step_c.next = self.rd_npkts.val();
         }
-        self.nxt_psn.next = self.psn.q.val() + self.psn_step.val();
         // A READ goes as lACK's WQE, or right after READs in flight (all since lACK), up to RD_IN_FLIGHT.
         self.rd_out.next = self.ssn.q.val() - self.lu.ssn.val();
         self.rd_gate.next = (self.lack_dist.val() == 0)
             | (self.rd_run.q.val() & !self.resend.q.val() & (self.rd_out.val() < self.rd_max.val()));
         // A READ spends the turn's budget by the bytes its response brings, as a WRITE by those it sends.
-        self.cost.next = self.pkt_len.val();
+        self.cost_c.next = self.pkt_len_c.val();
         if self.is_read.val() {
-            self.cost.next = self.remaining.val();
+            self.cost_c.next = self.remaining.val();
         }
+        // Seg uses the packet arithmetic a cycle after it is computed, and
+        // sends only if its inputs did not move meanwhile (after a packet,
+        // a QP change or a new WQE it waits a cycle): the arithmetic is off
+        // the path into the FSM.
+        self.pkt_len_s.d.next = self.pkt_len_c.val();
+        self.last_s.d.next = self.last_c.val();
+        self.cost_s.d.next = self.cost_c.val();
+        self.psn_step_s.d.next = self.psn_step_c.val();
+        self.win_wait_s.d.next = self.win_wait_c.val();
+        self.bud_le_cost_s.d.next = self.le_rem.val();
+        if self.sel_pmtu.val() & !self.is_read.val() {
+            self.bud_le_cost_s.d.next = self.le_pmtu.val();
+        }
+        self.bud_le_pkt_s.d.next = self.le_rem.val();
+        if self.sel_pmtu.val() {
+            self.bud_le_pkt_s.d.next = self.le_pmtu.val();
+        }
+        if self.is_read.val() {
+            self.bud_le_pkt_s.d.next = self.budget.q.val() == 0;
+        }
+        self.pkt_len.next = self.pkt_len_s.q.val();
+        self.last.next = self.last_s.q.val();
+        self.cost.next = self.cost_s.q.val();
+        self.psn_step.next = self.psn_step_s.q.val();
+        self.win_wait.next = self.win_wait_s.q.val();
+        self.nxt_psn.next = self.psn.q.val() + self.psn_step.val();
+        self.p_len.d.next = self.wv.length.val();
+        self.p_op.d.next = self.wv.opcode.val();
+        self.p_off.d.next = self.msg_off.q.val();
+        self.p_pmtu.d.next = self.qv.pmtu_log2.val();
+        self.p_maxp.d.next = self.qv.max_paths.val();
+        self.p_cc.d.next = self.qv.cc.val().any();
+        self.p_psn.d.next = self.psn.q.val();
+        self.p_budget.d.next = self.budget.q.val();
+        self.p_resend.d.next = self.resend.q.val();
+        self.p_qpn1.d.next = self.qpn.q.val();
+        self.p_qpn2.d.next = self.p_qpn1.q.val();
+        self.seg_fresh.next = (self.p_len.q.val() == self.wv.length.val())
+            & (self.p_op.q.val() == self.wv.opcode.val())
+            & (self.p_off.q.val() == self.msg_off.q.val())
+            & (self.p_pmtu.q.val() == self.qv.pmtu_log2.val())
+            & (self.p_maxp.q.val() == self.qv.max_paths.val())
+            & (self.p_cc.q.val() == self.qv.cc.val().any())
+            & (self.p_psn.q.val() == self.psn.q.val())
+            & (self.p_budget.q.val() == self.budget.q.val())
+            & (self.p_resend.q.val() == self.resend.q.val())
+            & (self.p_qpn1.q.val() == self.qpn.q.val())
+            & (self.p_qpn2.q.val() == self.qpn.q.val());
         // A READ response job interrupts a sending turn only after the turns
         // sent a budget's worth since the last job's share (the two alternate
         // by bytes); a host resend, a waiting turn or a fetch wait does not wait.
@@ -829,7 +964,7 @@ impl Logic for TurnEngine {
         // every sprayed packet (each ACK is the path selector's feedback on its entropy).
         self.txp.ack_req.next = (self.last.val()
             | ((self.txp.psn_offset.val() & self.ack_req_mask.val()) == self.ack_req_mask.val())
-            | (self.budget.q.val() <= self.pkt_len.val())
+            | self.bud_le_pkt_s.q.val()
             | self.resend.q.val()
             | self.spray_on.val()
             | self.cc_on.val())
@@ -1070,6 +1205,8 @@ impl Logic for TurnEngine {
                         self.keep_active.d.next = true;
                         self.state.d.next = SqState::Drain;
                     }
+                } else if !self.seg_fresh.val() {
+                    // The packet arithmetic catches up with a change of the cycle before.
                 } else if self.win_wait.val() {
                     // A QP whose window (or spray reorder window) is full waits for ACKs, here while nothing else
                     // needs the engine; otherwise the turn ends and comes back.
@@ -1116,7 +1253,7 @@ impl Logic for TurnEngine {
                             self.own_bytes.d.next = self.own_bytes.q.val() + self.pkt_len.val();
                         }
                         self.budget.d.next = self.budget.q.val() - self.cost.val();
-                        if self.budget.q.val() <= self.cost.val() {
+                        if self.bud_le_cost_s.q.val() {
                             self.budget.d.next = 0.into();
                         }
                         if self.last.val() {
@@ -1124,8 +1261,7 @@ impl Logic for TurnEngine {
                             self.ssn.d.next = self.ssn.q.val() + 1;
                             // Next WQE in the same turn while budget remains.
                             self.held.d.next = false;
-                            if (self.ssn_next16.val() == self.sq_pi.q.val()) | (self.budget.q.val() <= self.cost.val())
-                            {
+                            if (self.ssn_next16.val() == self.sq_pi.q.val()) | self.bud_le_cost_s.q.val() {
                                 self.state.d.next = SqState::TurnEnd;
                             } else if self.fetch.cur_owed.val() {
                                 self.state.d.next = SqState::WqePop;
@@ -1135,7 +1271,7 @@ impl Logic for TurnEngine {
                             } else {
                                 self.state.d.next = SqState::WqeReq;
                             }
-                        } else if self.budget.q.val() <= self.cost.val() {
+                        } else if self.bud_le_cost_s.q.val() {
                             self.state.d.next = SqState::TurnEnd;
                         }
                     }

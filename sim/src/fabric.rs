@@ -146,7 +146,8 @@ pub struct TxMac {
     /// them: a real MAC (the CMAC) would abort the frame; this model sends
     /// it with the gap.
     pub underruns: u64,
-    /// Frames the core's reset cut off mid-frame: the MAC ends such a frame
+    /// Frames cut off mid-frame: by the core's reset (the core as the top),
+    /// or ended by the shell with `tx_axis_tuser`. The MAC ends such a frame
     /// with a bad FCS, so no receiver takes it (this model drops it).
     pub aborted: u64,
 }
@@ -176,6 +177,15 @@ impl TxMac {
         }
     }
 
+    /// Bytes of a frame the MAC has begun and not ended (0 between frames).
+    pub fn open_frame_bytes(&self) -> usize {
+        if self.in_frame {
+            self.frame.len()
+        } else {
+            0
+        }
+    }
+
     /// `net_tx_ready` for the cycle starting at `now_ps`: the wire has
     /// drained what it accepted up to the end of this cycle.
     #[inline]
@@ -183,9 +193,18 @@ impl TxMac {
         self.busy_until_ps <= now_ps + CLOCK_PS
     }
 
-    /// A beat fired at `now_ps`: bytes of `data` enabled by `keep`.
+    /// A beat fired at `now_ps`: bytes of `data` enabled by `keep`; `bad`
+    /// with `last` (the CMAC's `tx_axis_tuser`) ends the frame with a bad FCS.
     #[inline]
-    pub fn beat(&mut self, now_ps: u64, data: &[u8; DATA_BYTES], keep: u64, last: bool, pool: &mut Vec<Vec<u8>>) {
+    pub fn beat(
+        &mut self,
+        now_ps: u64,
+        data: &[u8; DATA_BYTES],
+        keep: u64,
+        last: bool,
+        bad: bool,
+        pool: &mut Vec<Vec<u8>>,
+    ) {
         if !self.in_frame {
             self.in_frame = true;
             self.frame = pool.pop().unwrap_or_else(|| Vec::with_capacity(MAX_FRAME));
@@ -211,7 +230,13 @@ impl TxMac {
             self.oversize_frames += 1;
         }
         self.busy_until_ps = self.busy_until_ps.max(now_ps) + wire_ps(n as u64, self.mps_per_byte);
-        if last {
+        if last && bad {
+            // On the wire with a bad FCS: it takes its time and no receiver keeps it.
+            self.busy_until_ps += wire_ps(WIRE_OVERHEAD as u64 - PREAMBLE, self.mps_per_byte);
+            self.in_frame = false;
+            self.aborted += 1;
+            pool.push(std::mem::take(&mut self.frame));
+        } else if last {
             // FCS (4) then the inter-frame gap (12): the frame ends with its FCS.
             let fcs_end = self.busy_until_ps + wire_ps(4, self.mps_per_byte);
             self.busy_until_ps += wire_ps(WIRE_OVERHEAD as u64 - PREAMBLE, self.mps_per_byte);
@@ -859,7 +884,7 @@ mod tests {
                         first = c;
                     }
                     let last = off + n == f.len();
-                    port.tx.beat(now, &beat, keep, last, pool);
+                    port.tx.beat(now, &beat, keep, last, false, pool);
                     off += n;
                     if last {
                         tx_times.push((first, c));
@@ -1090,7 +1115,7 @@ mod tests {
                     if k == 0 {
                         b[..6].copy_from_slice(&mac_of(2));
                     }
-                    port.tx.beat(now, &b, keep, last, pool);
+                    port.tx.beat(now, &b, keep, last, false, pool);
                     *fi += 1;
                 }
             }

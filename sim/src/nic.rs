@@ -47,6 +47,7 @@ struct ShellPorts {
     tx_tdata: PortId,
     tx_tkeep: PortId,
     tx_tlast: PortId,
+    tx_tuser: PortId,
     tx_tvalid: PortId,
     tx_tready: PortId,
     rx_tdata: PortId,
@@ -70,6 +71,7 @@ impl ShellPorts {
             tx_tdata: p("mac_tx_tdata")?,
             tx_tkeep: p("mac_tx_tkeep")?,
             tx_tlast: p("mac_tx_tlast")?,
+            tx_tuser: p("mac_tx_tuser")?,
             tx_tvalid: p("mac_tx_tvalid")?,
             tx_tready: p("mac_tx_tready")?,
             rx_tdata: p("mac_rx_tdata")?,
@@ -483,7 +485,7 @@ impl SimNic {
             m.get_bytes(p.net_tx_data, &mut self.beat);
             let keep = m.get(p.net_tx_keep);
             let last = m.get(p.net_tx_last) != 0;
-            net.tx.beat(now_ps, &self.beat, keep, last, pool);
+            net.tx.beat(now_ps, &self.beat, keep, last, false, pool);
         }
         if self.rx_shown && m.get(p.net_rx_ready) != 0 {
             net.rx.fired(pool);
@@ -522,10 +524,8 @@ impl SimNic {
         self.pcie.begin_cycle(now, &mut self.mem);
         host.drive(m, &self.pcie, in_reset);
 
-        // The MAC: TX takes a beat when the wire can; RX has no ready.
-        if in_reset {
-            net.tx.abort(pool);
-        }
+        // The MAC: TX takes a beat when the wire can; RX has no ready. It does
+        // not see the core's reset: the shell ends a frame the reset cut off.
         let tx_ready = net.tx.ready(now_ps);
         m.set(p.tx_tready, tx_ready as u64);
         let shown = present_rx(m, &mut net.rx, now_ps, [p.rx_tdata, p.rx_tkeep, p.rx_tlast]);
@@ -548,7 +548,8 @@ impl SimNic {
             m.get_bytes(p.tx_tdata, &mut self.beat);
             let keep = m.get(p.tx_tkeep);
             let last = m.get(p.tx_tlast) != 0;
-            net.tx.beat(now_ps, &self.beat, keep, last, pool);
+            let bad = m.get(p.tx_tuser) != 0;
+            net.tx.beat(now_ps, &self.beat, keep, last, bad, pool);
         }
         if self.rx_shown {
             net.rx.fired(pool);

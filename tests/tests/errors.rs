@@ -528,6 +528,9 @@ fn logs_name_the_failed_qp_and_its_error() {
         })
         .finish();
     let qpn = tracing::subscriber::with_default(sub, || {
+        // Another test thread may have registered a callsite while this
+        // subscriber was being installed, caching it as disabled: ask again.
+        tracing::callsite::rebuild_interest_cache();
         let nics = pair();
         let w = World::new(&nics, 1, 4, Mtu::Mtu1024);
         let (qa, _) = &w.conns[0];
