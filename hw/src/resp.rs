@@ -44,7 +44,7 @@ use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, resp_report};
 use rnic_spec::params::dma_tag;
 use rnic_spec::params::{MR_BITS, QPN_BITS, RX_SR_QUEUE_LOG2, SW_SR_SPAN};
 use rnic_spec::params::{SR_POOL, SR_POOL_LOG2, SR_WINDOW, SR_WINDOW_BITS};
-use rnic_spec::regs::RKEY_TAG_FLIP;
+use rnic_spec::regs::{qpc, RKEY_TAG_FLIP};
 use rnic_spec::wire::{ack_flags, opcode, syndrome, IP_ECN_CE};
 use rust_hdl::prelude::*;
 
@@ -59,6 +59,8 @@ enum RState {
     RstApply,
     Look,
     Look2,
+    /// The packet's checks are registered for `Dispatch` (their inputs hold from here).
+    Look3,
     Dispatch,
     WrMr,
     WrMrChk,
@@ -67,6 +69,8 @@ enum RState {
     RwqeWait,
     RwqeMr,
     RwqeMrChk,
+    /// The receive WQE's MR check, registered in `RwqeMrChk`, is used.
+    RwqeMrUse,
     RwqeErr,
     SendPlace,
     Data,
@@ -384,6 +388,26 @@ pub struct Responder {
     rq_pi: Reg<Bits<16>>,
     sq_pi: Reg<Bits<16>>,
     rp: Reg<Bits<10>>,
+    /// `Dispatch`'s checks, registered every cycle (in `Look3` for it): the
+    /// peer matches, the READ response is behind / ahead of the one awaited,
+    /// its length is bad, the PSN is behind / ahead of ePSN, software recovery
+    /// takes it / it is in the run placed, selective repeat may place it /
+    /// placed it before, a window is free, its receive WQE is posted, it is an
+    /// invalid request, no receive WQE is posted.
+    d_peer_ok: Reg<Bit>,
+    d_rd_behind: Reg<Bit>,
+    d_rd_ahead: Reg<Bit>,
+    d_rsp_len_bad: Reg<Bit>,
+    d_psn_behind: Reg<Bit>,
+    d_psn_ahead: Reg<Bit>,
+    d_sw_take: Reg<Bit>,
+    d_sw_in_run: Reg<Bit>,
+    d_sr_ok: Reg<Bit>,
+    d_placed: Reg<Bit>,
+    d_pool_avail: Reg<Bit>,
+    d_rsn_posted: Reg<Bit>,
+    d_inv_req: Reg<Bit>,
+    d_rnr_imm: Reg<Bit>,
     end_ptr: Reg<Bits<10>>,
     dest: Reg<Bits<64>>,
     left: Reg<Bits<16>>,
@@ -405,6 +429,9 @@ pub struct Responder {
     c_flags: Reg<Bits<8>>,
     du: RxDescUnpack,
     qv: QpcView,
+    /// PSN_OFFSET x PMTU, registered from the descriptor and QPC the registers
+    /// take at this edge, so it always equals it for `du` and `qv`.
+    off64_q: Reg<Bits<64>>,
     rsu: RxStateUnpack,
     rsp: RxStatePack,
     mv: MrView,
@@ -441,6 +468,10 @@ pub struct Responder {
     msg_room: Signal<Local, Bits<66>>,
     /// The WRITE message's first byte (VA - offset) less va_base: negative when below the MR.
     msg_lo: Signal<Local, Bits<66>>,
+    /// The WRITE message's first byte, VA - PSN_OFFSET x PMTU modulo 2^64.
+    msg_start: Reg<Bits<64>>,
+    /// The receive WQE's buffer passes its MR's checks (valid, PD, key, access, bounds), a cycle after the MR word.
+    rw_ok_q: Reg<Bit>,
     /// Bus addresses of the packet's VA and of the receive WQE's buffer: iova_base + (VA - va_base).
     va_iova: Signal<Local, Bits<64>>,
     rw_iova: Signal<Local, Bits<64>>,
@@ -497,6 +528,42 @@ pub struct Responder {
 
 /// Entries of the receive WQE cache for packets out of order (QPN mod 16).
 const OCC_LOG2: usize = 4;
+/// Bit position of PSN_OFFSET in the RX descriptor (its fields are packed from bit 0, in order).
+const RXD_PSN_OFFSET_AT: usize = {
+    let fields = crate::desc::RxDescPack::FIELDS;
+    let mut at = 0;
+    let mut i = 0;
+    loop {
+        let (name, width) = fields[i];
+        if same_name(name, "psn_offset") {
+            break at;
+        }
+        at += width;
+        i += 1;
+    }
+};
+
+/// Bit position of the PMTU's log2 in the QPC word.
+const QPC_PMTU_LOG2_AT: usize = qpc::PMTU_LOG2.bit();
+
+// The RTL slices these positions as literals.
+const _: () = assert!(RXD_PSN_OFFSET_AT == 209 && QPC_PMTU_LOG2_AT == 4);
+
+/// `a == b` in a constant.
+const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 /// Address bits of the window slots' completion records: window index, PSN mod 128.
 const SIDE_LOG2: usize = SR_POOL_LOG2 + 7;
 const _: () = assert!(SR_WINDOW_BITS == 1 << 7);
@@ -563,6 +630,23 @@ impl Logic for Responder {
             self,
             clock,
             rd_npkts_q,
+            d_peer_ok,
+            d_rd_behind,
+            d_rd_ahead,
+            d_rsp_len_bad,
+            d_psn_behind,
+            d_psn_ahead,
+            d_sw_take,
+            d_sw_in_run,
+            d_sr_ok,
+            d_placed,
+            d_pool_avail,
+            d_rsn_posted,
+            d_inv_req,
+            d_rnr_imm,
+            msg_start,
+            off64_q,
+            rw_ok_q,
             rst_word,
             init_n,
             win,
@@ -619,6 +703,23 @@ impl Logic for Responder {
         self.rq_pi.reset.next = self.reset.val();
         self.sq_pi.reset.next = self.reset.val();
         self.rp.reset.next = self.reset.val();
+        self.d_peer_ok.reset.next = self.reset.val();
+        self.d_rd_behind.reset.next = self.reset.val();
+        self.d_rd_ahead.reset.next = self.reset.val();
+        self.d_rsp_len_bad.reset.next = self.reset.val();
+        self.d_psn_behind.reset.next = self.reset.val();
+        self.d_psn_ahead.reset.next = self.reset.val();
+        self.d_sw_take.reset.next = self.reset.val();
+        self.d_sw_in_run.reset.next = self.reset.val();
+        self.d_sr_ok.reset.next = self.reset.val();
+        self.d_placed.reset.next = self.reset.val();
+        self.d_pool_avail.reset.next = self.reset.val();
+        self.d_rsn_posted.reset.next = self.reset.val();
+        self.d_inv_req.reset.next = self.reset.val();
+        self.d_rnr_imm.reset.next = self.reset.val();
+        self.msg_start.reset.next = self.reset.val();
+        self.off64_q.reset.next = self.reset.val();
+        self.rw_ok_q.reset.next = self.reset.val();
         self.end_ptr.reset.next = self.reset.val();
         self.dest.reset.next = self.reset.val();
         self.left.reset.next = self.reset.val();
@@ -776,7 +877,7 @@ impl Logic for Responder {
         // the last, PSN_OFFSET = packets of this message so far, and the
         // bytes up to here within (at LAST: equal to) the message length.
         self.pmtu64.next = bits::<64>(1) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
-        self.off64.next = bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
+        self.off64.next = self.off64_q.q.val();
         self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
         // Each bounds check is one sum (a carry-save stage and one carry chain), not a subtract feeding compares.
         // Each sum starts with a term of its own: Yosys would otherwise share va_base + length
@@ -790,14 +891,14 @@ impl Logic for Responder {
         self.rw_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 32>(self.rv.length.val())
             + bit_cast::<66, 64>(self.mv.va_base.val())
             - bit_cast::<66, 64>(self.rv.addr.val());
-        self.msg_room.next = bit_cast::<66, 64>(self.off64.val())
-            + bit_cast::<66, 64>(self.mv.va_base.val())
+        // The message's first byte, modulo 2^64 as the requester computes a
+        // packet's VA: a message ending exactly at 2^64 has its zero-length
+        // LAST at VA 0. Registered: du and the PMTU hold from Look on.
+        self.msg_start.d.next = self.du.va.val() - self.off64.val();
+        self.msg_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) - bit_cast::<66, 64>(self.msg_start.q.val())
             + bit_cast::<66, 64>(self.mv.length.val())
-            - bit_cast::<66, 64>(self.du.va.val())
             - bit_cast::<66, 64>(self.msg_len64.val());
-        self.msg_lo.next = bit_cast::<66, 64>(self.du.va.val())
-            - bit_cast::<66, 64>(self.off64.val())
-            - bit_cast::<66, 64>(self.mv.va_base.val());
+        self.msg_lo.next = bit_cast::<66, 64>(self.msg_start.q.val()) - bit_cast::<66, 64>(self.mv.va_base.val());
         self.va_iova.next = self.mv.iova_base.val() + self.du.va.val() - self.mv.va_base.val();
         self.rw_iova.next = self.mv.iova_base.val() + self.rv.addr.val() - self.mv.va_base.val();
         self.msg_tail.next = bit_cast::<41, 32>(self.du.msg_len.val())
@@ -1110,6 +1211,28 @@ impl Logic for Responder {
         }
         self.ackp.bytes_rx.next = self.rsu.bytes_rx.val();
         self.ack_data.next = self.ackp.pword.val();
+        // Registered a cycle ahead of Dispatch: each is deep (a PSN or length
+        // sum, the PMTU shift, the window's bit) and Dispatch chains them.
+        self.d_peer_ok.d.next = self.peer_ok.val();
+        self.d_rd_behind.d.next = self.rd_diff.val().get_bit(23);
+        self.d_rd_ahead.d.next = self.rd_diff.val() != 0;
+        self.d_rsp_len_bad.d.next = self.rsp_len_bad.val();
+        self.d_psn_behind.d.next = self.psn_diff.val().get_bit(23);
+        self.d_psn_ahead.d.next = self.psn_diff.val() != 0;
+        self.d_sw_take.d.next = self.sw_take.val();
+        self.d_sw_in_run.d.next = self.sw_in_run.val();
+        self.d_sr_ok.d.next = self.sr_ok.val();
+        self.d_placed.d.next = (self.pool_rcv.val() & self.sr_bit.val()).any();
+        self.d_pool_avail.d.next = self.pool_avail.val();
+        self.d_rsn_posted.d.next = self.rsn_posted.val();
+        self.d_inv_req.d.next = self.inv_req.val();
+        self.d_rnr_imm.d.next = self.rsu.rq_ci.val() == self.rq_pi.q.val();
+        self.rw_ok_q.d.next = self.key_ok.val()
+            & (self.mv.key_tag.val() == self.rv.lkey.val().get_bits::<8>(0))
+            & (self.rv.lkey.val().get_bits::<16>(16) == 0)
+            & self.mv.access.val().get_bit(0)
+            & (self.rv.addr.val() >= self.mv.va_base.val())
+            & !self.rw_room.val().get_bit(65);
         match self.state.q.val() {
             RState::Idle => {
                 // Resets may run while the window free list fills at power-up (no QP holds a window yet); frames may not.
@@ -1189,6 +1312,9 @@ impl Logic for Responder {
                 self.rs.d.next = self.rxs_data.val();
                 self.rq_pi.d.next = self.rqpi_data.val();
                 self.sq_pi.d.next = self.sqpi_data.val();
+                self.state.d.next = RState::Look3;
+            }
+            RState::Look3 => {
                 self.state.d.next = RState::Dispatch;
             }
             RState::Dispatch => {
@@ -1213,7 +1339,7 @@ impl Logic for Responder {
                     }
                 }
                 self.c_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
-                if (self.du.dqpn.val().get_bits::<QPN_HIGH_BITS>(8) != 0) | !self.peer_ok.val() {
+                if (self.du.dqpn.val().get_bits::<QPN_HIGH_BITS>(8) != 0) | !self.d_peer_ok.q.val() {
                     // No such QP, or not from its peer: dropped.
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
@@ -1229,7 +1355,7 @@ impl Logic for Responder {
                         self.cnt_dup.next = true;
                         self.rp_next.next = self.end_ptr.q.val();
                         self.state.d.next = RState::Idle;
-                    } else if self.rd_diff.val().get_bit(23) {
+                    } else if self.d_rd_behind.q.val() {
                         // Behind the awaited packet (a READ asked for again from
                         // its start): dropped, but the peer is answering, so it
                         // restarts the QP's timer (a HOLD word, completing nothing).
@@ -1238,13 +1364,13 @@ impl Logic for Responder {
                         self.syn.d.next = self.syn_ack.val();
                         self.rp_next.next = self.end_ptr.q.val();
                         self.state.d.next = RState::AckFwd;
-                    } else if self.rd_diff.val() != 0 {
+                    } else if self.d_rd_ahead.q.val() {
                         // A packet before it was lost: the host rewinds the READ to it.
                         self.cnt_psn.next = true;
                         self.syn.d.next = self.syn_nak_psn_seq.val();
                         self.rp_next.next = self.end_ptr.q.val();
                         self.state.d.next = RState::AckFwd;
-                    } else if self.rsp_len_bad.val() {
+                    } else if self.d_rsp_len_bad.q.val() {
                         // Only a packet that fits the READ's length is placed, and only its last ends it.
                         self.cnt_inv.next = true;
                         self.rp_next.next = self.end_ptr.q.val();
@@ -1259,7 +1385,7 @@ impl Logic for Responder {
                     self.cnt_hdr.next = true;
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::Idle;
-                } else if self.psn_diff.val().get_bit(23) & self.is_read_req.val() {
+                } else if self.d_psn_behind.q.val() & self.is_read_req.val() {
                     // A READ behind ePSN is answered again (its response was lost); one with payload is not a READ.
                     self.cnt_dup.next = true;
                     self.rd_dup.d.next = true;
@@ -1268,18 +1394,18 @@ impl Logic for Responder {
                     if self.du.plen.val() != 0 {
                         self.state.d.next = RState::Idle;
                     }
-                } else if self.psn_diff.val().get_bit(23) {
+                } else if self.d_psn_behind.q.val() {
                     // Behind ePSN: a duplicate; re-ACK so the requester moves on.
                     self.cnt_dup.next = true;
                     self.syn.d.next = self.syn_ack.val();
                     self.rp_next.next = self.end_ptr.q.val();
                     self.state.d.next = RState::AckChk;
-                } else if self.psn_diff.val() != 0 {
+                } else if self.d_psn_ahead.q.val() {
                     self.cnt_psn.next = true;
                     self.syn.d.next = self.syn_nak_psn_seq.val();
                     self.state.d.next = RState::Nak;
-                    if self.sw_take.val() {
-                        if self.sw_in_run.val() {
+                    if self.d_sw_take.q.val() {
+                        if self.d_sw_in_run.q.val() {
                             // In the run placed before: a duplicate, NAKed again as placed.
                             self.cnt_psn.next = false;
                             self.cnt_dup.next = true;
@@ -1294,15 +1420,15 @@ impl Logic for Responder {
                             self.mr_addr.next = self.du.rkey.val().get_bits::<MR_BITS>(8);
                             self.state.d.next = RState::WrMr;
                         }
-                    } else if self.sr_ok.val() & !self.rsu.sw_on.val().any() {
-                        if (self.pool_rcv.val() & self.sr_bit.val()).any() {
+                    } else if self.d_sr_ok.q.val() & !self.rsu.sw_on.val().any() {
+                        if self.d_placed.q.val() {
                             // Placed before: a duplicate, NAKed again as placed.
                             self.cnt_psn.next = false;
                             self.cnt_dup.next = true;
                             self.placed.d.next = true;
-                        } else if !(self.rsu.sr_win_valid.val().any() | self.pool_avail.val()) {
+                        } else if !(self.rsu.sr_win_valid.val().any() | self.d_pool_avail.q.val()) {
                             // No window for this QP and none free (a SEND or WRITE with immediate): NAKed as under go-back-N.
-                        } else if (self.is_send.val() | self.is_imm.val()) & !self.rsn_posted.val() {
+                        } else if (self.is_send.val() | self.is_imm.val()) & !self.d_rsn_posted.q.val() {
                             // Its receive WQE is not posted: not placed (ePSN gets the RNR NAK).
                         } else if self.is_write.val() {
                             self.ooo.d.next = true;
@@ -1313,11 +1439,11 @@ impl Logic for Responder {
                             self.state.d.next = RState::SendChk;
                         }
                     }
-                } else if self.inv_req.val() {
+                } else if self.d_inv_req.q.val() {
                     self.cnt_inv.next = true;
                     self.syn.d.next = self.syn_nak_inv_req.val();
                     self.state.d.next = RState::Nak;
-                } else if self.is_write.val() & self.is_imm.val() & (self.rsu.rq_ci.val() == self.rq_pi.q.val()) {
+                } else if self.is_write.val() & self.is_imm.val() & self.d_rnr_imm.q.val() {
                     // A WRITE with immediate consumes a receive WQE: none posted, nothing placed.
                     self.cnt_rnr.next = true;
                     self.syn.d.next = self.syn_rnr_nak.val();
@@ -1537,14 +1663,13 @@ impl Logic for Responder {
                 self.state.d.next = RState::RwqeMrChk;
             }
             RState::RwqeMrChk => {
+                // The check is registered (`rw_ok_q`) from the MR word shown now.
                 self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
-                if self.key_ok.val()
-                    & (self.mv.key_tag.val() == self.rv.lkey.val().get_bits::<8>(0))
-                    & (self.rv.lkey.val().get_bits::<16>(16) == 0)
-                    & self.mv.access.val().get_bit(0)
-                    & (self.rv.addr.val() >= self.mv.va_base.val())
-                    & !self.rw_room.val().get_bit(65)
-                {
+                self.state.d.next = RState::RwqeMrUse;
+            }
+            RState::RwqeMrUse => {
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                if self.rw_ok_q.q.val() {
                     // Cached for the message's later packets, unless this packet is out of order.
                     if !self.ooo.q.val() {
                         self.rsp.rwqe_valid.next = 1.into();
@@ -2047,5 +2172,7 @@ impl Logic for Responder {
         // The slide reads the record of the slot it passes next: the one at the next cycle's ePSN.
         self.side.read_address.next = (bit_cast::<SIDE_LOG2, SR_POOL_LOG2>(self.rsp.sr_win.val()) << 7)
             | bit_cast::<SIDE_LOG2, 7>(self.rsp.epsn.val().get_bits::<7>(0));
+        self.off64_q.d.next = bit_cast::<64, 24>(self.rx_desc.d.val().get_bits::<24>(209))
+            << bit_cast::<64, 4>(self.qpc.d.val().get_bits::<4>(4));
     }
 }
