@@ -2,6 +2,39 @@
 //! A field list declares both blocks and the pword layout (fields from
 //! bit 0 upward in list order), so producer and consumer share one layout.
 
+/// Bit position of field `name` in a `FIELDS` layout, in a constant (the
+/// RTL slices some fields at literal positions and asserts them with this).
+/// Fails to compile (panics) on an unknown name.
+pub const fn field_at(layout: &[(&str, usize)], name: &str) -> usize {
+    let mut at = 0;
+    let mut i = 0;
+    while i < layout.len() {
+        let (f, width) = layout[i];
+        if same_name(f, name) {
+            return at;
+        }
+        at += width;
+        i += 1;
+    }
+    panic!("no such field");
+}
+
+/// `a == b` for names, in a constant.
+const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Packs named values into 32-bit words by a `FIELDS` layout (fields of at
 /// most 64 bits; unnamed fields are zero). Panics on an unknown name or a
 /// value wider than its field.

@@ -528,42 +528,14 @@ pub struct Responder {
 
 /// Entries of the receive WQE cache for packets out of order (QPN mod 16).
 const OCC_LOG2: usize = 4;
-/// Bit position of PSN_OFFSET in the RX descriptor (its fields are packed from bit 0, in order).
-const RXD_PSN_OFFSET_AT: usize = {
-    let fields = crate::desc::RxDescPack::FIELDS;
-    let mut at = 0;
-    let mut i = 0;
-    loop {
-        let (name, width) = fields[i];
-        if same_name(name, "psn_offset") {
-            break at;
-        }
-        at += width;
-        i += 1;
-    }
-};
-
+/// Bit position of PSN_OFFSET in the RX descriptor.
+const RXD_PSN_OFFSET_AT: usize = crate::pack::field_at(crate::desc::RxDescPack::FIELDS, "psn_offset");
 /// Bit position of the PMTU's log2 in the QPC word.
 const QPC_PMTU_LOG2_AT: usize = qpc::PMTU_LOG2.bit();
 
 // The RTL slices these positions as literals.
 const _: () = assert!(RXD_PSN_OFFSET_AT == 209 && QPC_PMTU_LOG2_AT == 4);
 
-/// `a == b` in a constant.
-const fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
 /// Address bits of the window slots' completion records: window index, PSN mod 128.
 const SIDE_LOG2: usize = SR_POOL_LOG2 + 7;
 const _: () = assert!(SR_WINDOW_BITS == 1 << 7);
