@@ -100,8 +100,9 @@ pub struct CqWriter {
     ctl_req: Reg<Bits<CTLR_BITS>>,
     cu: CtlReqUnpack,
     ent: CtrlqPack,
-    ctl_size: Signal<Local, Bits<32>>,
-    ctl_pass: Signal<Local, Bits<32>>,
+    /// CtrlQ entries and whether `REG_CTRLQ_LOG2` sets up a ring (1 to 16), registered: a setting takes effect a cycle after it is written.
+    ctl_size_q: Reg<Bits<32>>,
+    ctl_cfg_q: Reg<Bit>,
     ctl_room: Signal<Local, Bit>,
     cq_mask: Signal<Local, Bits<32>>,
     cq_pass: Signal<Local, Bits<32>>,
@@ -114,7 +115,9 @@ const _: () = assert!(CQE_BYTES == 32 && CTRLQ_ENTRY_BYTES == 32);
 impl Logic for CqWriter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, req, ctl_pi, ctl_req);
+        dff_setup!(self, clock, state, req, ctl_pi, ctl_req, ctl_size_q, ctl_cfg_q);
+        self.ctl_size_q.reset.next = self.reset.val();
+        self.ctl_cfg_q.reset.next = self.reset.val();
         self.state.reset.next = self.reset.val();
         self.req.reset.next = self.reset.val();
         self.ctl_pi.reset.next = self.reset.val();
@@ -161,14 +164,13 @@ impl Logic for CqWriter {
         self.ent.episode.next = bit_cast::<8, 4>(self.cu.episode.val());
         self.ent.rsvd.next = 0.into();
         self.ent.owner.next = 1.into();
-        self.ctl_pass.next = self.ctl_pi.q.val() >> bit_cast::<32, 8>(self.ctrlq_log2.val());
-        if self.ctl_pass.val().get_bit(0) {
+        if (self.ctl_pi.q.val() & self.ctl_size_q.q.val()).any() {
             self.ent.owner.next = 0.into();
         }
-        self.ctl_size.next = bits::<32>(1) << bit_cast::<32, 8>(self.ctrlq_log2.val());
-        self.ctl_room.next = (self.ctrlq_log2.val() != 0)
-            & (self.ctrlq_log2.val() <= 16)
-            & ((self.ctl_pi.q.val() - self.ctrlq_ci.val()) < self.ctl_size.val());
+        self.ctl_size_q.d.next = bits::<32>(1) << bit_cast::<32, 8>(self.ctrlq_log2.val());
+        self.ctl_cfg_q.d.next = (self.ctrlq_log2.val() != 0) & (self.ctrlq_log2.val() <= 16);
+        self.ctl_room.next =
+            self.ctl_cfg_q.q.val() & ((self.ctl_pi.q.val() - self.ctrlq_ci.val()) < self.ctl_size_q.q.val());
         self.ctl_ready.next = false;
         self.cnt_ctl.next = false;
         self.cnt_ctl_drop.next = false;
@@ -216,7 +218,7 @@ impl Logic for CqWriter {
                 } else {
                     self.wr_valid.next = true;
                     self.wr_addr.next = self.ctrlq_base.val()
-                        + (bit_cast::<64, 32>(self.ctl_pi.q.val() & (self.ctl_size.val() - 1)) << 5);
+                        + (bit_cast::<64, 32>(self.ctl_pi.q.val() & (self.ctl_size_q.q.val() - 1)) << 5);
                     self.wr_data.next = bit_cast::<512, 256>(self.ent.pword.val());
                     if self.wr_ready.val() {
                         self.ctl_pi.d.next = self.ctl_pi.q.val() + 1;

@@ -93,6 +93,8 @@ enum RState {
     RspSave,
     SwLook,
     SwWait,
+    /// The command's checks are registered (`swc_ok_q`, `swc_exit_q`) for `SwApply`.
+    SwChk,
     SwApply,
     SwAck,
     SwRep,
@@ -251,8 +253,19 @@ pub struct Responder {
     /// ePSN − 1 (the ACK of a command), sw_right + 1 (past the run).
     sw_ack_psn: Signal<Local, Bits<24>>,
     sw_past: Signal<Local, Bits<24>>,
-    /// ePSN after an in-order packet minus sw_left (bit 23 clear, non-zero: past the run's start).
+    /// ePSN after an in-order packet minus sw_left (bit 23 clear, non-zero: past the run's start; zero: at it).
     sw_pass: Signal<Local, Bits<24>>,
+    /// `sw_pass` after a READ request's packets and after one packet, side by side (the state picks one).
+    sw_pass_rd: Signal<Local, Bits<24>>,
+    sw_pass_one: Signal<Local, Bits<24>>,
+    /// All ones in `RdDone`: picks `sw_pass_rd` by AND/OR (a mux would let Yosys share one adder behind it).
+    sel_rd: Signal<Local, Bits<24>>,
+    /// The window after a READ request's packets (`rcv`, `last` shifted by them), registered: win and the count hold from Dispatch to `RdDone`.
+    rd_rcv_q: Reg<Bits<SR_WINDOW_BITS>>,
+    rd_last_q: Reg<Bits<SR_WINDOW_BITS>>,
+    /// The software-recovery command applies at the QP's ePSN and within its run; its TO is the run's start.
+    swc_ok_q: Reg<Bit>,
+    swc_exit_q: Reg<Bit>,
     sw_span: Num<{ SW_SR_SPAN as u64 }, 24>,
     kind_resp_ooo: Num<{ ctrlq_kind::RESP_OOO as u64 }, 8>,
     kind_resp_sync: Num<{ ctrlq_kind::RESP_SYNC as u64 }, 8>,
@@ -305,7 +318,11 @@ pub struct Responder {
     rd_diff: Signal<Local, Bits<24>>,
     /// Packets of a READ's response (at least one).
     rd_npkts: Signal<Local, Bits<24>>,
-    rd_npkts64: Signal<Local, Bits<64>>,
+    /// The READ's length over the PMTU, and whether it leaves a remainder (`rd_npkts` = their sum):
+    /// a shift and a mask of the length, not a sum ahead of the shift.
+    rd_quot: Signal<Local, Bits<32>>,
+    rd_rem: Signal<Local, Bit>,
+    ones32: Num<0xFFFF_FFFF, 32>,
     /// `rd_npkts` a cycle later: the READ states use it two states after the QPC and descriptor settle.
     rd_npkts_q: Reg<Bits<24>>,
     op_read_req: Num<{ opcode::READ_REQUEST as u64 }, 8>,
@@ -435,6 +452,17 @@ pub struct Responder {
     rsu: RxStateUnpack,
     rsp: RxStatePack,
     mv: MrView,
+    /// The MR word a cycle later: the WRITE, READ and READ response checks read the MR of the
+    /// packet's key (the default read address, from Dispatch on) from the cycle before theirs.
+    mr_q: Reg<Bits<256>>,
+    mq: MrView,
+    /// The READ request lies in an MR that grants it; the READ response packet in its lkey's MR;
+    /// the WRITE message in its rkey's MR (registered a cycle before the `*MrChk` state reads them).
+    rd_ok_q: Reg<Bit>,
+    rsp_ok_q: Reg<Bit>,
+    wr_ok_q: Reg<Bit>,
+    /// `key_ok` of `mq`.
+    key_okq: Signal<Local, Bit>,
     rv: RecvWqeView,
     aw: AckInPack,
     cqr: CqReqPack,
@@ -466,6 +494,12 @@ pub struct Responder {
     pkt_room: Signal<Local, Bits<66>>,
     rw_room: Signal<Local, Bits<66>>,
     msg_room: Signal<Local, Bits<66>>,
+    /// The terms of those sums that do not come from the MR word (-VA - length), registered every
+    /// cycle: each check adds the MR's va_base and length to one, a single carry-save stage.
+    rd_k_q: Reg<Bits<66>>,
+    pkt_k_q: Reg<Bits<66>>,
+    rw_k_q: Reg<Bits<66>>,
+    msg_k_q: Reg<Bits<66>>,
     /// The WRITE message's first byte (VA - offset) less va_base: negative when below the MR.
     msg_lo: Signal<Local, Bits<66>>,
     /// The WRITE message's first byte, VA - PSN_OFFSET x PMTU modulo 2^64.
@@ -491,6 +525,8 @@ pub struct Responder {
     sr_bit: Signal<Local, Bits<SR_WINDOW_BITS>>,
     /// The received bits of the QP's window as the pool shows it (Dispatch).
     pool_rcv: Signal<Local, Bits<SR_WINDOW_BITS>>,
+    /// `pool_rcv` shifted down by the packet's distance from ePSN: bit 0 is its bit (a mux, not a decoder and an OR).
+    rcv_at: Signal<Local, Bits<SR_WINDOW_BITS>>,
     /// SACK: the software-recovery run's length, and the answered PSN past ePSN.
     sw_run: Signal<Local, Bits<24>>,
     sack_rel: Signal<Local, Bits<24>>,
@@ -619,6 +655,18 @@ impl Logic for Responder {
             msg_start,
             off64_q,
             rw_ok_q,
+            rd_ok_q,
+            rsp_ok_q,
+            wr_ok_q,
+            mr_q,
+            rd_k_q,
+            pkt_k_q,
+            rw_k_q,
+            msg_k_q,
+            rd_rcv_q,
+            rd_last_q,
+            swc_ok_q,
+            swc_exit_q,
             rst_word,
             init_n,
             win,
@@ -692,6 +740,18 @@ impl Logic for Responder {
         self.msg_start.reset.next = self.reset.val();
         self.off64_q.reset.next = self.reset.val();
         self.rw_ok_q.reset.next = self.reset.val();
+        self.rd_ok_q.reset.next = self.reset.val();
+        self.rsp_ok_q.reset.next = self.reset.val();
+        self.wr_ok_q.reset.next = self.reset.val();
+        self.mr_q.reset.next = self.reset.val();
+        self.rd_k_q.reset.next = self.reset.val();
+        self.pkt_k_q.reset.next = self.reset.val();
+        self.rw_k_q.reset.next = self.reset.val();
+        self.msg_k_q.reset.next = self.reset.val();
+        self.rd_rcv_q.reset.next = self.reset.val();
+        self.rd_last_q.reset.next = self.reset.val();
+        self.swc_ok_q.reset.next = self.reset.val();
+        self.swc_exit_q.reset.next = self.reset.val();
         self.end_ptr.reset.next = self.reset.val();
         self.dest.reset.next = self.reset.val();
         self.left.reset.next = self.reset.val();
@@ -730,6 +790,8 @@ impl Logic for Responder {
         self.qv.word.next = self.qpc.q.val();
         self.rsu.pword.next = self.rs.q.val();
         self.mv.word.next = self.mr_data.val();
+        self.mr_q.d.next = self.mr_data.val();
+        self.mq.word.next = self.mr_q.q.val();
         self.rv.word.next = self.rwqe.q.val();
         // Field-wise edits of the RX state start from the current word.
         self.rsp.epsn.next = self.rsu.epsn.val();
@@ -833,13 +895,14 @@ impl Logic for Responder {
         self.nbeats.next = bit_cast::<10, 7>(self.du.nbeats.val());
         self.plen64.next = bit_cast::<64, 13>(self.du.plen.val());
         self.key_ok.next = self.mv.valid.val().any() & (self.mv.pd.val() == self.qv.pd.val());
-        self.rkey_ok.next = self.key_ok.val()
-            & ((self.mv.key_tag.val() ^ self.rkey_flip.val()) == self.du.rkey.val().get_bits::<8>(0))
+        self.key_okq.next = self.mq.valid.val().any() & (self.mq.pd.val() == self.qv.pd.val());
+        self.rkey_ok.next = self.key_okq.val()
+            & ((self.mq.key_tag.val() ^ self.rkey_flip.val()) == self.du.rkey.val().get_bits::<8>(0))
             & (self.du.rkey.val().get_bits::<16>(16) == 0);
-        self.echo_ok.next = self.key_ok.val()
-            & (self.mv.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
+        self.echo_ok.next = self.key_okq.val()
+            & (self.mq.key_tag.val() == self.du.rkey.val().get_bits::<8>(0))
             & (self.du.rkey.val().get_bits::<16>(16) == 0);
-        self.va_in_mr.next = self.du.va.val() >= self.mv.va_base.val();
+        self.va_in_mr.next = self.du.va.val() >= self.mq.va_base.val();
         // Only the QP's peer may talk to it.
         self.peer_ok.next =
             (self.du.src_mac.val() == self.qv.dest_mac.val()) & (self.du.src_ip.val() == self.qv.dest_ip.val());
@@ -851,27 +914,48 @@ impl Logic for Responder {
         self.pmtu64.next = bits::<64>(1) << bit_cast::<64, 4>(self.qv.pmtu_log2.val());
         self.off64.next = self.off64_q.q.val();
         self.msg_len64.next = bit_cast::<64, 32>(self.du.msg_len.val());
-        // Each bounds check is one sum (a carry-save stage and one carry chain), not a subtract feeding compares.
-        // Each sum starts with a term of its own: Yosys would otherwise share va_base + length
-        // among them as one adder and chain every sum's carry-save stage behind it.
-        self.rd_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 64>(self.msg_len64.val())
-            + bit_cast::<66, 64>(self.mv.va_base.val())
-            - bit_cast::<66, 64>(self.du.va.val());
-        self.pkt_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 64>(self.plen64.val())
-            + bit_cast::<66, 64>(self.mv.va_base.val())
-            - bit_cast::<66, 64>(self.du.va.val());
-        self.rw_room.next = bit_cast::<66, 64>(self.mv.length.val()) - bit_cast::<66, 32>(self.rv.length.val())
-            + bit_cast::<66, 64>(self.mv.va_base.val())
-            - bit_cast::<66, 64>(self.rv.addr.val());
+        // Each bounds check is one sum (a carry-save stage and one carry chain), not a subtract feeding
+        // compares; the terms known before the MR word (du holds from Look on, the receive WQE from
+        // RwqeMr, msg_start from Look2) are summed a cycle or more ahead. Each sum starts with a term
+        // of its own: Yosys would otherwise share va_base + length among them as one adder and chain
+        // every sum's carry-save stage behind it.
+        self.rd_k_q.d.next =
+            bits::<66>(0) - bit_cast::<66, 64>(self.msg_len64.val()) - bit_cast::<66, 64>(self.du.va.val());
+        self.pkt_k_q.d.next =
+            bits::<66>(0) - bit_cast::<66, 64>(self.plen64.val()) - bit_cast::<66, 64>(self.du.va.val());
+        self.rw_k_q.d.next =
+            bits::<66>(0) - bit_cast::<66, 32>(self.rv.length.val()) - bit_cast::<66, 64>(self.rv.addr.val());
+        self.msg_k_q.d.next =
+            bits::<66>(0) - bit_cast::<66, 64>(self.msg_start.q.val()) - bit_cast::<66, 64>(self.msg_len64.val());
+        self.rd_room.next =
+            self.rd_k_q.q.val() + bit_cast::<66, 64>(self.mq.length.val()) + bit_cast::<66, 64>(self.mq.va_base.val());
+        self.pkt_room.next =
+            self.pkt_k_q.q.val() + bit_cast::<66, 64>(self.mq.length.val()) + bit_cast::<66, 64>(self.mq.va_base.val());
+        self.rw_room.next =
+            self.rw_k_q.q.val() + bit_cast::<66, 64>(self.mv.length.val()) + bit_cast::<66, 64>(self.mv.va_base.val());
         // The message's first byte, modulo 2^64 as the requester computes a
         // packet's VA: a message ending exactly at 2^64 has its zero-length
         // LAST at VA 0. Registered: du and the PMTU hold from Look on.
         self.msg_start.d.next = self.du.va.val() - self.off64.val();
-        self.msg_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) - bit_cast::<66, 64>(self.msg_start.q.val())
-            + bit_cast::<66, 64>(self.mv.length.val())
-            - bit_cast::<66, 64>(self.msg_len64.val());
-        self.msg_lo.next = bit_cast::<66, 64>(self.msg_start.q.val()) - bit_cast::<66, 64>(self.mv.va_base.val());
-        self.va_iova.next = self.mv.iova_base.val() + self.du.va.val() - self.mv.va_base.val();
+        self.msg_room.next =
+            self.msg_k_q.q.val() + bit_cast::<66, 64>(self.mq.length.val()) + bit_cast::<66, 64>(self.mq.va_base.val());
+        self.msg_lo.next = bit_cast::<66, 64>(self.msg_start.q.val()) - bit_cast::<66, 64>(self.mq.va_base.val());
+        // The checks of RdMrChk, RspMrChk and WrMrChk, registered in the state before (mq holds from Look3 on).
+        self.rd_ok_q.d.next = (self.du.msg_len.val() == 0)
+            | (self.rkey_ok.val()
+                & self.mq.access.val().get_bit(2)
+                & self.va_in_mr.val()
+                & !self.rd_room.val().get_bit(65));
+        self.rsp_ok_q.d.next = (self.du.plen.val() == 0)
+            | (self.echo_ok.val()
+                & self.mq.access.val().get_bit(0)
+                & self.va_in_mr.val()
+                & !self.pkt_room.val().get_bit(65));
+        self.wr_ok_q.d.next = self.rkey_ok.val()
+            & self.mq.access.val().get_bit(1)
+            & !self.msg_lo.val().get_bit(65)
+            & !self.msg_room.val().get_bit(65);
+        self.va_iova.next = self.mq.iova_base.val() + self.du.va.val() - self.mq.va_base.val();
         self.rw_iova.next = self.mv.iova_base.val() + self.rv.addr.val() - self.mv.va_base.val();
         self.msg_tail.next = bit_cast::<41, 32>(self.du.msg_len.val())
             - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
@@ -921,13 +1005,16 @@ impl Logic for Responder {
             self.inv_req.next = true;
         }
         // A READ's response has a packet per PMTU of its length, and at least one.
-        self.rd_npkts64.next =
-            (self.msg_len64.val() + self.pmtu64.val() - 1) >> bit_cast::<64, 4>(self.qv.pmtu_log2.val());
-        self.rd_npkts.next = self.rd_npkts64.val().get_bits::<24>(0);
+        self.rd_quot.next = self.du.msg_len.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.rd_rem.next =
+            (self.du.msg_len.val() & !(self.ones32.val() << bit_cast::<32, 4>(self.qv.pmtu_log2.val()))).any();
+        self.rd_npkts.next = self.rd_quot.val().get_bits::<24>(0) + bit_cast::<24, 1>(self.rd_rem.val().into());
         if self.du.msg_len.val() == 0 {
             self.rd_npkts.next = 1.into();
         }
         self.rd_npkts_q.d.next = self.rd_npkts.val();
+        self.rd_rcv_q.d.next = self.wu.rcv.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts_q.q.val());
+        self.rd_last_q.d.next = self.wu.last.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts_q.q.val());
         // Selective repeat: a WRITE or SEND packet inside the window ahead of
         // ePSN may be placed out of order; `sr_bit` is its window bit.
         self.in_window.next = self.psn_diff.val() <= self.sr_window.val();
@@ -958,6 +1045,14 @@ impl Logic for Responder {
             & (self.rsu.sw_on.val().any() | !self.pool_avail.val());
         self.swc_rel.next = self.swu.to.val() - self.swu.from.val();
         self.swc_lim.next = self.rsu.sw_left.val() - self.swu.from.val();
+        // Registered every cycle; `SwApply` reads them from `SwChk`, where rs and the command word hold.
+        self.swc_ok_q.d.next = self.rsu.sw_on.val().any()
+            & (self.swu.gen.val() == self.rsu.sw_gen.val())
+            & (self.rsu.epsn.val() == self.swu.from.val())
+            & (self.swc_rel.val() != 0)
+            & (self.swc_rel.val() <= self.swc_lim.val())
+            & !self.swc_lim.val().get_bit(23);
+        self.swc_exit_q.d.next = self.swu.to.val() == self.rsu.sw_left.val();
         self.sw_ack_psn.next = self.rsu.epsn.val() - 1;
         self.acc_io.next = false;
         self.rsn_cached.next = self.rsu.in_msg.val().any()
@@ -1194,7 +1289,8 @@ impl Logic for Responder {
         self.d_sw_take.d.next = self.sw_take.val();
         self.d_sw_in_run.d.next = self.sw_in_run.val();
         self.d_sr_ok.d.next = self.sr_ok.val();
-        self.d_placed.d.next = (self.pool_rcv.val() & self.sr_bit.val()).any();
+        self.rcv_at.next = self.pool_rcv.val() >> bit_cast::<SR_WINDOW_BITS, 7>(self.psn_diff.val().get_bits::<7>(0));
+        self.d_placed.d.next = self.rcv_at.val().get_bit(0) & (self.psn_diff.val().get_bits::<17>(7) == 0);
         self.d_pool_avail.d.next = self.pool_avail.val();
         self.d_rsn_posted.d.next = self.rsn_posted.val();
         self.d_inv_req.d.next = self.inv_req.val();
@@ -1467,12 +1563,7 @@ impl Logic for Responder {
             RState::RdMrChk => {
                 // The whole READ must lie in an MR of the QP's PD with REMOTE_READ
                 // (a zero-length READ reads nothing: its rkey is not checked).
-                if (self.du.msg_len.val() == 0)
-                    | (self.rkey_ok.val()
-                        & self.mv.access.val().get_bit(2)
-                        & self.va_in_mr.val()
-                        & !self.rd_room.val().get_bit(65))
-                {
+                if self.rd_ok_q.q.val() {
                     self.state.d.next = RState::RdJob;
                 } else if self.rd_dup.q.val() {
                     // A duplicate (counted as one) that fails now: dropped.
@@ -1510,8 +1601,8 @@ impl Logic for Responder {
                 self.rsp.in_write.next = 0.into();
                 self.rsp.msg_pkts.next = 0.into();
                 self.rsp.sr_hold.next = 0.into();
-                self.wp.rcv.next = self.wu.rcv.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts_q.q.val());
-                self.wp.last.next = self.wu.last.val() >> bit_cast::<SR_WINDOW_BITS, 24>(self.rd_npkts_q.q.val());
+                self.wp.rcv.next = self.rd_rcv_q.q.val();
+                self.wp.last.next = self.rd_last_q.q.val();
                 self.win.d.next = self.wp.pword.val();
                 if self.rsu.sr_win_valid.val().any() {
                     if self.wp.rcv.val() == 0 {
@@ -1535,12 +1626,7 @@ impl Logic for Responder {
             RState::RspMrChk => {
                 // Placed at the address it carries, through the lkey it echoes
                 // (LOCAL_WRITE, bounds; its length was checked in Dispatch); an empty packet writes nothing.
-                if (self.du.plen.val() == 0)
-                    | (self.echo_ok.val()
-                        & self.mv.access.val().get_bit(0)
-                        & self.va_in_mr.val()
-                        & !self.pkt_room.val().get_bit(65))
-                {
+                if self.rsp_ok_q.q.val() {
                     self.syn.d.next = self.syn_ack.val();
                     self.dest.d.next = self.va_iova.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
@@ -1557,11 +1643,7 @@ impl Logic for Responder {
                 self.state.d.next = RState::AckFwd;
             }
             RState::WrMrChk => {
-                if self.rkey_ok.val()
-                    & self.mv.access.val().get_bit(1)
-                    & !self.msg_lo.val().get_bit(65)
-                    & !self.msg_room.val().get_bit(65)
-                {
+                if self.wr_ok_q.q.val() {
                     self.dest.d.next = self.va_iova.val();
                     self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                     self.state.d.next = RState::Data;
@@ -1992,6 +2074,9 @@ impl Logic for Responder {
             RState::SwWait => {
                 self.rs.d.next = self.rxs_data.val();
                 self.qpc.d.next = self.qpc_data.val();
+                self.state.d.next = RState::SwChk;
+            }
+            RState::SwChk => {
                 self.state.d.next = RState::SwApply;
             }
             RState::SwApply => {
@@ -2005,13 +2090,7 @@ impl Logic for Responder {
                 self.rep_off.d.next = self.swu.from.val();
                 self.rep_qpn.d.next = self.swu.qpn.val();
                 self.state.d.next = RState::SwRep;
-                if self.rsu.sw_on.val().any()
-                    & (self.swu.gen.val() == self.rsu.sw_gen.val())
-                    & (self.rsu.epsn.val() == self.swu.from.val())
-                    & (self.swc_rel.val() != 0)
-                    & (self.swc_rel.val() <= self.swc_lim.val())
-                    & !self.swc_lim.val().get_bit(23)
-                {
+                if self.swc_ok_q.q.val() {
                     self.rep_flags.d.next = self.rf_applied.val();
                     self.rsp.epsn.next = self.swu.to.val();
                     self.rsp.msn.next = self.rsu.msn.val() + bit_cast::<24, 16>(self.swu.ends.val());
@@ -2020,7 +2099,7 @@ impl Logic for Responder {
                     self.rsp.rwqe_valid.next = 0.into();
                     self.rsp.msg_pkts.next = self.swu.pkts.val();
                     self.rsp.sr_hold.next = 0.into();
-                    if self.swu.to.val() == self.rsu.sw_left.val() {
+                    if self.swc_exit_q.q.val() {
                         self.rep_flags.d.next = self.rf_applied.val() | self.rf_exited.val();
                         self.rsp.epsn.next = self.sw_past.val();
                         self.rsp.msn.next = self.rsu.msn.val()
@@ -2088,7 +2167,14 @@ impl Logic for Responder {
         // In software recovery every packet taken at ePSN is reported, and
         // ePSN reaching the run jumps past it (the QP leaves recovery; the
         // jump is acknowledged at once).
-        self.sw_pass.next = self.rsp.epsn.val() - self.rsu.sw_left.val();
+        // From the QP's ePSN, not the FSM's new one: a READ request's packets in `RdDone`, else one packet.
+        self.sw_pass_rd.next = self.rd_npkts_q.q.val() + self.rsu.epsn.val() - self.rsu.sw_left.val();
+        self.sw_pass_one.next = self.rsu.epsn.val() + 1 - self.rsu.sw_left.val();
+        self.sel_rd.next = 0.into();
+        if self.state.q.val() == RState::RdDone {
+            self.sel_rd.next = 0xFF_FFFF.into();
+        }
+        self.sw_pass.next = (self.sw_pass_rd.val() & self.sel_rd.val()) | (self.sw_pass_one.val() & !self.sel_rd.val());
         if self.acc_io.val() & self.rsu.sw_on.val().any() {
             self.sw_rep.d.next = true;
             self.rep_kind.d.next = self.kind_resp_ooo.val();
@@ -2099,7 +2185,7 @@ impl Logic for Responder {
             self.rep_psn.d.next = self.du.psn.val();
             self.rep_off.d.next = self.du.psn_offset.val();
             self.rep_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
-            if self.rsp.epsn.val() == self.rsu.sw_left.val() {
+            if self.sw_pass.val() == 0 {
                 self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val();
                 if self.is_last.val() {
                     self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val() | self.rf_last.val();
