@@ -74,6 +74,8 @@ enum SqState {
     Resume,
     LaPop,
     LaAddr,
+    /// The looked-ahead QP's words are shown; whether it has nothing to send is registered (`la_empty_q`).
+    LaWait,
     LaCheck,
     LaReq,
     Swap,
@@ -438,6 +440,12 @@ pub struct TurnEngine {
     ret_wait: Reg<Bit>,
     /// va_base + length - local_addr - WQE length, wide enough not to wrap: negative when the WQE ends past the MR.
     mr_room: Signal<Local, Bits<66>>,
+    /// Its terms from the WQE (-local_addr - WQE length), registered: they reach the check with the
+    /// MR word read at the WQE's lkey (both a cycle after the WQE), so the check adds one carry-save stage.
+    mr_k_q: Reg<Bits<66>>,
+    /// The looked-ahead QP has nothing to send (error, nothing posted past its SSN, not ready),
+    /// registered every cycle from the words at the read addresses: `LaCheck` reads it from `LaWait`.
+    la_empty_q: Reg<Bit>,
     /// The WQE's bus address: iova_base + (local_addr - va_base).
     wqe_iova: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
@@ -494,6 +502,8 @@ impl Logic for TurnEngine {
             qpn,
             held,
             mr_ok_q,
+            mr_k_q,
+            la_empty_q,
             pkt_len_s,
             last_s,
             cost_s,
@@ -559,6 +569,8 @@ impl Logic for TurnEngine {
         self.qpn.reset.next = self.reset.val();
         self.held.reset.next = self.reset.val();
         self.mr_ok_q.reset.next = self.reset.val();
+        self.mr_k_q.reset.next = self.reset.val();
+        self.la_empty_q.reset.next = self.reset.val();
         self.pkt_len_s.reset.next = self.reset.val();
         self.last_s.reset.next = self.reset.val();
         self.cost_s.reset.next = self.reset.val();
@@ -864,9 +876,14 @@ impl Logic for TurnEngine {
         self.rd_len.next = self.fetch.rd_len.val();
         self.rd_tag.next = self.fetch.rd_tag.val();
         // One sum (one carry chain after a carry-save stage), not a subtract feeding two compares.
-        self.mr_room.next = bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val())
-            - bit_cast::<66, 64>(self.wv.local_addr.val())
-            - bit_cast::<66, 32>(self.wv.length.val());
+        self.la_empty_q.d.next = self.err_data.val()
+            | self.stu.err.val().any()
+            | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val())
+            | !self.qpc_data.val().get_bit(0);
+        self.mr_k_q.d.next =
+            bits::<66>(0) - bit_cast::<66, 64>(self.wv.local_addr.val()) - bit_cast::<66, 32>(self.wv.length.val());
+        self.mr_room.next =
+            self.mr_k_q.q.val() + bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val());
         self.wqe_iova.next = self.mv.iova_base.val() + self.wv.local_addr.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
@@ -1317,6 +1334,13 @@ impl Logic for TurnEngine {
                 self.sqpi_addr.next = self.qpn2.q.val();
                 self.st_addr.next = self.qpn2.q.val();
                 self.err_addr.next = self.qpn2.q.val();
+                self.state.d.next = SqState::LaWait;
+            }
+            SqState::LaWait => {
+                self.qpc_addr.next = self.qpn2.q.val();
+                self.sqpi_addr.next = self.qpn2.q.val();
+                self.st_addr.next = self.qpn2.q.val();
+                self.err_addr.next = self.qpn2.q.val();
                 self.state.d.next = SqState::LaCheck;
             }
             SqState::LaCheck => {
@@ -1331,11 +1355,7 @@ impl Logic for TurnEngine {
                 self.lerr2.d.next = self.stu.err.val().any();
                 self.rd_run2.d.next = self.stu.rd_run.val().any();
                 self.sq_pi2.d.next = self.sqpi_data.val();
-                if self.err_data.val()
-                    | self.stu.err.val().any()
-                    | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val())
-                    | !self.qpc_data.val().get_bit(0)
-                {
+                if self.la_empty_q.q.val() {
                     // Nothing to send: the QP leaves the schedule (its next doorbell brings it back).
                     self.done_valid.next = true;
                     self.done_qpn.next = self.qpn2.q.val();
