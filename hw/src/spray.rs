@@ -221,19 +221,18 @@ impl Logic for SprayEngine {
         self.out_valid.next = false;
         self.one.next = bits::<256>(1);
         // Paths step: the active set from the loaded state and the saturated window.
+        // min(max(twice, 8), max_paths) when the window limits it (not oblivious, twice < max_paths), else
+        // max_paths, with its compares side by side; a QP never reset (max_paths 0) acts as one with a single entropy.
         self.paths_c.next = self.su.max_paths.val();
-        if (self.twice.q.val() < self.su.max_paths.val()) & !self.su.obl.val().any() {
-            self.paths_c.next = self.twice.q.val();
-        }
-        if self.paths_c.val() < 8 {
-            self.paths_c.next = 8.into();
-        }
-        if self.paths_c.val() > self.su.max_paths.val() {
-            self.paths_c.next = self.su.max_paths.val();
-        }
-        // A QP never reset (max_paths 0) acts as one with a single entropy.
-        if self.paths_c.val() == 0 {
+        if self.su.max_paths.val() == 0 {
             self.paths_c.next = 1.into();
+        }
+        if (self.twice.q.val() < self.su.max_paths.val()) & !self.su.obl.val().any() {
+            if self.twice.q.val().get_bits::<6>(3).any() {
+                self.paths_c.next = self.twice.q.val();
+            } else if self.su.max_paths.val().get_bits::<6>(3).any() {
+                self.paths_c.next = 8.into();
+            }
         }
         // Mask step: thermometer and one-hot codes of registered counts (no carry chains).
         self.active.next = !(!self.zero.val() << bit_cast::<256, 9>(self.paths.q.val()));
