@@ -102,6 +102,10 @@ pub struct CqWriter {
     ent: CtrlqPack,
     /// CtrlQ entries and whether `REG_CTRLQ_LOG2` sets up a ring (1 to 16), registered: a setting takes effect a cycle after it is written.
     ctl_size_q: Reg<Bits<32>>,
+    /// The CQE's bus address and owner bit, registered every cycle: `Write` uses those of `Wait`
+    /// (the CQ's word and producer index are read from `Look` on and hold until the PI write).
+    cq_waddr_q: Reg<Bits<64>>,
+    cq_owner_q: Reg<Bit>,
     ctl_cfg_q: Reg<Bit>,
     ctl_room: Signal<Local, Bit>,
     cq_mask: Signal<Local, Bits<32>>,
@@ -115,7 +119,9 @@ const _: () = assert!(CQE_BYTES == 32 && CTRLQ_ENTRY_BYTES == 32);
 impl Logic for CqWriter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, req, ctl_pi, ctl_req, ctl_size_q, ctl_cfg_q);
+        dff_setup!(self, clock, state, req, ctl_pi, ctl_req, ctl_size_q, ctl_cfg_q, cq_waddr_q, cq_owner_q);
+        self.cq_waddr_q.reset.next = self.reset.val();
+        self.cq_owner_q.reset.next = self.reset.val();
         self.ctl_size_q.reset.next = self.reset.val();
         self.ctl_cfg_q.reset.next = self.reset.val();
         self.state.reset.next = self.reset.val();
@@ -135,16 +141,19 @@ impl Logic for CqWriter {
         self.cqe.imm.next = self.ru.imm.val();
         self.cqe.flags.next = self.ru.flags.val();
         self.cqe.rsvd.next = 0.into();
-        self.cqe.owner.next = 1.into();
         self.cq_pass.next = self.cqpi_data.val() >> bit_cast::<32, 8>(self.cv.log2.val());
-        if self.cq_pass.val().get_bit(0) {
-            self.cqe.owner.next = 0.into();
+        self.cq_owner_q.d.next = !self.cq_pass.val().get_bit(0);
+        self.cqe.owner.next = 0.into();
+        if self.cq_owner_q.q.val() {
+            self.cqe.owner.next = 1.into();
         }
         self.req_ready.next = false;
         self.cqpi_we.next = false;
         self.cqpi_wdata.next = self.cqpi_data.val() + 1;
         self.wr_valid.next = false;
-        self.wr_addr.next = self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
+        self.cq_waddr_q.d.next =
+            self.cv.base.val() + (bit_cast::<64, 32>(self.cqpi_data.val() & self.cq_mask.val()) << 5);
+        self.wr_addr.next = self.cq_waddr_q.q.val();
         self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
         self.wr_len.next = self.cqe_bytes.val();
         self.cnt_cqe.next = false;

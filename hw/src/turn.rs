@@ -274,6 +274,10 @@ pub struct TurnEngine {
     /// A READ may go: it is the QP's oldest unacknowledged WQE (lACK), so
     /// any READ before it has landed and the responder block waits for no other.
     rd_gate: Signal<Local, Bit>,
+    /// `rd_gate` a cycle later. Its inputs hold into `Seg` (the QPN, SSN and resend flag change
+    /// at least two states before it, a READ is a message's one packet) except lACK, which only
+    /// moves forward and opens the gate: a cycle late at worst.
+    rd_gate_q: Reg<Bit>,
     /// The QP's last WQE sent was a READ (and so were all since lACK): a
     /// READ may follow it while fewer than `RD_IN_FLIGHT` are outstanding.
     rd_run: Reg<Bit>,
@@ -382,7 +386,9 @@ pub struct TurnEngine {
     stp: SqStatePack,
     txp: TxDescPack,
     errp: ErrPack,
+    /// The PMTU in bytes, decoded into a register (`seg_fresh` checks the PMTU two cycles back for it).
     pmtu: Signal<Local, Bits<32>>,
+    pmtu_q: Reg<Bits<32>>,
     remaining: Signal<Local, Bits<32>>,
     /// WQE length less the message offset in 33 bits (bit 32: the offset is past the length), and that less
     /// the PMTU and one in 34 (non-negative: more than a PMTU remains), side by side rather than chained.
@@ -412,6 +418,7 @@ pub struct TurnEngine {
     p_resend: Reg<Bit>,
     p_qpn1: Reg<Bits<QPN_BITS>>,
     p_qpn2: Reg<Bits<QPN_BITS>>,
+    p_pmtu2: Reg<Bits<4>>,
     seg_fresh: Signal<Local, Bit>,
     pkt_len_c: Signal<Local, Bits<32>>,
     last_c: Signal<Local, Bit>,
@@ -446,6 +453,9 @@ pub struct TurnEngine {
     /// The looked-ahead QP has nothing to send (error, nothing posted past its SSN, not ready),
     /// registered every cycle from the words at the read addresses: `LaCheck` reads it from `LaWait`.
     la_empty_q: Reg<Bit>,
+    /// A READ response job's bytes this turn plus a PMTU reach the burst, registered: `Seg` sends at
+    /// most every other cycle (`seg_fresh`), so it is of the job's current bytes and PMTU.
+    jb_over_q: Reg<Bit>,
     /// The WQE's bus address: iova_base + (local_addr - va_base).
     wqe_iova: Signal<Local, Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
@@ -504,6 +514,7 @@ impl Logic for TurnEngine {
             mr_ok_q,
             mr_k_q,
             la_empty_q,
+            jb_over_q,
             pkt_len_s,
             last_s,
             cost_s,
@@ -522,6 +533,9 @@ impl Logic for TurnEngine {
             p_resend,
             p_qpn1,
             p_qpn2,
+            p_pmtu2,
+            rd_gate_q,
+            pmtu_q,
             ret_wait,
             la_active,
             la_to_seg,
@@ -571,6 +585,7 @@ impl Logic for TurnEngine {
         self.mr_ok_q.reset.next = self.reset.val();
         self.mr_k_q.reset.next = self.reset.val();
         self.la_empty_q.reset.next = self.reset.val();
+        self.jb_over_q.reset.next = self.reset.val();
         self.pkt_len_s.reset.next = self.reset.val();
         self.last_s.reset.next = self.reset.val();
         self.cost_s.reset.next = self.reset.val();
@@ -589,6 +604,9 @@ impl Logic for TurnEngine {
         self.p_resend.reset.next = self.reset.val();
         self.p_qpn1.reset.next = self.reset.val();
         self.p_qpn2.reset.next = self.reset.val();
+        self.p_pmtu2.reset.next = self.reset.val();
+        self.rd_gate_q.reset.next = self.reset.val();
+        self.pmtu_q.reset.next = self.reset.val();
         self.ret_wait.reset.next = self.reset.val();
         self.la_active.reset.next = self.reset.val();
         self.la_to_seg.reset.next = self.reset.val();
@@ -754,13 +772,15 @@ impl Logic for TurnEngine {
             self.ent_wait.d.next = false;
         }
         // Segmentation arithmetic for the current packet.
-        self.pmtu.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.pmtu_q.d.next = bits::<32>(1) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+        self.pmtu.next = self.pmtu_q.q.val();
         self.rem33.next = bit_cast::<33, 32>(self.wv.length.val()) - bit_cast::<33, 32>(self.msg_off.q.val());
         self.remaining.next = self.rem33.val().get_bits::<32>(0);
         self.past_pmtu.next = bit_cast::<34, 32>(self.wv.length.val())
             - bit_cast::<34, 32>(self.msg_off.q.val())
             - bit_cast::<34, 32>(self.pmtu.val())
             - bit_cast::<34, 1>(true.into());
+        self.jb_over_q.d.next = (self.jbytes.q.val() + self.pmtu.val()) >= self.burst_bytes.val();
         self.rw_job.next = self.rwu.wqe.val().get_bits::<8>(0) == self.send_op_read_resp.val();
         self.j_wait.next =
             self.rw_job.val() & self.rwu.wqe.val().get_bit(11) & (self.rwu.psn.val() != self.rsp_next.read_data.val());
@@ -802,6 +822,7 @@ impl Logic for TurnEngine {
         self.rd_out.next = self.ssn.q.val() - self.lu.ssn.val();
         self.rd_gate.next = (self.lack_dist.val() == 0)
             | (self.rd_run.q.val() & !self.resend.q.val() & (self.rd_out.val() < self.rd_max.val()));
+        self.rd_gate_q.d.next = self.rd_gate.val();
         // A READ spends the turn's budget by the bytes its response brings, as a WRITE by those it sends.
         self.cost_c.next = self.pkt_len_c.val();
         if self.is_read.val() {
@@ -844,6 +865,7 @@ impl Logic for TurnEngine {
         self.p_resend.d.next = self.resend.q.val();
         self.p_qpn1.d.next = self.qpn.q.val();
         self.p_qpn2.d.next = self.p_qpn1.q.val();
+        self.p_pmtu2.d.next = self.p_pmtu.q.val();
         self.seg_fresh.next = (self.p_len.q.val() == self.wv.length.val())
             & (self.p_op.q.val() == self.wv.opcode.val())
             & (self.p_off.q.val() == self.msg_off.q.val())
@@ -854,7 +876,8 @@ impl Logic for TurnEngine {
             & (self.p_budget.q.val() == self.budget.q.val())
             & (self.p_resend.q.val() == self.resend.q.val())
             & (self.p_qpn1.q.val() == self.qpn.q.val())
-            & (self.p_qpn2.q.val() == self.qpn.q.val());
+            & (self.p_qpn2.q.val() == self.qpn.q.val())
+            & (self.p_pmtu2.q.val() == self.qv.pmtu_log2.val());
         // A READ response job interrupts a sending turn only after the turns
         // sent a budget's worth since the last job's share (the two alternate
         // by bytes); a host resend, a waiting turn or a fetch wait does not wait.
@@ -865,7 +888,7 @@ impl Logic for TurnEngine {
             & (!self.head_job.val()
                 | (self.own_bytes.q.val() >= self.burst_bytes.val())
                 | (self.state.q.val() == SqState::WqePop)
-                | (self.is_read.val() & !self.rd_gate.val()));
+                | (self.is_read.val() & !self.rd_gate_q.q.val()));
         self.is_write.next = !self.wv.opcode.val().get_bit(0);
         self.has_imm.next = self.wv.opcode.val().get_bit(1);
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
@@ -1135,8 +1158,9 @@ impl Logic for TurnEngine {
                     // request from the host; no local error is raised).
                     self.iova.d.next = self.wqe_iova.val();
                     self.state.d.next = SqState::RsEnd;
+                    // Its MR is checked in `Seg` (`mr_ok_q`), as every packet's is.
                     self.jdrop.d.next = true;
-                    if (self.mr_ok.val() & (self.msg_off.q.val() < self.wv.length.val()))
+                    if (self.msg_off.q.val() < self.wv.length.val())
                         | ((self.wv.length.val() == 0) & (self.msg_off.q.val() == 0))
                     {
                         self.jdrop.d.next = false;
@@ -1145,7 +1169,10 @@ impl Logic for TurnEngine {
                 } else if self.stale.val() {
                     // A WQE behind lACK (its slot may be reused): Seg skips it, whatever its lkey.
                     self.state.d.next = SqState::Seg;
-                } else if self.mr_ok.val() | (self.wv.length.val() == 0) {
+                } else {
+                    // A WQE whose MR refuses it goes to `LocalErr` from `Seg`, whose first check
+                    // (`mr_ok_q`, registered now) every packet passes: the MR word is not in this
+                    // cycle's decision.
                     self.iova.d.next = self.wqe_iova.val();
                     self.state.d.next = SqState::Seg;
                     // Prefetch if the turn's budget reaches past this WQE, or no
@@ -1165,8 +1192,6 @@ impl Logic for TurnEngine {
                         self.la_to_seg.d.next = true;
                         self.state.d.next = SqState::LaPop;
                     }
-                } else {
-                    self.state.d.next = SqState::LocalErr;
                 }
             }
             SqState::LocalErr => {
@@ -1209,7 +1234,7 @@ impl Logic for TurnEngine {
                         self.jdrop.d.next = true;
                         self.state.d.next = SqState::RsEnd;
                     }
-                } else if self.is_read.val() & !self.rd_gate.val() {
+                } else if self.is_read.val() & !self.rd_gate_q.q.val() {
                     // A READ waits until every WQE before it is acknowledged or
                     // a READ in flight (up to RD_IN_FLIGHT). It waits here while nothing else
                     // needs the engine; otherwise the turn ends and comes back.
@@ -1260,7 +1285,7 @@ impl Logic for TurnEngine {
                             // Not the job's last packet: a full PMTU.
                             self.jbytes.d.next = self.jbytes.q.val() + self.pmtu.val();
                             self.state.d.next = SqState::Seg;
-                            if (self.jbytes.q.val() + self.pmtu.val()) >= self.burst_bytes.val() {
+                            if self.jb_over_q.q.val() {
                                 self.state.d.next = SqState::RqJob;
                             }
                         }
