@@ -278,6 +278,9 @@ pub struct TurnEngine {
     /// at least two states before it, a READ is a message's one packet) except lACK, which only
     /// moves forward and opens the gate: a cycle late at worst.
     rd_gate_q: Reg<Bit>,
+    /// `rd_npkts` a cycle later, for a dropped READ response job in `RsEnd` (entered from
+    /// `MrCheck` or `Seg` without a packet sent, so of the same WQE, offset and PMTU).
+    rd_npkts_q: Reg<Bits<24>>,
     /// The QP's last WQE sent was a READ (and so were all since lACK): a
     /// READ may follow it while fewer than `RD_IN_FLIGHT` are outstanding.
     rd_run: Reg<Bit>,
@@ -535,6 +538,7 @@ impl Logic for TurnEngine {
             p_qpn2,
             p_pmtu2,
             rd_gate_q,
+            rd_npkts_q,
             pmtu_q,
             ret_wait,
             la_active,
@@ -606,6 +610,7 @@ impl Logic for TurnEngine {
         self.p_qpn2.reset.next = self.reset.val();
         self.p_pmtu2.reset.next = self.reset.val();
         self.rd_gate_q.reset.next = self.reset.val();
+        self.rd_npkts_q.reset.next = self.reset.val();
         self.pmtu_q.reset.next = self.reset.val();
         self.ret_wait.reset.next = self.reset.val();
         self.la_active.reset.next = self.reset.val();
@@ -823,6 +828,7 @@ impl Logic for TurnEngine {
         self.rd_gate.next = (self.lack_dist.val() == 0)
             | (self.rd_run.q.val() & !self.resend.q.val() & (self.rd_out.val() < self.rd_max.val()));
         self.rd_gate_q.d.next = self.rd_gate.val();
+        self.rd_npkts_q.d.next = self.rd_npkts.val();
         // A READ spends the turn's budget by the bytes its response brings, as a WRITE by those it sends.
         self.cost_c.next = self.pkt_len_c.val();
         if self.is_read.val() {
@@ -1467,7 +1473,7 @@ impl Logic for TurnEngine {
                 // A job dropped for its MR: the jobs following it must not wait for it.
                 if self.is_rsp.val() & self.jdrop.q.val() {
                     self.rsp_next.write_enable.next = true;
-                    self.rsp_next.write_data.next = self.psn.q.val() + self.rd_npkts.val();
+                    self.rsp_next.write_data.next = self.psn.q.val() + self.rd_npkts_q.q.val();
                 }
                 self.state.d.next = SqState::Idle;
                 if self.rs_turn.q.val() {
