@@ -305,8 +305,17 @@ pub struct AckRecv {
     now32: Signal<Local, Bits<32>>,
     /// The timeout of a QP whose timer has fired before without an ACK in
     /// between: `rto` doubled per timeout in a row, up to 8x (so resends of
-    /// many QPs that wait behind each other do not time out again and again).
-    rto_eff: Signal<Local, Bits<32>>,
+    /// many QPs that wait behind each other do not time out again and again)
+    /// has passed: four compares side by side, picked by the retries. Computed in `ScanLoad`
+    /// from the word the table returns (`rqs_data`), a cycle before `ScanChk` reads it: `>=` here is `>` there.
+    rto_due: Signal<Local, Bit>,
+    rto_due_q: Reg<Bit>,
+    /// The probe timeout has passed (STrack's probe), as `rto_due`.
+    prb_due_q: Reg<Bit>,
+    /// The scanned QP's retries, as the table returns its word (`ScanLoad`).
+    scan_retries: Signal<Local, Bits<4>>,
+    /// Its timer's start.
+    scan_ts: Signal<Local, Bits<32>>,
     tsp: ReqStatePack,
     rstp: ReqStatePack,
     tmop: ReqStatePack,
@@ -378,15 +387,22 @@ pub const SENT_BITS: usize = 40;
 pub const APSN_BITS: usize = 36;
 const _: () = assert!(QPN_BITS == 8);
 
+/// Bit positions of the retries and the timer's start in the requester state word (sliced as literals).
+const RQS_RETRIES_AT: usize = crate::pack::field_at(crate::desc::ReqStatePack::FIELDS, "retries");
+const RQS_TS_AT: usize = crate::pack::field_at(crate::desc::ReqStatePack::FIELDS, "ts");
+const _: () = assert!(RQS_RETRIES_AT == 25 && RQS_TS_AT == 32);
+
 impl Logic for AckRecv {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
             nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, sf_obl, cr_v,
-            scan_epsn
+            scan_epsn, rto_due_q, prb_due_q
         );
         self.state.reset.next = self.reset.val();
+        self.rto_due_q.reset.next = self.reset.val();
+        self.prb_due_q.reset.next = self.reset.val();
         self.word.reset.next = self.reset.val();
         self.rst_q.reset.next = self.reset.val();
         self.rs.reset.next = self.reset.val();
@@ -527,6 +543,8 @@ impl Logic for AckRecv {
         }
         self.au.pword.next = self.word.q.val();
         self.ru.pword.next = self.rs.q.val();
+        self.scan_retries.next = self.rqs_data.val().get_bits::<4>(25);
+        self.scan_ts.next = self.rqs_data.val().get_bits::<32>(32);
         self.eu.pword.next = self.lerr_data.val();
         self.reqp.acked.next = self.ru.acked.val() + 1;
         self.reqp.err.next = self.ru.err.val();
@@ -573,15 +591,13 @@ impl Logic for AckRecv {
         self.outstanding.next = !self.ru.err.val().any()
             & (self.scan_sent.q.val().get_bits::<16>(0) != self.ru.acked.val().get_bits::<16>(0))
             & !self.all_answered.val();
-        self.since.next = self.now32.val() - self.ru.ts.val();
-        self.rto_eff.next = self.rto.val();
-        if self.ru.retries.val() == 1 {
-            self.rto_eff.next = self.rto.val() << 1;
-        } else if self.ru.retries.val() == 2 {
-            self.rto_eff.next = self.rto.val() << 2;
-        } else if self.ru.retries.val() >= 3 {
-            self.rto_eff.next = self.rto.val() << 3;
-        }
+        self.since.next = self.now32.val() - self.scan_ts.val();
+        self.rto_due.next = ((self.scan_retries.val() == 0) & (self.since.val() >= self.rto.val()))
+            | ((self.scan_retries.val() == 1) & (self.since.val() >= (self.rto.val() << 1)))
+            | ((self.scan_retries.val() == 2) & (self.since.val() >= (self.rto.val() << 2)))
+            | ((self.scan_retries.val() >= 3) & (self.since.val() >= (self.rto.val() << 3)));
+        self.rto_due_q.d.next = self.rto_due.val();
+        self.prb_due_q.d.next = (self.probe_to.val() != 0) & (self.since.val() >= self.probe_to.val());
         self.sent_addr.next = self.scan_q.q.val();
         self.cnt_rto.next = false;
         self.cnt_cc_skip.next = false;
@@ -698,14 +714,11 @@ impl Logic for AckRecv {
                     self.rqs_we.next = true;
                     self.rqs_waddr.next = self.scan_q.q.val();
                     self.rqs_wdata.next = self.tsp.pword.val();
-                } else if self.since.val() > self.rto_eff.val() {
+                } else if self.rto_due_q.q.val() {
                     self.cnt_rto.next = true;
                     self.scan_q.d.next = self.scan_q.q.val();
                     self.state.d.next = AckState::CtlTmo;
-                } else if (self.probe_to.val() != 0)
-                    & (self.since.val() > self.probe_to.val())
-                    & !self.ru.probed.val().any()
-                {
+                } else if self.prb_due_q.q.val() & !self.ru.probed.val().any() {
                     self.scan_q.d.next = self.scan_q.q.val();
                     self.state.d.next = AckState::CtlPrb;
                 }

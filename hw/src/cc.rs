@@ -283,7 +283,6 @@ pub struct CcEngine {
     dr2s: Signal<Local, Bits<33>>,
     /// Pre-branch arithmetic on the loaded state.
     base_new: Signal<Local, Bits<32>>,
-    base1: Signal<Local, Bits<32>>,
     delay_l: Signal<Local, Bits<32>>,
     interval: Signal<Local, Bits<33>>,
     since_clear: Signal<Local, Bits<32>>,
@@ -490,10 +489,6 @@ impl Logic for CcEngine {
             self.base_new.next = self.rtt.q.val();
         }
         self.delay_l.next = self.rtt.q.val() - self.base_new.val();
-        self.base1.next = self.base_new.val();
-        if self.base_new.val() == 0 {
-            self.base1.next = 1.into();
-        }
         self.interval.next = bit_cast::<33, 32>(self.base_rtt.q.val()) + bit_cast::<33, 32>(self.p_target.val());
         self.since_clear.next = self.now.q.val() - self.clear_ts.q.val();
         self.since_dec.next = self.now.q.val() - self.su.last_dec.val();
@@ -645,8 +640,11 @@ impl Logic for CcEngine {
                 self.rx_count.d.next = self.su.rx_count.val();
                 self.clear_ts.d.next = self.su.clear_ts.val();
                 self.achieved.d.next = self.su.achieved.val();
-                self.can_dec.d.next = self.since_dec.val() > self.base1.val();
-                self.can_fair.d.next = self.since_fair.val() > self.base1.val();
+                // `since > max(1, min(rtt, base_rtt))`, as three compares side by side (not behind the min).
+                self.can_dec.d.next = (self.since_dec.val().get_bits::<31>(1) != 0)
+                    & ((self.since_dec.val() > self.rtt.q.val()) | (self.since_dec.val() > self.su.base_rtt.val()));
+                self.can_fair.d.next = (self.since_fair.val().get_bits::<31>(1) != 0)
+                    & ((self.since_fair.val() > self.rtt.q.val()) | (self.since_fair.val() > self.su.base_rtt.val()));
                 self.avg.d.next = self.su.avg.val();
                 self.dctcp.d.next = self.su.dctcp.val().any();
                 self.state.d.next = CcState::Ewma;

@@ -125,6 +125,11 @@ pub struct PcieReadFront {
     sp_addr: Reg<Bits<64>>,
     sp_rem: Reg<Bits<13>>,
     sp_ring: Reg<Bits<9>>,
+    /// The splitter's first cycle with a request: its record and ring blocks are taken then, from the
+    /// registered request (the requesters' valid and length stay off this block's adders).
+    sp_new: Reg<Bit>,
+    /// The request's core tag, for its record.
+    sp_tag: Reg<Bits<8>>,
     /// The MRRS decoded a cycle ahead of its use: `cfg_mrrs` as registered, and bits 11:7 of MRRS - 1
     /// (reset means 128 bytes, legal under any MRRS); no request goes out while `cfg_mrrs` differs from it.
     mrrs_cfg: Reg<Bits<3>>,
@@ -185,9 +190,9 @@ impl Logic for PcieReadFront {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, tail, head, sp_busy, sp_addr, sp_rem, sp_ring, fresh, r1_v, r1_data, r1_blk, filled, o_busy,
-            o_first, o_tag, o_s, o_len, o_nr, o_nr0, o_rd, o_base, scan, o_cnt, b_v, b_emit, b_zero, b_s, b_nb, b_last,
-            b_tag, prev, mrrs_cfg, mrrs_hi
+            self, clock, tail, head, sp_busy, sp_addr, sp_rem, sp_ring, sp_new, sp_tag, fresh, r1_v, r1_data, r1_blk,
+            filled, o_busy, o_first, o_tag, o_s, o_len, o_nr, o_nr0, o_rd, o_base, scan, o_cnt, b_v, b_emit, b_zero,
+            b_s, b_nb, b_last, b_tag, prev, mrrs_cfg, mrrs_hi
         );
         self.mrrs_cfg.reset.next = self.reset.val();
         self.mrrs_hi.reset.next = self.reset.val();
@@ -197,6 +202,8 @@ impl Logic for PcieReadFront {
         self.sp_addr.reset.next = self.reset.val();
         self.sp_rem.reset.next = self.reset.val();
         self.sp_ring.reset.next = self.reset.val();
+        self.sp_new.reset.next = self.reset.val();
+        self.sp_tag.reset.next = self.reset.val();
         self.fresh.reset.next = self.reset.val();
         self.r1_v.reset.next = self.reset.val();
         self.r1_data.reset.next = self.reset.val();
@@ -233,25 +240,29 @@ impl Logic for PcieReadFront {
         // Accept a core request when the splitter is free and the ring can
         // hold the most blocks a request touches (ready depends on state
         // alone: the requesters' valid and address may depend on ready).
-        self.req_nr.next =
-            (bit_cast::<13, 6>(self.req_addr.val().get_bits::<6>(0)) + self.req_len.val().get_bits::<13>(0) + 63) >> 6;
+        self.req_nr.next = (bit_cast::<13, 6>(self.sp_addr.q.val().get_bits::<6>(0)) + self.sp_rem.q.val() + 63) >> 6;
         self.used.next = self.tail.q.val() - self.head.q.val();
         self.req_ready.next = !self.sp_busy.q.val()
             & ((bit_cast::<13, 10>(self.used.val()) + self.max_blocks.val()) <= self.ring_size.val());
         self.take.next = self.req_valid.val() & self.req_ready.val();
-        self.meta.write.next = self.take.val();
+        // The record and the ring blocks in the splitter's first cycle (no take meanwhile: the splitter is busy).
+        self.meta.write.next = self.sp_new.q.val();
         self.meta.data_in.next = bit_cast::<META_BITS, 9>(self.tail.q.val().get_bits::<9>(0))
             | (bit_cast::<META_BITS, 7>(self.req_nr.val().get_bits::<7>(0)) << 9)
-            | (bit_cast::<META_BITS, 13>(self.req_len.val().get_bits::<13>(0)) << 16)
-            | (bit_cast::<META_BITS, 6>(self.req_addr.val().get_bits::<6>(0)) << 29)
-            | (bit_cast::<META_BITS, 8>(self.req_tag.val()) << 35)
+            | (bit_cast::<META_BITS, 13>(self.sp_rem.q.val()) << 16)
+            | (bit_cast::<META_BITS, 6>(self.sp_addr.q.val().get_bits::<6>(0)) << 29)
+            | (bit_cast::<META_BITS, 8>(self.sp_tag.q.val()) << 35)
             | (bit_cast::<META_BITS, 1>(self.tail.q.val().get_bits::<1>(9)) << 43);
-        if self.take.val() {
+        if self.sp_new.q.val() {
             self.tail.d.next = self.tail.q.val() + self.req_nr.val().get_bits::<10>(0);
+        }
+        self.sp_new.d.next = self.take.val();
+        if self.take.val() {
             self.sp_busy.d.next = true;
             self.sp_addr.d.next = self.req_addr.val();
             self.sp_rem.d.next = self.req_len.val().get_bits::<13>(0);
             self.sp_ring.d.next = self.tail.q.val().get_bits::<9>(0);
+            self.sp_tag.d.next = self.req_tag.val();
         }
 
         // Split at MRRS-aligned addresses, one request a cycle while tags last.

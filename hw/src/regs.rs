@@ -183,6 +183,10 @@ pub struct Regs {
     ctl_base: Reg<Bits<64>>,
     ctl_log2: Reg<Bits<8>>,
     ctl_ci: Reg<Bits<32>>,
+    /// The increment pulses registered: a counter moves a cycle after its event, off the engines' decision paths.
+    inc_q: Reg<Bits<26>>,
+    /// `cnt_hdr2` registered with them.
+    hdr2_q: Reg<Bits<2>>,
     bad_index: Signal<Local, Bit>,
     sel: Signal<Local, Bits<32>>,
 }
@@ -193,7 +197,7 @@ impl Logic for Regs {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, rto_q,
-            probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci
+            probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, inc_q, hdr2_q
         );
         self.st0.reset.next = self.reset.val();
         self.st1.reset.next = self.reset.val();
@@ -209,6 +213,10 @@ impl Logic for Regs {
         self.resp_v.reset.next = self.reset.val();
         self.resp_d.reset.next = self.reset.val();
         self.c0.reset.next = self.reset.val();
+        self.inc_q.reset.next = self.reset.val();
+        self.hdr2_q.reset.next = self.reset.val();
+        self.inc_q.d.next = self.cnt_inc.val();
+        self.hdr2_q.d.next = self.cnt_hdr2.val();
         self.c1.reset.next = self.reset.val();
         self.c2.reset.next = self.reset.val();
         self.c3.reset.next = self.reset.val();
@@ -336,82 +344,82 @@ impl Logic for Regs {
                 self.bad_index.next = self.wr_addr.val().get_bits::<9>(11) != 0;
             }
         }
-        if self.cnt_inc.val().get_bit(0) {
+        if self.inc_q.q.val().get_bit(0) {
             self.c0.d.next = self.c0.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(1) {
+        if self.inc_q.q.val().get_bit(1) {
             self.c1.d.next = self.c1.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(2) {
+        if self.inc_q.q.val().get_bit(2) {
             self.c2.d.next = self.c2.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(3) {
+        if self.inc_q.q.val().get_bit(3) {
             self.c3.d.next = self.c3.q.val() + 1;
         }
         self.c4.d.next = self.c4.q.val()
-            + bit_cast::<64, 1>(self.cnt_inc.val().get_bit(4).into())
-            + bit_cast::<64, 2>(self.cnt_hdr2.val());
-        if self.cnt_inc.val().get_bit(5) {
+            + bit_cast::<64, 1>(self.inc_q.q.val().get_bit(4).into())
+            + bit_cast::<64, 2>(self.hdr2_q.q.val());
+        if self.inc_q.q.val().get_bit(5) {
             self.c5.d.next = self.c5.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(6) {
+        if self.inc_q.q.val().get_bit(6) {
             self.c6.d.next = self.c6.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(7) {
+        if self.inc_q.q.val().get_bit(7) {
             self.c7.d.next = self.c7.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(8) {
+        if self.inc_q.q.val().get_bit(8) {
             self.c8.d.next = self.c8.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(9) {
+        if self.inc_q.q.val().get_bit(9) {
             self.c9.d.next = self.c9.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(10) {
+        if self.inc_q.q.val().get_bit(10) {
             self.c10.d.next = self.c10.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(11) {
+        if self.inc_q.q.val().get_bit(11) {
             self.c11.d.next = self.c11.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(12) {
+        if self.inc_q.q.val().get_bit(12) {
             self.c12.d.next = self.c12.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(13) {
+        if self.inc_q.q.val().get_bit(13) {
             self.c13.d.next = self.c13.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(14) | self.bad_index.val() {
+        if self.inc_q.q.val().get_bit(14) | self.bad_index.val() {
             self.c14.d.next = self.c14.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(15) {
+        if self.inc_q.q.val().get_bit(15) {
             self.c15.d.next = self.c15.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(16) {
+        if self.inc_q.q.val().get_bit(16) {
             self.c16.d.next = self.c16.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(17) {
+        if self.inc_q.q.val().get_bit(17) {
             self.c17.d.next = self.c17.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(18) {
+        if self.inc_q.q.val().get_bit(18) {
             self.c18.d.next = self.c18.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(19) {
+        if self.inc_q.q.val().get_bit(19) {
             self.c19.d.next = self.c19.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(20) {
+        if self.inc_q.q.val().get_bit(20) {
             self.c20.d.next = self.c20.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(21) {
+        if self.inc_q.q.val().get_bit(21) {
             self.c21.d.next = self.c21.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(22) {
+        if self.inc_q.q.val().get_bit(22) {
             self.c22.d.next = self.c22.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(23) {
+        if self.inc_q.q.val().get_bit(23) {
             self.c23.d.next = self.c23.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(24) {
+        if self.inc_q.q.val().get_bit(24) {
             self.c24.d.next = self.c24.q.val() + 1;
         }
-        if self.cnt_inc.val().get_bit(25) {
+        if self.inc_q.q.val().get_bit(25) {
             self.c25.d.next = self.c25.q.val() + 1;
         }
         self.resp_v.d.next = self.rd_valid.val();

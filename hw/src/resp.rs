@@ -449,6 +449,10 @@ pub struct Responder {
     /// PSN_OFFSET x PMTU, registered from the descriptor and QPC the registers
     /// take at this edge, so it always equals it for `du` and `qv`.
     off64_q: Reg<Bits<64>>,
+    /// `off64_q`'s next value.
+    off64_nx: Signal<Local, Bits<64>>,
+    /// The message length less the packet's offset in it, registered with `off64_q` (`msg_tail` is this less the packet's length).
+    tail_k_q: Reg<Bits<41>>,
     rsu: RxStateUnpack,
     rsp: RxStatePack,
     mv: MrView,
@@ -566,11 +570,13 @@ pub struct Responder {
 const OCC_LOG2: usize = 4;
 /// Bit position of PSN_OFFSET in the RX descriptor.
 const RXD_PSN_OFFSET_AT: usize = crate::pack::field_at(crate::desc::RxDescPack::FIELDS, "psn_offset");
+/// Bit position of MSG_LEN in the RX descriptor.
+const RXD_MSG_LEN_AT: usize = crate::pack::field_at(crate::desc::RxDescPack::FIELDS, "msg_len");
 /// Bit position of the PMTU's log2 in the QPC word.
 const QPC_PMTU_LOG2_AT: usize = qpc::PMTU_LOG2.bit();
 
 // The RTL slices these positions as literals.
-const _: () = assert!(RXD_PSN_OFFSET_AT == 209 && QPC_PMTU_LOG2_AT == 4);
+const _: () = assert!(RXD_PSN_OFFSET_AT == 209 && RXD_MSG_LEN_AT == 153 && QPC_PMTU_LOG2_AT == 4);
 
 /// Address bits of the window slots' completion records: window index, PSN mod 128.
 const SIDE_LOG2: usize = SR_POOL_LOG2 + 7;
@@ -654,6 +660,7 @@ impl Logic for Responder {
             d_rnr_imm,
             msg_start,
             off64_q,
+            tail_k_q,
             rw_ok_q,
             rd_ok_q,
             rsp_ok_q,
@@ -739,6 +746,7 @@ impl Logic for Responder {
         self.d_rnr_imm.reset.next = self.reset.val();
         self.msg_start.reset.next = self.reset.val();
         self.off64_q.reset.next = self.reset.val();
+        self.tail_k_q.reset.next = self.reset.val();
         self.rw_ok_q.reset.next = self.reset.val();
         self.rd_ok_q.reset.next = self.reset.val();
         self.rsp_ok_q.reset.next = self.reset.val();
@@ -957,9 +965,7 @@ impl Logic for Responder {
             & !self.msg_room.val().get_bit(65);
         self.va_iova.next = self.mq.iova_base.val() + self.du.va.val() - self.mq.va_base.val();
         self.rw_iova.next = self.mv.iova_base.val() + self.rv.addr.val() - self.mv.va_base.val();
-        self.msg_tail.next = bit_cast::<41, 32>(self.du.msg_len.val())
-            - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
-            - bit_cast::<41, 13>(self.du.plen.val());
+        self.msg_tail.next = self.tail_k_q.q.val() - bit_cast::<41, 13>(self.du.plen.val());
         self.sp_tail.next = bit_cast::<41, 32>(self.sp_len.q.val())
             - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
             - bit_cast::<41, 13>(self.du.plen.val());
@@ -1087,7 +1093,24 @@ impl Logic for Responder {
         self.ocp.iova.next = self.rw_iova.val();
         self.ocp.len.next = self.rv.length.val();
         self.ocp.lkey.next = self.rv.lkey.val();
-        self.rq_mask.next = (bits::<16>(1) << bit_cast::<16, 8>(self.qv.rq_log2.val())) - 1;
+        // (1 << log2) - 1 as a thermometer code: bit i is log2 > i (no shift, no carry chain).
+        self.rq_mask.next = 0.into();
+        self.rq_mask.next = self.rq_mask.val().replace_bit(0, self.qv.rq_log2.val() > 0);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(1, self.qv.rq_log2.val() > 1);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(2, self.qv.rq_log2.val() > 2);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(3, self.qv.rq_log2.val() > 3);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(4, self.qv.rq_log2.val() > 4);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(5, self.qv.rq_log2.val() > 5);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(6, self.qv.rq_log2.val() > 6);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(7, self.qv.rq_log2.val() > 7);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(8, self.qv.rq_log2.val() > 8);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(9, self.qv.rq_log2.val() > 9);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(10, self.qv.rq_log2.val() > 10);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(11, self.qv.rq_log2.val() > 11);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(12, self.qv.rq_log2.val() > 12);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(13, self.qv.rq_log2.val() > 13);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(14, self.qv.rq_log2.val() > 14);
+        self.rq_mask.next = self.rq_mask.val().replace_bit(15, self.qv.rq_log2.val() > 15);
         self.chunk.next = 64.into();
         if self.left.q.val() < 64 {
             self.chunk.next = self.left.q.val();
@@ -2230,7 +2253,11 @@ impl Logic for Responder {
         // The slide reads the record of the slot it passes next: the one at the next cycle's ePSN.
         self.side.read_address.next = (bit_cast::<SIDE_LOG2, SR_POOL_LOG2>(self.rsp.sr_win.val()) << 7)
             | bit_cast::<SIDE_LOG2, 7>(self.rsp.epsn.val().get_bits::<7>(0));
-        self.off64_q.d.next = bit_cast::<64, 24>(self.rx_desc.d.val().get_bits::<24>(209))
+        self.off64_nx.next = bit_cast::<64, 24>(self.rx_desc.d.val().get_bits::<24>(209))
             << bit_cast::<64, 4>(self.qpc.d.val().get_bits::<4>(4));
+        self.off64_q.d.next = self.off64_nx.val();
+        // From the same next descriptor (its MSG_LEN at bit 153) and QPC, so it always fits `du` and `qv`.
+        self.tail_k_q.d.next = bit_cast::<41, 32>(self.rx_desc.d.val().get_bits::<32>(153))
+            - bit_cast::<41, 40>(self.off64_nx.val().get_bits::<40>(0));
     }
 }

@@ -435,9 +435,8 @@ pub struct TurnEngine {
     le_rem: Signal<Local, Bit>,
     le_pmtu_sum: Signal<Local, Bits<34>>,
     le_rem_sum: Signal<Local, Bits<34>>,
-    /// PMTU less one.
-    pmask: Signal<Local, Bits<32>>,
-    ones32: Num<0xFFFF_FFFF, 32>,
+    /// The bytes remaining less one (`length + !msg_off`: one carry chain).
+    rem_m1: Signal<Local, Bits<32>>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
@@ -811,10 +810,10 @@ impl Logic for TurnEngine {
             - bit_cast::<34, 32>(self.wv.length.val())
             - bit_cast::<34, 1>(true.into());
         self.le_rem.next = self.le_rem_sum.val().get_bit(33);
-        // ceil(remaining / PMTU) as the quotient plus whether a remainder is left: no carry chain before the shift.
-        self.pmask.next = !(self.ones32.val() << bit_cast::<32, 4>(self.qv.pmtu_log2.val()));
-        self.rd_npkts32.next = (self.remaining.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val()))
-            + bit_cast::<32, 1>(((self.remaining.val() & self.pmask.val()) != 0).into());
+        // ceil(remaining / PMTU) = ((remaining - 1) >> log2) + 1 for remaining >= 1 (0 is caught below):
+        // one carry chain before the shift, an increment after, no remainder reduction between them.
+        self.rem_m1.next = self.wv.length.val() + !self.msg_off.q.val();
+        self.rd_npkts32.next = (self.rem_m1.val() >> bit_cast::<32, 4>(self.qv.pmtu_log2.val())) + 1;
         self.rd_npkts.next = self.rd_npkts32.val().get_bits::<24>(0);
         if self.remaining.val() == 0 {
             self.rd_npkts.next = 1.into();

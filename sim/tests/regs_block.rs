@@ -80,6 +80,9 @@ fn regs_decode_commits_doorbells_and_counters() {
         m.tick();
     }
     m.set(inc, 0);
+    // A counter moves the cycle after its event.
+    m.eval();
+    m.tick();
     assert_eq!(read(&mut m, r::counters::RX_FRAMES) - c0, 3);
     // RX_HDR_ERR has three sources (RX front end; responder and ACK
     // receiver, counted in `cnt_hdr2`): events in the same cycle all count (a
@@ -94,6 +97,8 @@ fn regs_decode_commits_doorbells_and_counters() {
     }
     m.set(inc, 0);
     m.set(hdr2, 0);
+    m.eval();
+    m.tick();
     assert_eq!(read(&mut m, r::counters::RX_HDR_ERR) - h0, 9);
     assert!(read(&mut m, r::REG_CYCLES) > 0);
     // The CtrlQ registers drive the completion writer; writing the size restarts its producer index.
@@ -156,6 +161,8 @@ fn regs_decode_commits_doorbells_and_counters() {
         m.eval();
         m.tick();
         m.set(inc, 0);
+        m.eval();
+        m.tick();
         assert_eq!(read(&mut m, reg) - c0, 1, "counter {reg:#x}");
     }
 }
