@@ -107,17 +107,21 @@ pub struct PcieReadFront {
     pub rc_addr: Signal<In, Bits<12>>,
     /// PCIe requester completion: this beat completes the request (its tag is free again).
     pub rc_done: Signal<In, Bit>,
-    ring_size: Num<RING, 13>,
-    max_blocks: Num<MAX_BLOCKS, 13>,
     out_depth: Num<OUT_DEPTH, 3>,
     n64: Num<64, 10>,
     zero: Num<0, 512>,
     // Accept.
     req_nr: Signal<Local, Bits<13>>,
-    used: Signal<Local, Bits<10>>,
+    /// Ring blocks booked and not yet released (the ring's tail less its head, kept as a count so the room check is a
+    /// compare of a register against a constant, off the requesters' decision paths).
+    used_q: Reg<Bits<10>>,
+    /// Most blocks booked with room left for one more request.
+    room_max: Num<{ RING - MAX_BLOCKS }, 10>,
+    /// Blocks booked this cycle (the splitter's first cycle) and released (a request's last beat out).
+    booked: Signal<Local, Bits<10>>,
+    released: Signal<Local, Bits<10>>,
     take: Signal<Local, Bit>,
     tail: Reg<Bits<10>>,
-    head: Reg<Bits<10>>,
     // Never full: a record holds at least one ring block until it is popped.
     meta: Fifo<Bits<META_BITS>, 9, 10>,
     // Split.
@@ -190,19 +194,19 @@ impl Logic for PcieReadFront {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, tail, head, sp_busy, sp_addr, sp_rem, sp_ring, sp_new, sp_tag, fresh, r1_v, r1_data, r1_blk,
+            self, clock, tail, sp_busy, sp_addr, sp_rem, sp_ring, sp_new, sp_tag, used_q, fresh, r1_v, r1_data, r1_blk,
             filled, o_busy, o_first, o_tag, o_s, o_len, o_nr, o_nr0, o_rd, o_base, scan, o_cnt, b_v, b_emit, b_zero,
             b_s, b_nb, b_last, b_tag, prev, mrrs_cfg, mrrs_hi
         );
         self.mrrs_cfg.reset.next = self.reset.val();
         self.mrrs_hi.reset.next = self.reset.val();
         self.tail.reset.next = self.reset.val();
-        self.head.reset.next = self.reset.val();
         self.sp_busy.reset.next = self.reset.val();
         self.sp_addr.reset.next = self.reset.val();
         self.sp_rem.reset.next = self.reset.val();
         self.sp_ring.reset.next = self.reset.val();
         self.sp_new.reset.next = self.reset.val();
+        self.used_q.reset.next = self.reset.val();
         self.sp_tag.reset.next = self.reset.val();
         self.fresh.reset.next = self.reset.val();
         self.r1_v.reset.next = self.reset.val();
@@ -241,9 +245,7 @@ impl Logic for PcieReadFront {
         // hold the most blocks a request touches (ready depends on state
         // alone: the requesters' valid and address may depend on ready).
         self.req_nr.next = (bit_cast::<13, 6>(self.sp_addr.q.val().get_bits::<6>(0)) + self.sp_rem.q.val() + 63) >> 6;
-        self.used.next = self.tail.q.val() - self.head.q.val();
-        self.req_ready.next = !self.sp_busy.q.val()
-            & ((bit_cast::<13, 10>(self.used.val()) + self.max_blocks.val()) <= self.ring_size.val());
+        self.req_ready.next = !self.sp_busy.q.val() & (self.used_q.q.val() <= self.room_max.val());
         self.take.next = self.req_valid.val() & self.req_ready.val();
         // The record and the ring blocks in the splitter's first cycle (no take meanwhile: the splitter is busy).
         self.meta.write.next = self.sp_new.q.val();
@@ -253,8 +255,10 @@ impl Logic for PcieReadFront {
             | (bit_cast::<META_BITS, 6>(self.sp_addr.q.val().get_bits::<6>(0)) << 29)
             | (bit_cast::<META_BITS, 8>(self.sp_tag.q.val()) << 35)
             | (bit_cast::<META_BITS, 1>(self.tail.q.val().get_bits::<1>(9)) << 43);
+        self.booked.next = 0.into();
         if self.sp_new.q.val() {
             self.tail.d.next = self.tail.q.val() + self.req_nr.val().get_bits::<10>(0);
+            self.booked.next = self.req_nr.val().get_bits::<10>(0);
         }
         self.sp_new.d.next = self.take.val();
         if self.take.val() {
@@ -375,6 +379,7 @@ impl Logic for PcieReadFront {
             self.o_nr.d.next = self.o_nr.q.val() - 1;
         }
         self.filled.d.next = self.filled_next.val();
+        self.released.next = 0.into();
         if self.step.val() {
             if self.o_first.q.val() {
                 self.o_first.d.next = false;
@@ -382,10 +387,11 @@ impl Logic for PcieReadFront {
                 self.o_len.d.next = self.o_len.q.val() - 64;
                 if self.o_len.q.val() <= 64 {
                     self.o_busy.d.next = false;
-                    self.head.d.next = self.head.q.val() + bit_cast::<10, 7>(self.o_nr0.q.val());
+                    self.released.next = bit_cast::<10, 7>(self.o_nr0.q.val());
                 }
             }
         }
+        self.used_q.d.next = self.used_q.q.val() + self.booked.val() - self.released.val();
         self.meta.read.next = false;
         if !self.o_busy.q.val() & !self.meta.empty.val() {
             self.meta.read.next = true;

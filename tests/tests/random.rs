@@ -940,6 +940,9 @@ impl World {
             });
             if kind != Kind::Legal {
                 self.stats.errors_injected += 1;
+                // Its residue goes back to the cycle: every residue is covered by a message that moves bytes,
+                // however the errors (and the completion timing the stimulus follows) fall.
+                self.residues.push(size % 64);
                 failed_now.push(pair);
                 self.doom_behind(pair, req, &mut src_cur, &mut dst_cur);
             }
@@ -1061,6 +1064,7 @@ impl World {
         });
         if kind != Kind::Legal {
             self.stats.errors_injected += 1;
+            self.read_residues.push(size % 64);
             failed_now.push(pair);
             self.doom_behind(pair, req, src_cur, dst_cur);
         }
