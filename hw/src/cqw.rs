@@ -21,6 +21,7 @@
 //! passes beats through without buffering, so the CQE lands after the data.
 
 use crate::desc::{CqReqUnpack, CqView, CqePack, CtlReqUnpack, CtrlqPack, CQR_BITS, CTLR_BITS};
+use crate::mask::LowMask;
 use crate::num::Num;
 use crate::reg::Reg;
 use rnic_spec::desc::{CQE_BYTES, CTRLQ_ENTRY_BYTES};
@@ -109,6 +110,8 @@ pub struct CqWriter {
     ctl_cfg_q: Reg<Bit>,
     ctl_room: Signal<Local, Bit>,
     cq_mask: Signal<Local, Bits<32>>,
+    /// `cq_mask` from the ring's log2 size.
+    cq_mask_of: LowMask<32>,
     cq_pass: Signal<Local, Bits<32>>,
     cqe_bytes: Num<{ CQE_BYTES as u64 }, 7>,
 }
@@ -131,40 +134,8 @@ impl Logic for CqWriter {
         self.ru.pword.next = self.req.q.val();
         self.cv.word.next = self.cq_data.val();
         self.cq_addr.next = self.ru.cqn.val().get_bits::<CQ_BITS>(0);
-        // (1 << log2) - 1 as a thermometer code: bit i is log2 > i (no shift, no carry chain).
-        self.cq_mask.next = 0.into();
-        self.cq_mask.next = self.cq_mask.val().replace_bit(0, self.cv.log2.val() > 0);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(1, self.cv.log2.val() > 1);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(2, self.cv.log2.val() > 2);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(3, self.cv.log2.val() > 3);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(4, self.cv.log2.val() > 4);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(5, self.cv.log2.val() > 5);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(6, self.cv.log2.val() > 6);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(7, self.cv.log2.val() > 7);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(8, self.cv.log2.val() > 8);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(9, self.cv.log2.val() > 9);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(10, self.cv.log2.val() > 10);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(11, self.cv.log2.val() > 11);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(12, self.cv.log2.val() > 12);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(13, self.cv.log2.val() > 13);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(14, self.cv.log2.val() > 14);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(15, self.cv.log2.val() > 15);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(16, self.cv.log2.val() > 16);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(17, self.cv.log2.val() > 17);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(18, self.cv.log2.val() > 18);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(19, self.cv.log2.val() > 19);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(20, self.cv.log2.val() > 20);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(21, self.cv.log2.val() > 21);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(22, self.cv.log2.val() > 22);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(23, self.cv.log2.val() > 23);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(24, self.cv.log2.val() > 24);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(25, self.cv.log2.val() > 25);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(26, self.cv.log2.val() > 26);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(27, self.cv.log2.val() > 27);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(28, self.cv.log2.val() > 28);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(29, self.cv.log2.val() > 29);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(30, self.cv.log2.val() > 30);
-        self.cq_mask.next = self.cq_mask.val().replace_bit(31, self.cv.log2.val() > 31);
+        self.cq_mask_of.log2.next = self.cv.log2.val();
+        self.cq_mask.next = self.cq_mask_of.mask.val();
         // CQE word; the owner bit flips on every pass over the ring.
         self.cqe.wqe_index.next = self.ru.idx.val();
         self.cqe.status.next = self.ru.status.val();

@@ -79,6 +79,7 @@ pub mod fetch;
 pub mod fifo;
 pub mod hdr;
 pub mod icrc;
+pub mod mask;
 pub mod num;
 pub mod pack;
 pub mod pcie_rd;

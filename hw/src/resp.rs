@@ -37,6 +37,7 @@ use crate::desc::{
     SWC_BITS, TXD_BITS,
 };
 use crate::fifo::Fifo;
+use crate::mask::LowMask;
 use crate::num::Num;
 use crate::reg::Reg;
 use crate::table::Table;
@@ -514,6 +515,8 @@ pub struct Responder {
     va_iova: Signal<Local, Bits<64>>,
     rw_iova: Signal<Local, Bits<64>>,
     rq_mask: Signal<Local, Bits<16>>,
+    /// `rq_mask` from the ring's log2 size.
+    rq_mask_of: LowMask<16>,
     chunk: Signal<Local, Bits<16>>,
     peer_ok: Signal<Local, Bit>,
     pmtu64: Signal<Local, Bits<64>>,
@@ -1093,24 +1096,8 @@ impl Logic for Responder {
         self.ocp.iova.next = self.rw_iova.val();
         self.ocp.len.next = self.rv.length.val();
         self.ocp.lkey.next = self.rv.lkey.val();
-        // (1 << log2) - 1 as a thermometer code: bit i is log2 > i (no shift, no carry chain).
-        self.rq_mask.next = 0.into();
-        self.rq_mask.next = self.rq_mask.val().replace_bit(0, self.qv.rq_log2.val() > 0);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(1, self.qv.rq_log2.val() > 1);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(2, self.qv.rq_log2.val() > 2);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(3, self.qv.rq_log2.val() > 3);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(4, self.qv.rq_log2.val() > 4);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(5, self.qv.rq_log2.val() > 5);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(6, self.qv.rq_log2.val() > 6);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(7, self.qv.rq_log2.val() > 7);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(8, self.qv.rq_log2.val() > 8);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(9, self.qv.rq_log2.val() > 9);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(10, self.qv.rq_log2.val() > 10);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(11, self.qv.rq_log2.val() > 11);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(12, self.qv.rq_log2.val() > 12);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(13, self.qv.rq_log2.val() > 13);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(14, self.qv.rq_log2.val() > 14);
-        self.rq_mask.next = self.rq_mask.val().replace_bit(15, self.qv.rq_log2.val() > 15);
+        self.rq_mask_of.log2.next = self.qv.rq_log2.val();
+        self.rq_mask.next = self.rq_mask_of.mask.val();
         self.chunk.next = 64.into();
         if self.left.q.val() < 64 {
             self.chunk.next = self.left.q.val();
