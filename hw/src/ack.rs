@@ -45,9 +45,9 @@
 //! [`AckInPack`]: crate::desc::AckInPack
 
 use crate::desc::{
-    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, HeldPack, HeldUnpack, LackPack, NakFoldPack, NakFoldUnpack,
-    ReqStatePack, ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ACKIN_REPORT, CQR_BITS, CTLR_BITS,
-    LACK_BITS, RQS_BITS,
+    AckInUnpack, CqReqPack, CtlReqPack, ErrUnpack, HeldPack, LackPack, NakFoldPack, NakFoldUnpack, ReqStatePack,
+    ReqStateUnpack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ACKIN_REPORT, CQR_BITS, CTLR_BITS, LACK_BITS,
+    RQS_BITS,
 };
 use crate::fifo::Fifo;
 use crate::num::Num;
@@ -233,7 +233,6 @@ pub struct AckRecv {
     /// Per QP, the MSN kept while a READ's response is awaited (`HeldPack`).
     held: Table<Bits<64>, QPN_BITS>,
     hd: Reg<Bits<64>>,
-    hu: HeldUnpack,
     hp: HeldPack,
     /// The MSN this ACK completes up to, and the PSN its message starts at
     /// (the ACK's own, lACK for a HOLD word, a kept one for a READ's end).
@@ -242,14 +241,27 @@ pub struct AckRecv {
     /// The ACK word is a HOLD / RDONE word (`ACKIN_HOLD`, `ACKIN_RDONE`).
     w_hold: Signal<Local, Bit>,
     w_rdone: Signal<Local, Bit>,
+    /// `Held`'s decisions, computed in `Load` from the words the tables return
+    /// (`rqs_data`, the held table's `read_data`) and registered: lACK and the kept MSN as read.
+    l_acked: Signal<Local, Bits<24>>,
+    l_held_msn: Signal<Local, Bits<24>>,
+    l_posted16: Signal<Local, Bits<16>>,
+    /// lACK + 1, in 24 bits.
+    l_acked1: Signal<Local, Bits<24>>,
+    /// The word's MSN − lACK.
+    l_msn_dist: Signal<Local, Bits<24>>,
+    /// The kept MSN − the word's, and the word's − the kept one.
+    l_held_dist: Signal<Local, Bits<24>>,
+    l_hold_dist: Signal<Local, Bits<24>>,
+    /// The word's MSN lies within the posted WQEs / beyond them.
+    in_posted_q: Reg<Bit>,
+    beyond_posted_q: Reg<Bit>,
     /// The kept MSN is ahead of the word's.
-    held_ahead: Signal<Local, Bit>,
-    held_dist: Signal<Local, Bits<24>>,
-    hold_dist: Signal<Local, Bits<24>>,
-    /// The word's MSN − lACK, and whether that lies within the posted WQEs or beyond them.
-    msn_dist: Signal<Local, Bits<24>>,
-    in_posted: Signal<Local, Bit>,
-    beyond_posted: Signal<Local, Bit>,
+    held_ahead_q: Reg<Bit>,
+    /// No MSN is kept, or the word's is further.
+    hold_new_q: Reg<Bit>,
+    /// The word's MSN is the oldest WQE's (lACK + 1).
+    msn_oldest_q: Reg<Bit>,
     nfu: NakFoldUnpack,
     nfp: NakFoldPack,
     /// The chain word to write back in `Save`, and whether to.
@@ -396,10 +408,49 @@ impl Logic for AckRecv {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, word, rst_q, rs, cq_num, c_idx, c_status, c_qpn, scan_q, scan_sent, ctl_kind, nf, nf_w,
-            nf_we, ctl_run, lack_wr, hd, msn_e, mpsn_e, sf_v, sf_qpn, sf_op, sf_ecn, sf_path, sf_mp, sf_obl, cr_v,
-            scan_epsn, rto_due_q, prb_due_q
+            self,
+            clock,
+            state,
+            word,
+            rst_q,
+            rs,
+            cq_num,
+            c_idx,
+            c_status,
+            c_qpn,
+            scan_q,
+            scan_sent,
+            ctl_kind,
+            nf,
+            nf_w,
+            nf_we,
+            ctl_run,
+            lack_wr,
+            hd,
+            msn_e,
+            mpsn_e,
+            sf_v,
+            sf_qpn,
+            sf_op,
+            sf_ecn,
+            sf_path,
+            sf_mp,
+            sf_obl,
+            cr_v,
+            scan_epsn,
+            rto_due_q,
+            prb_due_q,
+            in_posted_q,
+            beyond_posted_q,
+            held_ahead_q,
+            hold_new_q,
+            msn_oldest_q
         );
+        self.in_posted_q.reset.next = self.reset.val();
+        self.beyond_posted_q.reset.next = self.reset.val();
+        self.held_ahead_q.reset.next = self.reset.val();
+        self.hold_new_q.reset.next = self.reset.val();
+        self.msn_oldest_q.reset.next = self.reset.val();
         self.state.reset.next = self.reset.val();
         self.rto_due_q.reset.next = self.reset.val();
         self.prb_due_q.reset.next = self.reset.val();
@@ -454,15 +505,27 @@ impl Logic for AckRecv {
         self.held.write_enable.next = false;
         self.held.write_address.next = self.au.qpn.val();
         self.held.write_data.next = self.hd.q.val();
-        self.hu.pword.next = self.hd.q.val();
         self.w_hold.next = (self.au.flags.val() & self.flag_hold.val()).any();
         self.w_rdone.next = (self.au.flags.val() & self.flag_rdone.val()).any();
         self.w_rdend.next = (self.au.flags.val() & self.flag_rdend.val()).any();
-        // MSN distances in 24 bits (Verilog would widen the differences).
-        self.held_dist.next = self.hu.msn.val() - self.au.msn.val();
-        self.held_ahead.next =
-            self.hu.valid.val().any() & (self.held_dist.val() != 0) & !self.held_dist.val().get_bit(23);
-        self.hold_dist.next = self.au.msn.val() - self.hu.msn.val();
+        // MSN distances in 24 bits (Verilog would widen the differences), from the words as read (`Load`):
+        // `ReqStatePack` has lACK at bit 0, `HeldPack` its valid bit at 0, MSN at 1 and PSN at 25.
+        self.l_acked.next = self.rqs_data.val().get_bits::<24>(0);
+        self.l_held_msn.next = self.held.read_data.val().get_bits::<24>(1);
+        self.l_held_dist.next = self.l_held_msn.val() - self.au.msn.val();
+        self.held_ahead_q.d.next =
+            self.held.read_data.val().get_bit(0) & (self.l_held_dist.val() != 0) & !self.l_held_dist.val().get_bit(23);
+        self.l_hold_dist.next = self.au.msn.val() - self.l_held_msn.val();
+        self.hold_new_q.d.next = !self.held.read_data.val().get_bit(0)
+            | ((self.l_hold_dist.val() != 0) & !self.l_hold_dist.val().get_bit(23));
+        self.l_posted16.next = self.au.sq_pi.val() - self.l_acked.val().get_bits::<16>(0);
+        self.l_msn_dist.next = self.au.msn.val() - self.l_acked.val();
+        self.in_posted_q.d.next =
+            !self.l_msn_dist.val().get_bit(23) & (self.l_msn_dist.val() <= bit_cast::<24, 16>(self.l_posted16.val()));
+        self.beyond_posted_q.d.next =
+            !self.l_msn_dist.val().get_bit(23) & (self.l_msn_dist.val() > bit_cast::<24, 16>(self.l_posted16.val()));
+        self.l_acked1.next = self.l_acked.val() + 1;
+        self.msn_oldest_q.d.next = self.au.msn.val() == self.l_acked1.val();
         // A HOLD ACK's MSN is kept if it is the furthest yet.
         self.hp.valid.next = 1.into();
         self.hp.msn.next = self.au.msn.val();
@@ -605,9 +668,6 @@ impl Logic for AckRecv {
         // WQEs posted and not yet completed, in the PI's 16 bits (Verilog would widen the difference).
         self.posted16.next = self.au.sq_pi.val() - self.ru.acked.val().get_bits::<16>(0);
         self.posted.next = bit_cast::<24, 16>(self.posted16.val());
-        self.msn_dist.next = self.au.msn.val() - self.ru.acked.val();
-        self.in_posted.next = !self.msn_dist.val().get_bit(23) & (self.msn_dist.val() <= self.posted.val());
-        self.beyond_posted.next = !self.msn_dist.val().get_bit(23) & (self.msn_dist.val() > self.posted.val());
         self.syn_class.next = self.au.syndrome.val().get_bits::<3>(5);
         self.rqs_addr.next = self.au.qpn.val();
         self.rqs_we.next = false;
@@ -846,26 +906,25 @@ impl Logic for AckRecv {
                 if self.w_hold.val() {
                     self.msn_e.d.next = self.ru.acked.val();
                     // An MSN beyond the posted WQEs is bad input: not kept, counted.
-                    self.cnt_bad.next = (self.syn_class.val() == self.class_ack.val()) & self.beyond_posted.val();
+                    self.cnt_bad.next = (self.syn_class.val() == self.class_ack.val()) & self.beyond_posted_q.q.val();
                     if (self.syn_class.val() == self.class_ack.val())
-                        & self.in_posted.val()
-                        & ((!self.hu.valid.val().any())
-                            | ((self.hold_dist.val() != 0) & !self.hold_dist.val().get_bit(23)))
+                        & self.in_posted_q.q.val()
+                        & self.hold_new_q.q.val()
                     {
                         self.held.write_enable.next = true;
                         self.held.write_data.next = self.hp.pword.val();
                     }
-                } else if self.w_rdone.val() & self.w_rdend.val() & (self.au.msn.val() == self.reqp.acked.val()) {
+                } else if self.w_rdone.val() & self.w_rdend.val() & self.msn_oldest_q.q.val() {
                     // The last READ in flight is done: the kept MSN too, if further.
-                    if self.held_ahead.val() {
-                        self.msn_e.d.next = self.hu.msn.val();
-                        self.mpsn_e.d.next = self.hu.psn.val();
+                    if self.held_ahead_q.q.val() {
+                        self.msn_e.d.next = self.hd.q.val().get_bits::<24>(1);
+                        self.mpsn_e.d.next = self.hd.q.val().get_bits::<24>(25);
                     }
                     self.held.write_enable.next = true;
                     self.held.write_data.next = 0.into();
                 }
                 self.state.d.next = AckState::Proc;
-                if self.w_rdone.val() & (self.au.msn.val() != self.reqp.acked.val()) {
+                if self.w_rdone.val() & !self.msn_oldest_q.q.val() {
                     // A READ's end for a WQE that is not the oldest: bad input, ignored.
                     self.cnt_bad.next = true;
                     self.state.d.next = AckState::Idle;

@@ -395,6 +395,7 @@ impl Logic for RnicCore {
         // SQ engine.
         self.sq.db_valid.next = self.regs.sq_db.val();
         self.sq.db_qpn.next = self.regs.db_qpn.val();
+        self.sq.bar_wr.next = self.reg_wr_valid.val();
         self.sq.now.next = self.regs.now.val();
         // SQ rewinds: QPN from the commit value, the position from the staging words (`regs::rewind`).
         self.rewp.qpn.next = self.regs.commit_val.val().get_bits::<QPN_BITS>(0);

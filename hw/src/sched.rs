@@ -51,6 +51,15 @@ pub struct Scheduler {
     rung: Reg<Bits<NUM_QPS>>,
     db_new: Signal<Local, Bit>,
     requeue: Signal<Local, Bit>,
+    /// The turn end is taken (`done_valid & done_ready`).
+    take: Signal<Local, Bit>,
+    one: Signal<Local, Bits<NUM_QPS>>,
+    /// One-hot: the doorbell's QP (all zero without a doorbell).
+    db_hot: Signal<Local, Bits<NUM_QPS>>,
+    /// One-hot: the popped QP (all zero without a pop).
+    pop_hot: Signal<Local, Bits<NUM_QPS>>,
+    /// One-hot: the QP whose turn ends.
+    done_hot: Signal<Local, Bits<NUM_QPS>>,
     active_next: Signal<Local, Bits<NUM_QPS>>,
     rung_next: Signal<Local, Bits<NUM_QPS>>,
 }
@@ -75,27 +84,32 @@ impl Logic for Scheduler {
         self.requeue.next = self.done_more.val()
             | self.rung.q.val().get_bit(self.done_qpn.val().index())
             | (self.db_valid.val() & (self.db_qpn.val() == self.done_qpn.val()));
-        self.schedq.write.next = false;
+        self.take.next = self.done_valid.val() & !self.db_new.val();
+        self.schedq.write.next = self.db_new.val() | (self.take.val() & self.requeue.val());
         self.schedq.data_in.next = self.db_qpn.val();
-        self.active_next.next = self.active.q.val();
-        self.rung_next.next = self.rung.q.val();
-        // Popped: doorbells from now on are news to the engine.
+        if !self.db_new.val() {
+            self.schedq.data_in.next = self.done_qpn.val();
+        }
+        // The bit vectors are updated bit by bit from one-hot codes: only the
+        // turn end's take depends on the active bit the doorbell's QPN selects.
+        self.one.next = 1.into();
+        self.db_hot.next = 0.into();
+        if self.db_valid.val() {
+            self.db_hot.next = self.one.val() << self.db_qpn.val();
+        }
+        self.pop_hot.next = 0.into();
         if self.schedq.read.val() {
-            self.rung_next.next = self.rung_next.val().replace_bit(self.schedq.data_out.val().index(), false);
+            self.pop_hot.next = self.one.val() << self.schedq.data_out.val();
         }
-        if self.db_new.val() {
-            self.active_next.next = self.active_next.val().replace_bit(self.db_qpn.val().index(), true);
-            self.schedq.write.next = true;
-        } else if self.db_valid.val() {
-            self.rung_next.next = self.rung_next.val().replace_bit(self.db_qpn.val().index(), true);
-        }
-        if self.done_valid.val() & !self.db_new.val() {
-            self.rung_next.next = self.rung_next.val().replace_bit(self.done_qpn.val().index(), false);
-            if self.requeue.val() {
-                self.schedq.write.next = true;
-                self.schedq.data_in.next = self.done_qpn.val();
-            } else {
-                self.active_next.next = self.active_next.val().replace_bit(self.done_qpn.val().index(), false);
+        self.done_hot.next = self.one.val() << self.done_qpn.val();
+        // A doorbell activates its QP (no change if active) and rings it if it was
+        // active already; a pop means doorbells from now on are news to the engine.
+        self.active_next.next = self.active.q.val() | self.db_hot.val();
+        self.rung_next.next = (self.rung.q.val() & !self.pop_hot.val()) | (self.db_hot.val() & self.active.q.val());
+        if self.take.val() {
+            self.rung_next.next = self.rung_next.val() & !self.done_hot.val();
+            if !self.requeue.val() {
+                self.active_next.next = self.active_next.val() & !self.done_hot.val();
             }
         }
         self.active.d.next = self.active_next.val();

@@ -30,6 +30,8 @@ pub struct SqEngine {
     pub db_valid: Signal<In, Bit>,
     /// QPN of the doorbell.
     pub db_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// Some BAR write this cycle, a doorbell or not (`db_qpn` is then the write's QPN field).
+    pub bar_wr: Signal<In, Bit>,
     /// Cycle counter (TX timestamps).
     pub now: Signal<In, Bits<64>>,
     /// QPC table read address.
@@ -159,13 +161,14 @@ impl Logic for SqEngine {
         self.turn.reset.next = self.reset.val();
         self.rewq.reset.next = self.reset.val();
         self.jobq.reset.next = self.reset.val();
-        // A rewound QP is kicked into the scheduler in a cycle without a host doorbell.
-        self.sched.db_valid.next = self.db_valid.val() | self.turn.kick_valid.val();
+        // A rewound QP is kicked into the scheduler in a cycle without a BAR write:
+        // the QPN is picked by the write strobe, not by the doorbell's address decode.
+        self.sched.db_valid.next = self.db_valid.val() | (self.turn.kick_valid.val() & !self.bar_wr.val());
         self.sched.db_qpn.next = self.turn.kick_qpn.val();
-        if self.db_valid.val() {
+        if self.bar_wr.val() {
             self.sched.db_qpn.next = self.db_qpn.val();
         }
-        self.turn.kick_ready.next = !self.db_valid.val();
+        self.turn.kick_ready.next = !self.bar_wr.val();
         self.rewq.write.next = self.rew_write.val() & !self.rewq.full.val();
         self.rewq.data_in.next = self.rew_data.val();
         self.cnt_rewind_drop.next = self.rew_write.val() & self.rewq.full.val();

@@ -382,6 +382,7 @@ enum Cpl {
 struct Ports {
     db_valid: PortId,
     db_qpn: PortId,
+    bar_wr: PortId,
     now: PortId,
     qpc_addr: PortId,
     qpc_data: PortId,
@@ -439,6 +440,7 @@ impl Ports {
         Ports {
             db_valid: p("db_valid"),
             db_qpn: p("db_qpn"),
+            bar_wr: p("bar_wr"),
             now: p("now"),
             qpc_addr: p("qpc_addr"),
             qpc_data: p("qpc_data"),
@@ -1891,7 +1893,10 @@ impl Tb {
         self.m.set_wide(p.mr_data, &self.mr_q);
         self.m.set(p.now, t);
         self.m.set(p.db_valid, db.is_some() as u64);
-        self.m.set(p.db_qpn, db.map_or(0, |qi| self.qps[qi].qpn as u64));
+        // Other BAR writes (register writes, RQ doorbells) hold back the turn engine's kicks too.
+        let bar_other = db.is_none() && self.rng.pct(10);
+        self.m.set(p.bar_wr, (db.is_some() || bar_other) as u64);
+        self.m.set(p.db_qpn, db.map_or(if bar_other { self.rng.below(256) } else { 0 }, |qi| self.qps[qi].qpn as u64));
         let rd_ready = self.rng.pct(self.cfg.rd_ready_pct);
         if t >= self.txd_full_until && self.rng.below(1000) < 2 {
             self.txd_full_until = t + self.rng.range(10, 400);
