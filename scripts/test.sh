@@ -56,6 +56,11 @@ cargo test --workspace "${profile[@]}" "$@"
 if [ $# -eq 0 ]; then
     echo "== end-to-end tests again on the board shell (RNIC_SIM_TOP=shell: PCIe block interfaces, MAC FIFOs)"
     RNIC_SIM_TOP=shell cargo test -p rnic-tests "${profile[@]}"
+    echo "== waveforms: the tracing builds (features vcd and fst: one format per Verilator model)"
+    for f in vcd fst; do
+        cargo test -p rnic-sim --features "$f" "${profile[@]}" --test model --test nic -- wave vcd fst
+        cargo test -p rnic-tools --features "$f" "${profile[@]}" --test cli -- wave
+    done
     echo "== board tops (scripts/board.sh --check: generation, Verilator lint, Yosys loop check)"
     bash scripts/board.sh --check
 fi

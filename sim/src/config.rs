@@ -66,8 +66,12 @@ pub struct SimConfig {
     pub host_mem_bytes: u64,
     /// Write every frame any NIC transmits to this pcap file.
     pub pcap: Option<PathBuf>,
-    /// Write a VCD waveform of NIC i to `<vcd>/nic<i>.vcd` (needs the `vcd` feature).
-    pub vcd: Option<PathBuf>,
+    /// Write a waveform of each NIC: `run.fst` names `run.nic0.fst`,
+    /// `run.nic1.fst`, ... (`.vcd` or `.fst`, the format rnic-sim is built
+    /// for: its `vcd` or `fst` feature). Default None.
+    pub waves: Option<PathBuf>,
+    /// The cycles the waveforms hold (default: all).
+    pub waves_window: crate::WaveWindow,
     /// Cycles [`rnic_driver::Device::wait`] advances the cluster (default 16:
     /// 64 ns, below the core's reaction time, so polling does not overshoot much).
     pub wait_cycles: u64,
@@ -101,7 +105,8 @@ impl Default for SimConfig {
             leaf_spine: None,
             host_mem_bytes: 1 << 30,
             pcap: None,
-            vcd: None,
+            waves: None,
+            waves_window: crate::WaveWindow::default(),
             wait_cycles: 16,
             reg_timeout_cycles: 100_000,
             fail_on_violation: true,

@@ -31,8 +31,8 @@ pub use device::CosimDevice;
 pub use fabric::{ip_of, ip_reg, mac_of, mac_reg};
 pub use faults::{FrameClass, LinkFaults, LinkStats, RandomFaults};
 pub use mem::{DmaDir, Violation, HOST_MEM_BASE};
-pub use model::{Model, ModelError, PortDir, PortId, PortInfo};
-pub use nic::{SimNic, SimTop};
+pub use model::{Model, ModelError, PortDir, PortId, PortInfo, WaveFormat, WaveWindow};
+pub use nic::{wave_path, SimNic, SimTop};
 
 /// Errors of the simulator.
 #[derive(Debug, thiserror::Error)]

@@ -28,9 +28,9 @@ pub struct PortInfo {
     pub dir: PortDir,
 }
 
-/// VCD trace entry points of a top (present with the `vcd` feature).
+/// Waveform entry points of a top (present with the `vcd` or `fst` feature).
 #[derive(Clone, Copy)]
-#[allow(dead_code)] // only read with the `vcd` feature
+#[allow(dead_code)] // only read with the `vcd` or `fst` feature
 pub(crate) struct TraceFns {
     pub open: unsafe extern "C" fn(*mut c_void, *const c_char) -> i32,
     pub dump: unsafe extern "C" fn(*mut c_void, u64),
@@ -106,6 +106,53 @@ pub enum ModelError {
     Trace(String),
 }
 
+/// A waveform file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaveFormat {
+    /// Value change dump (`.vcd`), text.
+    Vcd,
+    /// GTKWave's Fast Signal Trace (`.fst`), compressed.
+    Fst,
+}
+
+impl WaveFormat {
+    /// The format this build of rnic-sim writes: cargo feature `fst` or `vcd` (a
+    /// Verilator model traces one format), or None without either.
+    pub const BUILT: Option<WaveFormat> = if cfg!(feature = "fst") {
+        Some(WaveFormat::Fst)
+    } else if cfg!(feature = "vcd") {
+        Some(WaveFormat::Vcd)
+    } else {
+        None
+    };
+
+    /// The format a file name asks for, by its extension.
+    pub fn of_path(path: &std::path::Path) -> Option<WaveFormat> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "vcd" => Some(WaveFormat::Vcd),
+            "fst" => Some(WaveFormat::Fst),
+            _ => None,
+        }
+    }
+
+    /// The file extension and the cargo feature of the format.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaveFormat::Vcd => "vcd",
+            WaveFormat::Fst => "fst",
+        }
+    }
+}
+
+/// The cycles a waveform holds, `first..=last` (`last` None: to the end of the run).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaveWindow {
+    /// First cycle written.
+    pub first: u64,
+    /// Last cycle written; the file is closed after it.
+    pub last: Option<u64>,
+}
+
 /// One instance of a verilated top. Not `Send`: a model stays on the thread that made it.
 pub struct Model {
     info: &'static TopInfo,
@@ -113,6 +160,9 @@ pub struct Model {
     clock: Option<PortId>,
     time: u64,
     tracing: bool,
+    /// Half-cycle times of the waveform window, inclusive.
+    trace_from: u64,
+    trace_to: u64,
     _not_send: PhantomData<*mut ()>,
 }
 
@@ -134,7 +184,16 @@ impl Model {
         // SAFETY: the constructor returns a fresh, owned model.
         let raw = unsafe { (info.new)() };
         assert!(!raw.is_null(), "model constructor of {name} returned null");
-        let mut m = Model { info, raw, clock: None, time: 0, tracing: false, _not_send: PhantomData };
+        let mut m = Model {
+            info,
+            raw,
+            clock: None,
+            time: 0,
+            tracing: false,
+            trace_from: 0,
+            trace_to: u64::MAX,
+            _not_send: PhantomData,
+        };
         m.clock = m.port("clock").ok();
         Ok(m)
     }
@@ -341,7 +400,7 @@ impl Model {
         self.clock_high();
     }
 
-    /// Half-cycles evaluated so far (the VCD time unit).
+    /// Half-cycles evaluated so far (cycle n spans half-cycles 2n and 2n + 1).
     pub fn time(&self) -> u64 {
         self.time
     }
@@ -349,27 +408,66 @@ impl Model {
     #[inline]
     fn dump(&mut self) {
         if self.tracing {
-            if let Some(t) = self.info.trace {
-                // SAFETY: tracing was opened on this live model.
-                unsafe { (t.dump)(self.raw, self.time) }
+            if self.time >= self.trace_from && self.time <= self.trace_to {
+                if let Some(t) = self.info.trace {
+                    // SAFETY: tracing was opened on this live model. Times in ps: a cycle is CLOCK_PS.
+                    unsafe { (t.dump)(self.raw, self.time * (rnic_spec::params::CLOCK_PS / 2)) }
+                }
+            }
+            if self.time >= self.trace_to {
+                self.trace_close();
             }
         }
     }
 
-    /// Starts writing a VCD waveform to `path` (needs the `vcd` cargo feature).
-    pub fn trace_vcd(&mut self, path: &std::path::Path) -> Result<(), ModelError> {
-        let t =
-            self.info.trace.ok_or_else(|| ModelError::Trace("built without the `vcd` feature of rnic-sim".into()))?;
+    /// Writes a waveform of `window`'s cycles (counted from the model's
+    /// creation) to `path`, whose extension (`.vcd`, `.fst`) must name the
+    /// format this build traces ([`WaveFormat::BUILT`]). The time axis is
+    /// simulated time in picoseconds, the clock's period per cycle, as in
+    /// the pcap capture.
+    pub fn trace(&mut self, path: &std::path::Path, window: WaveWindow) -> Result<(), ModelError> {
+        let asked = WaveFormat::of_path(path)
+            .ok_or_else(|| ModelError::Trace(format!("{}: a waveform file is named .vcd or .fst", path.display())))?;
+        let built = WaveFormat::BUILT.ok_or_else(|| {
+            ModelError::Trace(format!(
+                "{}: waveforms need rnic-sim built with its `{}` feature (cargo --features {}, or rnic-tools' feature of that name)",
+                path.display(),
+                asked.name(),
+                asked.name()
+            ))
+        })?;
+        if asked != built {
+            return Err(ModelError::Trace(format!(
+                "{}: this build writes {} waveforms (feature `{}`), not {}: name the file .{} or rebuild with the `{}` feature instead",
+                path.display(),
+                built.name().to_uppercase(),
+                built.name(),
+                asked.name().to_uppercase(),
+                built.name(),
+                asked.name()
+            )));
+        }
+        if window.last.is_some_and(|l| l < window.first) {
+            return Err(ModelError::Trace(format!("waveform window {}..={:?} is empty", window.first, window.last)));
+        }
+        let t = self.info.trace.ok_or_else(|| ModelError::Trace("this top was built without tracing".into()))?;
         let c = CString::new(path.to_string_lossy().as_bytes()).map_err(|e| ModelError::Trace(e.to_string()))?;
         // SAFETY: live model, NUL-terminated path.
         if unsafe { (t.open)(self.raw, c.as_ptr()) } != 0 {
             return Err(ModelError::Trace(format!("cannot open {}", path.display())));
         }
+        self.trace_from = window.first.saturating_mul(2);
+        self.trace_to = window.last.map_or(u64::MAX, |l| l.saturating_mul(2).saturating_add(1));
         self.tracing = true;
         Ok(())
     }
 
-    /// Flushes and closes the VCD waveform, if one is open.
+    /// Whether a waveform is being written (opened and its window not yet past).
+    pub fn tracing(&self) -> bool {
+        self.tracing
+    }
+
+    /// Flushes and closes the waveform, if one is open.
     pub fn trace_close(&mut self) {
         if let (true, Some(t)) = (self.tracing, self.info.trace) {
             // SAFETY: live model with an open trace.

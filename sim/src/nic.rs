@@ -219,6 +219,13 @@ pub struct SimNic {
     rx_mid: bool,
 }
 
+/// NIC `index`'s waveform file: `run.fst` gives `run.nic<index>.fst`.
+pub fn wave_path(path: &std::path::Path, index: usize) -> std::path::PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!("{stem}.nic{index}.{ext}"))
+}
+
 /// Cycles [`SimNic::function_reset`] holds the core's reset.
 pub const RESET_CYCLES: u64 = 16;
 
@@ -229,9 +236,8 @@ impl SimNic {
             SimTop::Core => "core",
             SimTop::Shell => "shell",
         })?;
-        if let Some(dir) = &cfg.vcd {
-            std::fs::create_dir_all(dir).map_err(|e| SimError::Io(format!("{}: {e}", dir.display())))?;
-            model.trace_vcd(&dir.join(format!("nic{index}.vcd")))?;
+        if let Some(path) = &cfg.waves {
+            model.trace(&wave_path(path, index), cfg.waves_window)?;
         }
         let p = match cfg.top {
             SimTop::Core => {

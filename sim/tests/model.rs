@@ -1,7 +1,7 @@
 //! The generic model API against the emitted Verilog of every top.
 
 use rnic_sim::model::{top_names, top_ports};
-use rnic_sim::{Model, ModelError, PortDir};
+use rnic_sim::{Model, ModelError, PortDir, WaveFormat, WaveWindow};
 
 #[test]
 fn core_top_is_built_with_its_documented_ports() {
@@ -91,25 +91,70 @@ fn every_top_instantiates_and_clocks() {
     }
 }
 
-#[cfg(not(feature = "vcd"))]
-#[test]
-fn vcd_needs_the_feature() {
+/// The error of `trace` on `name`, which must fail.
+fn trace_error(name: &str, window: WaveWindow) -> String {
     let mut m = Model::new("core").unwrap();
-    assert!(matches!(m.trace_vcd(std::path::Path::new("/tmp/x.vcd")), Err(ModelError::Trace(_))));
+    let path = std::env::temp_dir().join(name);
+    match m.trace(&path, window) {
+        Err(ModelError::Trace(e)) => e,
+        other => panic!("{name}: expected a trace error, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn waves_refuse_what_the_build_cannot_write() {
+    assert!(trace_error("x.txt", WaveWindow::default()).contains("named .vcd or .fst"));
+    for f in [WaveFormat::Vcd, WaveFormat::Fst] {
+        if WaveFormat::BUILT == Some(f) {
+            continue;
+        }
+        let e = trace_error(&format!("rnic-sim-refused.{}", f.name()), WaveWindow::default());
+        assert!(e.contains(&format!("`{}` feature", f.name())), "{e}");
+    }
+    if WaveFormat::BUILT.is_some() {
+        let name = format!("rnic-sim-empty.{}", WaveFormat::BUILT.unwrap().name());
+        assert!(trace_error(&name, WaveWindow { first: 5, last: Some(4) }).contains("empty"));
+    }
+}
+
+/// Writes cycles 3..=5 of a 10-cycle run; returns the file (removed by the caller).
+#[cfg(any(feature = "vcd", feature = "fst"))]
+fn windowed_waveform(ext: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("rnic-sim-window-{}.{ext}", std::process::id()));
+    let mut m = Model::new("core").unwrap();
+    m.trace(&path, WaveWindow { first: 3, last: Some(5) }).unwrap();
+    for cycle in 0..10 {
+        m.tick();
+        assert_eq!(m.tracing(), cycle < 5, "after cycle {cycle}: the file is closed with the window's last");
+    }
+    path
 }
 
 #[cfg(feature = "vcd")]
 #[test]
-fn vcd_waveform_is_written() {
-    let path = std::env::temp_dir().join(format!("rnic-sim-{}.vcd", std::process::id()));
-    {
-        let mut m = Model::new("core").unwrap();
-        m.trace_vcd(&path).unwrap();
-        for _ in 0..4 {
-            m.tick();
-        }
-    }
+fn vcd_holds_the_window_in_picoseconds() {
+    let path = windowed_waveform("vcd");
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(text.contains("$var") && text.contains("clock"));
     std::fs::remove_file(&path).unwrap();
+    assert!(text.contains("$var") && text.contains("clock"));
+    assert!(text.contains("$timescale 1ps $end"), "{}", &text[..text.len().min(400)]);
+    let stamps: Vec<u64> = text.lines().filter_map(|l| l.strip_prefix('#')).map(|t| t.parse().unwrap()).collect();
+    let half = rnic_spec::params::CLOCK_PS / 2;
+    // Cycle n is dumped at half-cycles 2n (clock low) and 2n + 1 (clock high).
+    let want: Vec<u64> = (6..=11).map(|h| h * half).collect();
+    assert_eq!(stamps, want);
+}
+
+#[cfg(feature = "fst")]
+#[test]
+fn fst_holds_the_window_in_picoseconds() {
+    let path = windowed_waveform("fst");
+    let b = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // FST's header block: tag 0, then big-endian start and end times at 9 and 17, the timescale exponent at 73.
+    assert_eq!(b[0], 0, "header block first");
+    let be = |o: usize| u64::from_be_bytes(b[o..o + 8].try_into().unwrap());
+    let half = rnic_spec::params::CLOCK_PS / 2;
+    assert_eq!((be(9), be(17)), (6 * half, 11 * half));
+    assert_eq!(b[73] as i8, -12, "timescale 1 ps");
 }

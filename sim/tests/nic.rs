@@ -105,14 +105,16 @@ fn pcap_file_is_created_for_the_cluster() {
 #[cfg(feature = "vcd")]
 #[test]
 fn vcd_per_nic_is_written() {
-    let dir = std::env::temp_dir().join(format!("rnic-sim-vcd-{}", std::process::id()));
+    let path = std::env::temp_dir().join(format!("rnic-sim-waves-{}.vcd", std::process::id()));
     {
-        let mut c = Cluster::new(2, SimConfig { vcd: Some(dir.clone()), ..Default::default() }).unwrap();
+        let mut c = Cluster::new(2, SimConfig { waves: Some(path.clone()), ..Default::default() }).unwrap();
         c.run(10);
     }
     for i in 0..2 {
-        let text = std::fs::read_to_string(dir.join(format!("nic{i}.vcd"))).unwrap();
+        let file = rnic_sim::wave_path(&path, i);
+        assert!(file.to_string_lossy().ends_with(&format!(".nic{i}.vcd")));
+        let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.contains("net_tx_valid"));
+        std::fs::remove_file(&file).unwrap();
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }

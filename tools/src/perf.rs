@@ -211,9 +211,20 @@ struct Args {
     /// Print both NICs' event counters at the end, read at one simulated instant.
     #[arg(long)]
     counters: bool,
-    /// Write every frame to this pcap file.
+    /// Write every frame to this pcap file (timestamps in simulated time).
     #[arg(long)]
     pcap: Option<PathBuf>,
+    /// Write each NIC's waveform: FILE.vcd or FILE.fst gives FILE.nic0.vcd,
+    /// FILE.nic1.vcd, ... Needs rnic-perf built with the feature of that
+    /// format (`cargo run --release --features fst -p rnic-tools --bin
+    /// rnic-perf -- ...`). The time axis is simulated time, one cycle = 4 ns,
+    /// as the pcap's timestamps.
+    #[arg(long, value_name = "FILE")]
+    waves: Option<PathBuf>,
+    /// The cycles the waveforms hold: FIRST:LAST, FIRST: (to the end) or
+    /// :LAST, counted from the start of the simulation (default: all).
+    #[arg(long, value_name = "FIRST:LAST", value_parser = parse_window, requires = "waves")]
+    waves_window: Option<rnic_sim::WaveWindow>,
     /// PCIe round trip of DMA reads, ns.
     #[arg(long, default_value_t = 1000)]
     pcie_rtt_ns: u64,
@@ -610,6 +621,18 @@ fn uplink(v: &str) -> Result<(usize, f64), String> {
     Ok((s, g))
 }
 
+/// A cycle window `FIRST:LAST`, `FIRST:` or `:LAST` (inclusive).
+fn parse_window(v: &str) -> Result<rnic_sim::WaveWindow, String> {
+    let (first, last) = v.split_once(':').ok_or_else(|| format!("{v}: give FIRST:LAST, FIRST: or :LAST (cycles)"))?;
+    let cycle = |s: &str| s.trim().parse::<u64>().map_err(|_| format!("{s:?} is not a cycle number"));
+    let first = if first.trim().is_empty() { 0 } else { cycle(first)? };
+    let last = if last.trim().is_empty() { None } else { Some(cycle(last)?) };
+    if last.is_some_and(|l| l < first) {
+        return Err(format!("{v}: the last cycle is before the first"));
+    }
+    Ok(rnic_sim::WaveWindow { first, last })
+}
+
 /// A percentage in [0, 100].
 fn percent(v: &str) -> Result<f64, String> {
     let p: f64 = v.parse().map_err(|_| format!("{v} is not a number"))?;
@@ -977,6 +1000,13 @@ struct Totals {
 }
 
 fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
+    if matches!(a.test, Test::Incast | Test::Perm) && (a.pcap.is_some() || a.waves.is_some()) {
+        return Err(
+            "--pcap and --waves are for the two-NIC tests (write_bw, read_bw, send_bw, *_lat), not incast or perm"
+                .to_string()
+                .into(),
+        );
+    }
     if a.test == Test::Incast {
         return run_incast(a);
     }
@@ -986,6 +1016,8 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
     let mut cfg = SimConfig {
         pcap: a.pcap.clone(),
+        waves: a.waves.clone(),
+        waves_window: a.waves_window.unwrap_or_default(),
         pcie_rtt_ns: a.pcie_rtt_ns,
         pcie_jitter_ns: a.pcie_jitter_ns,
         pcie_mrrs: a.pcie_mrrs,
@@ -1094,6 +1126,18 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     if let Some(s) = &counters {
         print_counters(s);
+    }
+    if let Some(w) = &a.waves {
+        let end = nics.cluster.borrow().now().saturating_sub(1);
+        let win = a.waves_window.unwrap_or_default();
+        out!(
+            " waves         : {} and {}, cycles {} to {} (one cycle = {} ns)",
+            rnic_sim::wave_path(w, 0).display(),
+            rnic_sim::wave_path(w, 1).display(),
+            win.first,
+            win.last.map_or(end, |l| l.min(end)),
+            rnic_spec::params::CLOCK_PS / 1000
+        );
     }
     if a.spines.is_some() {
         let c = nics.cluster.borrow();

@@ -225,6 +225,72 @@ fn perftest_flags_and_refusals() {
     refused(&["write_bw", "-s", "1G", "-t", "16", "-n", "100"], "simulated host memory");
 }
 
+#[test]
+fn waveform_flags_are_checked() {
+    let refused = |args: &[&str], why: &str| {
+        let (ok, out, err) = perf(args);
+        assert!(!ok && err.contains(why), "{args:?}: {out}\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    let dir = std::env::temp_dir();
+    let file = |ext: &str| dir.join(format!("rnic-cli-refused-{}.{ext}", std::process::id())).display().to_string();
+    refused(&["write_lat", "-n", "2", "--waves", &file("txt")], "named .vcd or .fst");
+    refused(&["write_lat", "--waves-window", "1:2"], "--waves");
+    refused(&["write_lat", "--waves", &file("vcd"), "--waves-window", "9:3"], "before the first");
+    refused(&["write_lat", "--waves", &file("vcd"), "--waves-window", "x"], "FIRST:LAST");
+    refused(&["perm", "--pcap", &file("pcap")], "not incast or perm");
+    // A format this build does not write names the feature to build with.
+    let built = if cfg!(feature = "fst") {
+        Some("fst")
+    } else if cfg!(feature = "vcd") {
+        Some("vcd")
+    } else {
+        None
+    };
+    for ext in ["vcd", "fst"].into_iter().filter(|e| Some(*e) != built) {
+        refused(&["write_lat", "-n", "2", "--waves", &file(ext)], &format!("`{ext}` feature"));
+    }
+}
+
+/// `--waves` with a window: a file per NIC, holding those cycles in ps
+/// (built with `--features vcd` or `--features fst`, as scripts/test.sh does).
+#[cfg(any(feature = "vcd", feature = "fst"))]
+#[test]
+fn waves_of_a_window_are_written_per_nic() {
+    let ext = if cfg!(feature = "fst") { "fst" } else { "vcd" };
+    let base = std::env::temp_dir().join(format!("rnic-cli-waves-{}.{ext}", std::process::id()));
+    let out = perf_ok(&[
+        "write_lat",
+        "-s",
+        "64",
+        "-n",
+        "3",
+        "--waves",
+        &base.display().to_string(),
+        "--waves-window",
+        "100:199",
+    ]);
+    assert!(out.contains(" waves         : ") && out.contains("cycles 100 to 199 (one cycle = 4 ns)"), "{out}");
+    for nic in 0..2 {
+        let f = base.with_file_name(format!("rnic-cli-waves-{}.nic{nic}.{ext}", std::process::id()));
+        let b = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        std::fs::remove_file(&f).unwrap();
+        let (first, last) = if ext == "fst" {
+            let be = |o: usize| u64::from_be_bytes(b[o..o + 8].try_into().unwrap());
+            assert_eq!(b[73] as i8, -12, "timescale 1 ps");
+            (be(9), be(17))
+        } else {
+            let text = String::from_utf8(b).unwrap();
+            assert!(text.contains("$timescale 1ps $end"));
+            let stamps: Vec<u64> =
+                text.lines().filter_map(|l| l.strip_prefix('#')).map(|t| t.parse().unwrap()).collect();
+            (stamps[0], *stamps.last().unwrap())
+        };
+        // Cycle 100's clock-low edge to cycle 199's clock-high edge, at 4 ns a cycle.
+        assert_eq!((first, last), (100 * 4000, 199 * 4000 + 2000), "NIC {nic}");
+    }
+}
+
 /// `rnic-perf ... | head -3`: the reader goes away after the header; the
 /// tool stops at once, quietly, with status 0 (it would otherwise run for
 /// many minutes).
