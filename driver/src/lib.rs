@@ -55,8 +55,9 @@ pub enum DriverError {
     Device(String),
 }
 
-/// A NIC as the host library sees it.
-pub trait Device {
+/// A NIC as the host library sees it; shared between threads (every
+/// method takes `&self`: a backend serializes what must be).
+pub trait Device: Send + Sync {
     /// Reads a 64-bit BAR0 register.
     fn read_reg(&self, offset: u32) -> Result<u64, DriverError>;
     /// Writes a 64-bit BAR0 register (doorbells included).

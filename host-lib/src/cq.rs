@@ -9,7 +9,7 @@ use rnic_driver::{DmaAccess, DmaBuf};
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, Cqe, CQE_BYTES};
 use rnic_spec::regs::{self, cq, NUM_STAGE};
 use std::collections::VecDeque;
-use std::rc::Rc;
+use std::sync::Arc;
 use zerocopy::FromBytes;
 
 /// Completion status (`ibv_wc_status`; values from `rnic_spec::desc::cqe_status`).
@@ -200,7 +200,7 @@ impl Drop for CqLife {
 /// or explicitly with [`Cq::destroy_cq`].
 #[derive(Clone)]
 pub struct Cq {
-    life: Rc<CqLife>,
+    life: Arc<CqLife>,
 }
 
 impl Cq {
@@ -217,7 +217,7 @@ impl Cq {
         // The NIC only writes CQEs; it never needs to read them.
         let buf = ctx.dev().alloc_dma(CQE_BYTES << log2, DmaAccess { device_read: false, device_write: true })?;
         ctx.state().cqs[cqn] = Some(CqInner { buf, log2, ci: 0, committed: 0, pending: VecDeque::new() });
-        let cq = Cq { life: Rc::new(CqLife { ctx: ctx.clone(), cqn: cqn as u32 }) };
+        let cq = Cq { life: Arc::new(CqLife { ctx: ctx.clone(), cqn: cqn as u32 }) };
         let mut w = [0u64; NUM_STAGE];
         cq::BASE.put(&mut w, buf.bus_addr);
         cq::LOG2.put(&mut w, log2 as u64);
@@ -327,7 +327,7 @@ impl Cq {
             }
             (users, held)
         };
-        let others = Rc::strong_count(&self.life).saturating_sub(1 + held);
+        let others = Arc::strong_count(&self.life).saturating_sub(1 + held);
         if let Some(e) = busy(Resource::Cq(cqn), users, others) {
             return Err(DestroyError::busy(self, e));
         }

@@ -10,10 +10,9 @@ use rnic_spec::desc::{ctrlq_kind, CtrlqEntry, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params;
 use rnic_spec::regs::{self, NUM_STAGE};
 use rnic_spec::wire::ack_flags;
-use std::cell::{RefCell, RefMut};
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use zerocopy::FromBytes;
 
 /// Largest PD number: the QPC and MR `PD` fields are 16 bits wide (0 is never used).
@@ -165,17 +164,17 @@ pub(crate) fn busy(object: Resource, users: Vec<Resource>, other_handles: usize)
 }
 
 pub(crate) struct CtxInner {
-    pub dev: Rc<dyn Device>,
+    pub dev: Arc<dyn Device>,
     pub addr: NetAddr,
     pub version: u32,
     pub caps: u64,
-    pub st: RefCell<CtxState>,
+    pub st: Mutex<CtxState>,
 }
 
 impl Drop for CtxInner {
     /// Stops the NIC's CtrlQ reports and frees the ring (best effort: nothing can report a failure here).
     fn drop(&mut self) {
-        if let Some(buf) = self.st.get_mut().ctrlq.buf.take() {
+        if let Some(buf) = self.st.get_mut().unwrap_or_else(|e| e.into_inner()).ctrlq.buf.take() {
             let _ = self.dev.write_reg(regs::REG_CTRLQ_LOG2, 0);
             let _ = self.dev.free_dma(buf);
         }
@@ -413,11 +412,11 @@ fn write_action(ctx: &Context, st: &mut CtxState, qpn: u32, action: Action) -> R
 /// until the last handle and the last object are gone.
 #[derive(Clone)]
 pub struct Context {
-    pub(crate) inner: Rc<CtxInner>,
+    pub(crate) inner: Arc<CtxInner>,
 }
 
 /// Opens a NIC: checks REG_ID's magic and programs the source MAC and IP.
-pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
+pub fn open_device(dev: Arc<dyn Device>, addr: NetAddr) -> Result<Context> {
     let id = dev.read_reg(regs::REG_ID)?;
     if id >> 32 != regs::ID_MAGIC {
         return Err(Error::BadDeviceId { device: dev.name(), id, magic: regs::ID_MAGIC });
@@ -437,12 +436,12 @@ pub fn open_device(dev: Rc<dyn Device>, addr: NetAddr) -> Result<Context> {
     // Tags start at a per-index value and skip 0, so no key is ever 0.
     let mr_tag = (0..params::NUM_MRS).map(|i| (i as u8).wrapping_mul(37) | 1).collect();
     Ok(Context {
-        inner: Rc::new(CtxInner {
+        inner: Arc::new(CtxInner {
             dev,
             addr,
             version: id as u32,
             caps,
-            st: RefCell::new(CtxState {
+            st: Mutex::new(CtxState {
                 pds: BTreeSet::new(),
                 pd_hint: 1,
                 mr_tag,
@@ -483,7 +482,7 @@ fn wait_ready(dev: &dyn Device) -> Result<()> {
 const READY_TIMEOUT_CYCLES: u64 = 100 << params::QPN_BITS_MAX;
 
 /// Opens every NIC of a list (e.g. all NICs of a cosimulated cluster).
-pub fn open_devices(devs: impl IntoIterator<Item = (Rc<dyn Device>, NetAddr)>) -> Result<Vec<Context>> {
+pub fn open_devices(devs: impl IntoIterator<Item = (Arc<dyn Device>, NetAddr)>) -> Result<Vec<Context>> {
     devs.into_iter().map(|(d, a)| open_device(d, a)).collect()
 }
 
@@ -579,7 +578,7 @@ impl Context {
             }
         }
         write_cc_params(self.dev(), net)?;
-        self.inner.st.borrow_mut().cc_net = net;
+        self.state().cc_net = net;
         Ok(())
     }
 
@@ -628,7 +627,7 @@ impl Context {
     }
 
     /// The device backend.
-    pub fn device(&self) -> &Rc<dyn Device> {
+    pub fn device(&self) -> &Arc<dyn Device> {
         &self.inner.dev
     }
 
@@ -653,7 +652,7 @@ impl Context {
     /// cause; not the completion intake, and not the time register reads
     /// wait for the device), and the CtrlQ entries it handled.
     pub fn slow_path_time(&self) -> (std::time::Duration, u64) {
-        let st = self.inner.st.borrow();
+        let st = self.state();
         (st.slow_path_time, st.slow_path_entries)
     }
 
@@ -697,7 +696,7 @@ impl Context {
         }
         st.pds.insert(pdn);
         st.pd_hint = pdn + 1;
-        Ok(Pd { inner: Rc::new(PdInner { ctx: self.clone(), pdn }) })
+        Ok(Pd { inner: Arc::new(PdInner { ctx: self.clone(), pdn }) })
     }
 
     /// Creates a completion queue of at least `depth` entries (`ibv_create_cq`).
@@ -715,15 +714,15 @@ impl Context {
         let users = self.state().live_objects();
         // PDs and CQs hold the context; MRs and QPs reach it through their PD.
         let held = users.iter().filter(|u| matches!(u, Resource::Pd(_) | Resource::Cq(_))).count();
-        let others = Rc::strong_count(&self.inner).saturating_sub(1 + held);
+        let others = Arc::strong_count(&self.inner).saturating_sub(1 + held);
         match busy(Resource::Context, users, others) {
             Some(e) => Err(DestroyError::busy(self, e)),
             None => Ok(()),
         }
     }
 
-    pub(crate) fn state(&self) -> RefMut<'_, CtxState> {
-        self.inner.st.borrow_mut()
+    pub(crate) fn state(&self) -> MutexGuard<'_, CtxState> {
+        self.inner.st.lock().expect("another thread panicked while it held this context's state")
     }
 
     pub(crate) fn dev(&self) -> &dyn Device {
@@ -731,7 +730,7 @@ impl Context {
     }
 
     pub(crate) fn same(&self, other: &Context) -> bool {
-        Rc::ptr_eq(&self.inner, &other.inner)
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Writes the first `n` staging words, then `value` to the commit register.
@@ -764,7 +763,7 @@ impl Drop for PdInner {
 /// the PD lives until the last handle and the last of them are gone.
 #[derive(Clone)]
 pub struct Pd {
-    inner: Rc<PdInner>,
+    inner: Arc<PdInner>,
 }
 
 impl Pd {
@@ -794,7 +793,7 @@ impl Pd {
             mrs.chain(st.qps.iter().flatten().filter(|q| q.pdn == pdn).map(|q| Resource::Qp(q.qpn))).collect()
         };
         // Each MR and QP of the PD holds one reference.
-        let others = Rc::strong_count(&self.inner).saturating_sub(1 + users.len());
+        let others = Arc::strong_count(&self.inner).saturating_sub(1 + users.len());
         match busy(Resource::Pd(pdn), users, others) {
             Some(e) => Err(DestroyError::busy(self, e)),
             None => Ok(()),

@@ -15,8 +15,10 @@
 //!
 //! The library programs the NIC only through [`rnic_driver::Device`] and the
 //! contract in [`rnic_spec`] (register map, staging word layouts, descriptor
-//! structs). Objects are single-threaded handles (`Rc`), like one verbs
-//! context used from one thread.
+//! structs). Objects are handles (`Arc`) usable from several threads, as
+//! verbs objects are: each context's state has one lock, and each call
+//! holds it for its own work (a QP posted from one thread while another
+//! polls its CQ is the `threads` test).
 //!
 //! # Loss recovery
 //!

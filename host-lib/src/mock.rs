@@ -7,35 +7,58 @@ use crate::{open_device, ring, Context, Device};
 use rnic_driver::{DmaAccess, DmaBuf, DriverError};
 use rnic_spec::desc::Cqe;
 use rnic_spec::regs::{self, NUM_STAGE};
-use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use zerocopy::IntoBytes;
+
+/// A `RefCell`/`Cell`-like slot of the mock that is `Sync` (a `Device` is shared between threads).
+pub struct Shared<T>(Mutex<T>);
+
+impl<T> Shared<T> {
+    pub fn new(v: T) -> Shared<T> {
+        Shared(Mutex::new(v))
+    }
+    pub fn borrow(&self) -> MutexGuard<'_, T> {
+        self.0.lock().unwrap()
+    }
+    pub fn borrow_mut(&self) -> MutexGuard<'_, T> {
+        self.0.lock().unwrap()
+    }
+}
+
+impl<T: Copy> Shared<T> {
+    pub fn get(&self) -> T {
+        *self.0.lock().unwrap()
+    }
+    pub fn set(&self, v: T) {
+        *self.0.lock().unwrap() = v;
+    }
+}
 
 pub struct MockDev {
     pub id: u64,
-    pub mem: RefCell<BTreeMap<u64, (Vec<u8>, DmaAccess)>>,
-    pub next: Cell<u64>,
-    pub writes: RefCell<Vec<(u32, u64)>>,
-    pub stage: RefCell<[u64; NUM_STAGE]>,
+    pub mem: Shared<BTreeMap<u64, (Vec<u8>, DmaAccess)>>,
+    pub next: Shared<u64>,
+    pub writes: Shared<Vec<(u32, u64)>>,
+    pub stage: Shared<[u64; NUM_STAGE]>,
     /// (commit register, value, staging words at the commit)
-    pub commits: RefCell<Vec<(u32, u64, [u64; NUM_STAGE])>>,
-    pub cycles: Cell<u64>,
+    pub commits: Shared<Vec<(u32, u64, [u64; NUM_STAGE])>>,
+    pub cycles: Shared<u64>,
     /// Makes the MR fence never finish (each poll of it takes 10 000 cycles).
-    pub fence_stuck: Cell<bool>,
+    pub fence_stuck: Shared<bool>,
 }
 
 impl MockDev {
-    pub fn new() -> Rc<MockDev> {
-        Rc::new(MockDev {
+    pub fn new() -> Arc<MockDev> {
+        Arc::new(MockDev {
             id: regs::ID_MAGIC << 32 | 1,
-            mem: RefCell::new(BTreeMap::new()),
-            next: Cell::new(0x1_0000_0000),
-            writes: RefCell::new(Vec::new()),
-            stage: RefCell::new([0; NUM_STAGE]),
-            commits: RefCell::new(Vec::new()),
-            cycles: Cell::new(0),
-            fence_stuck: Cell::new(false),
+            mem: Shared::new(BTreeMap::new()),
+            next: Shared::new(0x1_0000_0000),
+            writes: Shared::new(Vec::new()),
+            stage: Shared::new([0; NUM_STAGE]),
+            commits: Shared::new(Vec::new()),
+            cycles: Shared::new(0),
+            fence_stuck: Shared::new(false),
         })
     }
 
@@ -125,6 +148,6 @@ pub fn addr(i: u8) -> NetAddr {
     NetAddr { mac: [2, 0, 0, 0, 0, i], ip: std::net::Ipv4Addr::new(10, 0, 0, i) }
 }
 
-pub fn open(dev: &Rc<MockDev>) -> Context {
-    open_device(dev.clone() as Rc<dyn Device>, addr(1)).unwrap()
+pub fn open(dev: &Arc<MockDev>) -> Context {
+    open_device(dev.clone() as Arc<dyn Device>, addr(1)).unwrap()
 }

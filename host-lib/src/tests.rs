@@ -6,7 +6,7 @@ use crate::mock::{self, MockDev};
 use crate::*;
 use rnic_spec::desc::{cqe_op, cqe_status, Cqe, SendWqe};
 use rnic_spec::regs::{self, cq, mr, qpc};
-use std::rc::{Rc, Weak};
+use std::sync::{Arc, Weak};
 use zerocopy::FromBytes;
 
 fn cq_ring(ctx: &Context, cq: &Cq) -> (u64, u32) {
@@ -38,8 +38,8 @@ fn open_checks_magic_and_programs_address() {
     assert!(w.contains(&(regs::REG_SRC_MAC, 0x0200_0000_0001)));
     assert!(w.contains(&(regs::REG_SRC_IP, 0x0a00_0001)));
     drop(w);
-    let bad = Rc::new(MockDev { id: 0xdead_beef, ..Rc::try_unwrap(MockDev::new()).ok().unwrap() });
-    assert!(matches!(open_device(bad as Rc<dyn Device>, mock::addr(1)), Err(Error::BadDeviceId { .. })));
+    let bad = Arc::new(MockDev { id: 0xdead_beef, ..Arc::try_unwrap(MockDev::new()).ok().unwrap() });
+    assert!(matches!(open_device(bad as Arc<dyn Device>, mock::addr(1)), Err(Error::BadDeviceId { .. })));
 }
 
 #[test]
@@ -700,7 +700,7 @@ fn pd_numbers_run_out_only_while_all_are_live() {
 fn qp_keeps_its_pd_cqs_and_context_alive() {
     let dev = MockDev::new();
     let ctx = mock::open(&dev);
-    let weak_ctx: Weak<ctx::CtxInner> = Rc::downgrade(&ctx.inner);
+    let weak_ctx: Weak<ctx::CtxInner> = Arc::downgrade(&ctx.inner);
     let pd = ctx.alloc_pd().unwrap();
     let scq = ctx.create_cq(8).unwrap();
     let rcq = ctx.create_cq(8).unwrap();
@@ -739,7 +739,7 @@ fn qp_keeps_its_pd_cqs_and_context_alive() {
     drop(ctx);
     drop(qp);
     // The PD stays while its MR lives; with the MR gone everything is released.
-    assert!(weak_ctx.upgrade().is_some_and(|c| c.st.borrow().pds.contains(&pdn)));
+    assert!(weak_ctx.upgrade().is_some_and(|c| c.st.lock().unwrap().pds.contains(&pdn)));
     drop(m);
     assert!(weak_ctx.upgrade().is_none(), "the context goes with its last object");
     assert!(dev.mem.borrow().is_empty());
@@ -791,7 +791,7 @@ fn cq_lives_while_a_qp_completes_on_it() {
 fn objects_keep_the_context_alive() {
     let dev = MockDev::new();
     let ctx = mock::open(&dev);
-    let weak_ctx = Rc::downgrade(&ctx.inner);
+    let weak_ctx = Arc::downgrade(&ctx.inner);
     let pd = ctx.alloc_pd().unwrap();
     let cq = ctx.create_cq(4).unwrap();
     drop(ctx);

@@ -1,7 +1,8 @@
 //! N simulated NICs on one clock, joined by the Ethernet fabric.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use rnic_spec::params::CLOCK_HZ;
@@ -88,9 +89,9 @@ impl Cluster {
         Ok(Cluster { nics, fabric, cycle: 0, wall: Duration::ZERO, cfg })
     }
 
-    /// [`Cluster::new`] wrapped for sharing between [`crate::CosimDevice`]s.
-    pub fn shared(n: usize, cfg: SimConfig) -> Result<Rc<RefCell<Cluster>>, SimError> {
-        Ok(Rc::new(RefCell::new(Cluster::new(n, cfg)?)))
+    /// [`Cluster::new`] wrapped for sharing between [`crate::CosimDevice`]s and threads.
+    pub fn shared(n: usize, cfg: SimConfig) -> Result<Arc<SharedCluster>, SimError> {
+        Ok(Arc::new(SharedCluster::new(Cluster::new(n, cfg)?)))
     }
 
     /// The configuration.
@@ -234,5 +235,72 @@ impl Cluster {
             switch: self.fabric.switch_stats(),
             violations: self.nics.iter().map(|n| n.violations().len()).sum(),
         }
+    }
+}
+
+/// A cluster shared by the devices of its NICs, from any thread: one lock
+/// around the whole simulation, so whichever thread holds it advances every
+/// NIC. A thread that takes the lock again while holding it panics (it
+/// would otherwise wait forever).
+pub struct SharedCluster {
+    cluster: Mutex<Cluster>,
+    /// Id of the thread holding the lock (0: none).
+    holder: AtomicU64,
+}
+
+/// The lock of a [`SharedCluster`], held until dropped.
+pub struct ClusterGuard<'a> {
+    guard: MutexGuard<'a, Cluster>,
+    holder: &'a AtomicU64,
+}
+
+/// A small id of the calling thread (never 0).
+fn thread_tag() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! { static TAG: u64 = NEXT.fetch_add(1, Ordering::Relaxed); }
+    TAG.with(|t| *t)
+}
+
+impl SharedCluster {
+    /// Wraps `cluster`.
+    pub fn new(cluster: Cluster) -> SharedCluster {
+        SharedCluster { cluster: Mutex::new(cluster), holder: AtomicU64::new(0) }
+    }
+
+    /// Takes the cluster, waiting while another thread has it.
+    pub fn lock(&self) -> ClusterGuard<'_> {
+        let me = thread_tag();
+        let guard = match self.cluster.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::WouldBlock) => {
+                assert!(
+                    self.holder.load(Ordering::Acquire) != me,
+                    "the simulated cluster is already locked by this thread"
+                );
+                self.cluster.lock().expect("another thread panicked while it held the simulated cluster")
+            }
+            Err(TryLockError::Poisoned(_)) => panic!("another thread panicked while it held the simulated cluster"),
+        };
+        self.holder.store(me, Ordering::Release);
+        ClusterGuard { guard, holder: &self.holder }
+    }
+}
+
+impl Deref for ClusterGuard<'_> {
+    type Target = Cluster;
+    fn deref(&self) -> &Cluster {
+        &self.guard
+    }
+}
+
+impl DerefMut for ClusterGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Cluster {
+        &mut self.guard
+    }
+}
+
+impl Drop for ClusterGuard<'_> {
+    fn drop(&mut self) {
+        self.holder.store(0, Ordering::Release);
     }
 }

@@ -1,15 +1,14 @@
 //! [`rnic_driver::Device`] for a NIC of a simulated cluster.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};
 
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, SharedCluster};
 
-/// NIC `i` of a shared [`Cluster`] as a [`Device`]. Single-threaded: every
-/// device of a cluster shares it through `Rc<RefCell<_>>`, and any of them
-/// advancing time advances all NICs.
+/// NIC `i` of a shared [`Cluster`] as a [`Device`]. Every device of a
+/// cluster shares it through [`SharedCluster`] (one lock, any thread), and
+/// any of them advancing time advances all NICs.
 ///
 /// * `write_reg` is posted (returns at once; the write reaches the core after
 ///   `SimConfig::mmio_latency_ns`);
@@ -21,24 +20,25 @@ use crate::cluster::Cluster;
 ///   is reported once as an error by the next `wait`/`read_reg`/`write_reg`.
 #[derive(Clone)]
 pub struct CosimDevice {
-    cluster: Rc<RefCell<Cluster>>,
+    cluster: Arc<SharedCluster>,
     nic: usize,
 }
 
 impl CosimDevice {
     /// Device for NIC `nic` of `cluster`.
-    pub fn new(cluster: &Rc<RefCell<Cluster>>, nic: usize) -> CosimDevice {
-        assert!(nic < cluster.borrow().len(), "no NIC {nic} in the cluster");
+    pub fn new(cluster: &Arc<SharedCluster>, nic: usize) -> CosimDevice {
+        assert!(nic < cluster.lock().len(), "no NIC {nic} in the cluster");
         CosimDevice { cluster: cluster.clone(), nic }
     }
 
     /// Devices for every NIC of `cluster`.
-    pub fn all(cluster: &Rc<RefCell<Cluster>>) -> Vec<CosimDevice> {
-        (0..cluster.borrow().len()).map(|i| CosimDevice::new(cluster, i)).collect()
+    pub fn all(cluster: &Arc<SharedCluster>) -> Vec<CosimDevice> {
+        let n = cluster.lock().len();
+        (0..n).map(|i| CosimDevice::new(cluster, i)).collect()
     }
 
     /// The shared cluster.
-    pub fn cluster(&self) -> &Rc<RefCell<Cluster>> {
+    pub fn cluster(&self) -> &Arc<SharedCluster> {
         &self.cluster
     }
 
@@ -64,47 +64,47 @@ fn dev_err(e: crate::SimError) -> DriverError {
 
 impl Device for CosimDevice {
     fn read_reg(&self, offset: u32) -> Result<u64, DriverError> {
-        let mut c = self.cluster.borrow_mut();
+        let mut c = self.cluster.lock();
         let v = c.read_reg(self.nic, offset).map_err(dev_err)?;
         self.check_violations(&mut c)?;
         Ok(v)
     }
 
     fn write_reg(&self, offset: u32, value: u64) -> Result<(), DriverError> {
-        let mut c = self.cluster.borrow_mut();
+        let mut c = self.cluster.lock();
         c.write_reg(self.nic, offset, value);
         self.check_violations(&mut c)
     }
 
     fn alloc_dma(&self, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
-        self.cluster.borrow_mut().nic_mut(self.nic).mem_mut().alloc(len, access)
+        self.cluster.lock().nic_mut(self.nic).mem_mut().alloc(len, access)
     }
 
     fn free_dma(&self, buf: DmaBuf) -> Result<(), DriverError> {
-        self.cluster.borrow_mut().nic_mut(self.nic).mem_mut().free(buf)
+        self.cluster.lock().nic_mut(self.nic).mem_mut().free(buf)
     }
 
     fn set_dma_access(&self, buf: DmaBuf, access: DmaAccess) -> Result<(), DriverError> {
-        self.cluster.borrow_mut().nic_mut(self.nic).mem_mut().set_access(buf, access)
+        self.cluster.lock().nic_mut(self.nic).mem_mut().set_access(buf, access)
     }
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
-        self.cluster.borrow_mut().nic_mut(self.nic).mem_mut().write(addr, data)
+        self.cluster.lock().nic_mut(self.nic).mem_mut().write(addr, data)
     }
 
     fn read_mem(&self, addr: u64, out: &mut [u8]) -> Result<(), DriverError> {
-        self.cluster.borrow().nic(self.nic).mem().read(addr, out)
+        self.cluster.lock().nic(self.nic).mem().read(addr, out)
     }
 
     fn wait(&self) -> Result<(), DriverError> {
-        let mut c = self.cluster.borrow_mut();
+        let mut c = self.cluster.lock();
         let n = c.config().wait_cycles;
         c.run(n);
         self.check_violations(&mut c)
     }
 
     fn now_cycles(&self) -> u64 {
-        self.cluster.borrow().now()
+        self.cluster.lock().now()
     }
 
     fn name(&self) -> String {

@@ -24,10 +24,10 @@ use rnic_spec::wire::{Opcode, Packet, Syndrome, HDR_LEN, ICRC_LEN};
 use crate::rng::SplitMix;
 
 /// Decides whether a frame is delivered; may modify it. `true` delivers.
-pub type FrameHook = Box<dyn FnMut(&mut Vec<u8>) -> bool>;
+pub type FrameHook = Box<dyn FnMut(&mut Vec<u8>) -> bool + Send>;
 
 /// A predicate on a frame's class, for [`LinkFaults::drop_matching`].
-pub type FramePredicate = Box<dyn FnMut(&FrameClass) -> bool>;
+pub type FramePredicate = Box<dyn FnMut(&FrameClass) -> bool + Send>;
 
 /// What a fault predicate sees of an rnic frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -375,13 +375,13 @@ mod tests {
     #[test]
     fn marks_retransmissions_per_qp() {
         let mut f = LinkFaults::default();
-        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let s2 = seen.clone();
         f.drop_matching(
             0,
             u64::MAX,
             Box::new(move |c| {
-                s2.borrow_mut().push(c.retransmission);
+                s2.lock().unwrap().push(c.retransmission);
                 false
             }),
         );
@@ -395,7 +395,7 @@ mod tests {
             ack(1, 0, syndrome::ACK),
         ];
         let (_, s) = pass(&mut f, &frames);
-        assert_eq!(*seen.borrow(), vec![false, false, false, false, true, false, false]);
+        assert_eq!(*seen.lock().unwrap(), vec![false, false, false, false, true, false, false]);
         assert_eq!(s.retransmissions, 1);
     }
 

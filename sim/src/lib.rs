@@ -25,7 +25,7 @@ pub mod pcie;
 pub mod rng;
 pub mod usp;
 
-pub use cluster::{Cluster, ClusterStats};
+pub use cluster::{Cluster, ClusterGuard, ClusterStats, SharedCluster};
 pub use config::{LeafSpine, SimConfig};
 pub use device::CosimDevice;
 pub use fabric::{ip_of, ip_reg, mac_of, mac_reg};

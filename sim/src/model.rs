@@ -6,7 +6,6 @@
 //! model's port storage (no FFI call, no allocation).
 
 use std::ffi::{c_char, c_void, CString};
-use std::marker::PhantomData;
 
 /// Direction of a port of a top.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +70,10 @@ pub struct PortId {
     dir: PortDir,
     ptr: *mut c_void,
 }
+
+// SAFETY: the pointer is into the model the port was resolved on, and is only
+// dereferenced through that model's `&self`/`&mut self` methods (a model is `Send`).
+unsafe impl Send for PortId {}
 
 impl PortId {
     /// Width in bits.
@@ -153,7 +156,7 @@ pub struct WaveWindow {
     pub last: Option<u64>,
 }
 
-/// One instance of a verilated top. Not `Send`: a model stays on the thread that made it.
+/// One instance of a verilated top.
 pub struct Model {
     info: &'static TopInfo,
     raw: *mut c_void,
@@ -163,8 +166,11 @@ pub struct Model {
     /// Half-cycle times of the waveform window, inclusive.
     trace_from: u64,
     trace_to: u64,
-    _not_send: PhantomData<*mut ()>,
 }
+
+// SAFETY: a model built without Verilator's --threads has no thread affinity (its eval
+// installs its context on the calling thread); `&mut self` keeps one thread in it at a time.
+unsafe impl Send for Model {}
 
 /// Mask of the low `width` bits of a u64.
 #[inline]
@@ -184,16 +190,7 @@ impl Model {
         // SAFETY: the constructor returns a fresh, owned model.
         let raw = unsafe { (info.new)() };
         assert!(!raw.is_null(), "model constructor of {name} returned null");
-        let mut m = Model {
-            info,
-            raw,
-            clock: None,
-            time: 0,
-            tracing: false,
-            trace_from: 0,
-            trace_to: u64::MAX,
-            _not_send: PhantomData,
-        };
+        let mut m = Model { info, raw, clock: None, time: 0, tracing: false, trace_from: 0, trace_to: u64::MAX };
         m.clock = m.port("clock").ok();
         Ok(m)
     }

@@ -1,24 +1,23 @@
 //! pcap capture of the frames on the wire (LINKTYPE_ETHERNET, ns timestamps).
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, TsResolution};
 
 /// The file under the pcap writer, shared so it can be flushed (the writer has no flush).
-struct SharedFile(Rc<RefCell<BufWriter<File>>>);
+struct SharedFile(Arc<Mutex<BufWriter<File>>>);
 
 impl Write for SharedFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.borrow_mut().write(buf)
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).write(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.0.borrow_mut().flush()
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).flush()
     }
 }
 
@@ -29,7 +28,7 @@ impl Write for SharedFile {
 /// captured as the NIC sent them, before link faults.
 pub struct PcapSink {
     writer: Option<PcapWriter<SharedFile>>,
-    file: Rc<RefCell<BufWriter<File>>>,
+    file: Arc<Mutex<BufWriter<File>>>,
     error: Option<String>,
     frames: u64,
     last_ps: u64,
@@ -38,7 +37,7 @@ pub struct PcapSink {
 impl PcapSink {
     /// Creates (truncates) `path`.
     pub fn create(path: &Path) -> std::io::Result<PcapSink> {
-        let file = Rc::new(RefCell::new(BufWriter::new(File::create(path)?)));
+        let file = Arc::new(Mutex::new(BufWriter::new(File::create(path)?)));
         let header =
             PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::NanoSecond, ..Default::default() };
         let writer = PcapWriter::with_header(SharedFile(file.clone()), header).map_err(std::io::Error::other)?;
@@ -71,7 +70,7 @@ impl PcapSink {
 
     /// Flushes buffered frames to the file.
     pub fn flush(&mut self) {
-        if let Err(e) = self.file.borrow_mut().flush() {
+        if let Err(e) = self.file.lock().unwrap_or_else(|e| e.into_inner()).flush() {
             self.error.get_or_insert(e.to_string());
         }
     }

@@ -60,7 +60,7 @@ fn src_mac_and_ip_write_then_read_back() {
         assert_eq!(dev.read_reg(regs::REG_SRC_MAC).unwrap(), rnic_sim::mac_reg(i));
         assert_eq!(dev.read_reg(regs::REG_SRC_IP).unwrap(), rnic_sim::ip_reg(i));
     }
-    assert!(cluster.borrow().violations().is_empty());
+    assert!(cluster.lock().violations().is_empty());
 }
 
 #[test]

@@ -41,9 +41,9 @@ pub fn pair_with(cfg: SimConfig) -> Nics {
 pub fn assert_no_violations(nics: &Nics) {
     let v = nics.violations();
     assert!(v.is_empty(), "{} DMA shadow violations:\n{}", v.len(), v.join("\n"));
-    let underruns = nics.cluster.borrow().fabric().tx_underruns();
+    let underruns = nics.cluster.lock().fabric().tx_underruns();
     assert_eq!(underruns, 0, "TX beats that came after the MAC had run dry mid-frame (a real MAC aborts the frame)");
-    let c = nics.cluster.borrow();
+    let c = nics.cluster.lock();
     for i in 0..c.len() {
         let [cpl_err, bad_req, _] = c.nic(i).shell_errors();
         assert_eq!(
@@ -330,4 +330,38 @@ pub fn transfer_in(w: &World, op: Op, size: usize, msgs: u32) {
         w.cq_a.poll_cq_vec(1).unwrap().is_empty() && w.cq_b.poll_cq_vec(1).unwrap().is_empty(),
         "extra completions"
     );
+}
+
+/// A `RefCell`/`Cell` stand-in for what a test shares with a link hook or
+/// drop predicate (those must be `Send`: the cluster may run on any thread).
+#[derive(Default)]
+pub struct Shared<T>(std::sync::Mutex<T>);
+
+impl<T> Shared<T> {
+    /// A new slot holding `v`.
+    pub fn new(v: T) -> Shared<T> {
+        Shared(std::sync::Mutex::new(v))
+    }
+
+    /// The value, locked (as `RefCell::borrow`).
+    pub fn borrow(&self) -> std::sync::MutexGuard<'_, T> {
+        self.0.lock().expect("a test thread panicked with a shared value locked")
+    }
+
+    /// The value, locked (as `RefCell::borrow_mut`).
+    pub fn borrow_mut(&self) -> std::sync::MutexGuard<'_, T> {
+        self.borrow()
+    }
+}
+
+impl<T: Copy> Shared<T> {
+    /// A copy of the value (as `Cell::get`).
+    pub fn get(&self) -> T {
+        *self.borrow()
+    }
+
+    /// Replaces the value (as `Cell::set`).
+    pub fn set(&self, v: T) {
+        *self.borrow() = v;
+    }
 }

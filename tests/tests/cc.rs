@@ -28,7 +28,7 @@ use rnic_tools::scenario::{run_incast, FlowTransport, IncastConfig, ScenarioRun,
 #[test]
 fn one_qp_under_the_window_delivers_every_byte() {
     let nics = pair();
-    let t0 = nics.cluster.borrow().now();
+    let t0 = nics.cluster.lock().now();
     {
         let w = World::strack(&nics, 1, 32, Mtu::Mtu4096, 0);
         transfer_in(&w, Op::Write, 64 * 1024, 32);
@@ -37,9 +37,9 @@ fn one_qp_under_the_window_delivers_every_byte() {
         let window = w.conns[0].0.cc_window_bytes().unwrap();
         assert_eq!(window, net.max_window_bytes(), "the QP's window after the transfer");
     }
-    let cycles = nics.cluster.borrow().now() - t0;
-    let skipped = nics.cluster.borrow_mut().read_reg(0, rnic_spec::regs::counters::CC_SKIPPED).unwrap();
-    let acks = nics.cluster.borrow_mut().read_reg(0, rnic_spec::regs::counters::RX_ACKS).unwrap();
+    let cycles = nics.cluster.lock().now() - t0;
+    let skipped = nics.cluster.lock().read_reg(0, rnic_spec::regs::counters::CC_SKIPPED).unwrap();
+    let acks = nics.cluster.lock().read_reg(0, rnic_spec::regs::counters::RX_ACKS).unwrap();
     eprintln!(
         "64 KiB x 32 under STrack's window: {:.1} Gb/s (with setup); {skipped} of {acks} ACKs found the window engine busy",
         (32 * 64 * 1024 * 8) as f64 / (cycles as f64 / rnic_spec::params::CLOCK_HZ as f64) / 1e9

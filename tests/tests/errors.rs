@@ -258,7 +258,7 @@ fn read_access_error(fault: Fault, len: u32) {
             vec![(101, WcStatus::WrFlushErr)]
         );
 
-        nics.cluster.borrow_mut().run(20_000);
+        nics.cluster.lock().run(20_000);
         assert_same(&format!("{fault:?}: the bad QP's READ destinations"), &read_all(&dst), &snapshot, LEN, 3, 0);
         assert_same(&format!("{fault:?}: the bad READ's source"), &read_all(&target), &target_data, LEN, 1, 0);
         let mut want = good_before;
@@ -427,7 +427,7 @@ fn ack_for_unposted_wqes_is_ignored() {
         qa.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
         let wcs = wait(&w.cq_a, 1, LEN as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (1, WcStatus::Success));
-        let hdr_err = |n: &rnic_tests::Nics| n.cluster.borrow_mut().read_reg(0, counters::RX_HDR_ERR).unwrap();
+        let hdr_err = |n: &rnic_tests::Nics| n.cluster.lock().read_reg(0, counters::RX_HDR_ERR).unwrap();
         let before = hdr_err(&nics);
         let forged = |msn: u32, syn: u8| {
             Frame {
@@ -446,9 +446,9 @@ fn ack_for_unposted_wqes_is_ignored() {
         };
         // One WQE was posted and completed (MSN 1): MSN 5 and a NAK for MSN 1 name WQEs never posted; MSN 0 is stale.
         for (msn, syn) in [(5, syndrome::ACK), (1, syndrome::NAK_REM_ACCESS), (0, syndrome::ACK)] {
-            nics.cluster.borrow_mut().inject_frame(0, &forged(msn, syn));
+            nics.cluster.lock().inject_frame(0, &forged(msn, syn));
         }
-        nics.cluster.borrow_mut().run(20_000);
+        nics.cluster.lock().run(20_000);
         assert!(w.cq_a.poll_cq_vec(16).unwrap().is_empty(), "a forged ACK must complete nothing");
         assert_eq!(hdr_err(&nics) - before, 2, "the two ACKs beyond the posted WQEs are counted");
         assert_eq!(qa.state(), QpState::Rts);
@@ -482,17 +482,17 @@ fn corrupted_frame_never_reaches_memory() {
         src.write(0, &pattern::make(SEED, stream(4, 0), LEN)).unwrap();
         let dst = w.pd_b.reg_mr(LEN, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
-        let icrc_err = |n: &rnic_tests::Nics| n.cluster.borrow_mut().read_reg(1, counters::RX_ICRC_ERR).unwrap();
+        let icrc_err = |n: &rnic_tests::Nics| n.cluster.lock().read_reg(1, counters::RX_ICRC_ERR).unwrap();
         let before = icrc_err(&nics);
         // One payload byte of the next frame NIC0 sends is flipped.
-        nics.cluster.borrow_mut().faults(0).corrupt_next(HDR_LEN + 100, 0x20);
+        nics.cluster.lock().faults(0).corrupt_next(HDR_LEN + 100, 0x20);
         qa.post_send(&SendWr {
             wr_id: 1,
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
             sg: src.sge(0, LEN as u32),
         })
         .unwrap();
-        nics.cluster.borrow_mut().run(20_000);
+        nics.cluster.lock().run(20_000);
         assert_eq!(icrc_err(&nics) - before, 1, "the corrupted frame is counted as an ICRC error");
         assert_same("destination of the corrupted WRITE", &read_all(&dst), &snapshot, LEN, 1, LEN);
     }

@@ -112,14 +112,14 @@ use rnic_spec::params::{SR_WINDOW, SR_WINDOW_BITS, SW_SR_SPAN};
 const _: () = assert!(SR_WINDOW_BITS == 128);
 use rnic_spec::regs::{self, counters};
 use rnic_spec::wire::{self, off, opcode, Frame, HDR_LEN, ICRC_LEN};
+use rnic_tests::Shared;
 use rnic_tests::{pair_with, timeout_for, Nics};
 use rnic_tools::bench::connect;
 use rnic_tools::cosim::nic_addr;
 use rnic_tools::pattern;
-use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt::Write as _;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The fuzzed NIC (responder of the victim QP) and the victim's real peer.
@@ -1211,7 +1211,7 @@ struct Fuzzer {
     next_plan_id: u64,
     dirty: bool,
     ctr: Counters,
-    caps: Rc<RefCell<Vec<Vec<u8>>>>,
+    caps: Arc<Shared<Vec<Vec<u8>>>>,
     failures: Vec<String>,
     violations_seen: usize,
     /// The previous frame, for messages about a stall it may have caused.
@@ -1382,13 +1382,13 @@ impl Fuzzer {
             (0..rnic_spec::params::NUM_QPS as u32).filter(|&q| q != victim_qpn && q != good_b_qpn).collect();
 
         // Capture what NIC1 sends (ACKs and NAKs only, normally).
-        let caps = Rc::new(RefCell::new(Vec::new()));
+        let caps = Arc::new(Shared::new(Vec::new()));
         let c2 = caps.clone();
-        nics.cluster.borrow_mut().faults(NIC).set_hook(Box::new(move |f: &mut Vec<u8>| {
+        nics.cluster.lock().faults(NIC).set_hook(Box::new(move |f: &mut Vec<u8>| {
             c2.borrow_mut().push(f.clone());
             true
         }));
-        let cycles0 = nics.cluster.borrow().now();
+        let cycles0 = nics.cluster.lock().now();
         let nslots = slots.len();
         let mut fz = Fuzzer {
             mtu,
@@ -1476,7 +1476,7 @@ impl Fuzzer {
     fn peer_dup(&self) -> Result<u64, String> {
         self.nics
             .cluster
-            .borrow_mut()
+            .lock()
             .read_reg(PEER, counters::RX_DUP)
             .map_err(|e| format!("reading RX_DUP of NIC{PEER}: {e}"))
     }
@@ -1508,15 +1508,15 @@ impl Fuzzer {
     }
 
     fn run_cycles(&self, n: u64) {
-        self.nics.cluster.borrow_mut().run(n);
+        self.nics.cluster.lock().run(n);
     }
 
     fn now(&self) -> u64 {
-        self.nics.cluster.borrow().now()
+        self.nics.cluster.lock().now()
     }
 
     fn read_counters(&self) -> Result<Vec<u64>, String> {
-        let mut c = self.nics.cluster.borrow_mut();
+        let mut c = self.nics.cluster.lock();
         self.ctr
             .regs
             .iter()
@@ -2325,7 +2325,7 @@ impl Fuzzer {
             msg_len: len as u32,
             ssn: self.rd_ssn,
             psn_offset: 0,
-            ts: self.nics.cluster.borrow().now(),
+            ts: self.nics.cluster.lock().now(),
             laddr: r.next(),
             lkey: r.next() as u32,
             ..Default::default()
@@ -2814,7 +2814,7 @@ impl Fuzzer {
                 problems.push(format!("victim host's slow path: {e}"));
                 return;
             }
-            let mut c = self.nics.cluster.borrow_mut();
+            let mut c = self.nics.cluster.lock();
             c.run(SETTLE);
             let (mut quiet, mut spent) = (0, 0);
             while quiet < QUIET && spent < MAX_SETTLE {
@@ -2921,7 +2921,7 @@ impl Fuzzer {
         }
         for f in &drops {
             let gap = self.rng.range(100, 700);
-            let mut c = self.nics.cluster.borrow_mut();
+            let mut c = self.nics.cluster.lock();
             c.run(gap);
             c.inject_frame(NIC, f);
         }
@@ -3460,7 +3460,7 @@ impl Fuzzer {
             .max()
             .unwrap_or(0);
         {
-            let mut c = self.nics.cluster.borrow_mut();
+            let mut c = self.nics.cluster.lock();
             c.inject_frame(NIC, &ctx.bytes);
             c.run(SETTLE + ctx.bytes.len() as u64 / 64);
             // Register reads are nearly free here (1 ns MMIO), so wait for the
@@ -3490,7 +3490,7 @@ impl Fuzzer {
         }
         let d = self.counter_deltas()?;
         if d[0] != 1 {
-            let queued = self.nics.cluster.borrow().fabric().port(NIC).rx.queued();
+            let queued = self.nics.cluster.lock().fabric().port(NIC).rx.queued();
             let msg = format!(
                 "RX_FRAMES grew by {} (expected 1); {queued} frame(s) still queued at the RX MAC (previous frame: {})",
                 d[0], self.prev_frame

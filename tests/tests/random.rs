@@ -432,7 +432,7 @@ impl World {
         let nics = Nics::new(2, cfg).unwrap_or_else(|e| panic!("{e}"));
         if let Some(f) = p.faults {
             for link in 0..2 {
-                nics.cluster.borrow_mut().faults(link).set_random(RandomFaults {
+                nics.cluster.lock().faults(link).set_random(RandomFaults {
                     loss: f.loss,
                     burst: 1.0,
                     dup: f.dup,
@@ -580,7 +580,7 @@ impl World {
         }
         let qpns_used =
             [pairs.iter().map(|x| x.qp[0].qp_num()).collect(), pairs.iter().map(|x| x.qp[1].qp_num()).collect()];
-        let now = nics.cluster.borrow().now();
+        let now = nics.cluster.lock().now();
         World {
             rng,
             read_rng,
@@ -606,11 +606,11 @@ impl World {
     }
 
     fn now(&self) -> u64 {
-        self.nics.cluster.borrow().now()
+        self.nics.cluster.lock().now()
     }
 
     fn run(&self, cycles: u64) {
-        self.nics.cluster.borrow_mut().run(cycles);
+        self.nics.cluster.lock().run(cycles);
     }
 
     fn describe_world(&self) -> String {
@@ -649,7 +649,7 @@ impl World {
         } + &match p.sr_windows {
             Some(n) => format!(", {n} selective-repeat windows per responder (the rest: software recovery)"),
             None => String::new(),
-        } + if self.nics.cluster.borrow().config().top == SimTop::Shell {
+        } + if self.nics.cluster.lock().config().top == SimTop::Shell {
             ", on the board shell (PCIe block interfaces, MAC FIFOs)"
         } else {
             ""
@@ -1577,7 +1577,7 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
             // A MAC's RX stream cannot wait: where the core's RX front end holds
             // it back (its buffer full), the shell's RX FIFO drops frames and the
             // transport recovers them, as on a board.
-            let mut c = w.nics.cluster.borrow_mut();
+            let mut c = w.nics.cluster.lock();
             let drops: Vec<u64> = (0..c.len()).map(|i| c.nic(i).shell_errors()[2]).collect();
             eprintln!("{test}: seed {seed:#x}: frames the shells' RX FIFOs dropped, per NIC: {drops:?}");
             for (i, &d) in drops.iter().enumerate() {

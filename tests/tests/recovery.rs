@@ -76,7 +76,7 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
         let dst = w.pd_b.reg_mr(total, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
         {
-            let mut c = nics.cluster.borrow_mut();
+            let mut c = nics.cluster.lock();
             // Request packets carry message 1's packets at PSNs sq_psn + 3 .. + 5.
             match lose {
                 Lose::Packet(i) => {
@@ -127,9 +127,9 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
         }
         assert_same(&format!("{kind:?} losing {lose:?}"), &read_all(&dst), &want, SLOT, MSGS, SIZE);
         let stats = qa.recovery_stats();
-        eprintln!("{kind:?} losing {lose:?} (sr {sr}): {stats:?}, {} cycles", nics.cluster.borrow().now());
-        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
-        let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
+        eprintln!("{kind:?} losing {lose:?} (sr {sr}): {stats:?}, {} cycles", nics.cluster.lock().now());
+        let reg = |nic: usize, r: u32| nics.cluster.lock().read_reg(nic, r).unwrap();
+        let dropped: u64 = nics.cluster.lock().stats().links.iter().map(|l| l.dropped).sum();
         assert!(dropped >= 1, "{kind:?} losing {lose:?}: the fault never matched");
         if lose.needs_resend() {
             assert!(
@@ -231,7 +231,7 @@ fn run_read(lose: ReadLose, sr: bool) {
         let dst = w.pd_a.reg_mr(total, AccessFlags::LOCAL_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
         {
-            let mut c = nics.cluster.borrow_mut();
+            let mut c = nics.cluster.lock();
             let data = |f: &FrameClass| !f.opcode.is_ack();
             match lose {
                 ReadLose::Request(m) => c.faults(0).drop_matching(m as u64, 1, Box::new(data)),
@@ -260,9 +260,9 @@ fn run_read(lose: ReadLose, sr: bool) {
         }
         assert_same(&format!("READ losing {lose:?}"), &read_all(&dst), &want, SLOT, MSGS, SIZE);
         let stats = qa.recovery_stats();
-        eprintln!("READ losing {lose:?} (sr {sr}): {stats:?}, {} cycles", nics.cluster.borrow().now());
-        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
-        let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
+        eprintln!("READ losing {lose:?} (sr {sr}): {stats:?}, {} cycles", nics.cluster.lock().now());
+        let reg = |nic: usize, r: u32| nics.cluster.lock().read_reg(nic, r).unwrap();
+        let dropped: u64 = nics.cluster.lock().stats().links.iter().map(|l| l.dropped).sum();
         assert!(dropped >= 1, "READ losing {lose:?}: the fault never matched");
         if matches!(lose, ReadLose::Ack(_)) {
             assert_eq!(stats.episodes, 0, "READ losing {lose:?}: the responses complete the READs: {stats:?}");
@@ -317,7 +317,7 @@ fn peer_gone_fails_with_retry_exceeded_and_spares_other_qps() {
         dead_a.modify(&QpAttr { qp_state: QpState::Rts, retry_cnt: Some(RETRY_CNT), ..Default::default() }).unwrap();
         w.ctx_a.set_retransmit_timeout(5_000).unwrap();
         let gone = dead_b.qp_num();
-        nics.cluster.borrow_mut().faults(0).drop_matching(0, u64::MAX, Box::new(move |f: &FrameClass| f.dqpn == gone));
+        nics.cluster.lock().faults(0).drop_matching(0, u64::MAX, Box::new(move |f: &FrameClass| f.dqpn == gone));
         let src = w.pd_a.reg_mr(SIZE, AccessFlags::empty()).unwrap();
         src.write(0, &pattern::make(SEED, stream(1, 0), SIZE)).unwrap();
         let dst = w.pd_b.reg_mr(2 * SLOT, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
@@ -407,11 +407,11 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
         src.write(0, &pattern::make(SEED, stream(2, 0), SIZE)).unwrap();
         let dst = w.pd_b.reg_mr(2 * n as usize * SLOT, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
-        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let reg = |nic: usize, r: u32| nics.cluster.lock().read_reg(nic, r).unwrap();
         for round in 0..2u64 {
             // Each QP's first WRITE_FIRST of this round is lost (3 packets a message: 2 arrive out of order).
             let mut seen = std::collections::HashSet::new();
-            nics.cluster.borrow_mut().faults(0).drop_matching(
+            nics.cluster.lock().faults(0).drop_matching(
                 0,
                 n as u64,
                 Box::new(move |f: &FrameClass| {
@@ -425,7 +425,7 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
                 qa.post_send(&SendWr { wr_id: round, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
             }
             // Everything is sent and NAKed before the slow path runs.
-            nics.cluster.borrow_mut().run(15_000);
+            nics.cluster.lock().run(15_000);
             let placed = reg(1, counters::RX_OOO_PLACED) - placed0;
             let nowin = reg(1, counters::RX_OOO_SW) - nowin0;
             assert_eq!(
@@ -435,7 +435,7 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
             );
             let wcs = wait(&w.cq_a, n as usize, 4 * n as u64 * SIZE as u64);
             assert!(wcs.iter().all(|c| c.status == WcStatus::Success && c.wr_id == round), "{wcs:?}");
-            nics.cluster.borrow_mut().faults(0).clear_rules();
+            nics.cluster.lock().faults(0).clear_rules();
         }
         let stats: rnic::RecoveryStats = w.conns.iter().map(|(qa, _)| qa.recovery_stats()).sum();
         assert_eq!((stats.resends, stats.rewinds, stats.timeouts), (2 * n as u64, 0, 0), "{stats:?}");
@@ -481,7 +481,7 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
         let slot = MSG + 256;
         let dst = w.pd_b.reg_mr(QPS as usize * slot, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
-        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let reg = |nic: usize, r: u32| nics.cluster.lock().read_reg(nic, r).unwrap();
         let nowin0 = reg(1, counters::RX_OOO_SW);
         // Lost: packets 0 and 3 of every QP's message, and 6 of every third QP's (first transmissions only).
         let lost = |qi: usize| if qi.is_multiple_of(3) { vec![0u32, 3, 6] } else { vec![0, 3] };
@@ -489,7 +489,7 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
         let plan: std::collections::HashMap<u32, Vec<u32>> =
             (0..QPS as usize).map(|qi| (w.conns[qi].1.qp_num(), lost(qi))).collect();
         let total_lost: u32 = (0..QPS as usize).map(|qi| lost(qi).len() as u32).sum();
-        nics.cluster.borrow_mut().faults(0).drop_matching(
+        nics.cluster.lock().faults(0).drop_matching(
             0,
             total_lost as u64,
             Box::new(move |f: &FrameClass| {
@@ -513,7 +513,7 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
             if wcs.len() == QPS as usize {
                 break;
             }
-            nics.cluster.borrow_mut().run(500);
+            nics.cluster.lock().run(500);
         }
         assert_eq!(wcs.len(), QPS as usize, "completions: {wcs:?}");
         assert!(wcs.iter().all(|c| c.status == WcStatus::Success), "{wcs:?}");
@@ -550,8 +550,8 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
 /// (`SQ_SKIPS`) and sends the new WQEs from their own first PSN.
 #[test]
 fn a_rewind_skips_wqes_completed_while_it_resends_them() {
-    use std::cell::Cell;
-    use std::rc::Rc;
+    use rnic_tests::Shared;
+    use std::sync::Arc;
     // QP 0's messages: A0, A1 (their ACKs lost), then B0, B1 in A0's and A1's
     // ring slots, longer: sent under A0's position they would run past its PSNs.
     const OWN: u32 = 4;
@@ -570,10 +570,10 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
             w.pd_b.reg_mr(GAP * (OWN as usize + 1), AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
         // Every ACK to QP 0 is lost until the NIC resends (the rewind after the timeout).
-        let armed = Rc::new(Cell::new(true));
+        let armed = Arc::new(Shared::new(true));
         let qpn0 = w.conns[0].1.qp_num();
         {
-            let mut c = nics.cluster.borrow_mut();
+            let mut c = nics.cluster.lock();
             let seen = armed.clone();
             // Watches QP 0's requests, drops none.
             c.faults(0).drop_matching(
@@ -606,7 +606,7 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
         post(q1, OWN, 101);
         let (mut own, mut next_busy) = (Vec::new(), 102u64);
         let mut busy_out = 2;
-        let start = nics.cluster.borrow().now();
+        let start = nics.cluster.lock().now();
         while own.len() < OWN as usize || busy_out > 0 {
             for c in w.cq_a.poll_cq_vec(8).unwrap() {
                 assert_eq!(c.status, WcStatus::Success, "{c:?}");
@@ -625,13 +625,13 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
                     }
                 }
             }
-            let now = nics.cluster.borrow().now();
+            let now = nics.cluster.lock().now();
             assert!(now - start < 2_000_000, "stalled: QP 0 completed {own:?}, {:?}", q0.recovery_stats());
             w.ctx_a.device().wait().unwrap();
         }
         assert_eq!(own, vec![0, 1, 2, 3], "QP 0's completions, in order");
         assert!(!armed.get(), "the timeout's rewind never resent anything");
-        let reg = |nic: usize, r: u32| nics.cluster.borrow_mut().read_reg(nic, r).unwrap();
+        let reg = |nic: usize, r: u32| nics.cluster.lock().read_reg(nic, r).unwrap();
         let stats = q0.recovery_stats();
         assert!(stats.timeouts >= 1 && stats.rewinds >= 1, "{stats:?}");
         let mut want = snapshot.clone();
@@ -652,8 +652,9 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
 /// again before the timeout fires; every byte arrives.
 #[test]
 fn a_lost_resend_among_16_qps_is_resent_again_before_the_timeout() {
+    use rnic_tests::Shared;
     use std::cell::Cell;
-    use std::rc::Rc;
+    use std::sync::Arc;
     const QPS: u32 = 16;
     const MSGS: u32 = 6;
     const BIG: usize = 64 * 1024;
@@ -670,9 +671,9 @@ fn a_lost_resend_among_16_qps_is_resent_again_before_the_timeout() {
         let snapshot = fill_sentinel(&dst);
         // QP 0's 20th packet is lost, and then the first resend of it.
         let target = w.conns[0].1.qp_num();
-        let lost = Rc::new(Cell::new(None::<u32>));
+        let lost = Arc::new(Shared::new(None::<u32>));
         let (seen, l) = (Cell::new(0u32), lost.clone());
-        nics.cluster.borrow_mut().faults(0).drop_matching(
+        nics.cluster.lock().faults(0).drop_matching(
             0,
             2,
             Box::new(move |f: &FrameClass| {
@@ -708,7 +709,7 @@ fn a_lost_resend_among_16_qps_is_resent_again_before_the_timeout() {
             }
         }
         assert_same("lost resend", &read_all(&dst), &want, slot, QPS * MSGS, BIG);
-        let dropped: u64 = nics.cluster.borrow().stats().links.iter().map(|l| l.dropped).sum();
+        let dropped: u64 = nics.cluster.lock().stats().links.iter().map(|l| l.dropped).sum();
         assert_eq!(dropped, 2, "the packet and its first resend were lost");
         let stats = w.conns[0].0.recovery_stats();
         assert!(stats.resends_again >= 1, "the lost resend was not resent again: {stats:?}");
@@ -781,9 +782,9 @@ fn model_retransmissions(n_pkts: u32, mtu: u32, lost: &std::collections::BTreeSe
 /// holes in one NAK rewind.
 #[test]
 fn selective_repeat_resends_what_the_model_resends() {
-    use std::cell::RefCell;
+    use rnic_tests::Shared;
     use std::collections::BTreeSet;
-    use std::rc::Rc;
+    use std::sync::Arc;
     const MSGS: u32 = 48;
     const PKTS: u32 = 4;
     const MSG: usize = PKTS as usize * 1024;
@@ -802,11 +803,11 @@ fn selective_repeat_resends_what_the_model_resends() {
             src.write(0, &pattern::make(SEED, stream(3, seed as u32), MSG)).unwrap();
             let dst = w.pd_b.reg_mr(MSGS as usize * MSG, AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE).unwrap();
             // Link 0 carries NIC0's requests: drop the listed first transmissions, note the resent PSNs.
-            let resent = Rc::new(RefCell::new(Vec::new()));
+            let resent = Arc::new(Shared::new(Vec::new()));
             let (log, drop) = (resent.clone(), lost.clone());
             let mut first: Option<u32> = None;
             let mut index = 0u32;
-            nics.cluster.borrow_mut().faults(0).drop_matching(
+            nics.cluster.lock().faults(0).drop_matching(
                 0,
                 u64::MAX,
                 Box::new(move |f: &FrameClass| {

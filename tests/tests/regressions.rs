@@ -88,7 +88,7 @@ fn dereg_target_mr_during_write() {
         })
         .unwrap();
         // Let a part of the message land, then pull the region away.
-        nics.cluster.borrow_mut().run(8_000);
+        nics.cluster.lock().run(8_000);
         let old_bus = target.bus_addr();
         target.dereg_mr().unwrap();
         let reuse = w.pd_b.reg_mr(BIG, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
@@ -97,7 +97,7 @@ fn dereg_target_mr_during_write() {
         let wcs = wait(&w.cq_a, 1, BIG as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (7, WcStatus::RemAccessErr), "{wcs:?}");
         assert_eq!(a.state(), QpState::Error);
-        nics.cluster.borrow_mut().run(20_000);
+        nics.cluster.lock().run(20_000);
         assert!(
             read_all(&reuse) == before,
             "bytes of the deregistered MR's WRITE landed in the next MR over that memory"
@@ -126,11 +126,11 @@ fn dereg_source_mr_during_write() {
             sg: src.sge(0, BIG as u32),
         })
         .unwrap();
-        nics.cluster.borrow_mut().run(8_000);
+        nics.cluster.lock().run(8_000);
         src.dereg_mr().unwrap();
         let wcs = wait(&w.cq_a, 1, BIG as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (9, WcStatus::LocProtErr), "{wcs:?}");
-        nics.cluster.borrow_mut().run(20_000);
+        nics.cluster.lock().run(20_000);
         let got = read_all(&dst);
         let n = got.iter().zip(&data).take_while(|(g, d)| g == d).count();
         assert!(n < BIG, "the whole message arrived although its source was deregistered");
@@ -191,7 +191,7 @@ fn dereg_receive_mr_during_send() {
         let rbuf = w.pd_b.reg_mr(BIG, AccessFlags::LOCAL_WRITE).unwrap();
         b.post_recv(&RecvWr { wr_id: 11, sg: rbuf.sge(0, BIG as u32) }).unwrap();
         a.post_send(&SendWr { wr_id: 12, opcode: WrOpcode::Send, sg: src.sge(0, BIG as u32) }).unwrap();
-        nics.cluster.borrow_mut().run(8_000);
+        nics.cluster.lock().run(8_000);
         let old_bus = rbuf.bus_addr();
         rbuf.dereg_mr().unwrap();
         let reuse = w.pd_b.reg_mr(BIG, AccessFlags::LOCAL_WRITE).unwrap();
@@ -201,7 +201,7 @@ fn dereg_receive_mr_during_send() {
         assert_eq!((wa[0].wr_id, wa[0].status), (12, WcStatus::RemOpErr), "{wa:?}");
         let wb = wait(&w.cq_b, 1, BIG as u64);
         assert_eq!((wb[0].wr_id, wb[0].status), (11, WcStatus::LocProtErr), "{wb:?}");
-        nics.cluster.borrow_mut().run(20_000);
+        nics.cluster.lock().run(20_000);
         assert!(read_all(&reuse) == before, "bytes of the SEND landed in the next MR over the freed receive buffer");
     }
     assert_no_violations(&nics);

@@ -24,10 +24,10 @@ use rnic_sim::nic::RESET_CYCLES;
 use rnic_sim::pcie::DmaStats;
 use rnic_sim::{FrameClass, LinkStats};
 use rnic_spec::regs::{self, counters::COUNT};
+use rnic_tests::Shared;
 use rnic_tests::{assert_no_violations, pair, transfer_in, Op, World};
 use rnic_tools::cosim::{Nics, COUNTERS};
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// QP pairs of both the dirtying traffic and the workload after the reset.
 const QPS: u32 = 4;
@@ -97,12 +97,12 @@ fn dirty(nics: &Nics) -> usize {
     let hi = World::highest(nics, QPS, 64, Mtu::Mtu1024);
     let lo = World::strack(nics, QPS, 64, Mtu::Mtu1024, 8);
     {
-        let mut c = nics.cluster.borrow_mut();
+        let mut c = nics.cluster.lock();
         c.faults(0).drop_matching(30, 3, Box::new(|f: &FrameClass| f.is_request()));
         c.faults(1).drop_matching(5, 2, Box::new(|f: &FrameClass| f.is_ack()));
     }
     let mrs = [post_mixed(&hi), post_mixed(&lo)];
-    nics.cluster.borrow_mut().run(DIRTY_CYCLES);
+    nics.cluster.lock().run(DIRTY_CYCLES);
     let done = hi.cq_a.poll_cq_vec(64).unwrap().len() + lo.cq_a.poll_cq_vec(64).unwrap().len();
     assert_no_violations(nics);
     std::mem::forget((mrs, hi, lo));
@@ -113,7 +113,7 @@ fn dirty(nics: &Nics) -> usize {
 /// and runs [`workload`].
 fn reset_and_run(nics: &mut Nics, at: u64) -> Outcome {
     {
-        let mut c = nics.cluster.borrow_mut();
+        let mut c = nics.cluster.lock();
         assert!(c.now() <= at, "the reset cycle {at} is already past ({})", c.now());
         let left = at - c.now();
         c.run(left);
@@ -122,22 +122,22 @@ fn reset_and_run(nics: &mut Nics, at: u64) -> Outcome {
         }
     }
     nics.reset();
-    nics.cluster.borrow_mut().run(DRAIN_CYCLES);
+    nics.cluster.lock().run(DRAIN_CYCLES);
     nics.reopen().unwrap_or_else(|e| panic!("{e}"));
     workload(nics)
 }
 
 /// The workload after a reset (or from power-on): every byte checked.
 fn workload(nics: &Nics) -> Outcome {
-    let opened = nics.cluster.borrow().now();
-    let links0: Vec<LinkStats> = (0..2).map(|i| nics.cluster.borrow().fabric().link_stats(i)).collect();
+    let opened = nics.cluster.lock().now();
+    let links0: Vec<LinkStats> = (0..2).map(|i| nics.cluster.lock().fabric().link_stats(i)).collect();
     let before = nics.counters().unwrap();
     {
         let hi = World::highest(nics, QPS, 16, Mtu::Mtu1024);
         let lo = World::strack(nics, QPS, 16, Mtu::Mtu1024, 8);
         transfer_in(&hi, Op::Write, 6_000, 4);
         transfer_in(&lo, Op::Write, 6_000, 4);
-        nics.cluster.borrow_mut().faults(0).drop_matching(7, 2, Box::new(|f: &FrameClass| f.is_request()));
+        nics.cluster.lock().faults(0).drop_matching(7, 2, Box::new(|f: &FrameClass| f.is_request()));
         transfer_in(&lo, Op::Send, 3_000, 4);
         transfer_in(&hi, Op::Read, 5_000, 2);
         transfer_in(&lo, Op::Read, 5_000, 2);
@@ -145,7 +145,7 @@ fn workload(nics: &Nics) -> Outcome {
     assert_no_violations(nics);
     let after = nics.counters().unwrap();
     assert!(before.stable && after.stable, "counters moved while read");
-    let c = nics.cluster.borrow();
+    let c = nics.cluster.lock();
     Outcome {
         opened,
         ended: c.now(),
@@ -175,7 +175,7 @@ fn reset_mid_traffic_is_indistinguishable_from_a_reset_of_idle_nics() {
     let mut b = pair();
     let unanswered = dirty(&b);
     assert!(unanswered > 0, "the dirtying traffic finished before the reset: nothing was in flight");
-    let at = b.cluster.borrow().now();
+    let at = b.cluster.lock().now();
     let dirty_run = reset_and_run(&mut b, at);
 
     let mut a = pair();
@@ -217,7 +217,7 @@ fn a_reset_mid_frame_on_the_shell_ends_the_frame_as_bad() {
     let mut nics = rnic_tests::pair_with(rnic_sim::SimConfig { top: rnic_sim::SimTop::Shell, ..Default::default() });
     assert!(dirty(&nics) > 0, "the dirtying traffic finished: nothing in flight");
     let aborted = {
-        let mut c = nics.cluster.borrow_mut();
+        let mut c = nics.cluster.lock();
         // Four beats into a frame begun from here: a data packet (1 KiB MTU) has a dozen more.
         let open = |c: &rnic_sim::Cluster| c.fabric().port(0).tx.open_frame_bytes();
         assert!(c.run_until(100_000, |c| open(c) == 0), "NIC0's MAC never ended its frame");
@@ -225,9 +225,9 @@ fn a_reset_mid_frame_on_the_shell_ends_the_frame_as_bad() {
         c.fabric().port(0).tx.aborted
     };
     nics.reset();
-    nics.cluster.borrow_mut().run(DRAIN_CYCLES);
+    nics.cluster.lock().run(DRAIN_CYCLES);
     assert_eq!(
-        nics.cluster.borrow().fabric().port(0).tx.aborted,
+        nics.cluster.lock().fabric().port(0).tx.aborted,
         aborted + 1,
         "the frame the reset cut off was not ended as bad"
     );
@@ -244,9 +244,9 @@ fn a_reset_mid_frame_on_the_shell_ends_the_frame_as_bad() {
 #[test]
 fn packets_of_connections_from_before_a_reset_are_dropped() {
     let mut nics = pair();
-    let seen: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let seen: Arc<Shared<Vec<Vec<u8>>>> = Arc::default();
     let log = seen.clone();
-    nics.cluster.borrow_mut().faults(0).set_hook(Box::new(move |f: &mut Vec<u8>| {
+    nics.cluster.lock().faults(0).set_hook(Box::new(move |f: &mut Vec<u8>| {
         if FrameClass::of(f).is_some_and(|c| c.is_request()) {
             log.borrow_mut().push(f.clone());
         }
@@ -254,8 +254,8 @@ fn packets_of_connections_from_before_a_reset_are_dropped() {
     }));
     let unanswered = dirty(&nics);
     assert!(unanswered > 0, "the dirtying traffic finished before the reset");
-    nics.cluster.borrow_mut().faults(0).clear_hook();
-    let frames = seen.take();
+    nics.cluster.lock().faults(0).clear_hook();
+    let frames = std::mem::take(&mut *seen.borrow_mut());
     let qpns: Vec<u32> = frames.iter().filter_map(|f| FrameClass::of(f)).map(|c| c.dqpn).collect();
     let top = rnic_spec::params::NUM_QPS as u32 - 1;
     assert!(
@@ -269,14 +269,14 @@ fn packets_of_connections_from_before_a_reset_are_dropped() {
     // on the board shell, a frame whose last beats the MAC was already taking
     // may still end meanwhile (or is ended as bad).
     const MAC_SYNC_CYCLES: u64 = 8;
-    nics.cluster.borrow_mut().run(MAC_SYNC_CYCLES);
-    let links: Vec<LinkStats> = (0..2).map(|i| nics.cluster.borrow().fabric().link_stats(i)).collect();
+    nics.cluster.lock().run(MAC_SYNC_CYCLES);
+    let links: Vec<LinkStats> = (0..2).map(|i| nics.cluster.lock().fabric().link_stats(i)).collect();
     {
         // One arrives while the core clears its tables (the highest QPN
         // last), after the driver has set the NIC's addresses again (those
         // writes land during the clear): the engines are held in reset, so
         // the stale context is never read.
-        let mut c = nics.cluster.borrow_mut();
+        let mut c = nics.cluster.lock();
         c.write_reg(1, regs::REG_SRC_MAC, rnic_sim::mac_reg(1));
         c.write_reg(1, regs::REG_SRC_IP, rnic_sim::ip_reg(1));
         let landed = ns_to_cycles(c.config().mmio_latency_ns) + 4;
@@ -291,17 +291,17 @@ fn packets_of_connections_from_before_a_reset_are_dropped() {
     nics.reopen().unwrap_or_else(|e| panic!("{e}"));
     let before = nics.counters().unwrap();
     let (dma0, link0) = {
-        let c = nics.cluster.borrow();
+        let c = nics.cluster.lock();
         (c.nic(1).dma_stats(), c.fabric().link_stats(1))
     };
     for f in &frames {
-        let mut c = nics.cluster.borrow_mut();
+        let mut c = nics.cluster.lock();
         c.inject_frame(1, f);
         c.run(200);
     }
-    nics.cluster.borrow_mut().run(20_000);
+    nics.cluster.lock().run(20_000);
     let after = nics.counters().unwrap();
-    let c = nics.cluster.borrow();
+    let c = nics.cluster.lock();
     assert_eq!(c.nic(1).dma_stats(), dma0, "NIC1 moved bytes for a connection from before its reset");
     assert_eq!(c.fabric().link_stats(1), link0, "NIC1 answered a packet of a connection from before its reset");
     assert_eq!(dma0, DmaStats::default(), "NIC1 used DMA after its reset with no QP");

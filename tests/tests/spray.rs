@@ -35,9 +35,9 @@
 //!   (ECMP) by at least 30 %, the slowest flow is faster, and the spines
 //!   carry even loads; every byte arrives.
 
-use std::cell::RefCell;
+use rnic_tests::Shared;
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rnic::Mtu;
 use rnic_sim::fabric::mark_ce;
@@ -61,10 +61,10 @@ struct Seen {
 }
 
 /// Watches NIC0's requests; `mark(entropy)` says which to mark CE.
-fn watch(nics: &rnic_tests::Nics, mark: impl Fn(u8) -> bool + 'static) -> Rc<RefCell<Vec<Seen>>> {
-    let seen = Rc::new(RefCell::new(Vec::new()));
+fn watch(nics: &rnic_tests::Nics, mark: impl Fn(u8) -> bool + Send + 'static) -> Arc<Shared<Vec<Seen>>> {
+    let seen = Arc::new(Shared::new(Vec::new()));
     let s2 = seen.clone();
-    nics.cluster.borrow_mut().faults(NIC0).set_hook(Box::new(move |f: &mut Vec<u8>| {
+    nics.cluster.lock().faults(NIC0).set_hook(Box::new(move |f: &mut Vec<u8>| {
         if FrameClass::of(f).is_some_and(|c| c.is_request()) {
             let sport = u16::from_be_bytes([f[off::UDP_SPORT], f[off::UDP_SPORT + 1]]);
             let ce = mark(sport as u8) && mark_ce(f);
@@ -173,13 +173,13 @@ fn ecn_marked_entropies_are_avoided() {
 #[test]
 fn sprayed_writes_and_sends_survive_random_loss() {
     let nics = pair();
-    nics.cluster.borrow_mut().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5B4A, ..Default::default() });
+    nics.cluster.lock().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5B4A, ..Default::default() });
     {
         let w = World::sprayed(&nics, 2, 8, Mtu::Mtu1024, PATHS);
         transfer_in(&w, Op::Write, 16 * 1024 + 100, 8);
         transfer_in(&w, Op::Send, 8 * 1024 - 3, 8);
     }
-    let lost = nics.cluster.borrow().fabric().link_stats(NIC0);
+    let lost = nics.cluster.lock().fabric().link_stats(NIC0);
     eprintln!("NIC0's link: {lost:?}");
     assert!(lost.dropped > 0, "the link dropped packets ({lost:?})");
     assert_no_violations(&nics);
@@ -192,14 +192,14 @@ fn the_sack_ooo_count_calls_losses_of_a_sprayed_qp() {
     // window's worth of packets (15 at 5 us and 100 Gb/s), before the PSN
     // distance of the reorder allowance (32) would.
     let nics = pair();
-    nics.cluster.borrow_mut().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5B4B, ..Default::default() });
+    nics.cluster.lock().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5B4B, ..Default::default() });
     let stats = {
         let w = World::strack(&nics, 1, 32, Mtu::Mtu4096, PATHS);
         transfer_in(&w, Op::Write, 64 * 1024, 32);
         transfer_in(&w, Op::Write, 64 * 1024, 32);
         w.conns[0].0.recovery_stats()
     };
-    let lost = nics.cluster.borrow().fabric().link_stats(NIC0);
+    let lost = nics.cluster.lock().fabric().link_stats(NIC0);
     eprintln!("NIC0's link: {lost:?}; slow path: {stats:?}");
     assert!(lost.dropped > 0, "the link dropped packets ({lost:?})");
     assert!(stats.ooo_losses > 0, "no NAK reached the OOO threshold: {stats:?}");
@@ -216,15 +216,15 @@ fn a_probe_recovers_a_lost_last_packet_before_the_timeout() {
     let nics = pair();
     let (msgs, size) = (8u32, 64 * 1024usize);
     let last = (msgs as usize * size / 4096) as u64 - 1;
-    nics.cluster.borrow_mut().faults(NIC0).drop_matching(last, 1, Box::new(|f: &FrameClass| f.is_request()));
+    nics.cluster.lock().faults(NIC0).drop_matching(last, 1, Box::new(|f: &FrameClass| f.is_request()));
     let (stats, cycles) = {
         let w = World::strack(&nics, 1, msgs, Mtu::Mtu4096, PATHS);
-        let t0 = nics.cluster.borrow().now();
+        let t0 = nics.cluster.lock().now();
         transfer_in(&w, Op::Write, size, msgs);
-        let cycles = nics.cluster.borrow().now() - t0;
+        let cycles = nics.cluster.lock().now() - t0;
         (w.conns[0].0.recovery_stats(), cycles)
     };
-    let lost = nics.cluster.borrow().fabric().link_stats(NIC0);
+    let lost = nics.cluster.lock().fabric().link_stats(NIC0);
     eprintln!("last packet lost: {cycles} cycles; NIC0's link: {lost:?}; slow path: {stats:?}");
     assert_eq!(lost.dropped, 1, "the rule dropped the last packet");
     assert!(stats.probe_resends >= 1, "no probe resent it: {stats:?}");
@@ -243,11 +243,11 @@ fn forged_sack_fields_neither_corrupt_nor_stall_a_sprayed_window() {
     // every byte still arrives, nothing is written outside the MRs.
     let nics = pair();
     // Some loss too, so NAKs carry forged OOO counts to the slow path.
-    nics.cluster.borrow_mut().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5ACE, ..Default::default() });
-    let rng = Rc::new(RefCell::new(rnic_sim::rng::SplitMix::new(0x5ACF)));
-    let forged = Rc::new(RefCell::new(0u64));
+    nics.cluster.lock().faults(NIC0).set_random(RandomFaults { loss: 0.01, seed: 0x5ACE, ..Default::default() });
+    let rng = Arc::new(Shared::new(rnic_sim::rng::SplitMix::new(0x5ACF)));
+    let forged = Arc::new(Shared::new(0u64));
     let (r2, f2) = (rng.clone(), forged.clone());
-    nics.cluster.borrow_mut().faults(1).set_hook(Box::new(move |f: &mut Vec<u8>| {
+    nics.cluster.lock().faults(1).set_hook(Box::new(move |f: &mut Vec<u8>| {
         if FrameClass::of(f).is_some_and(|c| c.opcode.is_ack()) {
             let mut r = r2.borrow_mut();
             if let Ok(mut p) = rnic_spec::wire::Packet::new_checked(&mut f[..]) {
@@ -317,13 +317,13 @@ fn leaf_spine_run(slow: usize, paths: u16, oblivious: bool) -> FabricRun {
     };
     transfer_in(&w, Op::Write, size, msgs);
     let (t0, spines0, sw0) = {
-        let c = nics.cluster.borrow();
+        let c = nics.cluster.lock();
         (c.now(), c.fabric().spine_bytes(), c.fabric().switch_stats())
     };
     transfer_in(&w, Op::Write, size, msgs);
     drop(w);
     assert_no_violations(&nics);
-    let c = nics.cluster.borrow();
+    let c = nics.cluster.lock();
     let sw = c.fabric().switch_stats();
     let gbps = (msgs as usize * size) as f64 * 8.0 / ((c.now() - t0) as f64 / rnic_spec::params::CLOCK_HZ as f64) / 1e9;
     let spines = c.fabric().spine_bytes().iter().zip(&spines0).map(|(a, b)| a - b).collect();

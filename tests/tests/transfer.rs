@@ -167,11 +167,11 @@ fn write_on_the_shell_survives_frames_the_mac_reports_bad() {
     let nics = rnic_tests::pair_with(rnic_sim::SimConfig { top: rnic_sim::SimTop::Shell, ..Default::default() });
     {
         let w = World::new(&nics, 2, 8, Mtu::Mtu1024);
-        nics.cluster.borrow_mut().nic_mut(1).mac_fcs_errors(6);
+        nics.cluster.lock().nic_mut(1).mac_fcs_errors(6);
         transfer_in(&w, Op::Write, 65536, 8);
     }
     assert_no_violations(&nics);
-    let mut c = nics.cluster.borrow_mut();
+    let mut c = nics.cluster.lock();
     assert_eq!(c.nic(1).shell_errors()[2], 6, "the shell dropped the six frames the MAC reported bad");
     let counted = c.read_reg(1, rnic_spec::regs::counters::RX_MAC_DROP).unwrap();
     assert_eq!(counted, 6, "RX_MAC_DROP counts them");

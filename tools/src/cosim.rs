@@ -2,11 +2,10 @@
 //! one place that knows how the NICs of a cluster are opened.
 
 use rnic::{Context, Device, NetAddr};
-use rnic_sim::{Cluster, ClusterStats, CosimDevice, SimConfig};
+use rnic_sim::{Cluster, ClusterStats, CosimDevice, SharedCluster, SimConfig};
 use rnic_spec::regs::counters as ctr;
-use std::cell::RefCell;
 use std::net::Ipv4Addr;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// The address of NIC `i` of a cluster (the simulator's `mac_of`/`ip_of`).
 pub fn nic_addr(i: usize) -> NetAddr {
@@ -16,7 +15,7 @@ pub fn nic_addr(i: usize) -> NetAddr {
 /// A cosimulated cluster with every NIC opened through the library.
 pub struct Nics {
     /// The simulation, shared with the devices.
-    pub cluster: Rc<RefCell<Cluster>>,
+    pub cluster: Arc<SharedCluster>,
     /// One context per NIC, in NIC order.
     pub ctxs: Vec<Context>,
 }
@@ -28,7 +27,7 @@ impl Nics {
         let devs = CosimDevice::all(&cluster)
             .into_iter()
             .enumerate()
-            .map(|(i, d)| (Rc::new(d) as Rc<dyn Device>, nic_addr(i)));
+            .map(|(i, d)| (Arc::new(d) as Arc<dyn Device>, nic_addr(i)));
         let ctxs = rnic::open_devices(devs).map_err(|e| format!("cannot open the NICs: {e}"))?;
         Ok(Nics { cluster, ctxs })
     }
@@ -43,7 +42,7 @@ impl Nics {
         for c in std::mem::take(&mut self.ctxs) {
             std::mem::forget(c);
         }
-        let mut c = self.cluster.borrow_mut();
+        let mut c = self.cluster.lock();
         for i in 0..c.len() {
             c.reset_nic(i);
         }
@@ -54,24 +53,24 @@ impl Nics {
         let devs = CosimDevice::all(&self.cluster)
             .into_iter()
             .enumerate()
-            .map(|(i, d)| (Rc::new(d) as Rc<dyn Device>, nic_addr(i)));
+            .map(|(i, d)| (Arc::new(d) as Arc<dyn Device>, nic_addr(i)));
         self.ctxs = rnic::open_devices(devs).map_err(|e| format!("cannot open the NICs after the reset: {e}"))?;
         Ok(())
     }
 
     /// DMA shadow violations so far, one line each.
     pub fn violations(&self) -> Vec<String> {
-        self.cluster.borrow().violations().iter().map(|(i, v)| format!("nic{i}: {v}")).collect()
+        self.cluster.lock().violations().iter().map(|(i, v)| format!("nic{i}: {v}")).collect()
     }
 
     /// Simulator statistics (cycles, wall time spent stepping, links, DMA).
     pub fn stats(&self) -> ClusterStats {
-        self.cluster.borrow().stats()
+        self.cluster.lock().stats()
     }
 
     /// Flushes the pcap capture, if any.
     pub fn flush(&self) {
-        self.cluster.borrow_mut().flush();
+        self.cluster.lock().flush();
     }
 
     /// Every NIC's event counters ([`COUNTERS`]) as of one simulated instant.
@@ -85,7 +84,7 @@ impl Nics {
     /// those of every cycle in between ([`CounterSnapshot::stable`]).
     /// Nothing but these reads happens meanwhile (the host is not polling).
     pub fn counters(&self) -> Result<CounterSnapshot, String> {
-        let mut c = self.cluster.borrow_mut();
+        let mut c = self.cluster.lock();
         let mut from = c.now();
         let mut prev = read_counters(&mut c)?;
         for _ in 1..COUNTER_PASSES {

@@ -1057,7 +1057,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         for nic in 0..2 {
             // Each direction gets its own pattern, reproducible from --seed.
             nics.cluster
-                .borrow_mut()
+                .lock()
                 .faults(nic)
                 .set_random(RandomFaults { seed: a.seed ^ ((nic as u64 + 1) << 32), ..faults });
         }
@@ -1128,7 +1128,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         print_counters(s);
     }
     if let Some(w) = &a.waves {
-        let end = nics.cluster.borrow().now().saturating_sub(1);
+        let end = nics.cluster.lock().now().saturating_sub(1);
         let win = a.waves_window.unwrap_or_default();
         out!(
             " waves         : {} and {}, cycles {} to {} (one cycle = {} ns)",
@@ -1140,7 +1140,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         );
     }
     if a.spines.is_some() {
-        let c = nics.cluster.borrow();
+        let c = nics.cluster.lock();
         let sw = c.fabric().switch_stats();
         out!(
             " fabric        : bytes per spine {:?}; {} frames forwarded, {} dropped in queues, {} marked CE",
@@ -1151,7 +1151,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         );
     }
     if a.paths > 0 {
-        let c = nics.cluster.borrow();
+        let c = nics.cluster.lock();
         let e = c.fabric().entropy_bytes(0);
         let used = a.paths.min(256) as usize;
         let total: u64 = e[..used].iter().sum::<u64>().max(1);
@@ -1169,7 +1169,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     if a.model {
         // How many of the QP's entropies take the slow spine here: the model's slow link is matched to it.
         let slow_entropies = a.uplinks.first().filter(|_| a.paths > 1).map(|&(slow, _)| {
-            let c = nics.cluster.borrow();
+            let c = nics.cluster.lock();
             let base = rnic_spec::params::UDP_SPORT_BASE;
             (0..a.paths.min(256)).filter(|&i| c.fabric().spine_of_port(0, 1, base | i) == Some(slow)).count() as u32
         });
@@ -1190,7 +1190,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
         }
         return Err(Stop::Failed(format!("{} DMA violations", violations.len())));
     }
-    let underruns = nics.cluster.borrow().fabric().tx_underruns();
+    let underruns = nics.cluster.lock().fabric().tx_underruns();
     out!(" MAC underruns : {underruns}");
     if underruns != 0 {
         return Err(Stop::Failed(format!("{underruns} TX beats came after the MAC had run dry mid-frame")));
@@ -1389,7 +1389,7 @@ fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: 
 
 fn print_faults(nics: &Nics, t: &Totals) {
     let rec: RecoveryStats = t.recovery.iter().copied().sum();
-    let reg = |nic: usize, off: u32| nics.cluster.borrow_mut().read_reg(nic, off).unwrap_or(0);
+    let reg = |nic: usize, off: u32| nics.cluster.lock().read_reg(nic, off).unwrap_or(0);
     let entries = reg(0, rnic_spec::regs::counters::CTRLQ_ENTRIES) + reg(1, rnic_spec::regs::counters::CTRLQ_ENTRIES);
     // CtrlQ entries the NIC wrote plus the slow path's 8-byte register writes.
     let slow_bytes = entries * rnic_spec::desc::CTRLQ_ENTRY_BYTES as u64 + rec.reg_writes * 8;

@@ -287,7 +287,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
         src.write(0, &data).map_err(|e| err("sender data", e))?;
         flows.push((pd, pd_rx, cq, cq_rx, a, b, src, dst, data));
     }
-    let t0 = nics.cluster.borrow().now();
+    let t0 = nics.cluster.lock().now();
     for (_, _, _, _, a, _, src, dst, _) in &flows {
         let wrs: Vec<SendWr> = (0..cfg.msgs)
             .map(|m| {
@@ -303,10 +303,10 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
     }
     let srcs: Vec<usize> = cfg.flows.iter().map(|f| f.0).collect();
     let link = |c: &rnic_sim::Cluster, s: usize| c.fabric().link_stats(s).bytes;
-    let mut last_link: Vec<u64> = srcs.iter().map(|&s| link(&nics.cluster.borrow(), s)).collect();
+    let mut last_link: Vec<u64> = srcs.iter().map(|&s| link(&nics.cluster.lock(), s)).collect();
     let mut run = ScenarioRun { bin_cycles: cfg.bin_cycles, watch: cfg.watch.clone(), ..Default::default() };
     run.flows = cfg.flows.iter().map(|_| FlowResult { bytes: bytes as u64, ..Default::default() }).collect();
-    nics.cluster.borrow_mut().fabric_mut().take_peak_backlogs(t0 * CLOCK_PS);
+    nics.cluster.lock().fabric_mut().take_peak_backlogs(t0 * CLOCK_PS);
     let mut done = vec![0u32; cfg.flows.len()];
     // Long enough for every flow at a tenth of the line rate, one after the other.
     let deadline = t0 + 200_000 + (cfg.flows.len() * bytes) as u64 * 10 / 50;
@@ -319,21 +319,21 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
                 }
                 done[f] += 1;
                 if done[f] == cfg.msgs {
-                    run.flows[f].done_cycles = nics.cluster.borrow().now() - t0;
+                    run.flows[f].done_cycles = nics.cluster.lock().now() - t0;
                 }
             }
         }
-        let now = nics.cluster.borrow().now();
+        let now = nics.cluster.lock().now();
         if now >= deadline {
             return Err(format!("{done:?} of {} messages per flow done by cycle {}", cfg.msgs, now - t0));
         }
         let step = (next_bin - now).clamp(1, 16);
-        nics.cluster.borrow_mut().run(step);
+        nics.cluster.lock().run(step);
         for ctx in &nics.ctxs {
             ctx.progress().map_err(|e| err("progress", e))?;
         }
-        if nics.cluster.borrow().now() >= next_bin {
-            let mut c = nics.cluster.borrow_mut();
+        if nics.cluster.lock().now() >= next_bin {
+            let mut c = nics.cluster.lock();
             let now_ps = c.now() * CLOCK_PS;
             let peaks = c.fabric_mut().take_peak_backlogs(now_ps);
             run.backlog_per_bin.push(peaks.iter().find(|(n, _)| *n == cfg.watch).map_or(0, |p| p.1));
@@ -346,7 +346,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
             progress(run.backlog_per_bin.len() as u64);
         }
     }
-    run.cycles = nics.cluster.borrow().now() - t0;
+    run.cycles = nics.cluster.lock().now() - t0;
     for (f, (.., dst, data)) in flows.iter().enumerate() {
         let mut got = vec![0u8; data.len()];
         dst.read(0, &mut got).map_err(|e| err("receiver data", e))?;
@@ -364,7 +364,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
         f.gbps = f.bytes as f64 * 8.0 / secs(f.done_cycles) / 1e9;
     }
     run.gbps = (cfg.flows.len() * bytes) as f64 * 8.0 / secs(run.cycles) / 1e9;
-    let c = nics.cluster.borrow();
+    let c = nics.cluster.lock();
     let q =
         c.fabric().queue_stats().into_iter().find(|(n, _)| *n == cfg.watch).ok_or(format!("no queue {}", cfg.watch))?.1;
     (run.max_backlog, run.drops, run.marked) = (q.max_backlog, q.drops, q.ecn_marked);
