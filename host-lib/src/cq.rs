@@ -439,6 +439,9 @@ fn complete(ctx: &Context, st: &mut CtxState, cqn: u32, cqe: &Cqe) -> Result<Opt
     if !wc.status.is_ok() {
         tracing::warn!(dev = %ctx.dev().name(), qpn, wr_id = wc.wr_id, status = ?wc.status, opcode = ?wc.opcode, "error completion");
         enter_error(ctx, st, qpn)?;
+    } else if !slot.signaled {
+        // An unsignaled WR that succeeded: its CQE only frees its slot.
+        return Ok(None);
     }
     Ok(Some(wc))
 }

@@ -330,11 +330,27 @@ impl WrOpcode {
     }
 }
 
-/// A send work request (`ibv_send_wr`, one SGE, always signaled).
+bitflags::bitflags! {
+    /// A send WR's flags (`ibv_send_flags`).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+    pub struct SendFlags: u32 {
+        /// The WR gets a work completion when it succeeds (`IBV_SEND_SIGNALED`).
+        /// Without it only a failure is reported (the error completion, and
+        /// the flush completions behind it). The NIC still writes a CQE for
+        /// every WR, which `poll_cq` consumes: an unsignaled WR holds its SQ
+        /// slot and a CQ entry until a poll of its CQ passes it, so a CQ must
+        /// still cover every WR outstanding on it, signaled or not.
+        const SIGNALED = 1 << 1;
+    }
+}
+
+/// A send work request (`ibv_send_wr`, one SGE).
 #[derive(Clone, Copy)]
 pub struct SendWr<'a> {
     /// Returned in the completion.
     pub wr_id: u64,
+    /// [`SendFlags::SIGNALED`] for a completion on success.
+    pub send_flags: SendFlags,
     /// What to do.
     pub opcode: WrOpcode,
     /// Local data.
@@ -359,6 +375,8 @@ pub(crate) struct Slot {
     pub len: u32,
     /// PSN of the message's first packet (send WRs; the slow path's map from PSN to WQE).
     pub psn: u32,
+    /// A successful completion is reported ([`SendFlags::SIGNALED`]; every receive WR is).
+    pub signaled: bool,
 }
 
 /// One work queue ring (SQ or RQ) and the library's indices.
@@ -510,6 +528,10 @@ pub(crate) fn fail_requester(ctx: &Context, st: &mut CtxState, qpn: u32, idx: u3
     while qp.sq.ci != qp.sq.pi {
         let s = qp.sq.slots[ring::slot(qp.sq.ci, qp.sq.log2)];
         let failed = qp.sq.ci == idx;
+        if !failed && !s.signaled {
+            qp.sq.ci = qp.sq.ci.wrapping_add(1);
+            continue;
+        }
         done.push(WorkCompletion {
             wr_id: s.wr_id,
             status: if failed { WcStatus::from_raw(status) } else { WcStatus::Success },
@@ -632,7 +654,7 @@ fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
         cap,
         pi: 0,
         ci: 0,
-        slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0, psn: 0 }; 1 << log2],
+        slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0, psn: 0, signaled: true }; 1 << log2],
     })
 }
 
@@ -928,7 +950,8 @@ impl Qp {
         for wr in wrs {
             let s = ring::slot(qp.sq.pi, qp.sq.log2);
             let psn = qp.rec.post(wr.sg.len);
-            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len, psn };
+            let signaled = wr.send_flags.contains(SendFlags::SIGNALED);
+            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len, psn, signaled };
             qp.sq.pi = qp.sq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_sq(qpn), (qp.sq.pi & 0xFFFF) as u64)?;
@@ -1047,7 +1070,7 @@ impl Qp {
         write_ring(ctx, &qp.rq, RECV_WQE_BYTES, &bytes)?;
         for wr in wrs {
             let s = ring::slot(qp.rq.pi, qp.rq.log2);
-            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.sg.len, psn: 0 };
+            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.sg.len, psn: 0, signaled: true };
             qp.rq.pi = qp.rq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;

@@ -653,7 +653,7 @@ mod tests {
     fn queue_of(n: u32, psn0: u32, mtu_log2: u32, len: u32) -> (ReqRecovery, WorkQueue) {
         let mut r = ReqRecovery::default();
         r.start(psn0, mtu_log2);
-        let blank = Slot { wr_id: 0, opcode: crate::WcOpcode::RdmaWrite, len: 0, psn: 0 };
+        let blank = Slot { wr_id: 0, opcode: crate::WcOpcode::RdmaWrite, len: 0, psn: 0, signaled: true };
         let mut sq = WorkQueue {
             buf: rnic_driver::DmaBuf { bus_addr: 0, len: 0 },
             log2: 6,
@@ -675,7 +675,7 @@ mod tests {
         let (mut r, mut sq) = queue_of(0, psn0, 12, 0);
         for (i, &(len, opcode)) in wrs.iter().enumerate() {
             let psn = r.post(len);
-            sq.slots[i] = Slot { wr_id: i as u64, opcode, len, psn };
+            sq.slots[i] = Slot { wr_id: i as u64, opcode, len, psn, signaled: true };
             sq.pi += 1;
         }
         (r, sq)

@@ -175,6 +175,7 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
     for round in 0..3u32 {
         let wrs: Vec<SendWr> = (0..3)
             .map(|i| SendWr {
+                send_flags: crate::SendFlags::SIGNALED,
                 wr_id: (round * 10 + i) as u64,
                 opcode: WrOpcode::RdmaWrite { remote_addr: 0xAB00 + i as u64, rkey: 0x1234 },
                 sg: m.sge(i as u64 * 100, 100 + i),
@@ -212,7 +213,14 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
         idx += 3;
     }
     assert_eq!(c.poll_cq(&mut buf).unwrap(), 0);
-    let e = qp.post_send(&SendWr { wr_id: 0, opcode: WrOpcode::Send, sg: m.sge(4000, 97) }).unwrap_err();
+    let e = qp
+        .post_send(&SendWr {
+            send_flags: crate::SendFlags::SIGNALED,
+            wr_id: 0,
+            opcode: WrOpcode::Send,
+            sg: m.sge(4000, 97),
+        })
+        .unwrap_err();
     assert!(matches!(e, Error::OutOfBounds { offset: 4000, len: 97, mr_len: 4096, .. }), "{e}");
 }
 
@@ -238,11 +246,13 @@ fn read_wqe_rsn_psns_and_completion() {
     // MTU 1024, first PSN 200.
     let qp = connected(&ctx, &pd, &c, 8, 4);
     let read = SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
         wr_id: 3,
         opcode: WrOpcode::RdmaRead { remote_addr: 0x7f00_1234_5678, rkey: 0x4321 },
         sg: m.sge(100, 3000),
     };
-    let send = |wr_id| SendWr { wr_id, opcode: WrOpcode::Send, sg: m.sge(0, 8) };
+    let send =
+        |wr_id| SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id, opcode: WrOpcode::Send, sg: m.sge(0, 8) };
     qp.post_send_batch(&[send(1), send(2), read, send(4)]).unwrap();
     let w = send_wqe(&dev, &qp, 2);
     assert_eq!(w.opcode, rnic_spec::desc::send_op::RDMA_READ);
@@ -286,7 +296,12 @@ fn read_wqe_rsn_psns_and_completion() {
 #[test]
 fn read_into_an_mr_without_local_write_is_refused() {
     fn read(wr_id: u64, mr: &Mr) -> SendWr<'_> {
-        SendWr { wr_id, opcode: WrOpcode::RdmaRead { remote_addr: 0x1000, rkey: 0x99 }, sg: mr.sge(0, 64) }
+        SendWr {
+            send_flags: crate::SendFlags::SIGNALED,
+            wr_id,
+            opcode: WrOpcode::RdmaRead { remote_addr: 0x1000, rkey: 0x99 },
+            sg: mr.sge(0, 64),
+        }
     }
     let dev = MockDev::new();
     let ctx = mock::open(&dev);
@@ -295,7 +310,12 @@ fn read_into_an_mr_without_local_write_is_refused() {
     let ro = pd.reg_mr(4096, AccessFlags::REMOTE_READ | AccessFlags::REMOTE_WRITE).unwrap();
     let rw = pd.reg_mr(4096, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 8, 4);
-    let write = SendWr { wr_id: 1, opcode: WrOpcode::RdmaWrite { remote_addr: 0x1000, rkey: 0x99 }, sg: ro.sge(0, 64) };
+    let write = SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id: 1,
+        opcode: WrOpcode::RdmaWrite { remote_addr: 0x1000, rkey: 0x99 },
+        sg: ro.sge(0, 64),
+    };
     let writes_before = dev.writes.borrow().len();
     // One bad READ in a batch: nothing of the batch is posted.
     let e = qp.post_send_batch(&[write, read(2, &ro)]).unwrap_err();
@@ -313,7 +333,10 @@ fn read_into_an_mr_without_local_write_is_refused() {
     qp.post_send_batch(&[write, read(3, &rw)]).unwrap();
     assert_eq!(qp.send_outstanding(), 2);
     // The usual SGE checks hold for a READ too.
-    assert!(matches!(qp.post_send(&SendWr { sg: rw.sge(4090, 7), ..read(4, &rw) }), Err(Error::OutOfBounds { .. })));
+    assert!(matches!(
+        qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, sg: rw.sge(4090, 7), ..read(4, &rw) }),
+        Err(Error::OutOfBounds { .. })
+    ));
 }
 
 #[test]
@@ -363,7 +386,12 @@ fn error_completion_flushes_only_that_qp() {
     let bad = connected(&ctx, &pd, &c, 8, 4);
     let good = connected(&ctx, &pd, &c, 8, 4);
     let (base, log2) = cq_ring(&ctx, &c);
-    let wr = |id| SendWr { wr_id: id, opcode: WrOpcode::RdmaWrite { remote_addr: 0, rkey: 0xBAD }, sg: m.sge(0, 8) };
+    let wr = |id| SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id: id,
+        opcode: WrOpcode::RdmaWrite { remote_addr: 0, rkey: 0xBAD },
+        sg: m.sge(0, 8),
+    };
     bad.post_send_batch(&[wr(1), wr(2), wr(3)]).unwrap();
     bad.post_recv(&RecvWr { wr_id: 9, sg: m.sge(0, 8) }).unwrap();
     good.post_send_batch(&[wr(11), wr(12)]).unwrap();
@@ -408,7 +436,8 @@ fn mismatched_cqe_is_reported() {
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 4, 4);
     let (base, log2) = cq_ring(&ctx, &c);
-    qp.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) }).unwrap();
+    qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) })
+        .unwrap();
     dev.put_cqe(base, log2, 0, cqe(qp.qp_num(), 5, 0, cqe_op::SEND, 4, 1));
     let e = c.poll_cq_vec(1).unwrap_err();
     assert!(matches!(e, Error::BadCqe { got: 5, .. }), "{e}");
@@ -422,7 +451,8 @@ fn wait_cq_times_out_with_state() {
     let c = ctx.create_cq(16).unwrap();
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 4, 4);
-    qp.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) }).unwrap();
+    qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) })
+        .unwrap();
     let e = c.wait_cq(1, 1000).unwrap_err();
     let s = e.to_string();
     assert!(
@@ -442,7 +472,7 @@ fn posting_rules_by_state_and_pd() {
     let m2 = pd2.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp =
         pd.create_qp(QpInitAttr { send_cq: c.clone(), recv_cq: c.clone(), max_send_wr: 4, max_recv_wr: 4 }).unwrap();
-    let send = SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
+    let send = SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
     assert!(matches!(
         qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }),
         Err(Error::BadState { state: QpState::Reset, .. })
@@ -461,7 +491,8 @@ fn send_and_complete(dev: &MockDev, qp: &Qp, mr: &Mr, wr_id: u64) -> WorkComplet
     let ctx = qp.context();
     let cq = qp.send_cq();
     let idx = ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().sq.pi;
-    qp.post_send(&SendWr { wr_id, opcode: WrOpcode::Send, sg: mr.sge(0, 8) }).unwrap();
+    qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id, opcode: WrOpcode::Send, sg: mr.sge(0, 8) })
+        .unwrap();
     let (base, log2) = cq_ring(ctx, &cq);
     let ci = ctx.state().cqs[cq.cqn() as usize].as_ref().unwrap().ci;
     dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), idx as u16, 0, 0, 0, ring::cqe_owner_valid(ci, log2)));
@@ -836,7 +867,14 @@ fn poll_cq_fills_at_most_the_buffer() {
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &cq, 8, 8);
     let (base, log2) = cq_ring(&ctx, &cq);
-    let wrs: Vec<SendWr> = (0..5).map(|i| SendWr { wr_id: 100 + i, opcode: WrOpcode::Send, sg: m.sge(0, 8) }).collect();
+    let wrs: Vec<SendWr> = (0..5)
+        .map(|i| SendWr {
+            send_flags: crate::SendFlags::SIGNALED,
+            wr_id: 100 + i,
+            opcode: WrOpcode::Send,
+            sg: m.sge(0, 8),
+        })
+        .collect();
     qp.post_send_batch(&wrs).unwrap();
     for i in 0..5 {
         dev.put_cqe(base, log2, i, cqe(qp.qp_num(), i as u16, 0, 0, 0, ring::cqe_owner_valid(i, log2)));
@@ -870,6 +908,7 @@ fn list_posts_stop_at_the_bad_wr_and_post_what_came_before() {
     let m = pd.reg_mr(4096, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 8, 4);
     let wr = |id: u64, off: u64| SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
         wr_id: id,
         opcode: WrOpcode::RdmaWrite { remote_addr: 0xAB00, rkey: 0x1234 },
         sg: m.sge(off, 100),

@@ -301,7 +301,12 @@ pub fn transfer_in(w: &World, op: Op, size: usize, msgs: u32) {
                     Op::Send => (WrOpcode::Send, &src),
                     Op::Read => (WrOpcode::RdmaRead { remote_addr: src.addr() + off, rkey: src.rkey() }, &dst),
                 };
-                SendWr { wr_id: m as u64, opcode, sg: local.sge(off, size as u32) }
+                SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: m as u64,
+                    opcode,
+                    sg: local.sge(off, size as u32),
+                }
             })
             .collect();
         a.post_send_batch(&wrs).unwrap();

@@ -74,7 +74,12 @@ fn run_workload(pcap: &Path) -> Vec<Flow> {
                     WrOpcode::Send
                 };
                 vas.push(if write { dst.addr() + off } else { 0 });
-                sends.push(SendWr { wr_id: m as u64, opcode, sg: src.sge(off, len) });
+                sends.push(SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: m as u64,
+                    opcode,
+                    sg: src.sge(off, len),
+                });
             }
             a.post_send_batch(&sends).unwrap();
             let first_psn = rnic_tools::bench::initial_psn(SEED, 0, q as u32);

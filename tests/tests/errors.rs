@@ -68,19 +68,27 @@ fn access_error(fault: Fault) {
         }
         // The bad WRITE, then two valid-looking WRITEs into the same region: they must be flushed, not executed.
         let bad_wrs = [
-            SendWr { wr_id: 100, opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey }, sg: src.sge(0, MSG) },
             SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: 100,
+                opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey },
+                sg: src.sge(0, MSG),
+            },
+            SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 101,
                 opcode: WrOpcode::RdmaWrite { remote_addr: target.addr(), rkey: target.rkey() },
                 sg: src.sge(0, MSG),
             },
             SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 102,
                 opcode: WrOpcode::RdmaWrite { remote_addr: target.addr() + 512, rkey: target.rkey() },
                 sg: src.sge(0, MSG),
             },
         ];
         let good_wr = |m: u64| SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
             wr_id: m,
             opcode: WrOpcode::RdmaWrite { remote_addr: good_dst.addr() + m * LEN as u64, rkey: good_dst.rkey() },
             sg: src.sge(m * LEN as u64, LEN as u32),
@@ -205,6 +213,7 @@ fn read_access_error(fault: Fault, len: u32) {
             assert_ne!(stale_key, target.rkey(), "the stale key must differ from the live one");
         }
         let read = |wr_id, remote_addr, rkey, off: u64| SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
             wr_id,
             opcode: WrOpcode::RdmaRead { remote_addr, rkey },
             sg: dst.sge(off, len),
@@ -215,6 +224,7 @@ fn read_access_error(fault: Fault, len: u32) {
             read(102, good_src.addr() + 512, good_src.rkey(), 2 * LEN as u64),
         ];
         let good_wr = |m: u64| SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
             wr_id: m,
             opcode: WrOpcode::RdmaRead { remote_addr: good_src.addr() + m * LEN as u64, rkey: good_src.rkey() },
             sg: good_dst.sge(m * LEN as u64, LEN as u32),
@@ -330,12 +340,27 @@ fn send_longer_than_receive_buffer() {
         }
         bad_a
             .post_send_batch(&[
-                SendWr { wr_id: 200, opcode: WrOpcode::Send, sg: src.sge(0, 3000) },
-                SendWr { wr_id: 201, opcode: WrOpcode::Send, sg: src.sge(0, 10) },
+                SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: 200,
+                    opcode: WrOpcode::Send,
+                    sg: src.sge(0, 3000),
+                },
+                SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: 201,
+                    opcode: WrOpcode::Send,
+                    sg: src.sge(0, 10),
+                },
             ])
             .unwrap();
         let good: Vec<SendWr> = (0..3)
-            .map(|m| SendWr { wr_id: m, opcode: WrOpcode::Send, sg: src.sge(m * LEN as u64, LEN as u32) })
+            .map(|m| SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: m,
+                opcode: WrOpcode::Send,
+                sg: src.sge(m * LEN as u64, LEN as u32),
+            })
             .collect();
         good_a.post_send_batch(&good).unwrap();
         let wcs = wait(&w.cq_a, 5, 4 * LEN as u64);
@@ -383,12 +408,29 @@ fn send_without_posted_receive_gets_rnr() {
         // The bad QP's peer has no receive WQE posted: the responder answers RNR.
         bad_a
             .post_send_batch(&[
-                SendWr { wr_id: 300, opcode: WrOpcode::Send, sg: src.sge(0, 100) },
-                SendWr { wr_id: 301, opcode: WrOpcode::Send, sg: src.sge(0, 10) },
+                SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: 300,
+                    opcode: WrOpcode::Send,
+                    sg: src.sge(0, 100),
+                },
+                SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: 301,
+                    opcode: WrOpcode::Send,
+                    sg: src.sge(0, 10),
+                },
             ])
             .unwrap();
         good_b.post_recv(&RecvWr { wr_id: 7, sg: good_dst.sge(0, LEN as u32) }).unwrap();
-        good_a.post_send(&SendWr { wr_id: 8, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
+        good_a
+            .post_send(&SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: 8,
+                opcode: WrOpcode::Send,
+                sg: src.sge(0, LEN as u32),
+            })
+            .unwrap();
         let wcs = wait(&w.cq_a, 3, 2 * LEN as u64);
         let on_bad: Vec<_> = wcs.iter().filter(|c| c.qp_num == bad_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
         assert_eq!(on_bad, vec![(300, WcStatus::RnrRetryExcErr), (301, WcStatus::WrFlushErr)], "{wcs:?}");
@@ -424,7 +466,13 @@ fn ack_for_unposted_wqes_is_ignored() {
         for m in 0..2u64 {
             qb.post_recv(&RecvWr { wr_id: m, sg: dst.sge(m * LEN as u64, LEN as u32) }).unwrap();
         }
-        qa.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
+        qa.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 1,
+            opcode: WrOpcode::Send,
+            sg: src.sge(0, LEN as u32),
+        })
+        .unwrap();
         let wcs = wait(&w.cq_a, 1, LEN as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (1, WcStatus::Success));
         let hdr_err = |n: &rnic_tests::Nics| n.cluster.lock().read_reg(0, counters::RX_HDR_ERR).unwrap();
@@ -453,7 +501,13 @@ fn ack_for_unposted_wqes_is_ignored() {
         assert_eq!(hdr_err(&nics) - before, 2, "the two ACKs beyond the posted WQEs are counted");
         assert_eq!(qa.state(), QpState::Rts);
         // The QP still works: the next SEND completes and lands intact.
-        qa.post_send(&SendWr { wr_id: 2, opcode: WrOpcode::Send, sg: src.sge(0, LEN as u32) }).unwrap();
+        qa.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 2,
+            opcode: WrOpcode::Send,
+            sg: src.sge(0, LEN as u32),
+        })
+        .unwrap();
         let wcs = wait(&w.cq_a, 1, LEN as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (2, WcStatus::Success));
         let r = wait(&w.cq_b, 2, 2 * LEN as u64);
@@ -487,6 +541,7 @@ fn corrupted_frame_never_reaches_memory() {
         // One payload byte of the next frame NIC0 sends is flipped.
         nics.cluster.lock().faults(0).corrupt_next(HDR_LEN + 100, 0x20);
         qa.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 1,
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
             sg: src.sge(0, LEN as u32),

@@ -2909,11 +2909,17 @@ impl Fuzzer {
             let src = &self.regions[R_GSRC].mr;
             self.qa.post_send_batch(&[
                 SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 2 * round,
                     opcode: WrOpcode::RdmaWrite { remote_addr: gdst_addr + woff as u64, rkey: gdst_key },
                     sg: src.sge(0, wlen as u32),
                 },
-                SendWr { wr_id: 2 * round + 1, opcode: WrOpcode::Send, sg: src.sge(half as u64, slen as u32) },
+                SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: 2 * round + 1,
+                    opcode: WrOpcode::Send,
+                    sg: src.sge(half as u64, slen as u32),
+                },
             ])
         })();
         if let Err(e) = posted {

@@ -1250,7 +1250,12 @@ impl World {
             if (st == WcStatus::Success) != expect_ok {
                 panic!("harness error: the model predicts {st:?} for {}", self.describe_msg(m.id));
             }
-            wrs.push(SendWr { wr_id: m.id, opcode, sg: local.sge(local_off, m.size) });
+            wrs.push(SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: m.id,
+                opcode,
+                sg: local.sge(local_off, m.size),
+            });
         }
         if let Err(e) = self.pairs[pair].qp[req].post_send_batch(&wrs) {
             self.fail(format!(

@@ -104,8 +104,13 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
                 Kind::WriteImm => WrOpcode::RdmaWriteWithImm { remote_addr, rkey: dst.rkey(), imm: 0xA000 + m },
                 Kind::Send => WrOpcode::Send,
             };
-            qa.post_send(&SendWr { wr_id: m as u64, opcode, sg: src.sge((m as usize * SLOT) as u64, SIZE as u32) })
-                .unwrap();
+            qa.post_send(&SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: m as u64,
+                opcode,
+                sg: src.sge((m as usize * SLOT) as u64, SIZE as u32),
+            })
+            .unwrap();
         }
         let wcs = wait(&w.cq_a, MSGS as usize, 40 * total as u64);
         let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
@@ -244,6 +249,7 @@ fn run_read(lose: ReadLose, sr: bool) {
         for m in 0..MSGS {
             let remote_addr = src.addr() + (m as usize * SLOT) as u64;
             qa.post_send(&SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: m as u64,
                 opcode: WrOpcode::RdmaRead { remote_addr, rkey: src.rkey() },
                 sg: dst.sge((m as usize * SLOT) as u64, SIZE as u32),
@@ -324,10 +330,24 @@ fn peer_gone_fails_with_retry_exceeded_and_spares_other_qps() {
         let snapshot = fill_sentinel(&dst);
         for m in 0..3u64 {
             let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() };
-            dead_a.post_send(&SendWr { wr_id: m, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
+            dead_a
+                .post_send(&SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: m,
+                    opcode,
+                    sg: src.sge(0, SIZE as u32),
+                })
+                .unwrap();
         }
         let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + SLOT as u64, rkey: dst.rkey() };
-        good_a.post_send(&SendWr { wr_id: 10, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
+        good_a
+            .post_send(&SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: 10,
+                opcode,
+                sg: src.sge(0, SIZE as u32),
+            })
+            .unwrap();
         let wcs = w.cq_a.wait_cq(4, 200_000).unwrap_or_else(|e| panic!("{e}"));
         let dead: Vec<_> = wcs.iter().filter(|c| c.qp_num == dead_a.qp_num()).map(|c| (c.wr_id, c.status)).collect();
         assert_eq!(dead, vec![(0, WcStatus::RetryExcErr), (1, WcStatus::WrFlushErr), (2, WcStatus::WrFlushErr)]);
@@ -358,8 +378,21 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
         src.write(0, &pattern::make(SEED, stream(2, 0), SIZE)).unwrap();
         let dst = w.pd_b.reg_mr(SLOT, AccessFlags::LOCAL_WRITE).unwrap();
         let snapshot = fill_sentinel(&dst);
-        qa.post_send(&SendWr { wr_id: 1, opcode: WrOpcode::Send, sg: src.sge(0, SIZE as u32) }).unwrap();
-        limited_a.post_send(&SendWr { wr_id: 2, opcode: WrOpcode::Send, sg: src.sge(0, 100) }).unwrap();
+        qa.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 1,
+            opcode: WrOpcode::Send,
+            sg: src.sge(0, SIZE as u32),
+        })
+        .unwrap();
+        limited_a
+            .post_send(&SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: 2,
+                opcode: WrOpcode::Send,
+                sg: src.sge(0, 100),
+            })
+            .unwrap();
         // 10 us RNR timer: about ten retries in 30,000 cycles; only the limited QP completes.
         let wcs = w.cq_a.wait_cq(1, 30_000).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((wcs[0].wr_id, wcs[0].status), (2, WcStatus::RnrRetryExcErr), "{wcs:?}");
@@ -422,7 +455,13 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
             for (i, (qa, _)) in w.conns.iter().enumerate() {
                 let slot = (round as usize * n as usize + i) * SLOT;
                 let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + slot as u64, rkey: dst.rkey() };
-                qa.post_send(&SendWr { wr_id: round, opcode, sg: src.sge(0, SIZE as u32) }).unwrap();
+                qa.post_send(&SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: round,
+                    opcode,
+                    sg: src.sge(0, SIZE as u32),
+                })
+                .unwrap();
             }
             // Everything is sent and NAKed before the slow path runs.
             nics.cluster.lock().run(15_000);
@@ -504,7 +543,13 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
         );
         for (qi, (qa, _)) in w.conns.iter().enumerate() {
             let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (qi * slot) as u64, rkey: dst.rkey() };
-            qa.post_send(&SendWr { wr_id: qi as u64, opcode, sg: src.sge(0, MSG as u32) }).unwrap();
+            qa.post_send(&SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: qi as u64,
+                opcode,
+                sg: src.sge(0, MSG as u32),
+            })
+            .unwrap();
         }
         let mut wcs = Vec::new();
         for _ in 0..2_000 {
@@ -597,7 +642,7 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
         let post = |qp: &rnic::Qp, m: u32, wr_id: u64| {
             let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (m as usize * GAP) as u64, rkey: dst.rkey() };
             let sg = src.sge((m as usize * GAP) as u64, LEN[m as usize] as u32);
-            qp.post_send(&SendWr { wr_id, opcode, sg }).unwrap();
+            qp.post_send(&SendWr { send_flags: rnic::SendFlags::SIGNALED, wr_id, opcode, sg }).unwrap();
         };
         post(q0, 0, 0);
         post(q0, 1, 1);
@@ -695,8 +740,13 @@ fn a_lost_resend_among_16_qps_is_resent_again_before_the_timeout() {
             for (i, (qa, _)) in w.conns.iter().enumerate() {
                 let at = (i * MSGS as usize + m as usize) * slot;
                 let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + at as u64, rkey: dst.rkey() };
-                qa.post_send(&SendWr { wr_id: m as u64, opcode, sg: src.sge(m as u64 * BIG as u64, BIG as u32) })
-                    .unwrap();
+                qa.post_send(&SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: m as u64,
+                    opcode,
+                    sg: src.sge(m as u64 * BIG as u64, BIG as u32),
+                })
+                .unwrap();
             }
         }
         let wcs = wait(&w.cq_a, (QPS * MSGS) as usize, 4 * total as u64);
@@ -824,7 +874,13 @@ fn selective_repeat_resends_what_the_model_resends() {
             for m in 0..MSGS {
                 let remote_addr = dst.addr() + (m as usize * MSG) as u64;
                 let opcode = WrOpcode::RdmaWrite { remote_addr, rkey: dst.rkey() };
-                qa.post_send(&SendWr { wr_id: m as u64, opcode, sg: src.sge(0, MSG as u32) }).unwrap();
+                qa.post_send(&SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: m as u64,
+                    opcode,
+                    sg: src.sge(0, MSG as u32),
+                })
+                .unwrap();
             }
             let wcs = wait(&w.cq_a, MSGS as usize, 8 * MSGS as u64 * MSG as u64);
             let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status)).collect();

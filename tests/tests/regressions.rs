@@ -82,6 +82,7 @@ fn dereg_target_mr_during_write() {
         fill_sentinel(&target);
         let (addr, rkey) = (target.addr(), target.rkey());
         a.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 7,
             opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey },
             sg: src.sge(0, BIG as u32),
@@ -121,6 +122,7 @@ fn dereg_source_mr_during_write() {
         let dst = w.pd_b.reg_mr(BIG, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
         let sentinel = fill_sentinel(&dst);
         a.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 9,
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
             sg: src.sge(0, BIG as u32),
@@ -160,8 +162,20 @@ fn recv_into_mr_without_local_write() {
         fill_sentinel(&good);
         b.post_recv(&RecvWr { wr_id: 1, sg: ro.sge(0, 4096) }).unwrap();
         gb.post_recv(&RecvWr { wr_id: 2, sg: good.sge(0, 4096) }).unwrap();
-        a.post_send(&SendWr { wr_id: 3, opcode: WrOpcode::Send, sg: src.sge(0, 3000) }).unwrap();
-        ga.post_send(&SendWr { wr_id: 4, opcode: WrOpcode::Send, sg: src.sge(4096, 3000) }).unwrap();
+        a.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 3,
+            opcode: WrOpcode::Send,
+            sg: src.sge(0, 3000),
+        })
+        .unwrap();
+        ga.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 4,
+            opcode: WrOpcode::Send,
+            sg: src.sge(4096, 3000),
+        })
+        .unwrap();
         let wa = wait(&w.cq_a, 2, 8192);
         let st = |q: u32| wa.iter().find(|c| c.qp_num == q).map(|c| (c.wr_id, c.status));
         assert_eq!(st(a.qp_num()), Some((3, WcStatus::RemOpErr)), "{wa:?}");
@@ -190,7 +204,13 @@ fn dereg_receive_mr_during_send() {
         src.write(0, &pattern::make(SEED, stream(0, 3), BIG)).unwrap();
         let rbuf = w.pd_b.reg_mr(BIG, AccessFlags::LOCAL_WRITE).unwrap();
         b.post_recv(&RecvWr { wr_id: 11, sg: rbuf.sge(0, BIG as u32) }).unwrap();
-        a.post_send(&SendWr { wr_id: 12, opcode: WrOpcode::Send, sg: src.sge(0, BIG as u32) }).unwrap();
+        a.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 12,
+            opcode: WrOpcode::Send,
+            sg: src.sge(0, BIG as u32),
+        })
+        .unwrap();
         nics.cluster.lock().run(8_000);
         let old_bus = rbuf.bus_addr();
         rbuf.dereg_mr().unwrap();

@@ -72,12 +72,19 @@ fn post_mixed(w: &World) -> [Mr; 3] {
         b.post_recv_batch(&[RecvWr { wr_id: 1, sg: dst.sge(next, size as u32) }]).unwrap();
         let wrs = vec![
             SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 1,
                 opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
                 sg: src.sge(off, size as u32),
             },
-            SendWr { wr_id: 2, opcode: WrOpcode::Send, sg: src.sge(off, size as u32) },
             SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
+                wr_id: 2,
+                opcode: WrOpcode::Send,
+                sg: src.sge(off, size as u32),
+            },
+            SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 3,
                 opcode: WrOpcode::RdmaRead { remote_addr: rsrc.addr() + off, rkey: rsrc.rkey() },
                 sg: src.sge(next, size as u32),

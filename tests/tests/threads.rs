@@ -98,7 +98,13 @@ fn posters_and_pollers_on_their_own_threads() {
                     } else {
                         WrOpcode::RdmaWrite { remote_addr: dst.addr() + o, rkey: dst.rkey() }
                     };
-                    a.post_send(&SendWr { wr_id: m as u64, opcode, sg: src.sge(o, size_of(q, m) as u32) }).unwrap();
+                    a.post_send(&SendWr {
+                        send_flags: rnic::SendFlags::SIGNALED,
+                        wr_id: m as u64,
+                        opcode,
+                        sg: src.sge(o, size_of(q, m) as u32),
+                    })
+                    .unwrap();
                 }
             });
         }

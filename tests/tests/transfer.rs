@@ -204,11 +204,13 @@ fn write_then_read_of_the_same_region_on_one_qp() {
             let remote_addr = remote.addr() + off as u64;
             let rkey = remote.rkey();
             wrs.push(SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64,
                 opcode: WrOpcode::RdmaWrite { remote_addr, rkey },
                 sg: src.sge(off as u64, size as u32),
             });
             wrs.push(SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64 + 1,
                 opcode: WrOpcode::RdmaRead { remote_addr, rkey },
                 sg: dst.sge(off as u64, size as u32),
@@ -265,11 +267,13 @@ fn read_then_send_complete_in_order() {
             rbuf_want[off..off + sends[i]].copy_from_slice(&sent);
             b.post_recv(&RecvWr { wr_id: i as u64, sg: rbuf.sge(off as u64, SLOT as u32) }).unwrap();
             wrs.push(SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64,
                 opcode: WrOpcode::RdmaRead { remote_addr: remote.addr() + off as u64, rkey: remote.rkey() },
                 sg: dst.sge(off as u64, reads[i] as u32),
             });
             wrs.push(SendWr {
+                send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64 + 1,
                 opcode: WrOpcode::Send,
                 sg: src.sge(off as u64, sends[i] as u32),

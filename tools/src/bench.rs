@@ -926,6 +926,7 @@ impl<'a> Runner<'a> {
             self.s.src.write(off, &self.scratch)?;
             let wr = match self.c.mode {
                 Mode::WriteBw => SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: g,
                     opcode: WrOpcode::RdmaWrite {
                         remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g),
@@ -933,8 +934,14 @@ impl<'a> Runner<'a> {
                     },
                     sg: self.s.src.sge(off, self.c.size),
                 },
-                Mode::SendBw => SendWr { wr_id: g, opcode: WrOpcode::Send, sg: self.s.src.sge(off, self.c.size) },
+                Mode::SendBw => SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
+                    wr_id: g,
+                    opcode: WrOpcode::Send,
+                    sg: self.s.src.sge(off, self.c.size),
+                },
                 Mode::ReadBw => SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: g,
                     opcode: WrOpcode::RdmaRead { remote_addr: self.s.src.addr() + off, rkey: self.s.src.rkey() },
                     sg: self.s.dst.sge(self.dst_off(qi, k, g), self.c.size),

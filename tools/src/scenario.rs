@@ -293,6 +293,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
             .map(|m| {
                 let off = m as u64 * cfg.size as u64;
                 SendWr {
+                    send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m as u64,
                     opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
                     sg: src.sge(off, cfg.size as u32),
