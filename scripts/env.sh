@@ -22,6 +22,22 @@ ensure_verilator() {
     ensure_apt_tool "${VERILATOR:-verilator}" verilator
 }
 
+# Verilator's FST waveform writer (rnic-sim's `fst` feature) compiles against zlib.
+ensure_zlib() {
+    if [ -e /usr/include/zlib.h ]; then
+        return 0
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "zlib.h missing: installing zlib1g-dev with apt-get" >&2
+        apt-get update
+        DEBIAN_FRONTEND=noninteractive apt-get install -y zlib1g-dev
+    else
+        echo "zlib.h is missing (FST waveforms need it); install it with:" >&2
+        echo "    sudo apt-get install -y zlib1g-dev" >&2
+        exit 1
+    fi
+}
+
 # Yosys checks the board shell for loops and synthesizes the blocks.
 ensure_yosys() {
     ensure_apt_tool yosys yosys

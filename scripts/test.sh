@@ -31,6 +31,7 @@ cd "$(dirname "$0")/.."
 ensure_verilator
 ensure_scapy
 ensure_tshark
+ensure_zlib
 profile=()
 if [ "${RNIC_TEST_PROFILE:-release}" = release ]; then
     profile=(--release)
