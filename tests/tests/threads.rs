@@ -82,6 +82,36 @@ fn posters_and_pollers_on_their_own_threads() {
             seen(&done_b)
         );
     };
+    // One poll of `cq`: each completion must be the next of its QP (`index` maps its QPN to
+    // the QP index, `op` gives the expected opcode); with none, simulated time moves on.
+    let take = |cq: &Cq,
+                ctx: &Context,
+                what: &str,
+                index: &dyn Fn(u32) -> u32,
+                op: &dyn Fn(u32) -> WcOpcode,
+                done: &[AtomicU32]| {
+        let wcs = cq.poll_cq_vec(16).unwrap();
+        if wcs.is_empty() {
+            in_time(what);
+            // Let the other threads post before simulated time moves on.
+            std::thread::yield_now();
+            ctx.device().wait().unwrap();
+        } else {
+            progress.store(dev.now_cycles(), Ordering::Release);
+        }
+        for wc in &wcs {
+            let q = index(wc.qp_num);
+            let m = done[q as usize].load(Ordering::Acquire);
+            assert_eq!(wc.status, WcStatus::Success, "{what}: {wc:?}");
+            assert_eq!(
+                (wc.wr_id, wc.opcode, wc.byte_len as usize),
+                (m as u64, op(q), size_of(q, m)),
+                "{what}, QP index {q}: {wc:?}"
+            );
+            done[q as usize].store(m + 1, Ordering::Release);
+        }
+        wcs.len() as u32
+    };
     std::thread::scope(|s| {
         for q in 0..QPS {
             let (a, _) = &w.conns[q as usize];
@@ -123,55 +153,19 @@ fn posters_and_pollers_on_their_own_threads() {
                         posted[q as usize] += 1;
                     }
                 }
-                let wcs = w.cq_b.poll_cq_vec(16).unwrap();
-                if wcs.is_empty() {
-                    in_time("the responder's poller");
-                    // Let the other threads post before simulated time moves on.
-                    std::thread::yield_now();
-                    w.ctx_b.device().wait().unwrap();
-                } else {
-                    progress.store(dev.now_cycles(), Ordering::Release);
-                }
-                for wc in wcs {
-                    let q = index_b(wc.qp_num);
-                    let m = done_b[q as usize].load(Ordering::Acquire);
-                    assert!(is_send(q), "a receive completion on a WRITE QP: {wc:?}");
-                    assert_eq!(wc.status, WcStatus::Success, "{wc:?}");
-                    assert_eq!(
-                        (wc.wr_id, wc.opcode, wc.byte_len as usize),
-                        (m as u64, WcOpcode::Recv, size_of(q, m)),
-                        "QP index {q}: {wc:?}"
-                    );
-                    done_b[q as usize].store(m + 1, Ordering::Release);
-                    left -= 1;
-                }
+                let recv = |q: u32| {
+                    assert!(is_send(q), "a receive completion on WRITE QP index {q}");
+                    WcOpcode::Recv
+                };
+                left -= take(&w.cq_b, &w.ctx_b, "the responder's poller", &index_b, &recv, &done_b);
             }
         });
         // The requester's poller.
         s.spawn(|| {
             let mut left = QPS * MSGS;
+            let sent = |q: u32| if is_send(q) { WcOpcode::Send } else { WcOpcode::RdmaWrite };
             while left > 0 {
-                let wcs = w.cq_a.poll_cq_vec(16).unwrap();
-                if wcs.is_empty() {
-                    in_time("the requester's poller");
-                    std::thread::yield_now();
-                    w.ctx_a.device().wait().unwrap();
-                } else {
-                    progress.store(dev.now_cycles(), Ordering::Release);
-                }
-                for wc in wcs {
-                    let q = index_a(wc.qp_num);
-                    let m = done_a[q as usize].load(Ordering::Acquire);
-                    let op = if is_send(q) { WcOpcode::Send } else { WcOpcode::RdmaWrite };
-                    assert_eq!(wc.status, WcStatus::Success, "{wc:?}");
-                    assert_eq!(
-                        (wc.wr_id, wc.opcode, wc.byte_len as usize),
-                        (m as u64, op, size_of(q, m)),
-                        "QP index {q}: {wc:?}"
-                    );
-                    done_a[q as usize].store(m + 1, Ordering::Release);
-                    left -= 1;
-                }
+                left -= take(&w.cq_a, &w.ctx_a, "the requester's poller", &index_a, &sent, &done_a);
             }
         });
     });
