@@ -403,6 +403,13 @@ const _: () = assert!(QPN_BITS == 8);
 const RQS_RETRIES_AT: usize = crate::pack::field_at(crate::desc::ReqStatePack::FIELDS, "retries");
 const RQS_TS_AT: usize = crate::pack::field_at(crate::desc::ReqStatePack::FIELDS, "ts");
 const _: () = assert!(RQS_RETRIES_AT == 25 && RQS_TS_AT == 32);
+/// Bit positions `Load` slices from the words as read: lACK in the requester state word,
+/// the valid bit, MSN and PSN in the held (HOLD) word.
+const RQS_ACKED_AT: usize = crate::pack::field_at(crate::desc::ReqStatePack::FIELDS, "acked");
+const HELD_VALID_AT: usize = crate::pack::field_at(crate::desc::HeldPack::FIELDS, "valid");
+const HELD_MSN_AT: usize = crate::pack::field_at(crate::desc::HeldPack::FIELDS, "msn");
+const HELD_PSN_AT: usize = crate::pack::field_at(crate::desc::HeldPack::FIELDS, "psn");
+const _: () = assert!(RQS_ACKED_AT == 0 && HELD_VALID_AT == 0 && HELD_MSN_AT == 1 && HELD_PSN_AT == 25);
 
 impl Logic for AckRecv {
     #[hdl_gen]
@@ -508,8 +515,8 @@ impl Logic for AckRecv {
         self.w_hold.next = (self.au.flags.val() & self.flag_hold.val()).any();
         self.w_rdone.next = (self.au.flags.val() & self.flag_rdone.val()).any();
         self.w_rdend.next = (self.au.flags.val() & self.flag_rdend.val()).any();
-        // MSN distances in 24 bits (Verilog would widen the differences), from the words as read (`Load`):
-        // `ReqStatePack` has lACK at bit 0, `HeldPack` its valid bit at 0, MSN at 1 and PSN at 25.
+        // MSN distances in 24 bits (Verilog would widen the differences), from the words as read
+        // (`Load`), sliced at `RQS_ACKED_AT`, `HELD_VALID_AT` and `HELD_MSN_AT`.
         self.l_acked.next = self.rqs_data.val().get_bits::<24>(0);
         self.l_held_msn.next = self.held.read_data.val().get_bits::<24>(1);
         self.l_held_dist.next = self.l_held_msn.val() - self.au.msn.val();
@@ -915,7 +922,8 @@ impl Logic for AckRecv {
                         self.held.write_data.next = self.hp.pword.val();
                     }
                 } else if self.w_rdone.val() & self.w_rdend.val() & self.msn_oldest_q.q.val() {
-                    // The last READ in flight is done: the kept MSN too, if further.
+                    // The last READ in flight is done: the kept MSN too, if further
+                    // (the held word's MSN and PSN at `HELD_MSN_AT`, `HELD_PSN_AT`).
                     if self.held_ahead_q.q.val() {
                         self.msn_e.d.next = self.hd.q.val().get_bits::<24>(1);
                         self.mpsn_e.d.next = self.hd.q.val().get_bits::<24>(25);
