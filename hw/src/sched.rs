@@ -2,8 +2,8 @@
 //! queue deep enough for every QP, so no doorbell is ever dropped.
 //!
 //! A doorbell on an inactive QP sets its active bit and appends its QPN to
-//! the schedule queue; every doorbell marks the QP rung, a mark that counts
-//! only for a QP in service (it is cleared when the QP is popped). The send engine pops QPNs for turns (`sched_*`) and reports
+//! the schedule queue; on an active QP (queued or in service) it only marks
+//! the QP rung. The send engine pops QPNs for turns (`sched_*`) and reports
 //! the end of each turn (`done_*`): the QP goes to the back of the schedule
 //! queue if the engine has more to send or a doorbell rang since the pop,
 //! else it becomes inactive and its next doorbell brings it back. A QP is
@@ -102,14 +102,15 @@ impl Logic for Scheduler {
             self.pop_hot.next = self.one.val() << self.schedq.data_out.val();
         }
         self.done_hot.next = self.one.val() << self.done_qpn.val();
-        // A doorbell activates its QP (no change if active) and rings it; a pop means
-        // doorbells from now on are news to the engine. A rung bit is read only for the
-        // QP in service and cleared when it is popped, so one set while the QP was
-        // inactive, or left at a turn's end, is never seen.
+        // A doorbell activates its QP (no change if active) and rings it if it was
+        // active already; a pop means doorbells from now on are news to the engine.
         self.active_next.next = self.active.q.val() | self.db_hot.val();
-        self.rung_next.next = (self.rung.q.val() & !self.pop_hot.val()) | self.db_hot.val();
-        if self.take.val() & !self.requeue.val() {
-            self.active_next.next = self.active_next.val() & !self.done_hot.val();
+        self.rung_next.next = (self.rung.q.val() & !self.pop_hot.val()) | (self.db_hot.val() & self.active.q.val());
+        if self.take.val() {
+            self.rung_next.next = self.rung_next.val() & !self.done_hot.val();
+            if !self.requeue.val() {
+                self.active_next.next = self.active_next.val() & !self.done_hot.val();
+            }
         }
         self.active.d.next = self.active_next.val();
         self.rung.d.next = self.rung_next.val();
