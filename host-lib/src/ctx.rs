@@ -78,6 +78,7 @@ pub(crate) const COUNTER_NAMES: [&str; regs::counters::COUNT] = [
     "sq_skips",
     "cc_skipped",
     "rx_mac_drop",
+    "sq_pushed",
 ];
 
 /// Retransmission timeout set at [`open_device`], in device cycles (100 µs at
@@ -168,6 +169,8 @@ pub(crate) struct CtxInner {
     pub addr: NetAddr,
     pub version: u32,
     pub caps: u64,
+    /// Posts to an idle SQ push their WQE through the BAR ([`Context::set_wqe_push`]).
+    pub push: std::sync::atomic::AtomicBool,
     pub st: Mutex<CtxState>,
 }
 
@@ -441,6 +444,7 @@ pub fn open_device(dev: Arc<dyn Device>, addr: NetAddr) -> Result<Context> {
             addr,
             version: id as u32,
             caps,
+            push: (caps & regs::CAPS_PUSH != 0).into(),
             st: Mutex::new(CtxState {
                 pds: BTreeSet::new(),
                 pd_hint: 1,
@@ -678,6 +682,21 @@ impl Context {
             }
             Err(e) => format!("counters unreadable: {e}"),
         }
+    }
+
+    /// Whether a post of one WR to an idle SQ (nothing outstanding) writes
+    /// the WQE, and an inline payload of up to 64 bytes, through the NIC's
+    /// push window with its doorbell, so the NIC starts it without a DMA
+    /// read (on by default where `REG_CAPS` has [`regs::CAPS_PUSH`]).
+    pub fn wqe_push(&self) -> bool {
+        self.inner.push.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Turns the WQE push on or off (on only where the NIC has it): off,
+    /// every WQE and payload is fetched by DMA, as with a NIC without it.
+    pub fn set_wqe_push(&self, on: bool) {
+        let on = on && self.inner.caps & regs::CAPS_PUSH != 0;
+        self.inner.push.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Allocates a protection domain (`ibv_alloc_pd`) with the lowest free

@@ -214,6 +214,20 @@ pub enum Error {
         /// WRs in the rejected post.
         posting: usize,
     },
+    /// A send WR with [`crate::SendFlags::INLINE`] cannot be posted inline.
+    #[error("QP {qpn}: inline {op} of {len} bytes refused: {why} (max_inline_data {max_inline})")]
+    InlineRefused {
+        /// The QP.
+        qpn: u32,
+        /// ibverbs' name of the WR's opcode.
+        op: &'static str,
+        /// The WR's length.
+        len: u32,
+        /// The QP's `max_inline_data`.
+        max_inline: u32,
+        /// Why.
+        why: &'static str,
+    },
     /// A scatter/gather entry or CPU access falls outside its MR.
     #[error("MR key {key:#x}: access [{offset}, +{len}) is outside the region of {mr_len} bytes")]
     OutOfBounds {

@@ -9,7 +9,7 @@ use crate::resp_recovery::RespRecovery;
 use crate::ring::{self, used};
 use crate::{Cq, DestroyError, Error, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
-use rnic_spec::desc::{send_op, RecvWqe, SendWqe, RECV_WQE_BYTES, SEND_WQE_BYTES};
+use rnic_spec::desc::{send_op, wqe_flags, RecvWqe, SendWqe, RECV_WQE_BYTES, SEND_WQE_BYTES};
 use rnic_spec::params::{self, MAX_PATHS};
 use rnic_spec::regs::{self, qpc, NUM_STAGE};
 use zerocopy::IntoBytes;
@@ -100,7 +100,15 @@ pub struct QpInitAttr {
     pub max_send_wr: u32,
     /// Most receive WRs outstanding at once (0..=32768).
     pub max_recv_wr: u32,
+    /// Most bytes a send WR may carry inline ([`SendFlags::INLINE`];
+    /// 0..=[`MAX_INLINE_DATA`]). The library keeps a copy of each inline
+    /// payload in a buffer of its own (registered in the QP's PD, one MR),
+    /// so the WR's source may be reused as soon as the post returns.
+    pub max_inline_data: u32,
 }
+
+/// The most `max_inline_data` a QP may ask for.
+pub const MAX_INLINE_DATA: u32 = 256;
 
 /// Attributes for [`Qp::modify`] (`ibv_qp_attr`): `qp_state` is the target,
 /// the options are the attributes given (the attribute mask of ibverbs).
@@ -341,6 +349,12 @@ bitflags::bitflags! {
         /// slot and a CQ entry until a poll of its CQ passes it, so a CQ must
         /// still cover every WR outstanding on it, signaled or not.
         const SIGNALED = 1 << 1;
+        /// The payload is copied at post time (`IBV_SEND_INLINE`): the
+        /// source may change right after the post. Up to the QP's
+        /// `max_inline_data` bytes; not for RDMA READ. An inline WR of at
+        /// most 64 bytes posted to an idle SQ goes to the NIC with its
+        /// doorbell (the WQE push window), payload and all, with no DMA read.
+        const INLINE = 1 << 3;
     }
 }
 
@@ -436,6 +450,18 @@ pub(crate) struct QpInner {
     pub rec: ReqRecovery,
     /// The responder's software recovery (bitmap onloading).
     pub resp_rec: RespRecovery,
+    /// The inline payload copies: one slot of `max_inline_data` (rounded up to 64) bytes per SQ slot.
+    inline: Option<InlineArea>,
+}
+
+/// Where a QP's inline payloads are kept (the MR itself is held by the [`Qp`] handle).
+#[derive(Clone, Copy)]
+struct InlineArea {
+    va: u64,
+    bus: u64,
+    lkey: u32,
+    stride: u64,
+    max: u32,
 }
 
 impl QpInner {
@@ -558,6 +584,8 @@ pub struct Qp {
     send_cq: Cq,
     recv_cq: Cq,
     qpn: u32,
+    /// The MR of the inline payload copies (a QP with `max_inline_data` > 0).
+    inline_mr: Option<Box<crate::Mr>>,
 }
 
 impl Pd {
@@ -569,6 +597,14 @@ impl Pd {
             if !ctx.same(cq.context()) {
                 return Err(Error::ForeignCq { cqn: cq.cqn() });
             }
+        }
+        if attr.max_inline_data > MAX_INLINE_DATA {
+            return Err(Error::BadSize {
+                what: "max_inline_data",
+                value: attr.max_inline_data as u64,
+                min: 0,
+                max: MAX_INLINE_DATA as u64,
+            });
         }
         let max_wr = 1u64 << ring::MAX_WQ_LOG2;
         for (what, v) in [("max_send_wr", attr.max_send_wr), ("max_recv_wr", attr.max_recv_wr)] {
@@ -591,6 +627,19 @@ impl Pd {
             st.cqs[rcq as usize].as_mut().expect("CQ").committed -= attr.max_recv_wr;
             e
         };
+        let sq_log2 = ring::log2_entries(attr.max_send_wr);
+        let stride = (attr.max_inline_data as u64).next_multiple_of(64);
+        let inline_mr = match attr.max_inline_data {
+            0 => None,
+            _ => Some(Box::new(self.reg_mr((stride << sq_log2) as usize, AccessFlags::empty()).map_err(release)?)),
+        };
+        let inline = inline_mr.as_ref().map(|m| InlineArea {
+            va: m.addr(),
+            bus: m.bus_addr(),
+            lkey: m.lkey(),
+            stride,
+            max: attr.max_inline_data,
+        });
         let sq = alloc_wq(ctx, attr.max_send_wr, SEND_WQE_BYTES).map_err(release)?;
         let rq = match alloc_wq(ctx, attr.max_recv_wr, RECV_WQE_BYTES) {
             Ok(rq) => rq,
@@ -623,8 +672,9 @@ impl Pd {
             last_psn_nak: None,
             rec: ReqRecovery::new(DEFAULT_RETRY_CNT, DEFAULT_RNR_RETRY, rnr_timer_cycles(DEFAULT_MIN_RNR_TIMER)),
             resp_rec: RespRecovery::default(),
+            inline,
         });
-        Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn })
+        Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn, inline_mr })
     }
 }
 
@@ -916,9 +966,26 @@ impl Qp {
         let mut bytes = Vec::with_capacity(wrs.len() * SEND_WQE_BYTES);
         for wr in wrs {
             check_send_wr(ctx, qpn, qp.pdn, wr)?;
+            check_inline(qpn, qp.inline.map_or(0, |a| a.max), wr)?;
         }
+        // One WR to an idle SQ goes with its doorbell through the push window (latency-bound posts).
+        let push = wrs.len() == 1 && qp.sq.outstanding() == 0 && ctx.wqe_push();
+        let mut push_payload = [0u8; regs::PUSH_PAYLOAD_MAX as usize];
         let mut rsn = qp.rsn;
-        for wr in wrs {
+        for (i, wr) in wrs.iter().enumerate() {
+            let (mut local_addr, mut lkey, mut flags) = (wr.sg.mr.addr() + wr.sg.offset, wr.sg.mr.lkey(), 0);
+            if wr.send_flags.contains(SendFlags::INLINE) && wr.sg.len > 0 {
+                let area = qp.inline.expect("checked by check_inline");
+                let at = ring::slot(qp.sq.pi.wrapping_add(i as u32), qp.sq.log2) as u64 * area.stride;
+                let mut data = vec![0u8; wr.sg.len as usize];
+                wr.sg.mr.read(wr.sg.offset, &mut data)?;
+                ctx.dev().write_mem(area.bus + at, &data)?;
+                (local_addr, lkey) = (area.va + at, area.lkey);
+                if push && wr.sg.len <= regs::PUSH_PAYLOAD_MAX {
+                    push_payload[..data.len()].copy_from_slice(&data);
+                    flags = wqe_flags::PUSH_PAYLOAD;
+                }
+            }
             let (opcode, rkey, remote_addr, imm) = match wr.opcode {
                 WrOpcode::RdmaWrite { remote_addr, rkey } => (send_op::RDMA_WRITE, rkey, remote_addr, 0),
                 WrOpcode::Send => (send_op::SEND, 0, 0, 0),
@@ -930,9 +997,10 @@ impl Qp {
             };
             let wqe = SendWqe {
                 opcode,
+                flags,
                 length: wr.sg.len.into(),
-                local_addr: (wr.sg.mr.addr() + wr.sg.offset).into(),
-                lkey: wr.sg.mr.lkey().into(),
+                local_addr: local_addr.into(),
+                lkey: lkey.into(),
                 rkey: rkey.into(),
                 remote_addr: remote_addr.into(),
                 imm: imm.into(),
@@ -954,6 +1022,13 @@ impl Qp {
             qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len, psn, signaled };
             qp.sq.pi = qp.sq.pi.wrapping_add(1);
         }
+        if push {
+            // The WQE's words, then the payload's (zero past the message), then the doorbell commits them.
+            let words = bytes.chunks_exact(8).chain(push_payload.chunks_exact(8));
+            for (i, w) in words.enumerate() {
+                ctx.dev().write_reg(regs::push_word(i), u64::from_le_bytes(w.try_into().expect("8 bytes")))?;
+            }
+        }
         ctx.dev().write_reg(regs::db_sq(qpn), (qp.sq.pi & 0xFFFF) as u64)?;
         Ok(())
     }
@@ -965,8 +1040,10 @@ impl Qp {
     /// [`Qp::post_send_batch`], which posts all or none.
     pub fn post_send_list(&self, wrs: &[SendWr<'_>]) -> std::result::Result<(), BadWr> {
         let ctx = self.context();
-        let refused = self
-            .list_refusal(Queue::Sq, wrs.len(), &[QpState::Rts], |qp, i| check_send_wr(ctx, self.qpn, qp.pdn, &wrs[i]));
+        let refused = self.list_refusal(Queue::Sq, wrs.len(), &[QpState::Rts], |qp, i| {
+            check_send_wr(ctx, self.qpn, qp.pdn, &wrs[i])?;
+            check_inline(self.qpn, qp.inline.map_or(0, |a| a.max), &wrs[i])
+        });
         let n = refused.as_ref().map_or(wrs.len(), |r| r.index);
         if n > 0 {
             self.post_send_batch(&wrs[..n]).map_err(|error| BadWr { index: 0, error })?;
@@ -1099,6 +1176,21 @@ impl std::error::Error for BadWr {}
 
 /// The checks of one send WR before it is posted: its SGE (MR of the QP's
 /// PD, within bounds) and LOCAL_WRITE for a READ's destination.
+/// Checks that a WR flagged [`SendFlags::INLINE`] fits the QP's `max_inline_data` and is not a READ.
+fn check_inline(qpn: u32, max_inline: u32, wr: &SendWr<'_>) -> Result<()> {
+    if !wr.send_flags.contains(SendFlags::INLINE) {
+        return Ok(());
+    }
+    let why = if matches!(wr.opcode, WrOpcode::RdmaRead { .. }) {
+        "an RDMA READ has no payload to send"
+    } else if wr.sg.len > max_inline {
+        "longer than the QP's max_inline_data"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InlineRefused { qpn, op: op_name(&wr.opcode), len: wr.sg.len, max_inline, why })
+}
+
 fn check_send_wr(ctx: &Context, qpn: u32, pdn: u32, wr: &SendWr<'_>) -> Result<()> {
     check_sge(ctx, qpn, pdn, &wr.sg)?;
     if wr.opcode.writes_local() && !wr.sg.mr.access().contains(AccessFlags::LOCAL_WRITE) {
@@ -1164,10 +1256,13 @@ impl Qp {
         }
         let sq = ctx.dev().free_dma(q.sq.buf);
         let rq = ctx.dev().free_dma(q.rq.buf);
+        // The QP is disabled: nothing reads the inline copies any more.
+        let inline = self.inline_mr.take().map_or(Ok(()), |m| (*m).dereg_mr().map_err(Error::from));
         quiesced?;
         disabled?;
         sq?;
-        Ok(rq?)
+        rq?;
+        inline
     }
 }
 

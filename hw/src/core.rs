@@ -208,16 +208,18 @@ pub struct RnicCore {
     cq_pi: Table<Bits<32>, CQ_BITS>,
     ring: RAM<Bits<512>, 10>,
     txdq: Fifo<Bits<TXD_BITS>, 3, 4>,
+    /// Pushed payload beats, one per TX descriptor with `inl` (in the same order).
+    iplq: Fifo<Bits<512>, 2, 3>,
     ackq: Fifo<Bits<TXD_BITS>, 3, 4>,
     rxdq: Fifo<Bits<RXD_BITS>, 4, 5>,
     lerrq: Fifo<Bits<64>, 2, 3>,
-    cnt: Signal<Local, Bits<26>>,
+    cnt: Signal<Local, Bits<27>>,
 }
 
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, ackq, rxdq, lerrq, pcierd, pciewr);
+        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, iplq, ackq, rxdq, lerrq, pcierd, pciewr);
         // After a reset every table is cleared, one entry per cycle, with the
         // engines held in reset; the register block answers throughout.
         self.scrubbing.next = !self.scrub_done.q.val();
@@ -231,6 +233,7 @@ impl Logic for RnicCore {
         self.spray.reset.next = self.eng_reset.val();
         self.cc.reset.next = self.eng_reset.val();
         self.txdq.reset.next = self.eng_reset.val();
+        self.iplq.reset.next = self.eng_reset.val();
         self.ackq.reset.next = self.eng_reset.val();
         self.rxdq.reset.next = self.eng_reset.val();
         self.lerrq.reset.next = self.eng_reset.val();
@@ -559,6 +562,14 @@ impl Logic for RnicCore {
         self.txdq.write.next = self.sq.txd_write.val();
         self.txdq.data_in.next = self.sq.txd_data.val();
         self.sq.txd_full.next = self.txdq.full.val();
+        self.iplq.write.next = self.sq.ipl_write.val();
+        self.iplq.data_in.next = self.sq.ipl_data.val();
+        self.sq.ipl_full.next = self.iplq.full.val();
+        self.sq.db_pi.next = self.regs.db_val.val();
+        self.sq.push_we.next = self.regs.push_we.val();
+        self.sq.push_idx.next = self.regs.push_idx.val();
+        self.sq.push_data.next = self.reg_wr_data.val();
+        self.sq.push_clear.next = self.regs.qp_commit.val();
         self.lerrq.write.next = self.sq.lerr_write.val();
         self.lerrq.data_in.next = self.sq.lerr_data.val();
         self.sq.lerr_full.next = self.lerrq.full.val();
@@ -601,6 +612,9 @@ impl Logic for RnicCore {
         self.txb.pl_valid.next = self.dmard.pl_valid.val();
         self.txb.pl_data.next = self.dmard.data.val();
         self.dmard.pl_ready.next = self.txb.pl_ready.val();
+        self.txb.ipl_valid.next = !self.iplq.empty.val();
+        self.txb.ipl_data.next = self.iplq.data_out.val();
+        self.iplq.read.next = self.txb.ipl_ready.val();
         // TX builder.
         self.txb.src_mac.next = self.regs.src_mac.val();
         self.txb.src_ip.next = self.regs.src_ip.val();
@@ -775,6 +789,9 @@ impl Logic for RnicCore {
         }
         if self.net_rx_mac_drop.val() {
             self.cnt.next = self.cnt.val() | 0x200_0000;
+        }
+        if self.sq.cnt_push.val() {
+            self.cnt.next = self.cnt.val() | 0x400_0000;
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();

@@ -3,14 +3,15 @@
 use rust_hdl::prelude::*;
 
 /// Width of a TX descriptor word ([`TxDescPack`]).
-pub const TXD_BITS: usize = 784;
+pub const TXD_BITS: usize = 785;
 
 // ACKs add the SACK fields (`rnic_spec::wire`): SACK base, bitmap segment, OOO count, bytes received.
-crate::pack_blocks!(TxDescPack, TxDescUnpack, 784, [
+// `inl`: the payload comes from the push slot's FIFO, not from a DMA read.
+crate::pack_blocks!(TxDescPack, TxDescUnpack, 785, [
     is_ack: 1, dst_mac: 48, dst_ip: 32, sport: 16, opcode: 8, dqpn: 24, ack_req: 1,
     psn: 24, plen: 13, va: 64, rkey: 32, msg_len: 32, ssn: 24, psn_offset: 24, ts: 64,
     syndrome: 8, msn: 24, epsn: 24, ecn_echo: 8, rsn: 16, imm: 32, ack_flags: 2, msn_psn: 24,
-    laddr: 64, lkey: 32, sack_base: 24, sack_bitmap: 64, ooo: 16, bytes_rx: 32,
+    laddr: 64, lkey: 32, sack_base: 24, sack_bitmap: 64, ooo: 16, bytes_rx: 32, inl: 1,
 ]);
 const _: () = assert!(TxDescPack::WIDTH == TXD_BITS);
 

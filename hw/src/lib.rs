@@ -85,6 +85,7 @@ pub mod pack;
 pub mod pcie_rd;
 pub mod pcie_wr;
 pub mod prio;
+pub mod push;
 pub mod reg;
 pub mod regs;
 pub mod resp;

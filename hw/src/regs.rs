@@ -22,11 +22,15 @@ const _: () = assert!(
         && r::REG_CQ_COMMIT == 0x150
         && r::DB_SQ_BASE == 0x10_0000
         && r::DB_RQ_BASE == 0x20_0000
+        && r::PUSH_BASE == 0x30_0000
+        && r::PUSH_WORDS == 16
+        && r::CAPS_PUSH == 1 << 24
         && r::counters::TX_PKTS == 0x200
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
-        && r::counters::COUNT == 26
+        && r::counters::COUNT == 27
+        && r::counters::SQ_PUSHED == 0x2D0
         && r::counters::RX_MAC_DROP == 0x2C8
         && r::counters::CC_SKIPPED == 0x2C0
         && r::counters::SQ_SKIPS == 0x2B8
@@ -79,7 +83,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<26>>,
+    pub cnt_inc: Signal<In, Bits<27>>,
     /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
     /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
     /// headers, and may do so in the same cycle.
@@ -122,6 +126,10 @@ pub struct Regs {
     pub db_qpn: Signal<Out, Bits<QPN_BITS>>,
     /// Doorbell value (producer index).
     pub db_val: Signal<Out, Bits<16>>,
+    /// A WQE push word is written (`rnic_spec::regs::PUSH_BASE`); its index is `push_idx`, its value the write's data.
+    pub push_we: Signal<Out, Bit>,
+    /// The push word's index.
+    pub push_idx: Signal<Out, Bits<4>>,
     /// Source MAC.
     pub src_mac: Signal<Out, Bits<48>>,
     /// Source IPv4.
@@ -175,6 +183,7 @@ pub struct Regs {
     c23: Reg<Bits<64>>,
     c24: Reg<Bits<64>>,
     c25: Reg<Bits<64>>,
+    c26: Reg<Bits<64>>,
     rto_q: Reg<Bits<32>>,
     probe_q: Reg<Bits<32>>,
     cwq_q: Reg<Bits<QPN_BITS>>,
@@ -184,7 +193,7 @@ pub struct Regs {
     ctl_log2: Reg<Bits<8>>,
     ctl_ci: Reg<Bits<32>>,
     /// The increment pulses registered: a counter moves a cycle after its event, off the engines' decision paths.
-    inc_q: Reg<Bits<26>>,
+    inc_q: Reg<Bits<27>>,
     /// `cnt_hdr2` registered with them.
     hdr2_q: Reg<Bits<2>>,
     bad_index: Signal<Local, Bit>,
@@ -196,8 +205,8 @@ impl Logic for Regs {
     fn update(&mut self) {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
-            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, rto_q,
-            probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, inc_q, hdr2_q
+            c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26,
+            rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, inc_q, hdr2_q
         );
         self.st0.reset.next = self.reset.val();
         self.st1.reset.next = self.reset.val();
@@ -242,6 +251,7 @@ impl Logic for Regs {
         self.c23.reset.next = self.reset.val();
         self.c24.reset.next = self.reset.val();
         self.c25.reset.next = self.reset.val();
+        self.c26.reset.next = self.reset.val();
         self.rto_q.reset.next = self.reset.val();
         self.probe_q.reset.next = self.reset.val();
         self.cwq_q.reset.next = self.reset.val();
@@ -281,6 +291,8 @@ impl Logic for Regs {
         self.bad_index.next = false;
         self.sq_db.next = false;
         self.rq_db.next = false;
+        self.push_we.next = false;
+        self.push_idx.next = self.wr_addr.val().get_bits::<4>(3);
         self.db_qpn.next = self.wr_addr.val().get_bits::<8>(3);
         self.db_val.next = self.wr_data.val().get_bits::<16>(0);
         if self.wr_valid.val() {
@@ -342,6 +354,11 @@ impl Logic for Regs {
             if self.wr_addr.val().get_bits::<12>(20) == 2 {
                 self.rq_db.next = self.wr_addr.val().get_bits::<9>(11) == 0;
                 self.bad_index.next = self.wr_addr.val().get_bits::<9>(11) != 0;
+            }
+            // The WQE push window: 0x30_0000 + 8*i, i < 16.
+            if self.wr_addr.val().get_bits::<12>(20) == 3 {
+                self.push_we.next = self.wr_addr.val().get_bits::<13>(7) == 0;
+                self.bad_index.next = self.wr_addr.val().get_bits::<13>(7) != 0;
             }
         }
         if self.inc_q.q.val().get_bit(0) {
@@ -422,12 +439,15 @@ impl Logic for Regs {
         if self.inc_q.q.val().get_bit(25) {
             self.c25.d.next = self.c25.q.val() + 1;
         }
+        if self.inc_q.q.val().get_bit(26) {
+            self.c26.d.next = self.c26.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
         match self.sel.val().index() {
             0 => self.resp_d.d.next = 0x524E_4943_0000_0001_u64.into(),
-            8 => self.resp_d.d.next = 0x06_08_08_u64.into(),
+            8 => self.resp_d.d.next = 0x0106_0808_u64.into(),
             16 => self.resp_d.d.next = bit_cast::<64, 48>(self.mac.q.val()),
             24 => self.resp_d.d.next = bit_cast::<64, 32>(self.ip.q.val()),
             32 => self.resp_d.d.next = self.cycles.q.val(),
@@ -458,6 +478,7 @@ impl Logic for Regs {
             696 => self.resp_d.d.next = self.c23.q.val(),
             704 => self.resp_d.d.next = self.c24.q.val(),
             712 => self.resp_d.d.next = self.c25.q.val(),
+            720 => self.resp_d.d.next = self.c26.q.val(),
             384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
             416 => self.resp_d.d.next = bit_cast::<64, 32>(self.probe_q.q.val()),
             424 => self.resp_d.d.next = bit_cast::<64, 32>(self.cc_query_cwnd.val()),

@@ -1287,6 +1287,7 @@ impl Logic for Responder {
             self.ackp.sack_bitmap.next = self.wu.rcv.val().get_bits::<64>(64);
         }
         self.ackp.bytes_rx.next = self.rsu.bytes_rx.val();
+        self.ackp.inl.next = 0.into();
         self.ack_data.next = self.ackp.pword.val();
         // Registered a cycle ahead of Dispatch: each is deep (a PSN or length
         // sum, the PMTU shift, the window's bit) and Dispatch chains them.

@@ -8,6 +8,7 @@
 use crate::ack::APSN_BITS;
 use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, TXD_BITS};
 use crate::fifo::Fifo;
+use crate::push::PushSlot;
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
 use rnic_spec::params::{JOB_QUEUE_LOG2, MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
@@ -32,6 +33,22 @@ pub struct SqEngine {
     pub db_qpn: Signal<In, Bits<QPN_BITS>>,
     /// Some BAR write this cycle, a doorbell or not (`db_qpn` is then the write's QPN field).
     pub bar_wr: Signal<In, Bit>,
+    /// The doorbell's producer index.
+    pub db_pi: Signal<In, Bits<16>>,
+    /// A WQE push word is written (`crate::push`).
+    pub push_we: Signal<In, Bit>,
+    /// Its index.
+    pub push_idx: Signal<In, Bits<4>>,
+    /// The word.
+    pub push_data: Signal<In, Bits<64>>,
+    /// A QP commit: the push slot is dropped.
+    pub push_clear: Signal<In, Bit>,
+    /// A pushed payload beat for the TX builder (its descriptor has `inl`).
+    pub ipl_write: Signal<Out, Bit>,
+    /// The beat.
+    pub ipl_data: Signal<Out, Bits<512>>,
+    /// The pushed-payload FIFO is full.
+    pub ipl_full: Signal<In, Bit>,
     /// Cycle counter (TX timestamps).
     pub now: Signal<In, Bits<64>>,
     /// QPC table read address.
@@ -146,8 +163,11 @@ pub struct SqEngine {
     pub cnt_resend: Signal<Out, Bit>,
     /// Pulse: the turn engine skipped to lACK (`TurnEngine::cnt_skip`).
     pub cnt_skip: Signal<Out, Bit>,
+    /// Pulse: a WQE was taken from the push slot.
+    pub cnt_push: Signal<Out, Bit>,
     sched: Scheduler,
     turn: TurnEngine,
+    push: PushSlot,
     rewq: Fifo<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }>,
     /// READ response jobs, served before the host's rewinds and resends.
     jobq: Fifo<Bits<REW_BITS>, JOB_QUEUE_LOG2, { JOB_QUEUE_LOG2 + 1 }>,
@@ -156,8 +176,25 @@ pub struct SqEngine {
 impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, sched, turn, rewq, jobq);
+        clock!(self, clock, sched, turn, push, rewq, jobq);
         self.sched.reset.next = self.reset.val();
+        self.push.reset.next = self.reset.val();
+        self.push.wr_valid.next = self.push_we.val();
+        self.push.wr_idx.next = self.push_idx.val();
+        self.push.wr_data.next = self.push_data.val();
+        self.push.db_valid.next = self.db_valid.val();
+        self.push.db_qpn.next = self.db_qpn.val();
+        self.push.db_pi.next = self.db_pi.val();
+        self.push.clear.next = self.push_clear.val();
+        self.push.take.next = self.turn.push_take.val();
+        self.turn.push_valid.next = self.push.valid.val();
+        self.turn.push_qpn.next = self.push.qpn.val();
+        self.turn.push_ssn.next = self.push.ssn.val();
+        self.turn.push_wqe.next = self.push.wqe.val();
+        self.turn.push_pl.next = self.push.payload.val();
+        self.ipl_write.next = self.turn.ipl_write.val();
+        self.ipl_data.next = self.turn.ipl_data.val();
+        self.turn.ipl_full.next = self.ipl_full.val();
         self.turn.reset.next = self.reset.val();
         self.rewq.reset.next = self.reset.val();
         self.jobq.reset.next = self.reset.val();
@@ -213,6 +250,7 @@ impl Logic for SqEngine {
         self.turn.spray_path.next = self.spray_path.val();
         self.cnt_resend.next = self.turn.cnt_resend.val();
         self.cnt_skip.next = self.turn.cnt_skip.val();
+        self.cnt_push.next = self.turn.cnt_push.val();
         self.turn.sched_valid.next = self.sched.sched_valid.val();
         self.turn.sched_qpn.next = self.sched.sched_qpn.val();
         self.sched.sched_pop.next = self.turn.sched_pop.val();

@@ -241,6 +241,26 @@ pub struct TurnEngine {
     pub cnt_rewind: Signal<Out, Bit>,
     /// Pulse: the turn skipped to lACK, past WQEs completed while a rewind resent them.
     pub cnt_skip: Signal<Out, Bit>,
+    /// The WQE push slot (`crate::push`) holds a committed WQE.
+    pub push_valid: Signal<In, Bit>,
+    /// Its QPN.
+    pub push_qpn: Signal<In, Bits<QPN_BITS>>,
+    /// Its SQ index (low 16 bits).
+    pub push_ssn: Signal<In, Bits<16>>,
+    /// The pushed WQE.
+    pub push_wqe: Signal<In, Bits<512>>,
+    /// The pushed payload words.
+    pub push_pl: Signal<In, Bits<512>>,
+    /// The slot's WQE is taken (or popped from a fetch instead): the slot is free.
+    pub push_take: Signal<Out, Bit>,
+    /// Pulse: the WQE was taken from the push slot (no fetch).
+    pub cnt_push: Signal<Out, Bit>,
+    /// A packet's payload from the push slot, for the TX builder (its descriptor has `inl` set).
+    pub ipl_write: Signal<Out, Bit>,
+    /// The payload beat.
+    pub ipl_data: Signal<Out, Bits<512>>,
+    /// The pushed-payload FIFO is full: such a packet waits.
+    pub ipl_full: Signal<In, Bit>,
     /// Pulse: a single-packet resend was taken from the queue (sent, or
     /// dropped: its QP failed or left RTS, its lkey fails, or its offset is
     /// past the end of the WQE it carries).
@@ -452,6 +472,23 @@ pub struct TurnEngine {
     /// Its terms from the WQE (-local_addr - WQE length), registered: they reach the check with the
     /// MR word read at the WQE's lkey (both a cycle after the WQE), so the check adds one carry-save stage.
     mr_k_q: Reg<Bits<66>>,
+    /// `WqeReq` looked at the push slot for a cycle (its compare, `push_hit_q`, is of this WQE now).
+    push_chk: Reg<Bit>,
+    /// `WqeReq` asked the fetch block for WQEs: the slot is no longer taken.
+    push_asked: Reg<Bit>,
+    /// The slot holds the current QP's WQE at its SSN, registered.
+    push_hit_q: Reg<Bit>,
+    /// The slot holds the current QP's WQE at its SSN.
+    push_match: Signal<Local, Bit>,
+    /// The pushed WQE's payload is in the slot (`wqe_flags::PUSH_PAYLOAD`, 1 to 64 bytes, not a READ).
+    push_pl_ok: Signal<Local, Bit>,
+    /// The WQE in hand was pushed with its payload, which `ipl` holds: its one packet reads no DMA.
+    pushed_pl: Reg<Bit>,
+    ipl: Reg<Bits<512>>,
+    /// The pushed payload zero past its length (the host's words there are not trusted: the ICRC expects zeros).
+    ipl_keep: crate::mask::ByteKeep,
+    /// The packet's payload comes from `ipl` (not for a resend: that carries its own WQE).
+    ipl_use: Signal<Local, Bit>,
     /// The looked-ahead QP has nothing to send (error, nothing posted past its SSN, not ready),
     /// registered every cycle from the words at the read addresses: `LaCheck` reads it from `LaWait`.
     la_empty_q: Reg<Bit>,
@@ -498,6 +535,14 @@ const _: () = assert!(
         && opcode::WRITE_ONLY_IMM == opcode::WRITE_ONLY + 1
 );
 const _: () = assert!(rnic_spec::regs::qpc::RTS.bit() == 0);
+// The pushed WQE's opcode, flags and length are read with literal offsets.
+const _: () = assert!(
+    rnic_spec::desc::off::SWQE_OPCODE == 0
+        && rnic_spec::desc::off::SWQE_FLAGS == 1
+        && rnic_spec::desc::off::SWQE_LENGTH == 4
+        && rnic_spec::desc::wqe_flags::PUSH_PAYLOAD == 1
+        && rnic_spec::regs::PUSH_PAYLOAD_MAX == 64
+);
 // The queue head's resend bit is read with a literal offset.
 const _: () = assert!(REW_ONE_BIT == 88 && REW_WQE_BIT == 89);
 // Widths follow QPN_BITS, but the QPN fields of the descriptor words
@@ -580,8 +625,18 @@ impl Logic for TurnEngine {
             ent_v,
             ent,
             ent_qpn,
-            ent_wait
+            ent_wait,
+            push_chk,
+            push_asked,
+            push_hit_q,
+            pushed_pl,
+            ipl
         );
+        self.push_chk.reset.next = self.reset.val();
+        self.push_asked.reset.next = self.reset.val();
+        self.push_hit_q.reset.next = self.reset.val();
+        self.pushed_pl.reset.next = self.reset.val();
+        self.ipl.reset.next = self.reset.val();
         self.state.reset.next = self.reset.val();
         self.qpn.reset.next = self.reset.val();
         self.held.reset.next = self.reset.val();
@@ -682,6 +737,25 @@ impl Logic for TurnEngine {
         self.wqe_ready.next = self.fetch.wqe_ready.val();
         self.fetch.pop.next = false;
         self.fetch.swap.next = false;
+        // The push slot: compared with the current QP's next WQE every cycle; `WqeReq` acts a cycle later.
+        self.push_match.next = self.push_valid.val()
+            & (self.push_qpn.val() == self.qpn.q.val())
+            & (self.push_ssn.val() == self.ssn.q.val().get_bits::<16>(0));
+        self.push_hit_q.d.next = self.push_match.val();
+        self.push_chk.d.next = false;
+        self.push_asked.d.next = false;
+        self.push_take.next = false;
+        self.cnt_push.next = false;
+        self.push_pl_ok.next = self.push_wqe.val().get_bit(8)
+            & (self.push_wqe.val().get_bits::<32>(32) != 0)
+            & (self.push_wqe.val().get_bits::<32>(32) <= 64)
+            & (self.push_wqe.val().get_bits::<8>(0) != self.send_op_read.val());
+        self.ipl_use.next = self.pushed_pl.q.val() & !self.resend.q.val();
+        self.ipl_keep.len.next = self.push_wqe.val().get_bits::<8>(32);
+        self.ipl_keep.data.next = self.push_pl.val();
+        self.ipl_write.next = false;
+        self.ipl_data.next = self.ipl.q.val();
+        self.txp.inl.next = self.ipl_use.val().into();
         // Defaults.
         self.sched_pop.next = false;
         self.done_valid.next = false;
@@ -1108,8 +1182,25 @@ impl Logic for TurnEngine {
                 if !self.qv.rts.val().any() {
                     self.keep_active.d.next = false;
                     self.state.d.next = SqState::Save;
+                } else if self.push_chk.q.val()
+                    & !self.push_asked.q.val()
+                    & self.push_hit_q.q.val()
+                    & self.push_valid.val()
+                {
+                    // The WQE came with its doorbell: no fetch (the slot's words are those of the
+                    // compare a cycle ago: a new push's first word would have dropped the slot).
+                    self.wqe.d.next = self.push_wqe.val();
+                    self.ipl.d.next = self.ipl_keep.kept.val();
+                    self.pushed_pl.d.next = self.push_pl_ok.val();
+                    self.push_take.next = true;
+                    self.cnt_push.next = true;
+                    self.held.d.next = true;
+                    self.state.d.next = SqState::MrRead;
                 } else {
-                    self.fetch.fetch_cur.next = true;
+                    // The first cycle only looks at the slot; from the second the fetch is asked for.
+                    self.push_chk.d.next = true;
+                    self.push_asked.d.next = self.push_chk.q.val();
+                    self.fetch.fetch_cur.next = self.push_chk.q.val();
                     if self.fetch.fetch_taken.val() {
                         self.state.d.next = SqState::WqePop;
                     }
@@ -1141,6 +1232,9 @@ impl Logic for TurnEngine {
                     self.wqe.d.next = self.fetch.head.val();
                     self.fetch.pop.next = true;
                     self.held.d.next = true;
+                    self.pushed_pl.d.next = false;
+                    // A pushed copy of this WQE is not needed any more.
+                    self.push_take.next = self.push_match.val();
                     self.state.d.next = SqState::MrRead;
                 }
             }
@@ -1148,6 +1242,7 @@ impl Logic for TurnEngine {
                 // Unused WQEs of this turn are dropped (fetched again next
                 // turn), including those of a fetch still in flight.
                 self.held.d.next = false;
+                self.pushed_pl.d.next = false;
                 if !self.fetch.cur_owed.val() {
                     self.state.d.next = SqState::Save;
                 } else if self.fetch.head_valid.val() {
@@ -1263,7 +1358,8 @@ impl Logic for TurnEngine {
                         self.state.d.next = SqState::Drain;
                     }
                 } else if (!self.txd_full.val())
-                    & (self.rd_ready.val() | (self.pkt_len.val() == 0))
+                    & (self.rd_ready.val() | (self.pkt_len.val() == 0) | self.ipl_use.val())
+                    & !(self.ipl_use.val() & self.ipl_full.val())
                     & !(self.is_read.val() & self.arm_full.val())
                     & self.ent_ok.val()
                 {
@@ -1273,7 +1369,8 @@ impl Logic for TurnEngine {
                     self.arm_write.next = self.is_read.val();
                     // A READ response packet: its QP's responses are sent up to here.
                     self.rsp_next.write_enable.next = self.is_rsp.val();
-                    self.rd_valid.next = self.pkt_len.val() != 0;
+                    self.rd_valid.next = (self.pkt_len.val() != 0) & !self.ipl_use.val();
+                    self.ipl_write.next = self.ipl_use.val();
                     self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                     self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
                     self.rd_tag.next = self.tag_sq_payload.val();
@@ -1295,6 +1392,7 @@ impl Logic for TurnEngine {
                             }
                         }
                     } else {
+                        self.pushed_pl.d.next = false;
                         self.rd_run.d.next = self.is_read.val();
                         if self.own_bytes.q.val() < self.burst_bytes.val() {
                             self.own_bytes.d.next = self.own_bytes.q.val() + self.pkt_len.val();
@@ -1351,6 +1449,7 @@ impl Logic for TurnEngine {
                 self.budget.d.next = self.burst_bytes.val();
                 self.keep_active.d.next = true;
                 self.held.d.next = false;
+                self.pushed_pl.d.next = false;
                 self.la_active.d.next = false;
                 self.state.d.next = SqState::WqePop;
             }

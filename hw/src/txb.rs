@@ -57,6 +57,12 @@ pub struct TxBuilder {
     pub pl_data: Signal<In, Bits<512>>,
     /// Payload beat taken.
     pub pl_ready: Signal<Out, Bit>,
+    /// Pushed payload beat valid (the head of the push slot's FIFO, for a descriptor with `inl`).
+    pub ipl_valid: Signal<In, Bit>,
+    /// Pushed payload beat.
+    pub ipl_data: Signal<In, Bits<512>>,
+    /// Pushed payload beat taken.
+    pub ipl_ready: Signal<Out, Bit>,
     /// Frame out valid.
     pub tx_valid: Signal<Out, Bit>,
     /// Frame out ready.
@@ -75,6 +81,11 @@ pub struct TxBuilder {
     /// The frame's payload length and kind (the rest of its descriptor is in its header beats).
     plen: Reg<Bits<13>>,
     is_ack: Reg<Bit>,
+    /// The frame's payload is a pushed beat (`ipl_*`), not DMA read data (`pl_*`).
+    inl: Reg<Bit>,
+    /// The payload source the frame reads: valid and data.
+    src_v: Signal<Local, Bit>,
+    src_data: Signal<Local, Bits<512>>,
     rem: Reg<Bits<16>>,
     /// `rem < 64`, kept beside `rem` (it moves by 64, or is loaded with `padded`).
     rem_lt64: Reg<Bit>,
@@ -124,12 +135,13 @@ impl Logic for TxBuilder {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, plen, is_ack, rem, rem_lt64, hb0, hb1, p1_v, p1_data, p1_first, p1_last, p1_nb, p1_ack,
-            p1_d, p2_v, p2_data, p2_last, p2_nb, p2_ack, p2_x, crc
+            self, clock, state, plen, is_ack, inl, rem, rem_lt64, hb0, hb1, p1_v, p1_data, p1_first, p1_last, p1_nb,
+            p1_ack, p1_d, p2_v, p2_data, p2_last, p2_nb, p2_ack, p2_x, crc
         );
         self.state.reset.next = self.reset.val();
         self.plen.reset.next = self.reset.val();
         self.is_ack.reset.next = self.reset.val();
+        self.inl.reset.next = self.reset.val();
         self.rem.reset.next = self.reset.val();
         self.rem_lt64.reset.next = self.reset.val();
         self.hb0.reset.next = self.reset.val();
@@ -194,7 +206,14 @@ impl Logic for TxBuilder {
         self.sent_req.next = false;
         self.sent_ack.next = false;
         self.f_v.next = false;
-        self.f_data.next = self.pl_data.val();
+        self.src_v.next = self.pl_valid.val();
+        self.src_data.next = self.pl_data.val();
+        if self.inl.q.val() {
+            self.src_v.next = self.ipl_valid.val();
+            self.src_data.next = self.ipl_data.val();
+        }
+        self.ipl_ready.next = false;
+        self.f_data.next = self.src_data.val();
         self.f_first.next = false;
         self.f_last.next = false;
         self.f_nb.next = 64.into();
@@ -208,6 +227,7 @@ impl Logic for TxBuilder {
                 if !self.ack_empty.val() | !self.req_empty.val() {
                     self.plen.d.next = self.dn.plen.val();
                     self.is_ack.d.next = self.dn.is_ack.val().any();
+                    self.inl.d.next = self.dn.inl.val().any();
                     self.hb0.d.next = self.hdr.beat0.val();
                     self.hb1.d.next = self.hdr.beat1.val();
                     self.state.d.next = TxState::Hdr0;
@@ -216,7 +236,7 @@ impl Logic for TxBuilder {
             TxState::Hdr0 => {
                 // A frame starts only when its payload is there: the DMA
                 // front end releases a read whole, so no beat comes late.
-                self.f_v.next = (self.padded.val() == 0) | self.pl_valid.val();
+                self.f_v.next = (self.padded.val() == 0) | self.src_v.val();
                 self.f_data.next = self.hb0.q.val();
                 self.f_first.next = true;
                 if self.adv.val() & self.f_v.val() {
@@ -237,14 +257,15 @@ impl Logic for TxBuilder {
                 }
             }
             TxState::Payload => {
-                self.f_v.next = self.pl_valid.val();
-                self.pl_ready.next = self.adv.val();
+                self.f_v.next = self.src_v.val();
+                self.pl_ready.next = self.adv.val() & !self.inl.q.val();
+                self.ipl_ready.next = self.adv.val() & self.inl.q.val();
                 if self.rem_lt64.q.val() {
                     // Final beat: payload, then the ICRC right after it.
                     self.f_last.next = true;
                     self.f_nb.next = self.rem.q.val().get_bits::<7>(0);
                 }
-                if self.pl_valid.val() & self.adv.val() {
+                if self.src_v.val() & self.adv.val() {
                     self.rem.d.next = self.rem.q.val() - 64;
                     self.rem_lt64.d.next = self.rem.q.val() < 128;
                     if self.rem_lt64.q.val() {

@@ -73,6 +73,36 @@ fn regs_decode_commits_doorbells_and_counters() {
     assert_eq!(write(&mut m, r::REG_QP_COMMIT, rnic_spec::params::NUM_QPS as u64 + 5).0, 0);
     assert_eq!(write(&mut m, r::REG_QP_COMMIT, (rnic_spec::params::NUM_QPS as u64 + 5) | r::QP_COMMIT_RESET_REQ).0, 0);
     assert_eq!(read(&mut m, r::counters::REG_ERR) - e0, 3);
+    // The WQE push window: 16 words strobe `push_we` with their index; an address past them is ignored and counted.
+    assert_ne!(read(&mut m, r::REG_CAPS) & r::CAPS_PUSH, 0, "REG_CAPS announces the push window");
+    let (pwe, pidx) = (p(&m, "push_we"), p(&m, "push_idx"));
+    let push = |m: &mut Model, a: u32| -> (u64, u64, u64) {
+        m.set(wv, 1);
+        m.set(wa, a as u64);
+        m.set(wd, 0x1234);
+        m.eval();
+        let o = (m.get(pwe), m.get(pidx), m.get(sqdb));
+        m.tick();
+        m.set(wv, 0);
+        o
+    };
+    for i in 0..r::PUSH_WORDS {
+        assert_eq!(push(&mut m, r::push_word(i)), (1, i as u64, 0), "push word {i}");
+    }
+    let e0 = read(&mut m, r::counters::REG_ERR);
+    for a in [r::push_word(r::PUSH_WORDS), r::PUSH_BASE + 0x8_0000, r::PUSH_BASE + 0xF_FFF8] {
+        assert_eq!(push(&mut m, a).0, 0, "{a:#x} is past the push window");
+    }
+    assert_eq!(read(&mut m, r::counters::REG_ERR) - e0, 3);
+    // The last counter (SQ_PUSHED) moves with the top increment bit.
+    let s0 = read(&mut m, r::counters::SQ_PUSHED);
+    m.set(inc, 1 << (r::counters::COUNT - 1));
+    m.eval();
+    m.tick();
+    m.set(inc, 0);
+    m.eval();
+    m.tick();
+    assert_eq!(read(&mut m, r::counters::SQ_PUSHED) - s0, 1);
     let c0 = read(&mut m, r::counters::RX_FRAMES);
     for _ in 0..3 {
         m.set(inc, 1 << 2);

@@ -136,6 +136,25 @@ impl World {
 
     /// `req`: NIC0's QPs' STrack attributes (`max_paths`, `strack_cc`, `spray_oblivious`), set in INIT.
     fn build(nics: &Nics, n: u32, depth: u32, mtu: Mtu, sr: bool, skip: u32, req: QpAttr) -> World {
+        World::build_inline(nics, n, depth, mtu, sr, skip, req, 0)
+    }
+
+    /// As [`World::new`], with every QP's `max_inline_data` at `max_inline`.
+    pub fn inline(nics: &Nics, n: u32, depth: u32, mtu: Mtu, max_inline: u32) -> World {
+        World::build_inline(nics, n, depth, mtu, true, 0, QpAttr::default(), max_inline)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build_inline(
+        nics: &Nics,
+        n: u32,
+        depth: u32,
+        mtu: Mtu,
+        sr: bool,
+        skip: u32,
+        req: QpAttr,
+        max_inline: u32,
+    ) -> World {
         let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
         let pd_a = ctx_a.alloc_pd().unwrap();
         let pd_b = ctx_b.alloc_pd().unwrap();
@@ -144,8 +163,14 @@ impl World {
         let placeholders: Vec<Qp> = (0..skip)
             .flat_map(|_| [(&pd_a, &cq_a), (&pd_b, &cq_b)])
             .map(|(pd, cq)| {
-                pd.create_qp(QpInitAttr { send_cq: cq.clone(), recv_cq: cq.clone(), max_send_wr: 0, max_recv_wr: 0 })
-                    .unwrap()
+                pd.create_qp(QpInitAttr {
+                    send_cq: cq.clone(),
+                    recv_cq: cq.clone(),
+                    max_send_wr: 0,
+                    max_recv_wr: 0,
+                    max_inline_data: 0,
+                })
+                .unwrap()
             })
             .collect();
         let mut conns = Vec::new();
@@ -155,6 +180,7 @@ impl World {
                 recv_cq: cq.clone(),
                 max_send_wr: depth,
                 max_recv_wr: depth,
+                max_inline_data: max_inline,
             };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();

@@ -16,6 +16,10 @@
 //!   NIC) spray their requests over 1 to 256 entropies (a third of them
 //!   obliviously), and one in three is under a congestion window (STrack's
 //!   or DCTCP's);
+//! * QPs with a `max_inline_data` of 0, 16, 64, 65 or 256 bytes, half of the
+//!   legal WRITEs and SENDs that fit posted inline (`SendFlags::INLINE`);
+//!   a single WR to an idle SQ goes through the WQE push window, with its
+//!   payload when it is inline and at most 64 bytes;
 //! * random batches for `post_send_batch` / `post_recv_batch`, receives posted
 //!   ahead of their SENDs, random idle gaps (0 to 5000 cycles) between posts,
 //!   random PCIe and MMIO latencies;
@@ -287,6 +291,8 @@ struct ReadRegions {
 struct Pair {
     qp: [Qp; 2],
     id: [QpId; 2],
+    /// Each QP's `max_inline_data`.
+    inline: [u32; 2],
     /// No longer used (it failed on purpose).
     dead: bool,
 }
@@ -378,6 +384,8 @@ struct World {
     rng: Rng,
     /// Everything about READs (so worlds without them draw as before).
     read_rng: Rng,
+    /// Inline sends: each QP's `max_inline_data` and which WRs go inline (a generator of its own).
+    inline_rng: Rng,
     /// Residues still to use in the READs' cycle through 0..63.
     read_residues: Vec<u32>,
     pairs: Vec<Pair>,
@@ -414,6 +422,9 @@ impl World {
     fn new(p: Params) -> World {
         let mut rng = Rng::new(p.seed);
         let mut read_rng = Rng::new(p.seed ^ 0x4EAD_0000_0000);
+        let mut inline_rng = Rng::new(p.seed ^ 0x1411_E000_0000);
+        let inline_max: [Vec<u32>; 2] =
+            std::array::from_fn(|_| (0..p.pairs).map(|_| inline_rng.pick(&[0, 0, 16, 64, 65, 256])).collect());
         // `RNIC_RANDOM_PCAP=FILE` writes every frame the NICs send (a debugging aid for replays).
         let pcap = std::env::var_os("RNIC_RANDOM_PCAP").map(std::path::PathBuf::from);
         let (pcie_mps, pcie_mrrs, pcie_rcb, pcie_jitter_ns) = p.pcie_sizes;
@@ -519,6 +530,7 @@ impl World {
                             recv_cq: cqs[0].clone(),
                             max_send_wr: 0,
                             max_recv_wr: 0,
+                            max_inline_data: 0,
                         })
                         .unwrap();
                     assert_eq!(ph.qp_num(), next, "QPN allocation is expected to take the lowest free QPN");
@@ -533,6 +545,7 @@ impl World {
                         recv_cq: cqs[r].clone(),
                         max_send_wr: sd,
                         max_recv_wr: rd,
+                        max_inline_data: inline_max[nic][i],
                     })
                     .unwrap();
                 assert_eq!(qp.qp_num(), want, "QPN allocation is expected to take the lowest free QPN");
@@ -576,7 +589,8 @@ impl World {
             let ia = model.add_qp(0, a.qp_num(), nodes[0]._pd.pdn());
             let ib = model.add_qp(1, b.qp_num(), nodes[1]._pd.pdn());
             model.connect(ia, ib);
-            pairs.push(Pair { qp: [a, b], id: [ia, ib], dead: false });
+            let inline = [inline_max[0][i], inline_max[1][perm[i]]];
+            pairs.push(Pair { qp: [a, b], id: [ia, ib], inline, dead: false });
         }
         let qpns_used =
             [pairs.iter().map(|x| x.qp[0].qp_num()).collect(), pairs.iter().map(|x| x.qp[1].qp_num()).collect()];
@@ -584,6 +598,7 @@ impl World {
         World {
             rng,
             read_rng,
+            inline_rng,
             read_residues: Vec::new(),
             lane_count: vec![0; p.pairs * 2],
             p,
@@ -1250,12 +1265,16 @@ impl World {
             if (st == WcStatus::Success) != expect_ok {
                 panic!("harness error: the model predicts {st:?} for {}", self.describe_msg(m.id));
             }
-            wrs.push(SendWr {
-                send_flags: rnic::SendFlags::SIGNALED,
-                wr_id: m.id,
-                opcode,
-                sg: local.sge(local_off, m.size),
-            });
+            let mut send_flags = rnic::SendFlags::SIGNALED;
+            // Inline only where the post would be taken as a whole: the copy bypasses the local MR.
+            if expect_ok
+                && m.op != Op::Read
+                && (1..=self.pairs[pair].inline[req]).contains(&m.size)
+                && self.inline_rng.pct(50)
+            {
+                send_flags |= rnic::SendFlags::INLINE;
+            }
+            wrs.push(SendWr { send_flags, wr_id: m.id, opcode, sg: local.sge(local_off, m.size) });
         }
         if let Err(e) = self.pairs[pair].qp[req].post_send_batch(&wrs) {
             self.fail(format!(

@@ -94,6 +94,11 @@ pub struct BenchConfig {
     pub spray_oblivious: bool,
     /// DCTCP's congestion window on the requester QPs instead of STrack's (`QpAttr::dctcp_cc`).
     pub dctcp_cc: bool,
+    /// Messages of 1 to this many bytes are posted inline (`SendFlags::INLINE`;
+    /// the requester QPs' `max_inline_data`); READs never are. 0: none.
+    pub inline_size: u32,
+    /// Posts to an idle SQ push their WQE through the BAR (`Context::set_wqe_push`).
+    pub wqe_push: bool,
 }
 
 impl BenchConfig {
@@ -117,6 +122,17 @@ impl BenchConfig {
             strack_cc: false,
             spray_oblivious: false,
             dctcp_cc: false,
+            inline_size: 0,
+            wqe_push: true,
+        }
+    }
+
+    /// The requester QPs' `max_inline_data`: `inline_size`, except for READs (nothing to send inline).
+    pub fn max_inline(&self) -> u32 {
+        if self.mode == Mode::ReadBw {
+            0
+        } else {
+            self.inline_size
         }
     }
 
@@ -552,6 +568,7 @@ struct Setup {
 }
 
 fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchError> {
+    req.set_wqe_push(c.wqe_push);
     let q = c.qps as u64;
     let depth = c.in_flight();
     let Layout { src_slots, rx_depth, own_slots, src_len, dst_len } = c.layout();
@@ -579,12 +596,14 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             recv_cq: req_cq.clone(),
             max_send_wr: depth,
             max_recv_wr: 0,
+            max_inline_data: c.max_inline(),
         })?;
         let b = pd_b.create_qp(QpInitAttr {
             send_cq: resp_cq.clone(),
             recv_cq: resp_cq.clone(),
             max_send_wr: 0,
             max_recv_wr: recv_wrs,
+            max_inline_data: 0,
         })?;
         if c.max_paths != 0 || c.strack_cc || c.dctcp_cc {
             // Set in INIT; the connection's next transitions program them into the NIC.
@@ -924,9 +943,13 @@ impl<'a> Runner<'a> {
             let off = self.src_off(qi, k);
             pattern::fill(self.c.seed, pattern::stream(qi, g), &mut self.scratch);
             self.s.src.write(off, &self.scratch)?;
+            let mut send_flags = rnic::SendFlags::SIGNALED;
+            if (1..=self.c.max_inline()).contains(&self.c.size) {
+                send_flags |= rnic::SendFlags::INLINE;
+            }
             let wr = match self.c.mode {
                 Mode::WriteBw => SendWr {
-                    send_flags: rnic::SendFlags::SIGNALED,
+                    send_flags,
                     wr_id: g,
                     opcode: WrOpcode::RdmaWrite {
                         remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g),
@@ -934,12 +957,9 @@ impl<'a> Runner<'a> {
                     },
                     sg: self.s.src.sge(off, self.c.size),
                 },
-                Mode::SendBw => SendWr {
-                    send_flags: rnic::SendFlags::SIGNALED,
-                    wr_id: g,
-                    opcode: WrOpcode::Send,
-                    sg: self.s.src.sge(off, self.c.size),
-                },
+                Mode::SendBw => {
+                    SendWr { send_flags, wr_id: g, opcode: WrOpcode::Send, sg: self.s.src.sge(off, self.c.size) }
+                }
                 Mode::ReadBw => SendWr {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: g,

@@ -127,6 +127,7 @@ pub const COUNTERS: [(&str, u32); ctr::COUNT] = [
     ("sq_skips", ctr::SQ_SKIPS),
     ("cc_skipped", ctr::CC_SKIPPED),
     ("rx_mac_drop", ctr::RX_MAC_DROP),
+    ("sq_pushed", ctr::SQ_PUSHED),
 ];
 
 /// Most passes [`Nics::counters`] reads before it gives up on two agreeing.

@@ -280,6 +280,15 @@ struct Args {
     /// comparison point of STrack's paper.
     #[arg(long, requires = "paths")]
     oblivious: bool,
+    /// Messages up to this many bytes go inline (copied into the WQE's
+    /// buffer at post time; at most 256; not READs) [default: 220 for
+    /// write_lat, 236 for send_lat, as perftest; 0 otherwise].
+    #[arg(short = 'I', long = "inline_size")]
+    inline_size: Option<u32>,
+    /// Never push a WQE through the BAR: every WQE and payload is fetched
+    /// by DMA (the NIC without its push window).
+    #[arg(long)]
+    no_wqe_push: bool,
     /// STrack's congestion window on every requester QP: the ACKs' RTT,
     /// ECN echo and SACK bytes received move it, and the NIC holds a QP
     /// whose packets in flight (past the latest ACK's ePSN and the packets
@@ -848,6 +857,15 @@ impl Args {
         }
     }
 
+    /// `-I`, or perftest's default for the test.
+    fn inline_size(&self) -> u32 {
+        self.inline_size.unwrap_or(match self.test {
+            Test::WriteLat => 220,
+            Test::SendLat => 236,
+            _ => 0,
+        })
+    }
+
     /// The QP counts the run measures: the --qps-sweep list, else -q.
     fn qp_counts(&self) -> Vec<u32> {
         if self.qps_sweep.is_empty() {
@@ -870,6 +888,8 @@ impl Args {
         c.strack_cc = self.cc;
         c.dctcp_cc = self.dctcp;
         c.spray_oblivious = self.oblivious;
+        c.inline_size = self.inline_size();
+        c.wqe_push = !self.no_wqe_push;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -944,6 +964,9 @@ fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, St
         if a.qps != 1 || !a.qps_sweep.is_empty() {
             return Err(format!("-q {}: the latency tests run on one QP (as perftest's)", a.qps));
         }
+    }
+    if a.inline_size() > rnic::MAX_INLINE_DATA {
+        return Err(format!("-I {}: at most {} bytes go inline", a.inline_size(), rnic::MAX_INLINE_DATA));
     }
     let most = rnic_spec::params::NUM_QPS as u32 - 2;
     for q in a.qp_counts() {
@@ -1291,6 +1314,13 @@ fn print_header(a: &Args, faults: &RandomFaults) {
         a.pcie_jitter_ns
     );
     out!(" Iterations      : {}", a.amount_line());
+    let inline = match a.inline_size() {
+        _ if a.test == Test::ReadLat || a.test == Test::ReadBw => "none (READ)".to_string(),
+        0 => "none".to_string(),
+        n => format!("up to {n} B"),
+    };
+    let push = if a.no_wqe_push { "off" } else { "on (one WR to an idle SQ; 64 B of payload)" };
+    out!(" Inline data     : {inline:<10} WQE push       : {push}");
     if a.paths != 0 {
         out!(
             " Spraying        : {} entropies (UDP source ports) per requester QP{}, an ACK per packet",

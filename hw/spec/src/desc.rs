@@ -24,13 +24,20 @@ pub mod send_op {
     pub const IMM_BIT: u8 = 2;
 }
 
+/// Send WQE flags ([`SendWqe::flags`]).
+pub mod wqe_flags {
+    /// The payload travels in the WQE push window's payload words
+    /// ([`crate::regs::PUSH_BASE`]); ignored in a WQE read from the ring.
+    pub const PUSH_PAYLOAD: u8 = 1;
+}
+
 /// A send work queue element: 64 bytes, one datapath beat.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
 pub struct SendWqe {
     /// [`send_op`] value.
     pub opcode: u8,
-    /// Reserved flags (0).
+    /// [`wqe_flags`] bits.
     pub flags: u8,
     /// Reserved.
     pub rsvd0: U16,
@@ -262,6 +269,8 @@ pub mod off {
     use super::*;
     /// [`SendWqe::opcode`].
     pub const SWQE_OPCODE: usize = offset_of!(SendWqe, opcode);
+    /// [`SendWqe::flags`].
+    pub const SWQE_FLAGS: usize = offset_of!(SendWqe, flags);
     /// [`SendWqe::length`].
     pub const SWQE_LENGTH: usize = offset_of!(SendWqe, length);
     /// [`SendWqe::local_addr`].

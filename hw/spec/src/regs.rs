@@ -9,8 +9,11 @@ use bitflags::bitflags;
 pub const REG_ID: u32 = 0x000;
 /// The value of the upper half of [`REG_ID`]: ASCII "RNIC".
 pub const ID_MAGIC: u64 = 0x524E_4943;
-/// Read-only capabilities: `[7:0]` QPN bits, `[15:8]` MR bits, `[23:16]` CQ bits.
+/// Read-only capabilities: `[7:0]` QPN bits, `[15:8]` MR bits, `[23:16]` CQ bits,
+/// [`CAPS_PUSH`].
 pub const REG_CAPS: u32 = 0x008;
+/// [`REG_CAPS`] bit: the NIC has the WQE push window ([`PUSH_BASE`]).
+pub const CAPS_PUSH: u64 = 1 << 24;
 /// Source MAC address of this NIC, `[47:0]`, first wire byte in `[47:40]`.
 pub const REG_SRC_MAC: u32 = 0x010;
 /// Source IPv4 address of this NIC, `[31:0]`, first wire byte in `[31:24]`.
@@ -117,8 +120,11 @@ pub mod counters {
     /// back, and a MAC cannot wait) or the MAC marked the frame bad (FCS).
     /// Always 0 on the core alone.
     pub const RX_MAC_DROP: u32 = 0x2C8;
+    /// WQEs the send path took from the WQE push window
+    /// ([`super::PUSH_BASE`]) instead of fetching them by DMA.
+    pub const SQ_PUSHED: u32 = 0x2D0;
     /// Number of counters.
-    pub const COUNT: usize = 26;
+    pub const COUNT: usize = 27;
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
@@ -206,6 +212,33 @@ pub const DB_SQ_BASE: u32 = 0x10_0000;
 /// producer index (free-running, low 16 bits used).
 pub const DB_RQ_BASE: u32 = 0x20_0000;
 
+/// WQE push window: a send WQE written through the BAR with its doorbell,
+/// so the NIC needs no DMA read to start it (a doorbell that carries its
+/// WQE, as low-latency NICs do). Word `i` (`PUSH_BASE + 8*i`) holds bytes
+/// `8i..8i+8`, little-endian: words 0..8 the [`crate::desc::SendWqe`]
+/// exactly as in the ring, words 8..16 the first 64 payload bytes.
+///
+/// - An SQ doorbell ([`db_sq`]) written after all [`PUSH_WORDS`] words (each
+///   at least once since the previous SQ doorbell) commits them as the WQE at
+///   index `PI - 1` of that QP; any SQ doorbell restarts the count.
+/// - The payload words count only with [`crate::desc::wqe_flags::PUSH_PAYLOAD`]
+///   in the WQE and a length of 1 to [`PUSH_PAYLOAD_MAX`] bytes: the
+///   message's one packet then needs no payload read either. The bytes
+///   past the length are ignored (the NIC sends zeros in their place).
+/// - The NIC has one slot. It takes the WQE only when that QP's next WQE to
+///   send is this index and none is fetched for it; otherwise, or when a
+///   word of a later push arrives first, the WQE is fetched from the ring.
+///   The ring and the payload's memory must therefore hold the same bytes
+///   (retransmissions read them there too). A QP commit drops the slot.
+/// - The words of one push must not interleave with another's: the host
+///   serializes its pushes. Addresses past the last word are ignored and
+///   counted as bad indices.
+pub const PUSH_BASE: u32 = 0x30_0000;
+/// Words in the push window: 8 of WQE, 8 of payload.
+pub const PUSH_WORDS: usize = 16;
+/// Payload bytes a push carries.
+pub const PUSH_PAYLOAD_MAX: u32 = 64;
+
 /// Byte offset of staging word `i`.
 pub const fn stage(i: usize) -> u32 {
     REG_STAGE + 8 * i as u32
@@ -217,6 +250,10 @@ pub const fn db_sq(qpn: u32) -> u32 {
 /// Byte offset of QP `qpn`'s RQ doorbell.
 pub const fn db_rq(qpn: u32) -> u32 {
     DB_RQ_BASE + 8 * qpn
+}
+/// Byte offset of push word `i`.
+pub const fn push_word(i: usize) -> u32 {
+    PUSH_BASE + 8 * i as u32
 }
 
 /// A bit field inside a 64-bit staging word: `(word, lsb, width)`.
