@@ -67,6 +67,18 @@
 //!     and the QP goes on from lACK at the PSN that WQE started at, every
 //!     packet checked as in (a). A skip pulse with no QP behind lACK fails.
 //!
+//! (j) the WQE push slot: before some doorbells the host writes the WQE
+//!     before the doorbell's PI (and 64 payload bytes, `PUSH_PAYLOAD` on
+//!     most) into the push window, some pushes torn by a missing word or
+//!     dropped by a QP commit (`push_clear`). A reference model of the slot
+//!     says what it holds: the engine takes it (`cnt_push`) only when it is
+//!     whole and the QP's current WQE (a turn may start mid-message); a packet whose
+//!     payload comes from it (`inl`) carries exactly the pushed bytes up to
+//!     its length and zeros after them, has no payload read, and is the
+//!     first packet of a WQE taken with its payload; every other packet
+//!     reads its payload by DMA, as in (d). Packets are checked by (a)
+//!     whichever way their WQE came.
+//!
 //! Regression: the engine used to hang when an SQ emptied at producer index
 //! 0 mod 2^16 (`sq_block_pi_wrap_to_zero_*`); every set now lets the host
 //! publish that index, and all cross the 16-bit PI and 24-bit SSN/PSN wraps.
@@ -80,7 +92,7 @@ use common::block_seeds;
 use rnic_hw::desc::{ErrPack, LackPack, RewindPack, SqStatePack, TxDescPack};
 use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_sim::model::{Model, PortId};
-use rnic_spec::desc::{cqe_status, off, send_op};
+use rnic_spec::desc::{cqe_status, off, send_op, wqe_flags};
 use rnic_spec::params::{ACK_REQ_EVERY, REWIND_QUEUE, SCHED_BURST_BYTES, SPRAY_WINDOW_PKTS};
 use rnic_spec::regs::rewind::WQE_BYTES;
 use rnic_spec::regs::{mr, qpc, NUM_STAGE};
@@ -158,6 +170,10 @@ struct Cfg {
     /// to send again (as duplicate ACKs do after a timeout's rewind), and
     /// may then reuse their ring slots: the engine must skip to lACK.
     skip_permille: u64,
+    /// Share of doorbells the host precedes with a push of the WQE before
+    /// the doorbell's PI (16 words; some torn by a missing word, some in
+    /// another order) into the push slot (`hw/src/push.rs`).
+    push_pct: u32,
 }
 
 const SETS: [Cfg; 3] = [
@@ -183,6 +199,7 @@ const SETS: [Cfg; 3] = [
         rewind_permille: 0,
         resend_pct: 0,
         skip_permille: 0,
+        push_pct: 30,
     },
     Cfg {
         name: "256qp_pmtu4096",
@@ -206,6 +223,7 @@ const SETS: [Cfg; 3] = [
         rewind_permille: 0,
         resend_pct: 0,
         skip_permille: 0,
+        push_pct: 30,
     },
     Cfg {
         name: "16qp_mixed_pmtu_small_rings",
@@ -229,6 +247,7 @@ const SETS: [Cfg; 3] = [
         rewind_permille: 0,
         resend_pct: 0,
         skip_permille: 0,
+        push_pct: 30,
     },
 ];
 
@@ -256,6 +275,7 @@ const PI_WRAP_ONE_QP: Cfg = Cfg {
     rewind_permille: 0,
     resend_pct: 0,
     skip_permille: 0,
+    push_pct: 60,
 };
 
 /// The third set with producer index 0 allowed: its seed 0x530b hits the
@@ -417,6 +437,15 @@ struct Ports {
     cnt_rewind_drop: PortId,
     cnt_resend: PortId,
     cnt_skip: PortId,
+    db_pi: PortId,
+    push_we: PortId,
+    push_idx: PortId,
+    push_data: PortId,
+    push_clear: PortId,
+    ipl_write: PortId,
+    ipl_data: PortId,
+    ipl_full: PortId,
+    cnt_push: PortId,
     apsn_addr: PortId,
     apsn_data: PortId,
     cwnd_addr: PortId,
@@ -456,6 +485,15 @@ impl Ports {
             lack_addr: p("lack_addr"),
             lack_data: p("lack_data"),
             cnt_skip: p("cnt_skip"),
+            db_pi: p("db_pi"),
+            push_we: p("push_we"),
+            push_idx: p("push_idx"),
+            push_data: p("push_data"),
+            push_clear: p("push_clear"),
+            ipl_write: p("ipl_write"),
+            ipl_data: p("ipl_data"),
+            ipl_full: p("ipl_full"),
+            cnt_push: p("cnt_push"),
             apsn_addr: p("apsn_addr"),
             cwnd_addr: p("cwnd_addr"),
             cwnd_data: p("cwnd_data"),
@@ -519,6 +557,20 @@ struct Stats {
     resends_sent: u64,
     /// Packets of sprayed QPs, each on the entropy the selector gave its QP.
     sprayed: u64,
+    /// Pushes written (whole or torn), WQEs taken from the slot, packets with a pushed payload.
+    pushes: u64,
+    pushed: u64,
+    pushed_pl: u64,
+}
+
+/// The reference model of the push slot (`hw/src/push.rs`).
+#[derive(Default)]
+struct SlotModel {
+    words: [u64; 16],
+    marks: u16,
+    valid: bool,
+    qpn: usize,
+    ssn16: u64,
 }
 
 /// The test bench: the verilated engine, its environment and the reference model.
@@ -603,6 +655,18 @@ struct Tb {
     /// The window table (bytes Q24.8 per QPN, changed now and then at random) and its registered read data.
     cwnd_tab: Vec<u64>,
     cwnd_q: u64,
+    /// `cwnd_q` of the two cycles before.
+    cwnd_seen: [u64; 2],
+    /// Push decisions (a generator of their own: the rest of the stimulus is as without pushes).
+    prng: Rng,
+    slot: SlotModel,
+    /// Push words still to write (index, value), then the doorbell of QP `push_db` at PI `push_pi`.
+    push_seq: VecDeque<(usize, u64)>,
+    push_db: Option<(usize, u64)>,
+    /// Per QP: the WQE (SSN) the engine took from the slot, with the payload bytes its first packet must carry.
+    taken: Vec<Option<(u64, Option<[u8; 64]>)>>,
+    /// The pushed payload beat written this cycle.
+    ipl_now: Option<[u8; 64]>,
 }
 
 /// A rewind asked of the engine, in queue order.
@@ -885,6 +949,13 @@ impl Tb {
             apsn_q: 0,
             cwnd_tab: vec![0; NQPN],
             cwnd_q: 0,
+            cwnd_seen: [0; 2],
+            prng: Rng(seed ^ 0x9054_5E7E),
+            slot: SlotModel::default(),
+            push_seq: VecDeque::new(),
+            push_db: None,
+            taken: vec![None; cfg.nq],
+            ipl_now: None,
         }
     }
 
@@ -1130,6 +1201,85 @@ impl Tb {
                 self.dbq.push_back((qi, 0));
             }
         }
+    }
+
+    /// This cycle's BAR write: a push word, or a doorbell (QP, the PI it
+    /// publishes). Before some doorbells the host pushes the WQE before
+    /// their PI first (sixteen cycles of words, then the doorbell).
+    fn bar_step(&mut self) -> (Option<(usize, u64)>, Option<(usize, u64)>) {
+        if let Some(w) = self.push_seq.pop_front() {
+            return (Some(w), None);
+        }
+        if let Some(d) = self.push_db.take() {
+            return (None, Some(d));
+        }
+        let Some(qi) = self.pick_doorbell() else { return (None, None) };
+        let q = &self.qps[qi];
+        let pi = q.posted;
+        if self.cfg.push_pct == 0 || pi == 0 || !self.prng.pct(self.cfg.push_pct) {
+            return (None, Some((qi, pi)));
+        }
+        // The WQE as in the ring, mostly flagged to carry its payload (random bytes here: the block never reads them).
+        let mut b = q.ring[((pi - 1) & q.mask()) as usize].to_vec();
+        if self.prng.pct(75) {
+            b[off::SWQE_FLAGS] = wqe_flags::PUSH_PAYLOAD;
+        }
+        b.extend((0..64).map(|_| self.prng.next() as u8));
+        let mut words: Vec<(usize, u64)> = b
+            .chunks_exact(8)
+            .enumerate()
+            .map(|(i, c)| (i, u64::from_le_bytes(c.try_into().expect("8 bytes"))))
+            .collect();
+        match self.prng.below(10) {
+            // Torn: a word missing.
+            0 => {
+                words.remove(self.prng.below(16) as usize);
+            }
+            // Whole, in another order, one word written twice.
+            1 => {
+                for i in (1..words.len()).rev() {
+                    let j = self.prng.below(i as u64 + 1) as usize;
+                    words.swap(i, j);
+                }
+                let again = words[self.prng.below(16) as usize];
+                words.push(again);
+            }
+            _ => {}
+        }
+        self.st.pushes += 1;
+        self.note(format!("push of qpn {} wqe {:#x}, {} words", q.qpn, pi - 1, words.len()));
+        self.push_seq = words.into();
+        self.push_db = Some((qi, pi));
+        (self.push_seq.pop_front(), None)
+    }
+
+    /// The engine took the push slot's WQE (`cnt_push`): the slot is whole and holds the QP's next WQE (j).
+    fn on_push_taken(&mut self) -> Result<(), String> {
+        if !self.slot.valid {
+            return Err("the engine took the push slot, which holds no whole committed push".into());
+        }
+        let Some(qi) = self.by_qpn[self.slot.qpn] else {
+            return Err(format!("the engine took a push for qpn {}, which has no QP", self.slot.qpn));
+        };
+        let q = &self.qps[qi];
+        // The QP's current WQE: a turn that starts mid-message (after a budget's end or a rewind) takes it too.
+        if q.ssn & 0xFFFF != self.slot.ssn16 {
+            return Err(format!(
+                "qpn {}: the engine took the pushed WQE {:#x}, but the QP's next is {:#x} (offset {})",
+                q.qpn, self.slot.ssn16, q.ssn, q.off
+            ));
+        }
+        let b: Vec<u8> = self.slot.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let len = u32::from_le_bytes(b[off::SWQE_LENGTH..off::SWQE_LENGTH + 4].try_into().expect("4 bytes")) as usize;
+        let pl = (b[off::SWQE_FLAGS] & wqe_flags::PUSH_PAYLOAD != 0 && (1..=64).contains(&len)).then(|| {
+            let mut x = [0u8; 64];
+            x[..len].copy_from_slice(&b[64..64 + len]);
+            x
+        });
+        self.taken[qi] = Some((q.ssn, pl));
+        self.st.pushed += 1;
+        self.note(format!("push taken: qpn {} wqe {:#x}, payload {}", q.qpn, q.ssn, pl.is_some()));
+        Ok(())
     }
 
     /// The doorbell rung this cycle, if any (one per cycle, as the register port).
@@ -1574,6 +1724,9 @@ impl Tb {
                 bad.join(", ")
             ));
         }
+        if f("inl") != 0 {
+            return Err(format!("qpn {qpn}: a resend with a pushed payload"));
+        }
         let want_rd = (plen > 0).then_some((due.wqe.iova + due.off, plen, 0));
         if rd != want_rd {
             return Err(format!("qpn {qpn}: the resend's payload read is {rd:x?}, expected {want_rd:x?}"));
@@ -1671,7 +1824,9 @@ impl Tb {
         let ahead = qpsn.wrapping_sub(epsn) & 0xFF_FFFF;
         let sack_ahead = qpsn.wrapping_sub(epsn + ooo) & 0xFF_FFFF;
         let q = &self.qps[qi];
-        let cc_pkts = (((self.cwnd_q >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1);
+        // The engine decides on the window it read a cycle or two before: the largest of those holds.
+        let cwnd = self.cwnd_q.max(self.cwnd_seen[0]).max(self.cwnd_seen[1]);
+        let cc_pkts = (((cwnd >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1);
         let gated = q.max_paths != 0 || q.cc;
         if gated && ahead < 0x80_0000 && ahead >= SPRAY_WINDOW_PKTS as u64 {
             return Err(format!(
@@ -1710,19 +1865,43 @@ impl Tb {
                 bad.join(", ")
             ));
         }
-        match (plen, rd) {
-            (0, None) => {}
-            (0, Some(r)) => return Err(format!("qpn {qpn}: zero-length packet with a DMA read {r:x?}")),
-            (_, None) => return Err(format!("qpn {qpn}: packet of {plen} bytes without its payload read")),
-            (_, Some((addr, len, tag))) => {
-                let want_addr = wq.iova + qoff;
-                if tag != 0 || addr != want_addr || len != plen {
-                    return Err(format!(
+        // A WQE taken from the push slot: its first packet carries the pushed payload, or reads it as any other.
+        let mine = qoff == 0 && self.taken[qi].is_some_and(|t| t.0 == wq.idx);
+        let taken = if mine { self.taken[qi].take().map(|t| t.1) } else { None };
+        if f("inl") == 1 {
+            let Some(Some(pl)) = taken else {
+                return Err(format!(
+                    "qpn {qpn}: packet of WQE {:#x} offset {qoff} with a pushed payload, but no push with a payload was taken for it",
+                    wq.idx
+                ));
+            };
+            if let Some(r) = rd {
+                return Err(format!("qpn {qpn}: packet with a pushed payload and a DMA read {r:x?}"));
+            }
+            let Some(got) = self.ipl_now.take() else {
+                return Err(format!("qpn {qpn}: packet with a pushed payload but no payload beat"));
+            };
+            if got != pl {
+                return Err(format!(
+                    "qpn {qpn}: pushed payload beat {got:x?}, expected {pl:x?} (zero past {plen} bytes)"
+                ));
+            }
+            self.st.pushed_pl += 1;
+        } else {
+            match (plen, rd) {
+                (0, None) => {}
+                (0, Some(r)) => return Err(format!("qpn {qpn}: zero-length packet with a DMA read {r:x?}")),
+                (_, None) => return Err(format!("qpn {qpn}: packet of {plen} bytes without its payload read")),
+                (_, Some((addr, len, tag))) => {
+                    let want_addr = wq.iova + qoff;
+                    if tag != 0 || addr != want_addr || len != plen {
+                        return Err(format!(
                         "qpn {qpn}: payload read addr {addr:#x} len {len} tag {tag:#x}, expected addr {want_addr:#x} len {plen} tag 0 (WQE {:#x} offset {qoff})",
                         wq.idx
                     ));
+                    }
+                    self.push_dma(Cpl::Payload { beats: plen.div_ceil(64) });
                 }
-                self.push_dma(Cpl::Payload { beats: plen.div_ceil(64) });
             }
         }
         self.note(format!("txd qpn {qpn} ssn {:#x} psn {qpsn:#x} off {qoff} plen {plen}", wq.idx));
@@ -1870,10 +2049,11 @@ impl Tb {
     fn step(&mut self, stimulus: bool) -> Result<(), String> {
         let t = self.cycle;
         let p = self.p;
-        if stimulus {
+        // A push under way holds the host's posts back: the library writes a push and its doorbell under its lock.
+        if stimulus && self.push_seq.is_empty() && self.push_db.is_none() {
             self.host_step();
         }
-        let db = self.pick_doorbell();
+        let (pw, db) = self.bar_step();
         let rew = if stimulus { self.rewind_step() } else { self.drain_resend_step() };
         self.m.set(p.rew_write, rew.is_some() as u64);
         self.m.set_wide(p.rew_data, &rew.unwrap_or_else(|| vec![0; RewindPack::WIDTH.div_ceil(32)]));
@@ -1889,14 +2069,24 @@ impl Tb {
         if self.rng.below(200) == 0 {
             let qpn = self.qps[self.rng.below(self.qps.len() as u64) as usize].qpn;
             self.cwnd_tab[qpn] = self.rng.below(300 << 12) << 8;
+            self.note(format!("window of qpn {qpn}: {:#x}", self.cwnd_tab[qpn]));
         }
         self.m.set_wide(p.mr_data, &self.mr_q);
         self.m.set(p.now, t);
         self.m.set(p.db_valid, db.is_some() as u64);
         // Other BAR writes (register writes, RQ doorbells) hold back the turn engine's kicks too.
-        let bar_other = db.is_none() && self.rng.pct(10);
-        self.m.set(p.bar_wr, (db.is_some() || bar_other) as u64);
-        self.m.set(p.db_qpn, db.map_or(if bar_other { self.rng.below(256) } else { 0 }, |qi| self.qps[qi].qpn as u64));
+        let bar_other = db.is_none() && pw.is_none() && self.rng.pct(10);
+        self.m.set(p.bar_wr, (db.is_some() || pw.is_some() || bar_other) as u64);
+        self.m.set(p.db_qpn, db.map_or(if bar_other { self.rng.below(256) } else { 0 }, |d| self.qps[d.0].qpn as u64));
+        self.m.set(p.db_pi, db.map_or(0, |d| d.1 & 0xFFFF));
+        self.m.set(p.push_we, pw.is_some() as u64);
+        self.m.set(p.push_idx, pw.map_or(0, |w| w.0 as u64));
+        self.m.set(p.push_data, pw.map_or(0, |w| w.1));
+        // Now and then a QP commit drops the slot.
+        let push_clear = self.cfg.push_pct > 0 && self.prng.below(1000) < 3;
+        self.m.set(p.push_clear, push_clear as u64);
+        let ipl_full = self.prng.pct(20);
+        self.m.set(p.ipl_full, ipl_full as u64);
         let rd_ready = self.rng.pct(self.cfg.rd_ready_pct);
         if t >= self.txd_full_until && self.rng.below(1000) < 2 {
             self.txd_full_until = t + self.rng.range(10, 400);
@@ -1956,6 +2146,13 @@ impl Tb {
             .then(|| (self.m.get(p.rd_addr), self.m.get(p.rd_len), self.m.get(p.rd_tag)));
         let txd = self.m.get(p.txd_write) == 1;
         let lerr = self.m.get(p.lerr_write) == 1;
+        let cnt_push = self.m.get(p.cnt_push) == 1;
+        let ipl_write = self.m.get(p.ipl_write) == 1;
+        self.ipl_now = ipl_write.then(|| {
+            let mut b = [0u8; 64];
+            self.m.get_bytes(p.ipl_data, &mut b);
+            b
+        });
         let wqe_take = beat.is_some() && self.m.get(p.wqe_ready) == 1;
         let rewound = self.m.get(p.cnt_rewind) == 1;
         let resent = self.m.get(p.cnt_resend) == 1;
@@ -1973,11 +2170,20 @@ impl Tb {
                 return Err("lerr_write while lerr_full".into());
             }
             let payload_rd = rd.filter(|r| r.2 != TAG_WQE);
+            if ipl_write && (!txd || ipl_full) {
+                return Err(format!("a pushed payload beat written (txd_write {txd}, ipl_full {ipl_full})"));
+            }
+            if cnt_push {
+                self.on_push_taken()?;
+            }
             if txd {
                 let mut w = [0u32; TxDescPack::WIDTH.div_ceil(32)];
                 self.m.get_wide(p.txd_data, &mut w);
                 self.on_desc(&w, payload_rd)?;
                 self.check_snd_nxt(&w, nxt)?;
+                if self.ipl_now.is_some() {
+                    return Err("a pushed payload beat with a packet whose payload is not pushed".into());
+                }
             } else if let Some((qpn, psn)) = nxt {
                 return Err(format!("snd_nxt write (qpn {qpn}, psn {psn:#x}) without a TX descriptor"));
             }
@@ -2060,7 +2266,25 @@ impl Tb {
                 g("msg_off")
             ));
         }
-        if let Some(qi) = db {
+        // The push slot's model, as the RTL moves at this edge.
+        let whole = self.slot.marks == 0xFFFF;
+        if cnt_push || push_clear {
+            self.slot.valid = false;
+        }
+        if let Some((i, v)) = pw {
+            self.slot.words[i] = v;
+            self.slot.marks |= 1 << i;
+            self.slot.valid = false;
+        }
+        if let Some((qi, pi)) = db {
+            if whole {
+                self.slot.valid = !push_clear;
+                self.slot.qpn = self.qps[qi].qpn;
+                self.slot.ssn16 = pi.wrapping_sub(1) & 0xFFFF;
+            }
+            self.slot.marks = 0;
+        }
+        if let Some((qi, _)) = db {
             self.on_doorbell(qi);
             self.db_burst += 1;
             self.st.max_db_burst = self.st.max_db_burst.max(self.db_burst);
@@ -2095,6 +2319,7 @@ impl Tb {
         self.err_q = self.err_tab[err_a];
         self.lack_q = self.lack_word(lack_a);
         self.apsn_q = self.apsn_tab[apsn_a];
+        self.cwnd_seen = [self.cwnd_q, self.cwnd_seen[0]];
         self.cwnd_q = self.cwnd_tab[cwnd_a];
         while self.acks.front().is_some_and(|a| a.0 + self.ack_delay <= t) {
             let (_, qpn, psn, ooo) = self.acks.pop_front().expect("front");
@@ -2223,6 +2448,13 @@ impl Tb {
                 self.residues_sent
             ));
         }
+        // Busy QPs rarely start a turn at their newest WQE: only the sparse set must take pushes (with payloads).
+        if self.cfg.sparse && self.cfg.push_pct > 0 && (self.st.pushed == 0 || self.st.pushed_pl == 0) {
+            return Err(format!(
+                "stimulus: {} pushes, {} taken, {} with a payload",
+                self.st.pushes, self.st.pushed, self.st.pushed_pl
+            ));
+        }
         self.st.cycles = self.cycle;
         self.st.residues = self.residues_sent.count_ones() as u64;
         Ok(self.st)
@@ -2237,7 +2469,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
             Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets",
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets, {} pushes ({} taken, {} with their payload)",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -2254,7 +2486,10 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.resends,
                 s.resends_sent,
                 s.skips,
-                s.sprayed
+                s.sprayed,
+                s.pushes,
+                s.pushed,
+                s.pushed_pl
             ),
             Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }
@@ -2347,4 +2582,23 @@ fn sq_block_pi_wrap_to_zero_1qp() {
 #[test]
 fn sq_block_pi_wrap_to_zero_16qp() {
     run_set(PI_WRAP_16_QPS, 0x530b);
+}
+
+/// One QP posting one WQE at a time to an empty SQ (the latency-bound
+/// case the push is for), messages of 1 to 512 bytes, most doorbells
+/// preceded by a push: WQEs and payloads taken from the slot, torn pushes
+/// and QP commits that drop it (j), every packet checked as in (a).
+const PUSH_1QP_SPARSE: Cfg = Cfg {
+    name: "1qp_sparse_pushes",
+    max_len: 512,
+    pmtu_log2: Some(8),
+    wqes: 400,
+    near_wrap: false,
+    push_pct: 80,
+    ..PI_WRAP_ONE_QP
+};
+
+#[test]
+fn sq_block_pushes_1qp_sparse() {
+    run_set(PUSH_1QP_SPARSE, 0x5C00);
 }
