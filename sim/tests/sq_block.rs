@@ -563,6 +563,11 @@ struct Stats {
     pushed_pl: u64,
 }
 
+/// A push word written: (index, value).
+type PushWord = (usize, u64);
+/// A doorbell rung: (QP index, the producer index it publishes).
+type Doorbell = (usize, u64);
+
 /// The reference model of the push slot (`hw/src/push.rs`).
 #[derive(Default)]
 struct SlotModel {
@@ -1206,7 +1211,7 @@ impl Tb {
     /// This cycle's BAR write: a push word, or a doorbell (QP, the PI it
     /// publishes). Before some doorbells the host pushes the WQE before
     /// their PI first (sixteen cycles of words, then the doorbell).
-    fn bar_step(&mut self) -> (Option<(usize, u64)>, Option<(usize, u64)>) {
+    fn bar_step(&mut self) -> (Option<PushWord>, Option<Doorbell>) {
         if let Some(w) = self.push_seq.pop_front() {
             return (Some(w), None);
         }
