@@ -1197,10 +1197,11 @@ impl Logic for TurnEngine {
                     self.held.d.next = true;
                     self.state.d.next = SqState::MrRead;
                 } else {
-                    // The first cycle only looks at the slot; from the second the fetch is asked for.
+                    // With a WQE in the slot the first cycle only looks at it; from the second, or at once
+                    // with the slot empty (nothing committed now can match a cycle later), the fetch is asked for.
                     self.push_chk.d.next = true;
-                    self.push_asked.d.next = self.push_chk.q.val();
-                    self.fetch.fetch_cur.next = self.push_chk.q.val();
+                    self.push_asked.d.next = self.push_chk.q.val() | !self.push_valid.val();
+                    self.fetch.fetch_cur.next = self.push_chk.q.val() | !self.push_valid.val();
                     if self.fetch.fetch_taken.val() {
                         self.state.d.next = SqState::WqePop;
                     }

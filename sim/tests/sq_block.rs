@@ -2453,8 +2453,10 @@ impl Tb {
                 self.residues_sent
             ));
         }
-        // Busy QPs rarely start a turn at their newest WQE: only the sparse set must take pushes (with payloads).
-        if self.cfg.sparse && self.cfg.push_pct > 0 && (self.st.pushed == 0 || self.st.pushed_pl == 0) {
+        // Busy QPs rarely start a turn at their newest WQE: only sparse sets must take pushes, and
+        // with payloads where short messages are common.
+        let want_pl = self.cfg.max_len <= 512;
+        if self.cfg.sparse && self.cfg.push_pct > 0 && (self.st.pushed == 0 || (want_pl && self.st.pushed_pl == 0)) {
             return Err(format!(
                 "stimulus: {} pushes, {} taken, {} with a payload",
                 self.st.pushes, self.st.pushed, self.st.pushed_pl
