@@ -105,6 +105,9 @@ pub struct QpInitAttr {
     /// payload in a buffer of its own (registered in the QP's PD, one MR),
     /// so the WR's source may be reused as soon as the post returns.
     pub max_inline_data: u32,
+    /// Every send WR gets a work completion when it succeeds, whether or not
+    /// it has [`SendFlags::SIGNALED`] (`sq_sig_all`).
+    pub sq_sig_all: bool,
 }
 
 /// The most `max_inline_data` a QP may ask for.
@@ -452,6 +455,8 @@ pub(crate) struct QpInner {
     pub resp_rec: RespRecovery,
     /// The inline payload copies: one slot of `max_inline_data` (rounded up to 64) bytes per SQ slot.
     inline: Option<InlineArea>,
+    /// `QpInitAttr::sq_sig_all`.
+    sig_all: bool,
 }
 
 /// Where a QP's inline payloads are kept (the MR itself is held by the [`Qp`] handle).
@@ -673,6 +678,7 @@ impl Pd {
             rec: ReqRecovery::new(DEFAULT_RETRY_CNT, DEFAULT_RNR_RETRY, rnr_timer_cycles(DEFAULT_MIN_RNR_TIMER)),
             resp_rec: RespRecovery::default(),
             inline,
+            sig_all: attr.sq_sig_all,
         });
         Ok(Qp { pd: self.clone(), send_cq: attr.send_cq, recv_cq: attr.recv_cq, qpn, inline_mr })
     }
@@ -1018,7 +1024,7 @@ impl Qp {
         for wr in wrs {
             let s = ring::slot(qp.sq.pi, qp.sq.log2);
             let psn = qp.rec.post(wr.sg.len);
-            let signaled = wr.send_flags.contains(SendFlags::SIGNALED);
+            let signaled = qp.sig_all || wr.send_flags.contains(SendFlags::SIGNALED);
             qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len, psn, signaled };
             qp.sq.pi = qp.sq.pi.wrapping_add(1);
         }

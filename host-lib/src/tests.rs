@@ -27,6 +27,7 @@ fn connected(ctx: &Context, pd: &Pd, cq: &Cq, sq: u32, rq: u32) -> Qp {
             max_send_wr: sq,
             max_recv_wr: rq,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     qp.modify(&QpAttr::init()).unwrap();
@@ -117,6 +118,7 @@ fn cq_and_qp_programming() {
             max_send_wr: 60,
             max_recv_wr: 8,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     assert!(qp.qp_num() >= 2 && (qp.qp_num() as usize) < rnic_spec::params::NUM_QPS);
@@ -163,6 +165,7 @@ fn cq_must_cover_outstanding_wrs() {
             max_send_wr: 32,
             max_recv_wr: 16,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     let e = pd
@@ -172,6 +175,7 @@ fn cq_must_cover_outstanding_wrs() {
             max_send_wr: 16,
             max_recv_wr: 1,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap_err();
     assert!(matches!(e, Error::CqTooSmall { entries: 64, committed: 48, needed: 17, .. }), "{e}");
@@ -182,6 +186,7 @@ fn cq_must_cover_outstanding_wrs() {
             max_send_wr: 16,
             max_recv_wr: 0,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     drop(a);
@@ -193,6 +198,7 @@ fn cq_must_cover_outstanding_wrs() {
             max_send_wr: 48,
             max_recv_wr: 0,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     drop(b);
@@ -202,6 +208,7 @@ fn cq_must_cover_outstanding_wrs() {
         max_send_wr: 1 << 16,
         max_recv_wr: 0,
         max_inline_data: 0,
+        sq_sig_all: false,
     });
     assert!(matches!(big, Err(Error::BadSize { what: "max_send_wr", .. })));
 }
@@ -523,6 +530,7 @@ fn posting_rules_by_state_and_pd() {
             max_send_wr: 4,
             max_recv_wr: 4,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     let send = SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
@@ -583,6 +591,7 @@ fn destroy_in_order_releases_everything() {
             max_send_wr: 4,
             max_recv_wr: 4,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     qp.modify(&QpAttr::init()).unwrap();
@@ -670,6 +679,7 @@ fn other_handles_keep_objects_busy() {
         max_send_wr: 2,
         max_recv_wr: 2,
         max_inline_data: 0,
+        sq_sig_all: false,
     });
     let qp = qp.unwrap();
 
@@ -738,6 +748,7 @@ fn destroyed_resource_numbers_are_reused() {
         max_send_wr: n,
         max_recv_wr: 0,
         max_inline_data: 0,
+        sq_sig_all: false,
     };
     let a = pd.create_qp(attr(&cq, 8)).unwrap();
     let b = pd.create_qp(attr(&cq2, 4)).unwrap();
@@ -814,6 +825,7 @@ fn qp_keeps_its_pd_cqs_and_context_alive() {
             max_send_wr: 4,
             max_recv_wr: 4,
             max_inline_data: 0,
+            sq_sig_all: false,
         })
         .unwrap();
     qp.modify(&QpAttr::init()).unwrap();

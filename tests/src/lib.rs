@@ -169,6 +169,7 @@ impl World {
                     max_send_wr: 0,
                     max_recv_wr: 0,
                     max_inline_data: 0,
+                    sq_sig_all: false,
                 })
                 .unwrap()
             })
@@ -181,6 +182,7 @@ impl World {
                 max_send_wr: depth,
                 max_recv_wr: depth,
                 max_inline_data: max_inline,
+                sq_sig_all: false,
             };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();

@@ -1313,6 +1313,7 @@ impl Fuzzer {
             max_send_wr: s,
             max_recv_wr: r,
             max_inline_data: 0,
+            sq_sig_all: false,
         };
         let qa = pd_ga.create_qp(attr(&cq_ga, 16, 1)).unwrap();
         let qp_peer = pd_p.create_qp(attr(&cq_p, 1, 1)).unwrap();

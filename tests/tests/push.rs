@@ -195,6 +195,7 @@ fn the_push_slot_is_used_only_whole_and_current() {
             max_send_wr: 4,
             max_recv_wr: 4,
             max_inline_data: 0,
+            sq_sig_all: false,
         };
         let q2 = w.pd_a.create_qp(attr(&cq)).unwrap();
         let r2 = w.pd_b.create_qp(attr(&cq_b)).unwrap();

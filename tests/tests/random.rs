@@ -531,6 +531,7 @@ impl World {
                             max_send_wr: 0,
                             max_recv_wr: 0,
                             max_inline_data: 0,
+                            sq_sig_all: false,
                         })
                         .unwrap();
                     assert_eq!(ph.qp_num(), next, "QPN allocation is expected to take the lowest free QPN");
@@ -546,6 +547,7 @@ impl World {
                         max_send_wr: sd,
                         max_recv_wr: rd,
                         max_inline_data: inline_max[nic][i],
+                        sq_sig_all: false,
                     })
                     .unwrap();
                 assert_eq!(qp.qp_num(), want, "QPN allocation is expected to take the lowest free QPN");

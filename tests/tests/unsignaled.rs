@@ -120,3 +120,52 @@ fn only_signaled_successes_and_every_failure_complete() {
     }
     assert_no_violations(&nics);
 }
+
+/// `sq_sig_all`: every send WR of such a QP completes on success, with or
+/// without `SIGNALED`; every byte lands.
+#[test]
+fn sq_sig_all_signals_every_wr() {
+    let nics = pair();
+    {
+        let (ctx_a, ctx_b) = (nics.ctxs[0].clone(), nics.ctxs[1].clone());
+        let (pd_a, pd_b) = (ctx_a.alloc_pd().unwrap(), ctx_b.alloc_pd().unwrap());
+        let (cq_a, cq_b) = (ctx_a.create_cq(DEPTH).unwrap(), ctx_b.create_cq(DEPTH).unwrap());
+        let attr = |cq: &rnic::Cq, sig_all: bool| rnic::QpInitAttr {
+            send_cq: cq.clone(),
+            recv_cq: cq.clone(),
+            max_send_wr: DEPTH / 2,
+            max_recv_wr: 0,
+            max_inline_data: 0,
+            sq_sig_all: sig_all,
+        };
+        let a = pd_a.create_qp(attr(&cq_a, true)).unwrap();
+        let b = pd_b.create_qp(attr(&cq_b, false)).unwrap();
+        rnic_tools::bench::connect(&ctx_a, &a, 0x100, &ctx_b, &b, 0x200, Mtu::Mtu1024).unwrap();
+        let n = DEPTH / 2;
+        let src = pd_a.reg_mr(n as usize * SLOT, AccessFlags::empty()).unwrap();
+        let dst = pd_b.reg_mr(n as usize * SLOT, AccessFlags::REMOTE_WRITE).unwrap();
+        let mut want = fill_sentinel(&dst);
+        let off = |k: u32| k as u64 * SLOT as u64;
+        let wrs: Vec<SendWr> = (0..n)
+            .map(|k| {
+                let data = pattern::make(SEED, stream(7, k), size_of(k) as usize);
+                src.write(off(k), &data).unwrap();
+                want[off(k) as usize..off(k) as usize + data.len()].copy_from_slice(&data);
+                SendWr {
+                    wr_id: k as u64,
+                    send_flags: flags(k % 3 == 0),
+                    opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off(k), rkey: dst.rkey() },
+                    sg: src.sge(off(k), size_of(k)),
+                }
+            })
+            .collect();
+        a.post_send_batch(&wrs).unwrap();
+        let wcs = wait(&cq_a, n as usize, n as u64 * SLOT as u64);
+        let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode, c.byte_len)).collect();
+        let all: Vec<_> = (0..n).map(|k| (k as u64, WcStatus::Success, WcOpcode::RdmaWrite, size_of(k))).collect();
+        assert_eq!(got, all, "a completion for every WR, signaled or not");
+        assert_same("sq_sig_all WRITEs", &read_all(&dst), &want, SLOT, 1, 0);
+        drop((a, b));
+    }
+    assert_no_violations(&nics);
+}

@@ -597,6 +597,7 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             max_send_wr: depth,
             max_recv_wr: 0,
             max_inline_data: c.max_inline(),
+            sq_sig_all: false,
         })?;
         let b = pd_b.create_qp(QpInitAttr {
             send_cq: resp_cq.clone(),
@@ -604,6 +605,7 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             max_send_wr: 0,
             max_recv_wr: recv_wrs,
             max_inline_data: 0,
+            sq_sig_all: false,
         })?;
         if c.max_paths != 0 || c.strack_cc || c.dctcp_cc {
             // Set in INIT; the connection's next transitions program them into the NIC.

@@ -274,6 +274,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
             max_send_wr: n,
             max_recv_wr: n,
             max_inline_data: 0,
+            sq_sig_all: false,
         };
         let a = pd.create_qp(attr(&cq, cfg.msgs)).map_err(|e| err("sender QP", e))?;
         let b = pd_rx.create_qp(attr(&cq_rx, 1)).map_err(|e| err("receiver QP", e))?;
