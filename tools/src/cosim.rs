@@ -99,36 +99,8 @@ impl Nics {
     }
 }
 
-/// The NICs' event counters, by name, in register order (`regs::counters`).
-pub const COUNTERS: [(&str, u32); ctr::COUNT] = [
-    ("tx_pkts", ctr::TX_PKTS),
-    ("tx_acks", ctr::TX_ACKS),
-    ("rx_frames", ctr::RX_FRAMES),
-    ("rx_icrc_err", ctr::RX_ICRC_ERR),
-    ("rx_hdr_err", ctr::RX_HDR_ERR),
-    ("rx_drop_nobuf", ctr::RX_DROP_NOBUF),
-    ("rx_psn_err", ctr::RX_PSN_ERR),
-    ("rx_access_err", ctr::RX_ACCESS_ERR),
-    ("rx_dup", ctr::RX_DUP),
-    ("rx_rnr", ctr::RX_RNR),
-    ("rx_nak", ctr::RX_NAK),
-    ("rx_acks", ctr::RX_ACKS),
-    ("cqes", ctr::CQES),
-    ("rx_inv_req", ctr::RX_INV_REQ),
-    ("reg_err", ctr::REG_ERR),
-    ("ctrlq_drop", ctr::CTRLQ_DROP),
-    ("ctrlq_entries", ctr::CTRLQ_ENTRIES),
-    ("sq_rewinds", ctr::SQ_REWINDS),
-    ("sq_rewind_drop", ctr::SQ_REWIND_DROP),
-    ("rto_expired", ctr::RTO_EXPIRED),
-    ("rx_ooo_placed", ctr::RX_OOO_PLACED),
-    ("sq_resends", ctr::SQ_RESENDS),
-    ("rx_ooo_sw", ctr::RX_OOO_SW),
-    ("sq_skips", ctr::SQ_SKIPS),
-    ("cc_skipped", ctr::CC_SKIPPED),
-    ("rx_mac_drop", ctr::RX_MAC_DROP),
-    ("sq_pushed", ctr::SQ_PUSHED),
-];
+/// The NICs' event counters, by name, in register order (`regs::counters::NAMES`).
+pub const COUNTERS: [(&str, u32); ctr::COUNT] = ctr::NAMES;
 
 /// Most passes [`Nics::counters`] reads before it gives up on two agreeing.
 pub const COUNTER_PASSES: usize = 8;

@@ -125,6 +125,44 @@ pub mod counters {
     pub const SQ_PUSHED: u32 = 0x2D0;
     /// Number of counters.
     pub const COUNT: usize = 27;
+    /// Every counter's name (as the host library and the tools print it) and offset, in register order.
+    pub const NAMES: [(&str, u32); COUNT] = [
+        ("tx_pkts", TX_PKTS),
+        ("tx_acks", TX_ACKS),
+        ("rx_frames", RX_FRAMES),
+        ("rx_icrc_err", RX_ICRC_ERR),
+        ("rx_hdr_err", RX_HDR_ERR),
+        ("rx_drop_nobuf", RX_DROP_NOBUF),
+        ("rx_psn_err", RX_PSN_ERR),
+        ("rx_access_err", RX_ACCESS_ERR),
+        ("rx_dup", RX_DUP),
+        ("rx_rnr", RX_RNR),
+        ("rx_nak", RX_NAK),
+        ("rx_acks", RX_ACKS),
+        ("cqes", CQES),
+        ("rx_inv_req", RX_INV_REQ),
+        ("reg_err", REG_ERR),
+        ("ctrlq_drop", CTRLQ_DROP),
+        ("ctrlq_entries", CTRLQ_ENTRIES),
+        ("sq_rewinds", SQ_REWINDS),
+        ("sq_rewind_drop", SQ_REWIND_DROP),
+        ("rto_expired", RTO_EXPIRED),
+        ("rx_ooo_placed", RX_OOO_PLACED),
+        ("sq_resends", SQ_RESENDS),
+        ("rx_ooo_sw", RX_OOO_SW),
+        ("sq_skips", SQ_SKIPS),
+        ("cc_skipped", CC_SKIPPED),
+        ("rx_mac_drop", RX_MAC_DROP),
+        ("sq_pushed", SQ_PUSHED),
+    ];
+    // The counters are consecutive registers from TX_PKTS, in this order.
+    const _: () = {
+        let mut i = 0;
+        while i < COUNT {
+            assert!(NAMES[i].1 == TX_PKTS + 8 * i as u32);
+            i += 1;
+        }
+    };
 }
 
 /// MR fence: a write starts a fence; a read returns 1 until every DMA that
