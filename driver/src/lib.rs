@@ -6,6 +6,8 @@
 //! only the trait.
 #![deny(missing_docs)]
 
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
 use thiserror::Error;
 
 /// Access a DMA mapping grants the device (the IOMMU permissions under VFIO;
@@ -81,4 +83,86 @@ pub trait Device: Send + Sync {
     fn now_cycles(&self) -> u64;
     /// A name for messages ("cosim:nic0", "vfio:0000:3b:00.0").
     fn name(&self) -> String;
+    /// Binds eventfd `fd` to MSI-X vector `vector`, as VFIO's
+    /// `VFIO_DEVICE_SET_IRQS` (MSI-X index, trigger action) does: the
+    /// backend programs the vector's table entry (on VFIO the kernel does)
+    /// and unmasks it, and every message of the vector adds 1 to `fd`.
+    /// `None` masks the vector and unbinds it. The caller keeps `fd` open
+    /// while it is bound.
+    fn set_irq(&self, vector: u32, fd: Option<RawFd>) -> Result<(), DriverError>;
+    /// Waits until `fd` is readable or `timeout_cycles` device cycles have
+    /// passed; returns whether it is readable. On hardware this is poll(2)
+    /// and the thread sleeps; in cosimulation the simulated NICs run on the
+    /// waiting thread until the event or the timeout (in simulated time).
+    fn wait_fd(&self, fd: RawFd, timeout_cycles: u64) -> Result<bool, DriverError>;
+}
+
+/// A Linux eventfd: what an MSI-X vector is bound to ([`Device::set_irq`])
+/// and what a completion channel waits on. Non-blocking, close-on-exec.
+#[derive(Debug)]
+pub struct EventFd {
+    fd: OwnedFd,
+}
+
+impl EventFd {
+    /// A new eventfd with a count of 0.
+    pub fn new() -> Result<EventFd, DriverError> {
+        // SAFETY: eventfd(2) takes no pointers; a non-negative result is a new descriptor we own.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(DriverError::Device(format!("eventfd: {}", std::io::Error::last_os_error())));
+        }
+        // SAFETY: `fd` was just returned by eventfd(2) and is owned by nobody else.
+        Ok(EventFd { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+    }
+
+    /// Reads and clears the count: the events since the last call (0: none).
+    pub fn take(&self) -> Result<u64, DriverError> {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into a live 8-byte buffer.
+        let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n == 8 {
+            return Ok(u64::from_ne_bytes(buf));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            Ok(0)
+        } else {
+            Err(DriverError::Device(format!("eventfd read: {e}")))
+        }
+    }
+
+    /// Adds `n` to the count (what an interrupt does; tests use it to wake a waiter).
+    pub fn signal(&self, n: u64) -> Result<(), DriverError> {
+        let buf = n.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live buffer.
+        let r = unsafe { libc::write(self.fd.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
+        if r == 8 {
+            Ok(())
+        } else {
+            Err(DriverError::Device(format!("eventfd write: {}", std::io::Error::last_os_error())))
+        }
+    }
+}
+
+impl AsRawFd for EventFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Whether `fd` is readable, waiting at most `timeout_ms` milliseconds (0: just look; -1: forever).
+pub fn poll_readable(fd: RawFd, timeout_ms: i32) -> Result<bool, DriverError> {
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    loop {
+        // SAFETY: one valid pollfd for the duration of the call.
+        let r = unsafe { libc::poll(&mut p, 1, timeout_ms) };
+        if r >= 0 {
+            return Ok(r > 0 && p.revents & libc::POLLIN != 0);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(DriverError::Device(format!("poll: {e}")));
+        }
+    }
 }

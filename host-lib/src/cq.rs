@@ -9,8 +9,10 @@ use rnic_driver::{DmaAccess, DmaBuf};
 use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, Cqe, CQE_BYTES};
 use rnic_spec::regs::{self, cq, NUM_STAGE};
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use zerocopy::FromBytes;
+
+use crate::event::{ChanInner, CompChannel};
 
 /// Completion status (`ibv_wc_status`; values from `rnic_spec::desc::cqe_status`).
 /// The default is `Success`, ibverbs' value 0.
@@ -161,6 +163,16 @@ pub(crate) struct CqInner {
     pub committed: u32,
     /// Completions synthesized by the library (flushes), returned before the ring's.
     pub pending: VecDeque<WorkCompletion>,
+    /// The MSI-X vector of its completion channel.
+    pub vector: Option<u32>,
+    /// Armed by `req_notify_cq` and its event not yet returned by `get_cq_event`.
+    pub armed: bool,
+    /// Its event happened (seen by a second `req_notify_cq`) and is not yet returned.
+    pub fired: bool,
+    /// Events returned by `get_cq_event` and not yet acknowledged.
+    pub unacked: u32,
+    /// The CQ itself, for `get_cq_event` to hand out.
+    pub handle: Weak<CqLife>,
 }
 
 impl CqInner {
@@ -170,9 +182,11 @@ impl CqInner {
 }
 
 /// The CQ shared by its handles and the QPs that complete on it.
-struct CqLife {
+pub(crate) struct CqLife {
     ctx: Context,
     cqn: u32,
+    /// Its completion channel, kept alive (and its vector bound) while the CQ lives.
+    _chan: Option<Arc<ChanInner>>,
 }
 
 impl CqLife {
@@ -204,10 +218,15 @@ pub struct Cq {
 }
 
 impl Cq {
-    pub(crate) fn create(ctx: &Context, depth: u32) -> Result<Cq> {
+    pub(crate) fn create(ctx: &Context, depth: u32, channel: Option<&CompChannel>) -> Result<Cq> {
         let max = 1u64 << ring::MAX_CQ_LOG2;
         if depth == 0 || depth as u64 > max {
             return Err(Error::BadSize { what: "CQ depth", value: depth as u64, min: 1, max });
+        }
+        if let Some(ch) = channel {
+            if !ch.context().same(ctx) {
+                return Err(Error::Unsupported { what: "a completion channel of another device context".into() });
+            }
         }
         let log2 = ring::log2_entries(depth);
         let cqn = {
@@ -216,13 +235,79 @@ impl Cq {
         };
         // The NIC only writes CQEs; it never needs to read them.
         let buf = ctx.dev().alloc_dma(CQE_BYTES << log2, DmaAccess { device_read: false, device_write: true })?;
-        ctx.state().cqs[cqn] = Some(CqInner { buf, log2, ci: 0, committed: 0, pending: VecDeque::new() });
-        let cq = Cq { life: Arc::new(CqLife { ctx: ctx.clone(), cqn: cqn as u32 }) };
+        let chan = channel.map(|c| c.inner().clone());
+        let vector = chan.as_ref().map(|c| c.vector);
+        let life = Arc::new(CqLife { ctx: ctx.clone(), cqn: cqn as u32, _chan: chan });
+        ctx.state().cqs[cqn] = Some(CqInner {
+            buf,
+            log2,
+            ci: 0,
+            committed: 0,
+            pending: VecDeque::new(),
+            vector,
+            armed: false,
+            fired: false,
+            unacked: 0,
+            handle: Arc::downgrade(&life),
+        });
+        let cq = Cq { life };
         let mut w = [0u64; NUM_STAGE];
         cq::BASE.put(&mut w, buf.bus_addr);
         cq::LOG2.put(&mut w, log2 as u64);
+        if let Some(v) = vector {
+            cq::VECTOR.put(&mut w, v as u64);
+            cq::EVENTS.put(&mut w, 1);
+        }
         ctx.stage_commit(&w, cq::CQ_WORDS, regs::REG_CQ_COMMIT, cqn as u64)?;
         Ok(cq)
+    }
+
+    pub(crate) fn from_life(life: Arc<CqLife>) -> Cq {
+        Cq { life }
+    }
+
+    /// Asks for one completion event (`ibv_req_notify_cq`): the next CQE
+    /// the NIC writes to this CQ makes [`CompChannel::get_cq_event`] return
+    /// it. Completions already in the ring do not count: poll after arming,
+    /// as with ibverbs. `solicited_only` is not supported (the NIC has no
+    /// solicited-event bit) and fails.
+    pub fn req_notify_cq(&self, solicited_only: bool) -> Result<()> {
+        if solicited_only {
+            return Err(Error::Unsupported {
+                what: "solicited-only completion events (the NIC has no solicited-event bit)".into(),
+            });
+        }
+        let ctx = &self.life.ctx;
+        let cqn = self.life.cqn;
+        let mut st = ctx.state();
+        let cq = st.cqs[cqn as usize].as_mut().expect("live CQ handle has a table entry");
+        if cq.vector.is_none() {
+            return Err(Error::NoChannel { cqn });
+        }
+        // Armed again before its event was returned: keep the event if it already happened.
+        if cq.armed && !cq.fired && ctx.dev().read_reg(regs::REG_CQ_ARMED)? >> cqn & 1 == 0 {
+            cq.fired = true;
+        }
+        cq.armed = true;
+        ctx.dev().write_reg(regs::REG_CQ_ARM, cqn as u64)?;
+        Ok(())
+    }
+
+    /// Acknowledges `n` events [`CompChannel::get_cq_event`] returned for
+    /// this CQ (`ibv_ack_cq_events`). Fails if fewer are unacknowledged.
+    pub fn ack_cq_events(&self, n: u32) -> Result<()> {
+        let mut st = self.life.ctx.state();
+        let cq = st.cqs[self.life.cqn as usize].as_mut().expect("live CQ handle has a table entry");
+        if n > cq.unacked {
+            return Err(Error::BadSize {
+                what: "CQ events acknowledged",
+                value: n as u64,
+                min: 0,
+                max: cq.unacked as u64,
+            });
+        }
+        cq.unacked -= n;
+        Ok(())
     }
 
     /// CQ number.

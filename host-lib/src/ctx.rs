@@ -4,7 +4,7 @@ use crate::cq::CqInner;
 use crate::qp::QpInner;
 use crate::recovery::{read_send_wqe, write_rewind, Action};
 use crate::QpState;
-use crate::{Cq, DestroyError, Error, Resource, Result};
+use crate::{CompChannel, Cq, DestroyError, Error, Resource, Result};
 use rnic_driver::{Device, DmaAccess, DmaBuf};
 use rnic_spec::desc::{ctrlq_kind, CtrlqEntry, CTRLQ_ENTRY_BYTES};
 use rnic_spec::params;
@@ -112,6 +112,8 @@ pub(crate) struct CtxState {
     pub slow_path_reg_wait: std::time::Duration,
     /// The network the windows are tuned for (the last `set_cc_network`).
     pub cc_net: CcNetwork,
+    /// Bit `v`: MSI-X vector `v` is a completion channel's.
+    pub irq_vectors: u32,
 }
 
 impl CtxState {
@@ -430,6 +432,7 @@ pub fn open_device(dev: Arc<dyn Device>, addr: NetAddr) -> Result<Context> {
                 slow_path_reg_wait: std::time::Duration::ZERO,
                 rewind_base,
                 cc_net: CcNetwork::default(),
+                irq_vectors: 0,
             }),
         }),
     })
@@ -685,7 +688,20 @@ impl Context {
 
     /// Creates a completion queue of at least `depth` entries (`ibv_create_cq`).
     pub fn create_cq(&self, depth: u32) -> Result<Cq> {
-        Cq::create(self, depth)
+        Cq::create(self, depth, None)
+    }
+
+    /// Creates a completion queue of at least `depth` entries whose events
+    /// (after [`Cq::req_notify_cq`]) go to `channel` (`ibv_create_cq` with
+    /// a `channel`).
+    pub fn create_cq_with(&self, depth: u32, channel: Option<&CompChannel>) -> Result<Cq> {
+        Cq::create(self, depth, channel)
+    }
+
+    /// Creates a completion channel (`ibv_create_comp_channel`): one of the
+    /// NIC's MSI-X vectors, bound to an eventfd.
+    pub fn create_comp_channel(&self) -> Result<CompChannel> {
+        CompChannel::create(self)
     }
 
     /// Closes the context (`ibv_close_device`), consuming this handle.

@@ -288,6 +288,28 @@ pub enum Error {
         /// What the library expected.
         expected: String,
     },
+    /// A CQ without a completion channel was asked for events.
+    #[error("CQ {cqn} has no completion channel (create it with Context::create_cq_with and a CompChannel)")]
+    NoChannel {
+        /// The CQ.
+        cqn: u32,
+    },
+    /// The NIC or the library does not do what was asked.
+    #[error("not supported: {what}")]
+    Unsupported {
+        /// What was asked.
+        what: String,
+    },
+    /// `get_cq_event` ran out of device time.
+    #[error("completion channel on MSI-X vector {vector}: no event after {cycles} cycles ({armed} of its CQs armed)")]
+    EventTimeout {
+        /// The channel's vector.
+        vector: u32,
+        /// Cycles waited.
+        cycles: u64,
+        /// Its CQs armed and not yet reported.
+        armed: usize,
+    },
     /// `wait_cq` ran out of simulated/device time.
     #[error("CQ {cqn}: timed out after {cycles} cycles with {got} of {wanted} completions; {state}")]
     Timeout {

@@ -64,6 +64,7 @@
 mod cq;
 mod ctx;
 mod error;
+mod event;
 mod mr;
 mod qp;
 mod recovery;
@@ -73,6 +74,7 @@ pub mod ring;
 pub use cq::{Cq, WcFlags, WcOpcode, WcStatus, WorkCompletion};
 pub use ctx::{open_device, open_devices, CcNetwork, Context, DeviceAttr, NetAddr, Pd, DEFAULT_RTO_CYCLES};
 pub use error::{DestroyError, Error, Queue, Resource, Result};
+pub use event::CompChannel;
 pub use mr::{AccessFlags, Mr, Sge};
 pub use qp::{BadWr, Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendFlags, SendWr, WrOpcode, MAX_INLINE_DATA};
 pub use recovery::{rnr_timer_us, RecoveryStats, OOO_MIN_THRESHOLD, RNR_RETRY_INFINITE, SPRAY_REORDER_PKTS};

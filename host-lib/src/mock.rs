@@ -142,6 +142,14 @@ impl Device for MockDev {
     fn name(&self) -> String {
         "mock".into()
     }
+
+    fn set_irq(&self, _vector: u32, _fd: Option<std::os::fd::RawFd>) -> Result<(), DriverError> {
+        Err(DriverError::Device("mock: no interrupts".into()))
+    }
+
+    fn wait_fd(&self, _fd: std::os::fd::RawFd, _timeout_cycles: u64) -> Result<bool, DriverError> {
+        Err(DriverError::Device("mock: no interrupts".into()))
+    }
 }
 
 pub fn addr(i: u8) -> NetAddr {

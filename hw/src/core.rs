@@ -6,6 +6,7 @@ use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::fifo::Fifo;
+use crate::msix::Msix;
 use crate::num::Num;
 use crate::pcie_rd::PcieReadFront;
 use crate::pcie_wr::PcieWriteFront;
@@ -153,6 +154,8 @@ pub struct RnicCore {
     rxin: RxIn,
     resp: RxEngine,
     fence: MrFence,
+    /// MSI-X table and CQ arming: completion events.
+    msix: Msix,
     /// STrack's per-QP path selector: the ACK receiver's feedback and resets, the turn engine's choices.
     spray: SprayEngine,
     /// STrack's per-QP congestion window: fed by the ACK receiver, read by the turn engine through `cwnd`.
@@ -213,13 +216,16 @@ pub struct RnicCore {
     ackq: Fifo<Bits<TXD_BITS>, 3, 4>,
     rxdq: Fifo<Bits<RXD_BITS>, 4, 5>,
     lerrq: Fifo<Bits<64>, 2, 3>,
-    cnt: Signal<Local, Bits<27>>,
+    cnt: Signal<Local, Bits<28>>,
 }
 
 impl Logic for RnicCore {
     #[hdl_gen]
     fn update(&mut self) {
-        clock!(self, clock, regs, sq, txb, rxin, resp, fence, spray, cc, txdq, iplq, ackq, rxdq, lerrq, pcierd, pciewr);
+        clock!(
+            self, clock, regs, sq, txb, rxin, resp, fence, msix, spray, cc, txdq, iplq, ackq, rxdq, lerrq, pcierd,
+            pciewr
+        );
         // After a reset every table is cleared, one entry per cycle, with the
         // engines held in reset; the register block answers throughout.
         self.scrubbing.next = !self.scrub_done.q.val();
@@ -230,6 +236,7 @@ impl Logic for RnicCore {
         self.rxin.reset.next = self.eng_reset.val();
         self.resp.reset.next = self.eng_reset.val();
         self.fence.reset.next = self.eng_reset.val();
+        self.msix.reset.next = self.eng_reset.val();
         self.spray.reset.next = self.eng_reset.val();
         self.cc.reset.next = self.eng_reset.val();
         self.txdq.reset.next = self.eng_reset.val();
@@ -793,11 +800,34 @@ impl Logic for RnicCore {
         if self.sq.cnt_push.val() {
             self.cnt.next = self.cnt.val() | 0x400_0000;
         }
+        if self.resp.cnt_irq.val() {
+            self.cnt.next = self.cnt.val() | 0x800_0000;
+        }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();
         self.resp.ctrlq_log2.next = self.regs.ctrlq_log2.val();
         self.resp.ctrlq_ci.next = self.regs.ctrlq_ci.val();
         self.resp.ctrlq_reset.next = self.regs.ctrlq_reset.val();
+        // Completion events: MSI-X messages through the completion writer.
+        self.msix.tbl_we.next = self.regs.msix_we.val();
+        self.msix.tbl_idx.next = self.regs.msix_idx.val();
+        self.msix.tbl_data.next = self.regs.commit_val.val();
+        self.msix.rd_idx.next = self.regs.msix_ridx.val();
+        self.regs.msix_rd.next = self.msix.rd_data.val();
+        self.regs.msix_pba.next = self.msix.pba.val();
+        self.msix.arm.next = self.regs.cq_arm.val();
+        self.msix.arm_cqn.next = self.regs.commit_val.val().get_bits::<CQ_BITS>(0);
+        self.msix.disarm.next = self.regs.cq_commit.val();
+        self.msix.disarm_cqn.next = self.regs.commit_val.val().get_bits::<CQ_BITS>(0);
+        self.regs.cq_armed.next = self.msix.armed.val();
+        self.msix.ev.next = self.resp.cq_ev.val();
+        self.msix.ev_cqn.next = self.resp.cq_ev_cqn.val();
+        self.msix.ev_vec.next = self.resp.cq_ev_vec.val();
+        self.msix.ev_on.next = self.resp.cq_ev_on.val();
+        self.resp.irq_valid.next = self.msix.irq_valid.val();
+        self.msix.irq_ready.next = self.resp.irq_ready.val();
+        self.resp.irq_addr.next = self.msix.irq_addr.val();
+        self.resp.irq_data.next = self.msix.irq_data.val();
         // MR fence (dereg_mr).
         self.fence.start.next = self.regs.fence_start.val();
         self.fence.resp_idle.next = self.resp.idle.val();

@@ -16,6 +16,11 @@
 //! consumer index; otherwise (or with no CtrlQ set up) it is dropped and
 //! counted. CtrlQ requests go before CQE requests.
 //!
+//! It sends the MSI-X messages the MSI-X block (`crate::msix`) offers, as
+//! 4-byte writes through the same port, and reports every CQE it writes
+//! (`ev`) to that block: a message made pending by a CQE goes out after
+//! that CQE's write. CtrlQ requests go first, then messages, then CQEs.
+//!
 //! Ordering: a requester pushes a completion only after the DMA port has
 //! accepted every write of the message it completes, and the write mux
 //! passes beats through without buffering, so the CQE lands after the data.
@@ -35,6 +40,7 @@ enum CqwState {
     Wait,
     Write,
     CtlWrite,
+    IrqWrite,
 }
 
 /// Writes CQEs for completion requests.
@@ -92,7 +98,27 @@ pub struct CqWriter {
     pub cnt_ctl_drop: Signal<Out, Bit>,
     /// No request in progress.
     pub idle: Signal<Out, Bit>,
+    /// An MSI-X message is offered.
+    pub irq_valid: Signal<In, Bit>,
+    /// The message is taken (it is sent next).
+    pub irq_ready: Signal<Out, Bit>,
+    /// The message's address.
+    pub irq_addr: Signal<In, Bits<64>>,
+    /// The message's data.
+    pub irq_data: Signal<In, Bits<32>>,
+    /// Pulse: MSI-X message sent.
+    pub cnt_irq: Signal<Out, Bit>,
+    /// Pulse: a CQE was written to CQ `ev_cqn` (with `cnt_cqe`).
+    pub ev: Signal<Out, Bit>,
+    /// The CQ of that CQE.
+    pub ev_cqn: Signal<Out, Bits<CQ_BITS>>,
+    /// Its vector (`cq::VECTOR`).
+    pub ev_vec: Signal<Out, Bits<3>>,
+    /// Its events are on (`cq::EVENTS`).
+    pub ev_on: Signal<Out, Bit>,
     state: Reg<CqwState>,
+    irq_a: Reg<Bits<64>>,
+    irq_d: Reg<Bits<32>>,
     req: Reg<Bits<CQR_BITS>>,
     ru: CqReqUnpack,
     cv: CqView,
@@ -122,7 +148,11 @@ const _: () = assert!(CQE_BYTES == 32 && CTRLQ_ENTRY_BYTES == 32);
 impl Logic for CqWriter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, req, ctl_pi, ctl_req, ctl_size_q, ctl_cfg_q, cq_waddr_q, cq_owner_q);
+        dff_setup!(
+            self, clock, state, req, ctl_pi, ctl_req, ctl_size_q, ctl_cfg_q, cq_waddr_q, cq_owner_q, irq_a, irq_d
+        );
+        self.irq_a.reset.next = self.reset.val();
+        self.irq_d.reset.next = self.reset.val();
         self.cq_waddr_q.reset.next = self.reset.val();
         self.cq_owner_q.reset.next = self.reset.val();
         self.ctl_size_q.reset.next = self.reset.val();
@@ -161,6 +191,12 @@ impl Logic for CqWriter {
         self.wr_data.next = bit_cast::<512, 256>(self.cqe.pword.val());
         self.wr_len.next = self.cqe_bytes.val();
         self.cnt_cqe.next = false;
+        self.irq_ready.next = false;
+        self.cnt_irq.next = false;
+        self.ev.next = false;
+        self.ev_cqn.next = self.ru.cqn.val().get_bits::<CQ_BITS>(0);
+        self.ev_vec.next = self.cv.vector.val();
+        self.ev_on.next = self.cv.events.val().any();
         self.idle.next = self.state.q.val() == CqwState::Idle;
         // CtrlQ entry at the CtrlQ producer index; the owner bit flips on every pass.
         self.cu.pword.next = self.ctl_req.q.val();
@@ -196,12 +232,17 @@ impl Logic for CqWriter {
                     self.ctl_ready.next = true;
                     self.ctl_req.d.next = self.ctl_data.val();
                     self.state.d.next = CqwState::CtlWrite;
+                } else if self.irq_valid.val() {
+                    self.irq_ready.next = true;
+                    self.irq_a.d.next = self.irq_addr.val();
+                    self.irq_d.d.next = self.irq_data.val();
+                    self.state.d.next = CqwState::IrqWrite;
                 } else {
                     self.req_ready.next = true;
-                }
-                if self.req_valid.val() & !self.ctl_valid.val() {
-                    self.req.d.next = self.req_data.val();
-                    self.state.d.next = CqwState::Look;
+                    if self.req_valid.val() {
+                        self.req.d.next = self.req_data.val();
+                        self.state.d.next = CqwState::Look;
+                    }
                 }
             }
             CqwState::Look => {
@@ -215,10 +256,12 @@ impl Logic for CqWriter {
                 if self.wr_ready.val() {
                     self.cqpi_we.next = true;
                     self.cnt_cqe.next = true;
+                    self.ev.next = true;
                     self.state.d.next = CqwState::Idle;
                     // The next request may start now: its table read comes after this PI write.
-                    self.req_ready.next = !self.ctl_valid.val();
-                    if self.req_valid.val() & !self.ctl_valid.val() {
+                    // Not with an MSI-X message offered: it goes first.
+                    self.req_ready.next = !self.ctl_valid.val() & !self.irq_valid.val();
+                    if self.req_valid.val() & !self.ctl_valid.val() & !self.irq_valid.val() {
                         self.req.d.next = self.req_data.val();
                         self.state.d.next = CqwState::Look;
                     }
@@ -238,6 +281,16 @@ impl Logic for CqWriter {
                         self.cnt_ctl.next = true;
                         self.state.d.next = CqwState::Idle;
                     }
+                }
+            }
+            CqwState::IrqWrite => {
+                self.wr_valid.next = true;
+                self.wr_addr.next = self.irq_a.q.val();
+                self.wr_data.next = bit_cast::<512, 32>(self.irq_d.q.val());
+                self.wr_len.next = 4.into();
+                if self.wr_ready.val() {
+                    self.cnt_irq.next = true;
+                    self.state.d.next = CqwState::Idle;
                 }
             }
             _ => {

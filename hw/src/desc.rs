@@ -163,7 +163,7 @@ crate::field_view!(MrView, 256, [
     key_tag: 8 = mr::KEY_TAG, access: 8 = mr::ACCESS, valid: 1 = mr::VALID, pd: 16 = mr::PD,
 ]);
 
-crate::field_view!(CqView, 128, [base: 64 = cq::BASE, log2: 8 = cq::LOG2]);
+crate::field_view!(CqView, 128, [base: 64 = cq::BASE, log2: 8 = cq::LOG2, vector: 3 = cq::VECTOR, events: 1 = cq::EVENTS]);
 
 use rnic_spec::desc::off as d;
 

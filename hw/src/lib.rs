@@ -4,7 +4,7 @@
 //! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
-//! completion writer), [`spray`] (STrack's per-QP entropy selector, asked by the
+//! completion writer), [`msix`] (the MSI-X table and CQ arming), [`spray`] (STrack's per-QP entropy selector, asked by the
 //! turn engine, fed by the ACK receiver), [`cc`] (STrack's per-QP window,
 //! fed by the ACK receiver, read by the turn engine), [`icrc`], [`hdr`] (header
 //! pack/unpack generated from `rnic-spec`), [`desc`]/[`pack`] (descriptor
@@ -57,6 +57,7 @@ fn tops() -> Vec<(String, String)> {
         ("ack_recv".to_string(), emit(ack::AckRecv::default())),
         ("cq_writer".to_string(), emit(cqw::CqWriter::default())),
         ("cq_mux".to_string(), emit(cqw::CqReqMux::default())),
+        ("msix".to_string(), emit(msix::Msix::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
         ("pcie_rd".to_string(), emit(pcie_rd::PcieReadFront::default())),
@@ -80,6 +81,7 @@ pub mod fifo;
 pub mod hdr;
 pub mod icrc;
 pub mod mask;
+pub mod msix;
 pub mod num;
 pub mod pack;
 pub mod pcie_rd;

@@ -25,11 +25,18 @@ const _: () = assert!(
         && r::PUSH_BASE == 0x30_0000
         && r::PUSH_WORDS == 16
         && r::CAPS_PUSH == 1 << 24
+        && r::CAPS_MSIX_SHIFT == 28
+        && r::MSIX_VECTORS == 8
+        && r::REG_CQ_ARM == 0x1B0
+        && r::REG_CQ_ARMED == 0x1B8
+        && r::MSIX_TABLE == 0x38_0000
+        && r::MSIX_PBA == 0x38_0800
+        && r::counters::IRQS == 0x2D8
         && r::counters::TX_PKTS == 0x200
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
-        && r::counters::COUNT == 27
+        && r::counters::COUNT == 28
         && r::counters::SQ_PUSHED == 0x2D0
         && r::counters::RX_MAC_DROP == 0x2C8
         && r::counters::CC_SKIPPED == 0x2C0
@@ -83,7 +90,7 @@ pub struct Regs {
     /// Read response data.
     pub rd_resp_data: Signal<Out, Bits<64>>,
     /// Counter increment pulses, bit i = counter i (rnic_spec::regs::counters order).
-    pub cnt_inc: Signal<In, Bits<27>>,
+    pub cnt_inc: Signal<In, Bits<28>>,
     /// More RX_HDR_ERR events this cycle (0 to 2): the RX front end (bit 4 of
     /// `cnt_inc`), the responder and the ACK receiver all drop frames for bad
     /// headers, and may do so in the same cycle.
@@ -130,6 +137,20 @@ pub struct Regs {
     pub push_we: Signal<Out, Bit>,
     /// The push word's index.
     pub push_idx: Signal<Out, Bits<4>>,
+    /// An MSI-X table word is written (`rnic_spec::regs::MSIX_TABLE`); its index is `msix_idx`, its value the write's data.
+    pub msix_we: Signal<Out, Bit>,
+    /// The table word's index (`(offset - MSIX_TABLE) / 8`).
+    pub msix_idx: Signal<Out, Bits<4>>,
+    /// The table word a read names (`msix_rd` answers it).
+    pub msix_ridx: Signal<Out, Bits<4>>,
+    /// The MSI-X table word at `msix_ridx`.
+    pub msix_rd: Signal<In, Bits<64>>,
+    /// The MSI-X pending bits (`MSIX_PBA`).
+    pub msix_pba: Signal<In, Bits<8>>,
+    /// Pulse: arm a CQ (`REG_CQ_ARM`; CQN in `commit_val`).
+    pub cq_arm: Signal<Out, Bit>,
+    /// The CQs' armed bits (`REG_CQ_ARMED`).
+    pub cq_armed: Signal<In, Bits<64>>,
     /// Source MAC.
     pub src_mac: Signal<Out, Bits<48>>,
     /// Source IPv4.
@@ -184,6 +205,7 @@ pub struct Regs {
     c24: Reg<Bits<64>>,
     c25: Reg<Bits<64>>,
     c26: Reg<Bits<64>>,
+    c27: Reg<Bits<64>>,
     rto_q: Reg<Bits<32>>,
     probe_q: Reg<Bits<32>>,
     cwq_q: Reg<Bits<QPN_BITS>>,
@@ -193,7 +215,7 @@ pub struct Regs {
     ctl_log2: Reg<Bits<8>>,
     ctl_ci: Reg<Bits<32>>,
     /// The increment pulses registered: a counter moves a cycle after its event, off the engines' decision paths.
-    inc_q: Reg<Bits<27>>,
+    inc_q: Reg<Bits<28>>,
     /// `cnt_hdr2` registered with them.
     hdr2_q: Reg<Bits<2>>,
     bad_index: Signal<Local, Bit>,
@@ -206,7 +228,7 @@ impl Logic for Regs {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26,
-            rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, inc_q, hdr2_q
+            c27, rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, inc_q, hdr2_q
         );
         self.st0.reset.next = self.reset.val();
         self.st1.reset.next = self.reset.val();
@@ -252,6 +274,7 @@ impl Logic for Regs {
         self.c24.reset.next = self.reset.val();
         self.c25.reset.next = self.reset.val();
         self.c26.reset.next = self.reset.val();
+        self.c27.reset.next = self.reset.val();
         self.rto_q.reset.next = self.reset.val();
         self.probe_q.reset.next = self.reset.val();
         self.cwq_q.reset.next = self.reset.val();
@@ -292,6 +315,10 @@ impl Logic for Regs {
         self.sq_db.next = false;
         self.rq_db.next = false;
         self.push_we.next = false;
+        self.msix_we.next = false;
+        self.cq_arm.next = false;
+        self.msix_idx.next = self.wr_addr.val().get_bits::<4>(3);
+        self.msix_ridx.next = self.rd_addr.val().get_bits::<4>(3);
         self.push_idx.next = self.wr_addr.val().get_bits::<4>(3);
         self.db_qpn.next = self.wr_addr.val().get_bits::<8>(3);
         self.db_val.next = self.wr_data.val().get_bits::<16>(0);
@@ -332,6 +359,10 @@ impl Logic for Regs {
                     self.bad_index.next = self.wr_data.val().get_bits::<24>(8) != 0;
                 }
                 384 => self.rto_q.d.next = self.wr_data.val().get_bits::<32>(0),
+                432 => {
+                    self.cq_arm.next = self.wr_data.val().get_bits::<58>(6) == 0;
+                    self.bad_index.next = self.wr_data.val().get_bits::<58>(6) != 0;
+                }
                 416 => self.probe_q.d.next = self.wr_data.val().get_bits::<32>(0),
                 424 => {
                     self.cwq_q.d.next = self.wr_data.val().get_bits::<QPN_BITS>(0);
@@ -356,9 +387,14 @@ impl Logic for Regs {
                 self.bad_index.next = self.wr_addr.val().get_bits::<9>(11) != 0;
             }
             // The WQE push window: 0x30_0000 + 8*i, i < 16.
-            if self.wr_addr.val().get_bits::<12>(20) == 3 {
-                self.push_we.next = self.wr_addr.val().get_bits::<13>(7) == 0;
-                self.bad_index.next = self.wr_addr.val().get_bits::<13>(7) != 0;
+            if self.wr_addr.val().get_bits::<13>(19) == 6 {
+                self.push_we.next = self.wr_addr.val().get_bits::<12>(7) == 0;
+                self.bad_index.next = self.wr_addr.val().get_bits::<12>(7) != 0;
+            }
+            // The MSI-X table: 0x38_0000 + 8*i, i < 16 (the pending bits are read-only).
+            if self.wr_addr.val().get_bits::<13>(19) == 7 {
+                self.msix_we.next = self.wr_addr.val().get_bits::<12>(7) == 0;
+                self.bad_index.next = self.wr_addr.val().get_bits::<12>(7) != 0;
             }
         }
         if self.inc_q.q.val().get_bit(0) {
@@ -442,12 +478,15 @@ impl Logic for Regs {
         if self.inc_q.q.val().get_bit(26) {
             self.c26.d.next = self.c26.q.val() + 1;
         }
+        if self.inc_q.q.val().get_bit(27) {
+            self.c27.d.next = self.c27.q.val() + 1;
+        }
         self.resp_v.d.next = self.rd_valid.val();
         self.sel.next = self.rd_addr.val();
         self.resp_d.d.next = 0.into();
         match self.sel.val().index() {
             0 => self.resp_d.d.next = 0x524E_4943_0000_0001_u64.into(),
-            8 => self.resp_d.d.next = 0x0106_0808_u64.into(),
+            8 => self.resp_d.d.next = 0x8106_0808_u64.into(),
             16 => self.resp_d.d.next = bit_cast::<64, 48>(self.mac.q.val()),
             24 => self.resp_d.d.next = bit_cast::<64, 32>(self.ip.q.val()),
             32 => self.resp_d.d.next = self.cycles.q.val(),
@@ -479,6 +518,9 @@ impl Logic for Regs {
             704 => self.resp_d.d.next = self.c24.q.val(),
             712 => self.resp_d.d.next = self.c25.q.val(),
             720 => self.resp_d.d.next = self.c26.q.val(),
+            728 => self.resp_d.d.next = self.c27.q.val(),
+            440 => self.resp_d.d.next = self.cq_armed.val(),
+            3672064 => self.resp_d.d.next = bit_cast::<64, 8>(self.msix_pba.val()),
             384 => self.resp_d.d.next = bit_cast::<64, 32>(self.rto_q.q.val()),
             416 => self.resp_d.d.next = bit_cast::<64, 32>(self.probe_q.q.val()),
             424 => self.resp_d.d.next = bit_cast::<64, 32>(self.cc_query_cwnd.val()),
@@ -488,6 +530,9 @@ impl Logic for Regs {
             368 => self.resp_d.d.next = bit_cast::<64, 32>(self.ctl_ci.q.val()),
             344 => self.resp_d.d.next = bit_cast::<64, 1>(self.fence_busy.val().into()),
             _ => {}
+        }
+        if (self.sel.val().get_bits::<13>(19) == 7) & (self.sel.val().get_bits::<12>(7) == 0) {
+            self.resp_d.d.next = self.msix_rd.val();
         }
         self.rd_resp_valid.next = self.resp_v.q.val();
         self.rd_resp_data.next = self.resp_d.q.val();

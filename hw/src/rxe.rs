@@ -158,6 +158,24 @@ pub struct RxEngine {
     pub cnt_ack_bad: Signal<Out, Bit>,
     /// Pulse: CQE written.
     pub cnt_cqe: Signal<Out, Bit>,
+    /// An MSI-X message is offered (`crate::msix`).
+    pub irq_valid: Signal<In, Bit>,
+    /// The completion writer takes it.
+    pub irq_ready: Signal<Out, Bit>,
+    /// The message's address.
+    pub irq_addr: Signal<In, Bits<64>>,
+    /// The message's data.
+    pub irq_data: Signal<In, Bits<32>>,
+    /// Pulse: MSI-X message sent.
+    pub cnt_irq: Signal<Out, Bit>,
+    /// Pulse: a CQE was written to CQ `cq_ev_cqn`.
+    pub cq_ev: Signal<Out, Bit>,
+    /// The CQ of that CQE.
+    pub cq_ev_cqn: Signal<Out, Bits<CQ_BITS>>,
+    /// Its vector.
+    pub cq_ev_vec: Signal<Out, Bits<3>>,
+    /// Its events are on.
+    pub cq_ev_on: Signal<Out, Bit>,
     /// CtrlQ ring bus address.
     pub ctrlq_base: Signal<In, Bits<64>>,
     /// log2 of the CtrlQ's entries (0: none).
@@ -396,6 +414,15 @@ impl Logic for RxEngine {
         self.cqpi_we.next = self.cqw.cqpi_we.val();
         self.cqpi_wdata.next = self.cqw.cqpi_wdata.val();
         self.cnt_cqe.next = self.cqw.cnt_cqe.val();
+        self.cqw.irq_valid.next = self.irq_valid.val();
+        self.irq_ready.next = self.cqw.irq_ready.val();
+        self.cqw.irq_addr.next = self.irq_addr.val();
+        self.cqw.irq_data.next = self.irq_data.val();
+        self.cnt_irq.next = self.cqw.cnt_irq.val();
+        self.cq_ev.next = self.cqw.ev.val();
+        self.cq_ev_cqn.next = self.cqw.ev_cqn.val();
+        self.cq_ev_vec.next = self.cqw.ev_vec.val();
+        self.cq_ev_on.next = self.cqw.ev_on.val();
         // CtrlQ: the ACK receiver's reports.
         self.cqw.ctl_valid.next = self.ack.ctl_valid.val();
         self.cqw.ctl_data.next = self.ack.ctl_data.val();

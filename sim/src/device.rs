@@ -1,10 +1,13 @@
 //! [`rnic_driver::Device`] for a NIC of a simulated cluster.
 
+use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};
 
 use crate::cluster::{Cluster, SharedCluster};
+use crate::pcie::MSI_WINDOW;
+use rnic_spec::regs;
 
 /// NIC `i` of a shared [`Cluster`] as a [`Device`]. Every device of a
 /// cluster shares it through [`SharedCluster`] (one lock, any thread), and
@@ -110,4 +113,50 @@ impl Device for CosimDevice {
     fn name(&self) -> String {
         format!("cosim:nic{}", self.nic)
     }
+
+    fn set_irq(&self, vector: u32, fd: Option<RawFd>) -> Result<(), DriverError> {
+        if vector as usize >= regs::MSIX_VECTORS {
+            return Err(DriverError::Device(format!(
+                "cosim:nic{}: no MSI-X vector {vector} (the NIC has {})",
+                self.nic,
+                regs::MSIX_VECTORS
+            )));
+        }
+        let v = vector as usize;
+        let data = IRQ_DATA_BASE + vector;
+        let mut c = self.cluster.lock();
+        match fd {
+            Some(fd) => {
+                c.nic_mut(self.nic).bind_irq(data, Some(fd));
+                c.write_reg(self.nic, regs::msix_addr(v), MSI_WINDOW.start);
+                c.write_reg(self.nic, regs::msix_ctrl(v), data as u64);
+            }
+            None => {
+                // A message already on its way after the mask arrives unbound (counted as spurious).
+                c.write_reg(self.nic, regs::msix_ctrl(v), regs::MSIX_MASKED | data as u64);
+                c.nic_mut(self.nic).bind_irq(data, None);
+            }
+        }
+        self.check_violations(&mut c)
+    }
+
+    fn wait_fd(&self, fd: RawFd, timeout_cycles: u64) -> Result<bool, DriverError> {
+        let start = self.now_cycles();
+        loop {
+            if rnic_driver::poll_readable(fd, 0)? {
+                return Ok(true);
+            }
+            let mut c = self.cluster.lock();
+            if c.now().saturating_sub(start) >= timeout_cycles {
+                return Ok(false);
+            }
+            let n = c.config().wait_cycles;
+            c.run(n);
+            self.check_violations(&mut c)?;
+        }
+    }
 }
+
+/// The MSI-X message data the cosimulated host gives vector `v`: `IRQ_DATA_BASE + v`
+/// (an x86 interrupt vector number, above the ones the CPU reserves).
+pub const IRQ_DATA_BASE: u32 = 0x40;

@@ -342,6 +342,16 @@ impl SimNic {
         &mut self.mem
     }
 
+    /// Every MSI-X message this NIC sent that reached the host.
+    pub fn msis(&self) -> &[crate::pcie::Msi] {
+        self.pcie.msis()
+    }
+
+    /// Binds eventfd `fd` to this NIC's MSI-X messages with data `data` (`None`: unbinds), see [`Pcie::bind_irq`].
+    pub fn bind_irq(&mut self, data: u32, fd: Option<std::os::fd::RawFd>) {
+        self.pcie.bind_irq(data, fd);
+    }
+
     /// DMA shadow violations so far.
     pub fn violations(&self) -> &[Violation] {
         self.pcie.violations()

@@ -24,6 +24,12 @@
 //! longer than MPS or across a 4 KiB page, and on byte enables or a last
 //! flag that do not match the descriptor.
 //!
+//! MSI-X: a write into [`MSI_WINDOW`] (x86's interrupt address range) is
+//! an interrupt message, not memory: it must be one 4-byte, dword-aligned
+//! TLP (anything else there is a violation); it arrives in order with the
+//! writes before it, is logged ([`Pcie::msis`]) and signals the eventfd
+//! bound to its data ([`Pcie::bind_irq`], what VFIO's `SET_IRQS` does).
+//!
 //! Completion data is read from host memory when the beat is sent. A write
 //! accepted at `t` lands in host memory at `t + rtt/2`, in order, so a later
 //! read always sees it (PCIe ordering: reads do not pass posted writes).
@@ -33,6 +39,8 @@
 //! one TLP of burst.
 
 use std::collections::VecDeque;
+use std::ops::Range;
+use std::os::fd::RawFd;
 
 use rnic_spec::params::{CLOCK_HZ, DATA_BYTES, PCIE_TAG_BITS};
 
@@ -114,7 +122,24 @@ struct PendingWrite {
     addr: u64,
     len: u8,
     due: u64,
+    /// An MSI-X message (into [`MSI_WINDOW`]), not a memory write.
+    msi: bool,
     data: [u8; DATA_BYTES],
+}
+
+/// The host's interrupt address range (x86's): a device write there is an
+/// MSI/MSI-X message.
+pub const MSI_WINDOW: Range<u64> = 0xFEE0_0000..0xFEF0_0000;
+
+/// An MSI-X message as it reached the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Msi {
+    /// Cycle it arrived (the write landed).
+    pub cycle: u64,
+    /// Its address.
+    pub addr: u64,
+    /// Its data.
+    pub data: u32,
 }
 
 /// One beat of a read completion, as the PCIe block's requester-completion
@@ -192,6 +217,10 @@ pub struct DmaStats {
     pub wr_bytes: u64,
     /// Cycles a completion was ready in time but held back by downstream bandwidth.
     pub cpl_bw_stall: u64,
+    /// MSI-X messages that arrived.
+    pub msis: u64,
+    /// Of them, messages whose data no eventfd is bound to (spurious).
+    pub msis_unbound: u64,
 }
 
 /// The PCIe/DMA model of one NIC.
@@ -216,6 +245,8 @@ pub struct Pcie {
     wtlp: Option<WriteTlp>,
     violations: Vec<Violation>,
     stats: DmaStats,
+    msis: Vec<Msi>,
+    irq_fds: Vec<(u32, RawFd)>,
 }
 
 /// Reads the model looks at when it picks the next completion (the oldest
@@ -268,6 +299,8 @@ impl Pcie {
             wtlp: None,
             violations: Vec::new(),
             stats: DmaStats::default(),
+            msis: Vec::new(),
+            irq_fds: Vec::new(),
         }
     }
 
@@ -281,6 +314,10 @@ impl Pcie {
                 break;
             }
             let w = self.writes.pop_front().expect("front exists");
+            if w.msi {
+                self.deliver_msi(now, w.addr, u32::from_le_bytes(w.data[..4].try_into().expect("4 bytes")));
+                continue;
+            }
             // The IOMMU is checked again when the write lands: memory freed
             // while the write was in flight is a use after free.
             if mem.dma_allowed(w.addr, w.len as u64, DmaDir::Write) {
@@ -490,14 +527,52 @@ impl Pcie {
         self.wtlp = if ends { None } else { Some(WriteTlp { next: at + n as u64, ..t }) };
         self.up.spend(n as u64);
         self.stats.wr_beats += 1;
+        let msi = MSI_WINDOW.contains(&at) || MSI_WINDOW.contains(&(at + n as u64 - 1));
+        if msi {
+            // A message is one dword write of one TLP; anything else at the interrupt window is a violation.
+            if first && ends && n == 4 && at.is_multiple_of(4) && MSI_WINDOW.contains(&at) {
+                let mut w =
+                    PendingWrite { addr: at, len: 4, due: now + self.half_rtt, msi: true, data: [0; DATA_BYTES] };
+                w.data[..4].copy_from_slice(&data[lane..lane + 4]);
+                self.writes.push_back(w);
+            } else {
+                self.violation(at, n as u32, DmaDir::Write, now);
+            }
+            return;
+        }
         if !mem.dma_allowed(at, n as u64, DmaDir::Write) {
             self.violation(at, n as u32, DmaDir::Write, now);
             return;
         }
-        let mut w = PendingWrite { addr: at, len: n as u8, due: now + self.half_rtt, data: [0; DATA_BYTES] };
+        let mut w =
+            PendingWrite { addr: at, len: n as u8, due: now + self.half_rtt, msi: false, data: [0; DATA_BYTES] };
         w.data[..n].copy_from_slice(&data[lane..lane + n]);
         self.writes.push_back(w);
         self.stats.wr_bytes += n as u64;
+    }
+
+    fn deliver_msi(&mut self, now: u64, addr: u64, data: u32) {
+        self.msis.push(Msi { cycle: now, addr, data });
+        self.stats.msis += 1;
+        match self.irq_fds.iter().find(|(d, _)| *d == data) {
+            Some(&(_, fd)) => signal_eventfd(fd),
+            None => self.stats.msis_unbound += 1,
+        }
+    }
+
+    /// Binds eventfd `fd` to the MSI-X messages with data `data` (each one
+    /// adds 1 to it), or with `None` unbinds that data. The caller keeps
+    /// the fd open while it is bound.
+    pub fn bind_irq(&mut self, data: u32, fd: Option<RawFd>) {
+        self.irq_fds.retain(|(d, _)| *d != data);
+        if let Some(fd) = fd {
+            self.irq_fds.push((data, fd));
+        }
+    }
+
+    /// Every MSI-X message that arrived, in order.
+    pub fn msis(&self) -> &[Msi] {
+        &self.msis
     }
 
     /// Every shadow violation so far.
@@ -524,6 +599,21 @@ impl Pcie {
     /// Writes accepted but not yet landed in host memory.
     pub fn writes_in_flight(&self) -> usize {
         self.writes.len()
+    }
+}
+
+/// Adds 1 to eventfd `fd` (as the kernel does for an interrupt bound by VFIO).
+fn signal_eventfd(fd: RawFd) {
+    let one = 1u64.to_ne_bytes();
+    // SAFETY: writes 8 bytes from a live buffer to a file descriptor the binder keeps open.
+    let n = unsafe { libc::write(fd, one.as_ptr().cast(), one.len()) };
+    if n != one.len() as isize {
+        let e = std::io::Error::last_os_error();
+        // A full counter (EAGAIN) still wakes the waiter; any other failure means the binder closed the fd.
+        assert!(
+            e.kind() == std::io::ErrorKind::WouldBlock,
+            "eventfd {fd} bound to an MSI-X vector is not writable: {e}"
+        );
     }
 }
 

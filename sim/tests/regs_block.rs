@@ -90,19 +90,66 @@ fn regs_decode_commits_doorbells_and_counters() {
         assert_eq!(push(&mut m, r::push_word(i)), (1, i as u64, 0), "push word {i}");
     }
     let e0 = read(&mut m, r::counters::REG_ERR);
-    for a in [r::push_word(r::PUSH_WORDS), r::PUSH_BASE + 0x8_0000, r::PUSH_BASE + 0xF_FFF8] {
+    for a in [r::push_word(r::PUSH_WORDS), r::PUSH_BASE + 0x4_0000, r::MSIX_TABLE - 8] {
         assert_eq!(push(&mut m, a).0, 0, "{a:#x} is past the push window");
     }
     assert_eq!(read(&mut m, r::counters::REG_ERR) - e0, 3);
-    // The last counter (SQ_PUSHED) moves with the top increment bit.
-    let s0 = read(&mut m, r::counters::SQ_PUSHED);
+    // The MSI-X table: 16 words strobe `msix_we` with their index (none of them a push word); past them, and the
+    // read-only pending bits, are ignored and counted. Reads of the table, the pending bits and the armed bits
+    // return the block's inputs; the read index follows the read address.
+    let (mwe, midx, mridx, mrd, mpba, arm, armed, cval) = (
+        p(&m, "msix_we"),
+        p(&m, "msix_idx"),
+        p(&m, "msix_ridx"),
+        p(&m, "msix_rd"),
+        p(&m, "msix_pba"),
+        p(&m, "cq_arm"),
+        p(&m, "cq_armed"),
+        p(&m, "commit_val"),
+    );
+    assert_eq!(read(&mut m, r::REG_CAPS) >> r::CAPS_MSIX_SHIFT & 0xF, r::MSIX_VECTORS as u64);
+    let strobe = |m: &mut Model, a: u32, d: u64| -> (u64, u64, u64, u64, u64) {
+        m.set(wv, 1);
+        m.set(wa, a as u64);
+        m.set(wd, d);
+        m.eval();
+        let o = (m.get(mwe), m.get(midx), m.get(pwe), m.get(arm), m.get(cval));
+        m.tick();
+        m.set(wv, 0);
+        o
+    };
+    for v in 0..r::MSIX_VECTORS {
+        assert_eq!(strobe(&mut m, r::msix_addr(v), 0xFEE0_0000), (1, 2 * v as u64, 0, 0, 0xFEE0_0000), "vector {v}");
+        assert_eq!(strobe(&mut m, r::msix_ctrl(v), 7), (1, 2 * v as u64 + 1, 0, 0, 7), "vector {v}");
+    }
+    let e0 = read(&mut m, r::counters::REG_ERR);
+    for a in [r::msix_addr(r::MSIX_VECTORS), r::MSIX_PBA, r::MSIX_TABLE + 0x7_FFF8] {
+        assert_eq!(strobe(&mut m, a, 1).0, 0, "{a:#x} is past the MSI-X table");
+    }
+    let ncq = rnic_spec::params::NUM_CQS as u64;
+    let (we, _, pw, a, val) = strobe(&mut m, r::REG_CQ_ARM, ncq - 1);
+    assert_eq!((we, pw, a, val), (0, 0, 1, ncq - 1), "arm the highest CQ");
+    assert_eq!(strobe(&mut m, r::REG_CQ_ARM, ncq).3, 0, "no CQ {ncq}");
+    assert_eq!(read(&mut m, r::counters::REG_ERR) - e0, 4);
+    m.set(mrd, 0x0123_4567_89AB_CDEF);
+    m.set(mpba, 0xA5);
+    m.set(armed, 0x8000_0000_0000_0001);
+    assert_eq!(read(&mut m, r::msix_ctrl(5)), 0x0123_4567_89AB_CDEF);
+    m.set(ra, r::msix_ctrl(5) as u64);
+    m.eval();
+    assert_eq!(m.get(mridx), 11, "the read names table word 11");
+    assert_eq!(read(&mut m, r::MSIX_PBA), 0xA5);
+    assert_eq!(read(&mut m, r::REG_CQ_ARMED), 0x8000_0000_0000_0001);
+    assert_eq!(read(&mut m, r::MSIX_TABLE + 0x80), 0, "past the table reads 0");
+    // The last counter (IRQS) moves with the top increment bit.
+    let s0 = read(&mut m, r::counters::IRQS);
     m.set(inc, 1 << (r::counters::COUNT - 1));
     m.eval();
     m.tick();
     m.set(inc, 0);
     m.eval();
     m.tick();
-    assert_eq!(read(&mut m, r::counters::SQ_PUSHED) - s0, 1);
+    assert_eq!(read(&mut m, r::counters::IRQS) - s0, 1);
     let c0 = read(&mut m, r::counters::RX_FRAMES);
     for _ in 0..3 {
         m.set(inc, 1 << 2);

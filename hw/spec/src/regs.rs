@@ -10,10 +10,12 @@ pub const REG_ID: u32 = 0x000;
 /// The value of the upper half of [`REG_ID`]: ASCII "RNIC".
 pub const ID_MAGIC: u64 = 0x524E_4943;
 /// Read-only capabilities: `[7:0]` QPN bits, `[15:8]` MR bits, `[23:16]` CQ bits,
-/// [`CAPS_PUSH`].
+/// [`CAPS_PUSH`], `[31:28]` the number of MSI-X vectors ([`CAPS_MSIX_SHIFT`]).
 pub const REG_CAPS: u32 = 0x008;
 /// [`REG_CAPS`] bit: the NIC has the WQE push window ([`PUSH_BASE`]).
 pub const CAPS_PUSH: u64 = 1 << 24;
+/// [`REG_CAPS`] `[31:28]`: the number of MSI-X vectors ([`MSIX_VECTORS`]).
+pub const CAPS_MSIX_SHIFT: u32 = 28;
 /// Source MAC address of this NIC, `[47:0]`, first wire byte in `[47:40]`.
 pub const REG_SRC_MAC: u32 = 0x010;
 /// Source IPv4 address of this NIC, `[31:0]`, first wire byte in `[31:24]`.
@@ -123,8 +125,10 @@ pub mod counters {
     /// WQEs the send path took from the WQE push window
     /// ([`super::PUSH_BASE`]) instead of fetching them by DMA.
     pub const SQ_PUSHED: u32 = 0x2D0;
+    /// MSI-X messages sent (completion events of armed CQs, see [`super::REG_CQ_ARM`]).
+    pub const IRQS: u32 = 0x2D8;
     /// Number of counters.
-    pub const COUNT: usize = 27;
+    pub const COUNT: usize = 28;
     /// Every counter's name (as the host library and the tools print it) and offset, in register order.
     pub const NAMES: [(&str, u32); COUNT] = [
         ("tx_pkts", TX_PKTS),
@@ -154,6 +158,7 @@ pub mod counters {
         ("cc_skipped", CC_SKIPPED),
         ("rx_mac_drop", RX_MAC_DROP),
         ("sq_pushed", SQ_PUSHED),
+        ("irqs", IRQS),
     ];
     // The counters are consecutive registers from TX_PKTS, in this order.
     const _: () = {
@@ -242,6 +247,46 @@ pub const REG_CC_PARAMS: u32 = 0x198;
 /// a QP whose window is off, the largest, where its last requester reset
 /// started it; 0 for a QPN never reset).
 pub const REG_CC_WINDOW: u32 = 0x1A8;
+
+/// Arm a CQ for one completion event (`ibv_req_notify_cq`): write its CQN.
+/// The next CQE the NIC writes to that CQ, if the CQ has
+/// [`cq::EVENTS`], disarms it and makes its vector ([`cq::VECTOR`]) pending;
+/// a pending vector that is not masked sends its MSI-X message (a 4-byte
+/// memory write of the entry's data to its address, after the CQE's write,
+/// so the CQE is in memory when the interrupt arrives). Several events of
+/// one vector before its message is sent give one message. Arming an armed
+/// CQ changes nothing; a CQ commit disarms the CQ. A CQN past the table is
+/// ignored and counted in [`counters::REG_ERR`].
+pub const REG_CQ_ARM: u32 = 0x1B0;
+/// Read-only: bit `c` is 1 while CQ `c` is armed ([`REG_CQ_ARM`]); the
+/// host reads it to learn which of a vector's CQs had their event. All
+/// [`crate::params::NUM_CQS`] CQs fit one word.
+pub const REG_CQ_ARMED: u32 = 0x1B8;
+
+/// MSI-X vectors of the NIC.
+pub const MSIX_VECTORS: usize = 8;
+const _: () = assert!(crate::params::NUM_CQS <= 64 && MSIX_VECTORS == 1 << cq::VECTOR.width);
+/// The MSI-X table, laid out as PCI's: vector `v`'s entry is 16 bytes at
+/// `MSIX_TABLE + 16*v`, a 64-bit word of message address ([`msix_addr`];
+/// bits 1:0 are ignored, a message is a dword write) and a word of message
+/// data `[31:0]` and vector control `[32]` (mask, [`MSIX_MASKED`])
+/// ([`msix_ctrl`]). Every vector is masked after power-on and after a
+/// reset of the core. Reads return what was written.
+pub const MSIX_TABLE: u32 = 0x38_0000;
+/// The MSI-X pending bit array (read-only): bit `v` is 1 while vector `v`
+/// has a message to send (masked, or waiting for the DMA write port).
+pub const MSIX_PBA: u32 = 0x38_0800;
+/// Vector control bit of [`msix_ctrl`]: the vector is masked; its events
+/// stay pending and its message goes out when it is unmasked.
+pub const MSIX_MASKED: u64 = 1 << 32;
+/// Byte offset of MSI-X vector `v`'s message address.
+pub const fn msix_addr(v: usize) -> u32 {
+    MSIX_TABLE + 16 * v as u32
+}
+/// Byte offset of MSI-X vector `v`'s message data and vector control.
+pub const fn msix_ctrl(v: usize) -> u32 {
+    MSIX_TABLE + 16 * v as u32 + 8
+}
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
@@ -517,6 +562,10 @@ pub mod cq {
     pub const BASE: Field = Field::new(0, 0, 64);
     /// log2 of the number of CQEs.
     pub const LOG2: Field = Field::new(1, 0, 8);
+    /// MSI-X vector of the CQ's completion events (below [`super::MSIX_VECTORS`]).
+    pub const VECTOR: Field = Field::new(1, 8, 3);
+    /// 1: an armed CQ's next CQE raises [`VECTOR`] ([`super::REG_CQ_ARM`]).
+    pub const EVENTS: Field = Field::new(1, 15, 1);
     /// Staging words stored in the CQ table.
     pub const CQ_WORDS: usize = 2;
 }
