@@ -110,6 +110,22 @@ pub struct QpInitAttr {
     pub sq_sig_all: bool,
 }
 
+impl QpInitAttr {
+    /// Attributes with these CQs and queue depths, no inline data and
+    /// `sq_sig_all` off; set the others with struct update syntax:
+    /// `QpInitAttr { max_inline_data: 64, ..QpInitAttr::new(&cq, &cq, 128, 128) }`.
+    pub fn new(send_cq: &Cq, recv_cq: &Cq, max_send_wr: u32, max_recv_wr: u32) -> QpInitAttr {
+        QpInitAttr {
+            send_cq: send_cq.clone(),
+            recv_cq: recv_cq.clone(),
+            max_send_wr,
+            max_recv_wr,
+            max_inline_data: 0,
+            sq_sig_all: false,
+        }
+    }
+}
+
 /// The most `max_inline_data` a QP may ask for.
 pub const MAX_INLINE_DATA: u32 = 256;
 

@@ -20,16 +20,7 @@ fn cqe(qpn: u32, idx: u16, status: u8, opcode: u8, len: u32, owner: u8) -> Cqe {
 }
 
 fn connected(ctx: &Context, pd: &Pd, cq: &Cq, sq: u32, rq: u32) -> Qp {
-    let qp = pd
-        .create_qp(QpInitAttr {
-            send_cq: cq.clone(),
-            recv_cq: cq.clone(),
-            max_send_wr: sq,
-            max_recv_wr: rq,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let qp = pd.create_qp(QpInitAttr::new(cq, cq, sq, rq)).unwrap();
     qp.modify(&QpAttr::init()).unwrap();
     qp.modify(&QpAttr::rtr(mock::addr(2), 9, 100, Mtu::Mtu1024)).unwrap();
     qp.modify(&QpAttr::rts(200)).unwrap();
@@ -111,16 +102,7 @@ fn cq_and_qp_programming() {
     assert_eq!(cq::BASE.get(&w), base);
     assert!(!dev.mem.borrow()[&base].1.device_read && dev.mem.borrow()[&base].1.device_write);
 
-    let qp = pd
-        .create_qp(QpInitAttr {
-            send_cq: c.clone(),
-            recv_cq: c.clone(),
-            max_send_wr: 60,
-            max_recv_wr: 8,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let qp = pd.create_qp(QpInitAttr::new(&c, &c, 60, 8)).unwrap();
     assert!(qp.qp_num() >= 2 && (qp.qp_num() as usize) < rnic_spec::params::NUM_QPS);
     qp.modify(&QpAttr::init()).unwrap();
     let (v, _) = dev.last_commit(regs::REG_QP_COMMIT);
@@ -158,58 +140,15 @@ fn cq_must_cover_outstanding_wrs() {
     let ctx = mock::open(&dev);
     let pd = ctx.alloc_pd().unwrap();
     let c = ctx.create_cq(64).unwrap();
-    let a = pd
-        .create_qp(QpInitAttr {
-            send_cq: c.clone(),
-            recv_cq: c.clone(),
-            max_send_wr: 32,
-            max_recv_wr: 16,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
-    let e = pd
-        .create_qp(QpInitAttr {
-            send_cq: c.clone(),
-            recv_cq: c.clone(),
-            max_send_wr: 16,
-            max_recv_wr: 1,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap_err();
+    let a = pd.create_qp(QpInitAttr::new(&c, &c, 32, 16)).unwrap();
+    let e = pd.create_qp(QpInitAttr::new(&c, &c, 16, 1)).unwrap_err();
     assert!(matches!(e, Error::CqTooSmall { entries: 64, committed: 48, needed: 17, .. }), "{e}");
-    let b = pd
-        .create_qp(QpInitAttr {
-            send_cq: c.clone(),
-            recv_cq: c.clone(),
-            max_send_wr: 16,
-            max_recv_wr: 0,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let b = pd.create_qp(QpInitAttr::new(&c, &c, 16, 0)).unwrap();
     drop(a);
     // Destroying a QP returns its reservation.
-    let _c2 = pd
-        .create_qp(QpInitAttr {
-            send_cq: c.clone(),
-            recv_cq: c.clone(),
-            max_send_wr: 48,
-            max_recv_wr: 0,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let _c2 = pd.create_qp(QpInitAttr::new(&c, &c, 48, 0)).unwrap();
     drop(b);
-    let big = pd.create_qp(QpInitAttr {
-        send_cq: c.clone(),
-        recv_cq: c.clone(),
-        max_send_wr: 1 << 16,
-        max_recv_wr: 0,
-        max_inline_data: 0,
-        sq_sig_all: false,
-    });
+    let big = pd.create_qp(QpInitAttr::new(&c, &c, 1 << 16, 0));
     assert!(matches!(big, Err(Error::BadSize { what: "max_send_wr", .. })));
 }
 
@@ -523,16 +462,7 @@ fn posting_rules_by_state_and_pd() {
     let c = ctx.create_cq(16).unwrap();
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let m2 = pd2.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
-    let qp = pd
-        .create_qp(QpInitAttr {
-            send_cq: c.clone(),
-            recv_cq: c.clone(),
-            max_send_wr: 4,
-            max_recv_wr: 4,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let qp = pd.create_qp(QpInitAttr::new(&c, &c, 4, 4)).unwrap();
     let send = SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
     assert!(matches!(
         qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }),
@@ -584,16 +514,7 @@ fn destroy_in_order_releases_everything() {
     let scq = ctx.create_cq(16).unwrap();
     let rcq = ctx.create_cq(16).unwrap();
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
-    let qp = pd
-        .create_qp(QpInitAttr {
-            send_cq: scq.clone(),
-            recv_cq: rcq.clone(),
-            max_send_wr: 4,
-            max_recv_wr: 4,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let qp = pd.create_qp(QpInitAttr::new(&scq, &rcq, 4, 4)).unwrap();
     qp.modify(&QpAttr::init()).unwrap();
     qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 8) }).unwrap();
     let qpn = qp.qp_num();
@@ -673,14 +594,7 @@ fn other_handles_keep_objects_busy() {
     let ctx = mock::open(&dev);
     let pd = ctx.alloc_pd().unwrap();
     let cq = ctx.create_cq(16).unwrap();
-    let qp = pd.create_qp(QpInitAttr {
-        send_cq: cq.clone(),
-        recv_cq: cq.clone(),
-        max_send_wr: 2,
-        max_recv_wr: 2,
-        max_inline_data: 0,
-        sq_sig_all: false,
-    });
+    let qp = pd.create_qp(QpInitAttr::new(&cq, &cq, 2, 2));
     let qp = qp.unwrap();
 
     // The QP holds the CQ twice (send and receive) and the PD once; a clone is one more handle.
@@ -742,14 +656,7 @@ fn destroyed_resource_numbers_are_reused() {
     assert_eq!((pd.pdn(), pd2.pdn()), (1, 2));
     let cq = ctx.create_cq(8).unwrap();
     let cq2 = ctx.create_cq(8).unwrap();
-    let attr = |c: &Cq, n| QpInitAttr {
-        send_cq: c.clone(),
-        recv_cq: c.clone(),
-        max_send_wr: n,
-        max_recv_wr: 0,
-        max_inline_data: 0,
-        sq_sig_all: false,
-    };
+    let attr = |c: &Cq, n| QpInitAttr::new(c, c, n, 0);
     let a = pd.create_qp(attr(&cq, 8)).unwrap();
     let b = pd.create_qp(attr(&cq2, 4)).unwrap();
     // The CQ is full: a's 8 send WRs reserved all its entries.
@@ -818,16 +725,7 @@ fn qp_keeps_its_pd_cqs_and_context_alive() {
     let scq = ctx.create_cq(8).unwrap();
     let rcq = ctx.create_cq(8).unwrap();
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
-    let qp = pd
-        .create_qp(QpInitAttr {
-            send_cq: scq.clone(),
-            recv_cq: rcq.clone(),
-            max_send_wr: 4,
-            max_recv_wr: 4,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })
-        .unwrap();
+    let qp = pd.create_qp(QpInitAttr::new(&scq, &rcq, 4, 4)).unwrap();
     qp.modify(&QpAttr::init()).unwrap();
     qp.modify(&QpAttr::rtr(mock::addr(2), 9, 0, Mtu::Mtu1024)).unwrap();
     qp.modify(&QpAttr::rts(0)).unwrap();

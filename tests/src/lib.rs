@@ -162,28 +162,11 @@ impl World {
         let cq_b = ctx_b.create_cq(2 * n * depth).unwrap();
         let placeholders: Vec<Qp> = (0..skip)
             .flat_map(|_| [(&pd_a, &cq_a), (&pd_b, &cq_b)])
-            .map(|(pd, cq)| {
-                pd.create_qp(QpInitAttr {
-                    send_cq: cq.clone(),
-                    recv_cq: cq.clone(),
-                    max_send_wr: 0,
-                    max_recv_wr: 0,
-                    max_inline_data: 0,
-                    sq_sig_all: false,
-                })
-                .unwrap()
-            })
+            .map(|(pd, cq)| pd.create_qp(QpInitAttr::new(cq, cq, 0, 0)).unwrap())
             .collect();
         let mut conns = Vec::new();
         for i in 0..n {
-            let attr = |cq: &Cq| QpInitAttr {
-                send_cq: cq.clone(),
-                recv_cq: cq.clone(),
-                max_send_wr: depth,
-                max_recv_wr: depth,
-                max_inline_data: max_inline,
-                sq_sig_all: false,
-            };
+            let attr = |cq: &Cq| QpInitAttr { max_inline_data: max_inline, ..QpInitAttr::new(cq, cq, depth, depth) };
             let a = pd_a.create_qp(attr(&cq_a)).unwrap();
             let b = pd_b.create_qp(attr(&cq_b)).unwrap();
             a.modify(&QpAttr { qp_state: QpAttr::init().qp_state, selective_repeat: Some(sr), ..req.clone() }).unwrap();

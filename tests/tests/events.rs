@@ -53,14 +53,7 @@ fn setup(nics: &Nics) -> Setup {
     let cq_b = [ctx_b.create_cq_with(32, Some(&ch)).unwrap(), ctx_b.create_cq_with(32, Some(&ch)).unwrap()];
     let mut qps = Vec::new();
     for (i, cq) in cq_b.iter().enumerate() {
-        let attr = |cq: &Cq| QpInitAttr {
-            send_cq: cq.clone(),
-            recv_cq: cq.clone(),
-            max_send_wr: 16,
-            max_recv_wr: 16,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        };
+        let attr = |cq: &Cq| QpInitAttr::new(cq, cq, 16, 16);
         let a = pd_a.create_qp(attr(&cq_a)).unwrap();
         let b = pd_b.create_qp(attr(cq)).unwrap();
         connect(&ctx_a, &a, initial_psn(SEED, 0, i as u32), &ctx_b, &b, initial_psn(SEED, 1, i as u32), Mtu::Mtu1024)

@@ -1307,14 +1307,7 @@ impl Fuzzer {
         let pd_x = ctx1.alloc_pd().unwrap();
         let cq_gb = ctx1.create_cq(64).unwrap();
         let cq_v = ctx1.create_cq(64).unwrap();
-        let attr = |cq: &Cq, s: u32, r: u32| QpInitAttr {
-            send_cq: cq.clone(),
-            recv_cq: cq.clone(),
-            max_send_wr: s,
-            max_recv_wr: r,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        };
+        let attr = |cq: &Cq, s: u32, r: u32| QpInitAttr::new(cq, cq, s, r);
         let qa = pd_ga.create_qp(attr(&cq_ga, 16, 1)).unwrap();
         let qp_peer = pd_p.create_qp(attr(&cq_p, 1, 1)).unwrap();
         let qb = pd_gb.create_qp(attr(&cq_gb, 1, 16)).unwrap();

@@ -189,14 +189,7 @@ fn the_push_slot_is_used_only_whole_and_current() {
         // A whole push committed by a doorbell while the QP cannot send, then a QP commit (connecting it): dropped.
         let cq = w.ctx_a.create_cq(8).unwrap();
         let cq_b = w.ctx_b.create_cq(8).unwrap();
-        let attr = |cq: &rnic::Cq| QpInitAttr {
-            send_cq: cq.clone(),
-            recv_cq: cq.clone(),
-            max_send_wr: 4,
-            max_recv_wr: 4,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        };
+        let attr = |cq: &rnic::Cq| QpInitAttr::new(cq, cq, 4, 4);
         let q2 = w.pd_a.create_qp(attr(&cq)).unwrap();
         let r2 = w.pd_b.create_qp(attr(&cq_b)).unwrap();
         raw_push(&w, &words, None);

@@ -524,16 +524,7 @@ impl World {
             for i in order {
                 let want = qpns_used[nic][i];
                 while next < want {
-                    let ph = pd
-                        .create_qp(QpInitAttr {
-                            send_cq: cqs[0].clone(),
-                            recv_cq: cqs[0].clone(),
-                            max_send_wr: 0,
-                            max_recv_wr: 0,
-                            max_inline_data: 0,
-                            sq_sig_all: false,
-                        })
-                        .unwrap();
+                    let ph = pd.create_qp(QpInitAttr::new(&cqs[0], &cqs[0], 0, 0)).unwrap();
                     assert_eq!(ph.qp_num(), next, "QPN allocation is expected to take the lowest free QPN");
                     placeholders.push(ph);
                     next += 1;
@@ -542,12 +533,8 @@ impl World {
                 let (sd, rd) = depths[nic][i];
                 let qp = pd
                     .create_qp(QpInitAttr {
-                        send_cq: cqs[s].clone(),
-                        recv_cq: cqs[r].clone(),
-                        max_send_wr: sd,
-                        max_recv_wr: rd,
                         max_inline_data: inline_max[nic][i],
-                        sq_sig_all: false,
+                        ..QpInitAttr::new(&cqs[s], &cqs[r], sd, rd)
                     })
                     .unwrap();
                 assert_eq!(qp.qp_num(), want, "QPN allocation is expected to take the lowest free QPN");

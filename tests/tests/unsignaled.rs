@@ -131,12 +131,8 @@ fn sq_sig_all_signals_every_wr() {
         let (pd_a, pd_b) = (ctx_a.alloc_pd().unwrap(), ctx_b.alloc_pd().unwrap());
         let (cq_a, cq_b) = (ctx_a.create_cq(DEPTH).unwrap(), ctx_b.create_cq(DEPTH).unwrap());
         let attr = |cq: &rnic::Cq, sig_all: bool| rnic::QpInitAttr {
-            send_cq: cq.clone(),
-            recv_cq: cq.clone(),
-            max_send_wr: DEPTH / 2,
-            max_recv_wr: 0,
-            max_inline_data: 0,
             sq_sig_all: sig_all,
+            ..rnic::QpInitAttr::new(cq, cq, DEPTH / 2, 0)
         };
         let a = pd_a.create_qp(attr(&cq_a, true)).unwrap();
         let b = pd_b.create_qp(attr(&cq_b, false)).unwrap();

@@ -591,22 +591,9 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
     };
     let mut lanes = Vec::new();
     for i in 0..c.qps {
-        let a = pd_a.create_qp(QpInitAttr {
-            send_cq: req_cq.clone(),
-            recv_cq: req_cq.clone(),
-            max_send_wr: depth,
-            max_recv_wr: 0,
-            max_inline_data: c.max_inline(),
-            sq_sig_all: false,
-        })?;
-        let b = pd_b.create_qp(QpInitAttr {
-            send_cq: resp_cq.clone(),
-            recv_cq: resp_cq.clone(),
-            max_send_wr: 0,
-            max_recv_wr: recv_wrs,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        })?;
+        let a = pd_a
+            .create_qp(QpInitAttr { max_inline_data: c.max_inline(), ..QpInitAttr::new(&req_cq, &req_cq, depth, 0) })?;
+        let b = pd_b.create_qp(QpInitAttr::new(&resp_cq, &resp_cq, 0, recv_wrs))?;
         if c.max_paths != 0 || c.strack_cc || c.dctcp_cc {
             // Set in INIT; the connection's next transitions program them into the NIC.
             a.modify(&QpAttr {

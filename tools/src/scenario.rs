@@ -268,14 +268,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
         let pd_rx = rx.alloc_pd().map_err(|e| err("receiver PD", e))?;
         let cq = ctx.create_cq(2 * cfg.msgs).map_err(|e| err("sender CQ", e))?;
         let cq_rx = rx.create_cq(2).map_err(|e| err("receiver CQ", e))?;
-        let attr = |cq: &rnic::Cq, n: u32| rnic::QpInitAttr {
-            send_cq: cq.clone(),
-            recv_cq: cq.clone(),
-            max_send_wr: n,
-            max_recv_wr: n,
-            max_inline_data: 0,
-            sq_sig_all: false,
-        };
+        let attr = |cq: &rnic::Cq, n: u32| rnic::QpInitAttr::new(cq, cq, n, n);
         let a = pd.create_qp(attr(&cq, cfg.msgs)).map_err(|e| err("sender QP", e))?;
         let b = pd_rx.create_qp(attr(&cq_rx, 1)).map_err(|e| err("receiver QP", e))?;
         a.modify(&cfg.transport.qp_attr()).map_err(|e| err("sender QP attributes", e))?;
