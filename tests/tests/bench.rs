@@ -98,6 +98,41 @@ fn write_latency() {
     latency(Mode::WriteBw);
 }
 
+/// perftest's `-e`: the run sleeps on completion events of the requester
+/// CQ. Every message still completes and is verified, the run took events
+/// (one per message at most: each waits for one), and SEND bandwidth runs
+/// are refused.
+fn events(mode: Mode, latency: bool) {
+    let nics = pair();
+    let mut c = BenchConfig::new(mode);
+    c.latency = latency;
+    c.events = true;
+    c.size = 3000;
+    c.iters = 40;
+    c.tx_depth = 4;
+    let r = run(&nics.ctxs[0], &nics.ctxs[1], &c).unwrap_or_else(|e| panic!("{mode:?} with events: {e}"));
+    assert_eq!((r.iters, r.verified_bytes), (40, 40 * 3000), "{mode:?}");
+    assert!(r.events >= 1 && r.events <= 40, "{mode:?}: {} events for 40 messages", r.events);
+    if latency {
+        assert_eq!(r.events, 40, "{mode:?}: one message in flight, each completion waited for");
+    }
+    let irqs = nics.ctxs[0].counters().unwrap().into_iter().find(|(n, _)| *n == "irqs").unwrap().1;
+    assert!(irqs >= r.events, "{mode:?}: {irqs} MSI-X messages for {} events", r.events);
+    assert_no_violations(&nics);
+}
+
+#[test]
+fn events_write_lat_write_bw_read_bw_send_lat() {
+    events(Mode::WriteBw, true);
+    events(Mode::WriteBw, false);
+    events(Mode::ReadBw, false);
+    events(Mode::SendBw, true);
+    let nics = pair();
+    let mut c = BenchConfig::new(Mode::SendBw);
+    c.events = true;
+    assert!(run(&nics.ctxs[0], &nics.ctxs[1], &c).is_err(), "send_bw with events is refused");
+}
+
 #[test]
 fn send_latency() {
     latency(Mode::SendBw);

@@ -18,8 +18,8 @@
 use crate::pattern;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rnic::{
-    AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus, WorkCompletion,
-    WrOpcode,
+    AccessFlags, CompChannel, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus,
+    WorkCompletion, WrOpcode,
 };
 use rnic_spec::params;
 use std::collections::VecDeque;
@@ -99,6 +99,12 @@ pub struct BenchConfig {
     pub inline_size: u32,
     /// Posts to an idle SQ push their WQE through the BAR (`Context::set_wqe_push`).
     pub wqe_push: bool,
+    /// Sleep on completion events (perftest's `-e`): the requester CQ is on
+    /// a completion channel, and a round that finds nothing to do while
+    /// messages are in flight arms it and waits in `get_cq_event` instead
+    /// of stepping the device. Not with SEND bandwidth runs, whose
+    /// responder reposts receives from the same loop.
+    pub events: bool,
 }
 
 impl BenchConfig {
@@ -124,6 +130,7 @@ impl BenchConfig {
             dctcp_cc: false,
             inline_size: 0,
             wqe_push: true,
+            events: false,
         }
     }
 
@@ -226,6 +233,8 @@ pub struct Report {
     /// completion for a WRITE (the data placed and acknowledged) or a READ
     /// (the data back). [`Report::peak_gbps`] counts these.
     pub deliveries: Vec<u64>,
+    /// Completion events the run waited for ([`BenchConfig::events`]).
+    pub events: u64,
 }
 
 /// [`Report::peak_gbps`] looks at stretches of at least this fraction of the run.
@@ -342,6 +351,7 @@ impl Report {
             completions,
             posts,
             deliveries,
+            events: a.events + b.events,
         }
     }
 
@@ -560,6 +570,10 @@ struct Setup {
     /// Where it lands: the responder's (WRITE, SEND) or the requester's (READ).
     dst: Mr,
     lanes: Vec<Lane>,
+    /// The requester CQ's completion channel ([`BenchConfig::events`]).
+    chan: Option<CompChannel>,
+    /// Completion events taken.
+    events: u64,
     /// Source slots per QP.
     src_slots: u64,
     /// Receive slots per QP (send_bw).
@@ -574,7 +588,8 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
     let Layout { src_slots, rx_depth, own_slots, src_len, dst_len } = c.layout();
     let pd_a = req.alloc_pd()?;
     let pd_b = resp.alloc_pd()?;
-    let req_cq = req.create_cq(c.qps * depth)?;
+    let chan = if c.events { Some(req.create_comp_channel()?) } else { None };
+    let req_cq = req.create_cq_with(c.qps * depth, chan.as_ref())?;
     let recv_wrs = if c.mode == Mode::SendBw { rx_depth } else { 0 };
     let resp_cq = resp.create_cq((c.qps * recv_wrs).max(1))?;
     // Source memory is read-only for the NIC, so a stray DMA write into it is a violation.
@@ -618,7 +633,7 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
             posted_at: VecDeque::new(),
         });
     }
-    Ok(Setup { _pds: (pd_a, pd_b), req_cq, resp_cq, src, dst, lanes, src_slots, rx_depth, own_slots })
+    Ok(Setup { _pds: (pd_a, pd_b), req_cq, resp_cq, src, dst, lanes, chan, events: 0, src_slots, rx_depth, own_slots })
 }
 
 /// Refuses parameters the engine cannot run; `qps_per_nic` is the QPs each NIC will hold.
@@ -643,6 +658,12 @@ fn validate(c: &BenchConfig, qps_per_nic: u64) -> Result<(), BenchError> {
     if c.latency && c.qps != 1 {
         return Err(BenchError::Config("a latency run has one QP".into()));
     }
+    if c.events && c.mode == Mode::SendBw && !c.latency {
+        return Err(BenchError::Config(
+            "events (-e) with send_bw: the responder's receives are reposted by the same loop, which would sleep"
+                .into(),
+        ));
+    }
     Ok(())
 }
 
@@ -654,7 +675,7 @@ pub fn run(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Report, Ben
     r.start()?;
     while !r.finished() {
         if !r.step()? {
-            r.dev.wait().map_err(rnic::Error::from)?;
+            r.idle()?;
         }
     }
     r.finish()
@@ -671,6 +692,9 @@ pub const BIDIR_SEED: u64 = 0xB1D1_0000_0000;
 pub fn run_bidir(a: &Context, b: &Context, c: &BenchConfig) -> Result<(Report, Report), BenchError> {
     if c.latency {
         return Err(BenchError::Config("a latency run is one-way".into()));
+    }
+    if c.events {
+        return Err(BenchError::Config("events (-e) in a bidirectional run: one loop drives both directions".into()));
     }
     validate(c, 2 * c.qps as u64)?;
     let mut c_ab = c.clone();
@@ -804,6 +828,25 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
+    /// A round found nothing to do: the device runs on. With events and
+    /// messages in flight, the requester CQ is armed, polled once more (a
+    /// completion before the arm has no event) and the thread waits for
+    /// its event.
+    fn idle(&mut self) -> Result<(), BenchError> {
+        let in_flight = self.s.lanes.iter().any(|l| l.posted > l.completed);
+        let Some(ch) = self.s.chan.clone().filter(|_| in_flight) else {
+            return Ok(self.dev.wait().map_err(rnic::Error::from)?);
+        };
+        self.s.req_cq.req_notify_cq(false)?;
+        if self.step()? {
+            return Ok(());
+        }
+        let cq = ch.get_cq_event(self.c.stall_cycles)?;
+        cq.ack_cq_events(1)?;
+        self.s.events += 1;
+        Ok(())
+    }
+
     /// Every message posted is complete (and received), and no more will be posted.
     fn finished(&self) -> bool {
         let send = self.send();
@@ -907,6 +950,7 @@ impl<'a> Runner<'a> {
             completions: std::mem::take(&mut self.completions),
             posts: std::mem::take(&mut self.posts),
             deliveries: std::mem::take(&mut self.deliveries),
+            events: self.s.events,
         })
     }
 
@@ -1128,6 +1172,7 @@ mod tests {
             completions: Vec::new(),
             posts: Vec::new(),
             deliveries: Vec::new(),
+            events: 0,
         }
     }
 

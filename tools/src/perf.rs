@@ -289,6 +289,12 @@ struct Args {
     /// by DMA (the NIC without its push window).
     #[arg(long)]
     no_wqe_push: bool,
+    /// Sleep on completion events instead of polling (as perftest's
+    /// `-e`): the requester CQ is on a completion channel (an MSI-X vector
+    /// bound to an eventfd), armed whenever the loop has nothing to do.
+    /// Not with send_bw or -b.
+    #[arg(short = 'e', long)]
+    events: bool,
     /// STrack's congestion window on every requester QP: the ACKs' RTT,
     /// ECN echo and SACK bytes received move it, and the NIC holds a QP
     /// whose packets in flight (past the latest ACK's ePSN and the packets
@@ -890,6 +896,7 @@ impl Args {
         c.spray_oblivious = self.oblivious;
         c.inline_size = self.inline_size();
         c.wqe_push = !self.no_wqe_push;
+        c.events = self.events;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -1321,6 +1328,8 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     };
     let push = if a.no_wqe_push { "off" } else { "on (one WR to an idle SQ; 64 B of payload)" };
     out!(" Inline data     : {inline:<10} WQE push       : {push}");
+    let completions = if a.events { "events (MSI-X, eventfd)" } else { "polling" };
+    out!(" Completions     : {completions}");
     if a.paths != 0 {
         out!(
             " Spraying        : {} entropies (UDP source ports) per requester QP{}, an ACK per packet",

@@ -223,6 +223,12 @@ fn perftest_flags_and_refusals() {
     refused(&["write_lat", "-b"], "-b (bidirectional) is for the bandwidth tests");
     refused(&["send_lat", "-q", "2"], "one QP");
     refused(&["write_bw", "-s", "1G", "-t", "16", "-n", "100"], "simulated host memory");
+    refused(&["send_bw", "-e", "-n", "4"], "events (-e) with send_bw");
+    refused(&["write_bw", "-e", "-b", "-n", "4"], "events (-e) in a bidirectional run");
+    // perftest's -e: the header says so and the run completes, every byte verified.
+    let out = perf_ok(&["write_lat", "-s", "64", "-n", "20", "-e"]);
+    assert!(out.contains(" Completions     : events"), "{out}");
+    assert!(out.contains("verified 1280 bytes: OK"), "{out}");
 }
 
 #[test]
