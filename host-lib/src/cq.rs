@@ -23,6 +23,8 @@ pub enum WcStatus {
     Success,
     /// Local length error (message longer than the receive buffer).
     LocLenErr,
+    /// Local QP operation error: the NIC found a WQE with an opcode the host may not post.
+    LocQpOpErr,
     /// Local protection error (bad lkey or address outside the local MR).
     LocProtErr,
     /// Flushed because the QP entered the error state.
@@ -47,6 +49,7 @@ impl WcStatus {
         match v {
             cqe_status::SUCCESS => WcStatus::Success,
             cqe_status::LOC_LEN_ERR => WcStatus::LocLenErr,
+            cqe_status::LOC_QP_OP_ERR => WcStatus::LocQpOpErr,
             cqe_status::LOC_PROT_ERR => WcStatus::LocProtErr,
             cqe_status::WR_FLUSH_ERR => WcStatus::WrFlushErr,
             cqe_status::REM_INV_REQ_ERR => WcStatus::RemInvReqErr,
@@ -63,6 +66,7 @@ impl WcStatus {
         match self {
             WcStatus::Success => cqe_status::SUCCESS,
             WcStatus::LocLenErr => cqe_status::LOC_LEN_ERR,
+            WcStatus::LocQpOpErr => cqe_status::LOC_QP_OP_ERR,
             WcStatus::LocProtErr => cqe_status::LOC_PROT_ERR,
             WcStatus::WrFlushErr => cqe_status::WR_FLUSH_ERR,
             WcStatus::RemInvReqErr => cqe_status::REM_INV_REQ_ERR,

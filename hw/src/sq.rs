@@ -6,11 +6,13 @@
 //! block test covers both, and `sched` tests the scheduler alone.
 
 use crate::ack::APSN_BITS;
-use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, TXD_BITS};
+use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, REW_ONE_BIT, REW_WQE_BIT, TXD_BITS};
 use crate::fifo::Fifo;
+use crate::num::Num;
 use crate::push::PushSlot;
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
+use rnic_spec::desc::send_op;
 use rnic_spec::params::{JOB_QUEUE_LOG2, MR_BITS, QPN_BITS, REWIND_QUEUE_LOG2};
 use rust_hdl::prelude::*;
 
@@ -157,7 +159,7 @@ pub struct SqEngine {
     pub spray_path: Signal<In, Bits<8>>,
     /// Pulse: a rewind was applied.
     pub cnt_rewind: Signal<Out, Bit>,
-    /// Pulse: a rewind was dropped (queue full).
+    /// Pulse: a rewind was dropped (queue full, or a resend carrying a WQE whose opcode the host may not post).
     pub cnt_rewind_drop: Signal<Out, Bit>,
     /// Pulse: a single-packet resend was taken from the queue.
     pub cnt_resend: Signal<Out, Bit>,
@@ -171,7 +173,13 @@ pub struct SqEngine {
     rewq: Fifo<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }>,
     /// READ response jobs, served before the host's rewinds and resends.
     jobq: Fifo<Bits<REW_BITS>, JOB_QUEUE_LOG2, { JOB_QUEUE_LOG2 + 1 }>,
+    /// The host's resend carries a WQE whose opcode the host may not post.
+    rew_bad_op: Signal<Local, Bit>,
+    op_read: Num<{ send_op::RDMA_READ as u64 }, 8>,
 }
+
+// A resend's ONE bit and its WQE's opcode byte, as literals for rust-hdl.
+const _: () = assert!(REW_ONE_BIT == 88 && REW_WQE_BIT == 89);
 
 impl Logic for SqEngine {
     #[hdl_gen]
@@ -206,9 +214,12 @@ impl Logic for SqEngine {
             self.sched.db_qpn.next = self.db_qpn.val();
         }
         self.turn.kick_ready.next = !self.bar_wr.val();
-        self.rewq.write.next = self.rew_write.val() & !self.rewq.full.val();
+        // A host resend's WQE with an opcode the host may not post (a READ response job's, or none) is dropped.
+        self.rew_bad_op.next =
+            self.rew_data.val().get_bit(88) & (self.rew_data.val().get_bits::<8>(89) > self.op_read.val());
+        self.rewq.write.next = self.rew_write.val() & !self.rewq.full.val() & !self.rew_bad_op.val();
         self.rewq.data_in.next = self.rew_data.val();
-        self.cnt_rewind_drop.next = self.rew_write.val() & self.rewq.full.val();
+        self.cnt_rewind_drop.next = self.rew_write.val() & (self.rewq.full.val() | self.rew_bad_op.val());
         // The responder's jobs and the turn engine's requeued rests share the
         // queue's write port (the responder first); the responder leaves one
         // place free, so the job the turn engine holds always fits back.

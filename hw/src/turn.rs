@@ -463,8 +463,14 @@ pub struct TurnEngine {
     has_imm: Signal<Local, Bit>,
     op_plain: Signal<Local, Bits<8>>,
     mr_ok: Signal<Local, Bit>,
-    /// `mr_ok` a cycle later: Seg's per-packet re-check (its WQE and MR entry have been there two cycles by then).
+    /// `mr_ok` (or an empty WQE) a cycle later, and not `bad_op`: Seg's per-packet re-check (its WQE and MR
+    /// entry have been there two cycles by then).
     mr_ok_q: Reg<Bit>,
+    /// A WQE from the host's ring (or push) with an opcode the host may not post (above RDMA_READ; the
+    /// responder's READ response jobs come only through the job queue, as resends).
+    bad_op: Signal<Local, Bit>,
+    /// `bad_op` a cycle later, with `mr_ok_q`: the local error's status.
+    bad_op_q: Reg<Bit>,
     /// RsRet's first cycle is over: the restored WQE's MR entry is read, `mr_ok_q` holds it next.
     ret_wait: Reg<Bit>,
     /// va_base + length - local_addr - WQE length, wide enough not to wrap: negative when the WQE ends past the MR.
@@ -510,6 +516,7 @@ pub struct TurnEngine {
     /// Requests carry no AETH: their descriptor's syndrome is zero.
     no_syndrome: Num<0, 8>,
     st_loc_prot_err: Num<{ cqe_status::LOC_PROT_ERR as u64 }, 8>,
+    st_loc_qp_op_err: Num<{ cqe_status::LOC_QP_OP_ERR as u64 }, 8>,
     tag_sq_payload: Num<{ dma_tag::SQ_PAYLOAD as u64 }, 8>,
     /// SRNIC's burst_size: payload bytes per turn.
     burst_bytes: Num<{ SCHED_BURST_BYTES as u64 }, 32>,
@@ -559,6 +566,7 @@ impl Logic for TurnEngine {
             qpn,
             held,
             mr_ok_q,
+            bad_op_q,
             mr_k_q,
             la_empty_q,
             jb_over_q,
@@ -641,6 +649,7 @@ impl Logic for TurnEngine {
         self.qpn.reset.next = self.reset.val();
         self.held.reset.next = self.reset.val();
         self.mr_ok_q.reset.next = self.reset.val();
+        self.bad_op_q.reset.next = self.reset.val();
         self.mr_k_q.reset.next = self.reset.val();
         self.la_empty_q.reset.next = self.reset.val();
         self.jb_over_q.reset.next = self.reset.val();
@@ -993,7 +1002,9 @@ impl Logic for TurnEngine {
             & (self.mv.pd.val() == self.qv.pd.val())
             & (self.wv.local_addr.val() >= self.mv.va_base.val())
             & !self.mr_room.val().get_bit(65);
-        self.mr_ok_q.d.next = self.mr_ok.val();
+        self.bad_op.next = !self.resend.q.val() & (self.wv.opcode.val() > self.send_op_read.val());
+        self.bad_op_q.d.next = self.bad_op.val();
+        self.mr_ok_q.d.next = (self.mr_ok.val() | (self.wv.length.val() == 0)) & !self.bad_op.val();
         // TX descriptor of the current packet.
         self.txp.is_ack.next = 0.into();
         self.txp.dst_mac.next = self.qv.dest_mac.val();
@@ -1102,6 +1113,9 @@ impl Logic for TurnEngine {
         self.errp.ssn.next = self.ssn.q.val();
         self.errp.cqn.next = self.qv.send_cqn.val();
         self.errp.status.next = self.st_loc_prot_err.val();
+        if self.bad_op_q.q.val() {
+            self.errp.status.next = self.st_loc_qp_op_err.val();
+        }
         self.lerr_data.next = self.errp.pword.val();
         match self.state.q.val() {
             SqState::Idle => {
@@ -1328,8 +1342,9 @@ impl Logic for TurnEngine {
                         self.cnt_skip.next = true;
                         self.state.d.next = SqState::Drain;
                     }
-                } else if !(self.mr_ok_q.q.val() | (self.wv.length.val() == 0)) {
+                } else if !self.mr_ok_q.q.val() {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
+                    // (Or the WQE's opcode is not one the host may post: `bad_op`.)
                     self.state.d.next = SqState::LocalErr;
                     if self.resend.q.val() {
                         self.jdrop.d.next = true;

@@ -224,3 +224,54 @@ fn the_push_slot_is_used_only_whole_and_current() {
     }
     assert_no_violations(&nics);
 }
+
+/// A WQE's opcode must be one the host may post (WRITE, SEND, with
+/// immediate, READ): a pushed WQE with any other (8 is the NIC's own READ
+/// response job) completes with `LocQpOpErr` and sends nothing; a host
+/// resend carrying such a WQE is dropped and counted in `sq_rewind_drop`.
+#[test]
+fn a_wqe_opcode_the_host_may_not_post_is_refused() {
+    let nics = pair();
+    let rx_frames = |nics: &Nics| nics.cluster.lock().read_reg(1, counters::RX_FRAMES).unwrap();
+    for op in [5u8, 8, 255] {
+        let w = World::inline(&nics, 1, 8, Mtu::Mtu1024, 64);
+        let (a, _) = &w.conns[0];
+        let src = w.pd_a.reg_mr(SLOT, AccessFlags::empty()).unwrap();
+        let dst = w.pd_b.reg_mr(2 * SLOT, AccessFlags::REMOTE_WRITE).unwrap();
+        let trap = w.pd_b.reg_mr(SLOT, AccessFlags::REMOTE_WRITE).unwrap();
+        let dst_want = fill_sentinel(&dst);
+        let trap_want = fill_sentinel(&trap);
+        src.write(0, &[0xAB; 64]).unwrap();
+        // A host resend carrying the bad WQE: dropped at the NIC's door.
+        let wqe = SendWqe { opcode: op, ..bogus(&trap, &src) };
+        let drops0 = w.ctx_a.counters().unwrap().into_iter().find(|(n, _)| *n == "sq_rewind_drop").unwrap().1;
+        let mut st = [0u64; regs::NUM_STAGE];
+        regs::rewind::ONE.put(&mut st, 1);
+        let bytes = wqe.as_bytes();
+        for (i, c) in bytes[..regs::rewind::WQE_BYTES].chunks_exact(8).enumerate() {
+            st[regs::rewind::WQE_WORD + i] = u64::from_le_bytes(c.try_into().unwrap());
+        }
+        let dev = w.ctx_a.device().clone();
+        for (i, v) in st.iter().enumerate() {
+            dev.write_reg(regs::stage(i), *v).unwrap();
+        }
+        dev.write_reg(regs::REG_SQ_REWIND, a.qp_num() as u64).unwrap();
+        let drops = w.ctx_a.counters().unwrap().into_iter().find(|(n, _)| *n == "sq_rewind_drop").unwrap().1;
+        assert_eq!(drops, drops0 + 1, "opcode {op}: the resend is dropped and counted");
+        // The same WQE pushed before a post's doorbell: the NIC takes it and refuses it.
+        w.ctx_a.set_wqe_push(false);
+        let frames0 = rx_frames(&nics);
+        raw_push(&w, &push_words(&wqe, &[0xEE; 64]), None);
+        let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() };
+        a.post_send(&SendWr { wr_id: 7, send_flags: SendFlags::SIGNALED, opcode, sg: src.sge(0, 64) }).unwrap();
+        let wc = &wait(&w.cq_a, 1, 100)[0];
+        assert_eq!((wc.wr_id, wc.status), (7, WcStatus::LocQpOpErr), "opcode {op}: {wc:?}");
+        for _ in 0..500 {
+            w.ctx_a.device().wait().unwrap();
+        }
+        assert_eq!(rx_frames(&nics), frames0, "opcode {op}: nothing reached the peer");
+        assert_same("the destination", &read_all(&dst), &dst_want, SLOT, 1, 0);
+        assert_same("the trap region", &read_all(&trap), &trap_want, SLOT, 1, 0);
+    }
+    assert_no_violations(&nics);
+}

@@ -106,6 +106,9 @@ pub mod cqe_status {
     pub const SUCCESS: u8 = 0;
     /// Local length error (message longer than the receive buffer).
     pub const LOC_LEN_ERR: u8 = 1;
+    /// Local QP operation error: a send WQE whose opcode is not one the host
+    /// may post (above [`super::send_op::RDMA_READ`]).
+    pub const LOC_QP_OP_ERR: u8 = 2;
     /// Local protection error (bad lkey or address outside the local MR).
     pub const LOC_PROT_ERR: u8 = 4;
     /// Work request flushed because the QP is in the error state.

@@ -91,7 +91,8 @@ pub mod counters {
     /// SQ rewinds applied (retransmissions the host's slow path asked for
     /// through [`super::REG_SQ_REWIND`]).
     pub const SQ_REWINDS: u32 = 0x288;
-    /// SQ rewinds dropped because the NIC's rewind queue was full.
+    /// SQ rewinds dropped because the NIC's rewind queue was full, or
+    /// single-packet resends whose WQE has an opcode the host may not post.
     pub const SQ_REWIND_DROP: u32 = 0x290;
     /// Retransmission timeouts reported (CtrlQ `REQ_TIMEOUT` entries asked for).
     pub const RTO_EXPIRED: u32 = 0x298;
