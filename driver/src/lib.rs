@@ -131,18 +131,6 @@ impl EventFd {
             Err(DriverError::Device(format!("eventfd read: {e}")))
         }
     }
-
-    /// Adds `n` to the count (what an interrupt does; tests use it to wake a waiter).
-    pub fn signal(&self, n: u64) -> Result<(), DriverError> {
-        let buf = n.to_ne_bytes();
-        // SAFETY: writes 8 bytes from a live buffer.
-        let r = unsafe { libc::write(self.fd.as_raw_fd(), buf.as_ptr().cast(), buf.len()) };
-        if r == 8 {
-            Ok(())
-        } else {
-            Err(DriverError::Device(format!("eventfd write: {}", std::io::Error::last_os_error())))
-        }
-    }
 }
 
 impl AsRawFd for EventFd {
