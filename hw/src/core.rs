@@ -703,6 +703,7 @@ impl Logic for RnicCore {
         self.pciewr.wr_addr.next = self.resp.wr_addr.val();
         self.pciewr.wr_data.next = self.resp.wr_data.val();
         self.pciewr.wr_len.next = self.resp.wr_len.val();
+        self.pciewr.wr_lane.next = self.resp.wr_lane.val();
         self.pciewr.cfg_mps.next = self.pcie_mps.val();
         self.pcie_wr_valid.next = self.pciewr.rqw_valid.val();
         self.pciewr.rqw_ready.next = self.pcie_wr_ready.val();

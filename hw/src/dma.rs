@@ -136,8 +136,10 @@ pub struct DmaWriteMux {
     pub rsp_ready: Signal<Out, Bit>,
     /// Responder: bus address.
     pub rsp_addr: Signal<In, Bits<64>>,
-    /// Responder: data from lane 0.
+    /// Responder: data, its first byte at lane `rsp_lane`.
     pub rsp_data: Signal<In, Bits<512>>,
+    /// Responder: lane of the first byte.
+    pub rsp_lane: Signal<In, Bits<6>>,
     /// Responder: bytes.
     pub rsp_len: Signal<In, Bits<7>>,
     /// DMA port: write valid.
@@ -150,6 +152,8 @@ pub struct DmaWriteMux {
     pub wr_data: Signal<Out, Bits<512>>,
     /// DMA port: bytes.
     pub wr_len: Signal<Out, Bits<7>>,
+    /// DMA port: lane of the first byte (a CQE's is 0).
+    pub wr_lane: Signal<Out, Bits<6>>,
 }
 
 impl Logic for DmaWriteMux {
@@ -159,7 +163,9 @@ impl Logic for DmaWriteMux {
         self.wr_addr.next = self.rsp_addr.val();
         self.wr_data.next = self.rsp_data.val();
         self.wr_len.next = self.rsp_len.val();
+        self.wr_lane.next = self.rsp_lane.val();
         if self.cq_valid.val() {
+            self.wr_lane.next = 0.into();
             self.wr_addr.next = self.cq_addr.val();
             self.wr_data.next = self.cq_data.val();
             self.wr_len.next = self.cq_len.val();

@@ -13,8 +13,8 @@
 //! descriptor on the stream and mux these writes with the read requests.
 //!
 //! Three steps, each a cycle:
-//! - **Gather.** A core write is rotated into its 64-byte host block (and
-//!   the next one, when it spills) and merged into the block being
+//! - **Gather.** A core write is rotated from its source lanes into its
+//!   64-byte host block (and the next one, when it spills) and merged into the block being
 //!   gathered while it continues the previous write's bytes. A block goes
 //!   on when its last lane is written, when a write that does not continue
 //!   it arrives (that write waits a cycle), or after `IDLE_FLUSH` cycles
@@ -27,8 +27,11 @@
 //! - **Send.** A closed TLP's blocks are sent with its descriptor on the
 //!   first beat.
 //!
-//! Core writes longer than 64 bytes are taken as 64 (the core's width
-//! allows up to 127; it never writes more than 64).
+//! A core write's bytes sit at lanes `wr_lane..wr_lane + wr_len` of its
+//! beat (a scatter list's piece starts mid-beat; CQEs start at lane 0);
+//! the lane plus the length must not pass 64. Core writes longer than 64
+//! bytes are taken as 64 (the core's width allows up to 127; it never
+//! writes more than 64).
 
 use crate::fifo::Fifo;
 use crate::num::Num;
@@ -60,8 +63,10 @@ pub struct PcieWriteFront {
     pub wr_ready: Signal<Out, Bit>,
     /// Core: bus address of the first byte.
     pub wr_addr: Signal<In, Bits<64>>,
-    /// Core: data from lane 0.
+    /// Core: data, its first byte at lane `wr_lane`.
     pub wr_data: Signal<In, Bits<512>>,
+    /// Core: the lane of the first byte (lane + length at most 64).
+    pub wr_lane: Signal<In, Bits<6>>,
     /// Core: bytes, 1..=64.
     pub wr_len: Signal<In, Bits<7>>,
     /// PCIe requester request: a memory write beat valid.
@@ -101,6 +106,12 @@ pub struct PcieWriteFront {
     in_addr: Reg<Bits<64>>,
     in_data: Reg<Bits<512>>,
     in_len: Reg<Bits<7>>,
+    in_slane: Reg<Bits<6>>,
+    /// Rotation from source lanes to address lanes: address lane less source lane, mod 64.
+    rl: Signal<Local, Bits<6>>,
+    /// The lanes at or above the address's lane (the bytes that stay in this block).
+    geq: Signal<Local, Bits<512>>,
+    rotated: Signal<Local, Bits<512>>,
     n: Signal<Local, Bits<10>>,
     lane: Signal<Local, Bits<10>>,
     dm: Signal<Local, Bits<512>>,
@@ -166,13 +177,14 @@ impl Logic for PcieWriteFront {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, in_v, in_addr, in_data, in_len, c_v, c_start, c_end, c_data, c_keep, c_ends, idle, t_open,
-            t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
+            self, clock, in_v, in_addr, in_data, in_len, in_slane, c_v, c_start, c_end, c_data, c_keep, c_ends, idle,
+            t_open, t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
         );
         self.in_v.reset.next = self.reset.val();
         self.in_addr.reset.next = self.reset.val();
         self.in_data.reset.next = self.reset.val();
         self.in_len.reset.next = self.reset.val();
+        self.in_slane.reset.next = self.reset.val();
         self.c_v.reset.next = self.reset.val();
         self.c_start.reset.next = self.reset.val();
         self.c_end.reset.next = self.reset.val();
@@ -202,11 +214,18 @@ impl Logic for PcieWriteFront {
             self.n.next = 64.into();
         }
         self.lane.next = bit_cast::<10, 6>(self.in_addr.q.val().get_bits::<6>(0));
-        // The beat's n bytes (a thermometer code of 8n, no subtract), rotated into [hi, lo] by one 1024-bit shift.
-        self.dm.next = self.in_data.q.val() & !(!self.zero.val() << (self.n.val() << 3));
-        self.rot.next = bit_cast::<1024, 512>(self.dm.val()) << (self.lane.val() << 3);
-        self.lo_data.next = self.rot.val().get_bits::<512>(0);
-        self.hi_data.next = self.rot.val().get_bits::<512>(512);
+        // The beat's n bytes from its source lane (a thermometer code of 8n, no subtract), rotated to
+        // their address lanes (the doubled beat shifted by one 1024-bit shift); the bytes at or above
+        // the address's lane stay in this block (lo), the ones that wrapped go to the next (hi).
+        self.dm.next = self.in_data.q.val()
+            & (!(!self.zero.val() << (self.n.val() << 3)) << (bit_cast::<10, 6>(self.in_slane.q.val()) << 3));
+        self.rl.next = self.in_addr.q.val().get_bits::<6>(0) - self.in_slane.q.val();
+        self.rot.next = (bit_cast::<1024, 512>(self.dm.val()) | (bit_cast::<1024, 512>(self.dm.val()) << 512))
+            << (bit_cast::<10, 6>(self.rl.val()) << 3);
+        self.rotated.next = self.rot.val().get_bits::<512>(512);
+        self.geq.next = !self.zero.val() << (self.lane.val() << 3);
+        self.lo_data.next = self.rotated.val() & self.geq.val();
+        self.hi_data.next = self.rotated.val() & !self.geq.val();
         // The beat's byte enables at its lanes: a thermometer code of n (a subtract would be a 128-bit carry chain).
         self.kk.next = (!(!self.zero128.val() << self.n.val())) << self.lane.val();
         self.end7.next = bit_cast::<7, 6>(self.in_addr.q.val().get_bits::<6>(0)) + self.n.val().get_bits::<7>(0);
@@ -311,6 +330,7 @@ impl Logic for PcieWriteFront {
             self.in_addr.d.next = self.wr_addr.val();
             self.in_data.d.next = self.wr_data.val();
             self.in_len.d.next = self.wr_len.val();
+            self.in_slane.d.next = self.wr_lane.val();
         }
 
         // Packetize: one descriptor and one block at most per cycle.

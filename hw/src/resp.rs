@@ -182,6 +182,8 @@ pub struct Responder {
     pub wr_data: Signal<Out, Bits<512>>,
     /// DMA write length.
     pub wr_len: Signal<Out, Bits<7>>,
+    /// DMA write: lane of the first byte in `wr_data`.
+    pub wr_lane: Signal<Out, Bits<6>>,
     /// ACK FIFO write.
     pub ack_write: Signal<Out, Bit>,
     /// ACK descriptor.
@@ -1221,6 +1223,7 @@ impl Logic for Responder {
         self.wr_addr.next = self.dest.q.val();
         self.wr_data.next = self.ring_rdata.val();
         self.wr_len.next = self.chunk.val().get_bits::<7>(0);
+        self.wr_lane.next = 0.into();
         self.ack_write.next = false;
         self.cnt_hdr.next = false;
         self.cnt_psn.next = false;

@@ -134,6 +134,8 @@ pub struct RxEngine {
     pub wr_data: Signal<Out, Bits<512>>,
     /// DMA write length.
     pub wr_len: Signal<Out, Bits<7>>,
+    /// DMA write: lane of the first byte.
+    pub wr_lane: Signal<Out, Bits<6>>,
     /// ACK FIFO write.
     pub ack_write: Signal<Out, Bit>,
     /// ACK descriptor.
@@ -443,12 +445,14 @@ impl Logic for RxEngine {
         self.wrmux.rsp_addr.next = self.resp.wr_addr.val();
         self.wrmux.rsp_data.next = self.resp.wr_data.val();
         self.wrmux.rsp_len.next = self.resp.wr_len.val();
+        self.wrmux.rsp_lane.next = self.resp.wr_lane.val();
         self.resp.wr_ready.next = self.wrmux.rsp_ready.val();
         self.wr_valid.next = self.wrmux.wr_valid.val();
         self.wrmux.wr_ready.next = self.wr_ready.val();
         self.wr_addr.next = self.wrmux.wr_addr.val();
         self.wr_data.next = self.wrmux.wr_data.val();
         self.wr_len.next = self.wrmux.wr_len.val();
+        self.wr_lane.next = self.wrmux.wr_lane.val();
         self.idle.next = self.resp.idle.val() & self.ack.idle.val() & self.cqw.idle.val();
         self.resp.scrub.next = self.scrub.val();
         self.resp.scrub_addr.next = self.scrub_addr.val();

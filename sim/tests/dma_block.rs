@@ -256,6 +256,7 @@ fn write_mux_random_cycles_match_the_reference() {
         (p("rsp_valid"), p("rsp_ready"), p("rsp_addr"), p("rsp_data"), p("rsp_len"));
     let (wr_valid, wr_ready, wr_addr, wr_data, wr_len) =
         (p("wr_valid"), p("wr_ready"), p("wr_addr"), p("wr_data"), p("wr_len"));
+    let (rsp_lane, wr_lane) = (p("rsp_lane"), p("wr_lane"));
     for seed in [0xD3A0_0101u64, 0xD3A0_0102] {
         let mut r = Rng::new(seed);
         let beat = |r: &mut Rng| -> [u32; 16] { std::array::from_fn(|_| r.next() as u32) };
@@ -264,6 +265,7 @@ fn write_mux_random_cycles_match_the_reference() {
             let (ca, ra) = (r.next(), r.next());
             let (cl, rl) = (r.below(65), r.below(65));
             let (cd, rd) = (beat(&mut r), beat(&mut r));
+            let rlane = r.below(64);
             m.set(cq_valid, cv as u64);
             m.set(cq_addr, ca);
             m.set_wide(cq_data, &cd);
@@ -272,6 +274,7 @@ fn write_mux_random_cycles_match_the_reference() {
             m.set(rsp_addr, ra);
             m.set_wide(rsp_data, &rd);
             m.set(rsp_len, rl);
+            m.set(rsp_lane, rlane);
             m.set(wr_ready, ready as u64);
             m.eval();
             let ctx = format!("seed {seed:#x} cycle {cycle}: cq {cv} rsp {rv} ready {ready}");
@@ -279,10 +282,11 @@ fn write_mux_random_cycles_match_the_reference() {
             assert_eq!(m.get(cq_ready) != 0, ready, "{ctx}");
             assert_eq!(m.get(rsp_ready) != 0, ready && !cv, "{ctx}");
             if cv || rv {
-                let (a, d, l) = if cv { (ca, cd, cl) } else { (ra, rd, rl) };
+                // A CQE starts at lane 0; a placement write at the lane the responder names.
+                let (a, d, l, lane) = if cv { (ca, cd, cl, 0) } else { (ra, rd, rl, rlane) };
                 let mut got = [0u32; 16];
                 m.get_wide(wr_data, &mut got);
-                assert_eq!((m.get(wr_addr), got, m.get(wr_len)), (a, d, l), "{ctx}");
+                assert_eq!((m.get(wr_addr), got, m.get(wr_len), m.get(wr_lane)), (a, d, l, lane), "{ctx}");
             }
         }
     }

@@ -8,7 +8,8 @@
 //!
 //! Random stimulus per seed: MPS; runs of contiguous bytes (like a
 //! packet's placement) cut into beats of 1..=64 bytes at every address
-//! residue, lone short writes (like CQEs), writes over earlier ones (order
+//! residue, half of them from a lane inside the beat (a scatter list's
+//! pieces), lone short writes (like CQEs), writes over earlier ones (order
 //! matters), idle gaps and back-pressure from PCIe. `RNIC_PCIE_BLOCK_ITERS`
 //! sets the seed count (default 24), `RNIC_PCIE_BLOCK_SEED` replays one.
 
@@ -30,6 +31,7 @@ struct Ports {
     wr_addr: PortId,
     wr_data: PortId,
     wr_len: PortId,
+    wr_lane: PortId,
     rqw_valid: PortId,
     rqw_ready: PortId,
     rqw_first: PortId,
@@ -51,6 +53,7 @@ impl Ports {
             wr_addr: p(m, "wr_addr"),
             wr_data: p(m, "wr_data"),
             wr_len: p(m, "wr_len"),
+            wr_lane: p(m, "wr_lane"),
             rqw_valid: p(m, "rqw_valid"),
             rqw_ready: p(m, "rqw_ready"),
             rqw_first: p(m, "rqw_first"),
@@ -67,10 +70,11 @@ impl Ports {
 
 const BUF: u64 = 1 << 18;
 
-/// One core write: address and bytes (1..=64).
+/// One core write: address, bytes (1..=64) and the beat lane they start at.
 struct Write {
     addr: u64,
     data: Vec<u8>,
+    lane: usize,
 }
 
 /// A stream of core writes: contiguous runs cut into beats, lone short
@@ -82,7 +86,7 @@ fn writes(r: &mut Rng, base: u64, n: usize) -> Vec<Write> {
         match r.below(4) {
             0 => {
                 let len = r.range(1, 64) as usize;
-                out.push(Write { addr: base + start, data: (0..len).map(|_| r.next() as u8).collect() });
+                out.push(Write { addr: base + start, data: (0..len).map(|_| r.next() as u8).collect(), lane: 0 });
             }
             _ => {
                 // A run: next to a 4 KiB page end a third of the time.
@@ -95,10 +99,16 @@ fn writes(r: &mut Rng, base: u64, n: usize) -> Vec<Write> {
                     let a = base + at + off;
                     let max = if aligned_cuts { 64 - a % 64 } else { r.range(1, 64) };
                     let len = max.min(total - off) as usize;
-                    out.push(Write { addr: a, data: (0..len).map(|_| r.next() as u8).collect() });
+                    out.push(Write { addr: a, data: (0..len).map(|_| r.next() as u8).collect(), lane: 0 });
                     off += len as u64;
                 }
             }
+        }
+    }
+    // Half the writes start mid-beat (a scatter list's pieces do), at any lane that holds them.
+    for w in &mut out {
+        if r.pct(50) {
+            w.lane = r.below(65 - w.data.len() as u64) as usize;
         }
     }
     out
@@ -137,15 +147,13 @@ fn run(seed: u64, mps: u32, ws: &[Write], ready_pct: u32, gap_pct: u32, mem: &mu
         let offer = next < ws.len() && !r.pct(gap_pct);
         if offer {
             let w = &ws[next];
-            let mut d = [0u8; 64];
-            d[..w.data.len()].copy_from_slice(&w.data);
-            // Bytes past the length are not the front end's to write.
-            for x in &mut d[w.data.len()..] {
-                *x = r.next() as u8;
-            }
+            // Bytes outside the write's lanes are not the front end's to write.
+            let mut d: [u8; 64] = std::array::from_fn(|_| r.next() as u8);
+            d[w.lane..w.lane + w.data.len()].copy_from_slice(&w.data);
             m.set(ps.wr_addr, w.addr);
             m.set_bytes(ps.wr_data, &d);
             m.set(ps.wr_len, w.data.len() as u64);
+            m.set(ps.wr_lane, w.lane as u64);
         }
         m.set(ps.wr_valid, offer as u64);
         m.clock_low();
@@ -236,7 +244,7 @@ fn contiguous_beats_coalesce_into_mps_sized_tlps() {
         let mut mem = HostMem::new(4 * BUF);
         let buf = mem.alloc(BUF as usize, DmaAccess { device_read: true, device_write: true }).unwrap();
         let ws: Vec<Write> =
-            (0..1024u64).map(|i| Write { addr: buf.bus_addr + i * 64, data: vec![i as u8; 64] }).collect();
+            (0..1024u64).map(|i| Write { addr: buf.bus_addr + i * 64, data: vec![i as u8; 64], lane: 0 }).collect();
         let (cycles, tlps) = run(1, mps, &ws, 100, 0, &mut mem);
         assert_eq!(tlps, 1024 * 64 / mps as u64, "MPS {mps}");
         let gbps = 1024.0 * 512.0 / (cycles as f64 / CLOCK_HZ as f64) / 1e9;

@@ -657,6 +657,7 @@ struct Ports {
     wr_addr: PortId,
     wr_data: PortId,
     wr_len: PortId,
+    wr_lane: PortId,
     ack_write: PortId,
     ack_data: PortId,
     ack_full: PortId,
@@ -740,6 +741,7 @@ impl Ports {
             wr_addr: p("wr_addr"),
             wr_data: p("wr_data"),
             wr_len: p("wr_len"),
+            wr_lane: p("wr_lane"),
             ack_write: p("ack_write"),
             ack_data: p("ack_data"),
             ack_full: p("ack_full"),
@@ -3372,8 +3374,15 @@ impl Tb {
             if wr {
                 let addr = g(&self.m, p.wr_addr);
                 let len = g(&self.m, p.wr_len) as usize;
+                let lane = g(&self.m, p.wr_lane) as usize;
+                let mut beat = [0u8; 64];
+                self.m.get_bytes(p.wr_data, &mut beat);
+                if lane + len.min(64) > 64 {
+                    return Err(format!("DMA write of {len} bytes from lane {lane} passes the beat"));
+                }
+                // The write's bytes, from its first lane.
                 let mut data = [0u8; 64];
-                self.m.get_bytes(p.wr_data, &mut data);
+                data[..64 - lane].copy_from_slice(&beat[lane..]);
                 let got = Ev::Wr(addr, data[..len.min(64)].to_vec(), cqpi_we.then_some((cq_a as u64, cqpi_wdata)));
                 if len > 64 {
                     return Err(format!("DMA write len {len}"));
