@@ -9,7 +9,7 @@ use crate::resp_recovery::RespRecovery;
 use crate::ring::{self, used};
 use crate::{Cq, DestroyError, Error, Result};
 use rnic_driver::{DmaAccess, DmaBuf};
-use rnic_spec::desc::{send_op, wqe_flags, RecvWqe, SendWqe, RECV_WQE_BYTES, SEND_WQE_BYTES};
+use rnic_spec::desc::{send_op, wqe_flags, RecvWqe, SendWqe, WqeSge, RECV_WQE_BYTES, SEND_WQE_BYTES};
 use rnic_spec::params::{self, MAX_PATHS};
 use rnic_spec::regs::{self, qpc, NUM_STAGE};
 use zerocopy::IntoBytes;
@@ -390,13 +390,32 @@ pub struct SendWr<'a> {
     pub sg: Sge<'a>,
 }
 
-/// A receive work request (`ibv_recv_wr`, one SGE).
+/// A receive work request (`ibv_recv_wr`): a scatter list the NIC fills in
+/// order, up to [`MAX_RECV_SGE`] entries.
 #[derive(Clone, Copy)]
 pub struct RecvWr<'a> {
     /// Returned in the completion.
     pub wr_id: u64,
-    /// Buffer the message lands in.
-    pub sg: Sge<'a>,
+    /// The buffers the message lands in, in order (`sg_list` and `num_sge`);
+    /// empty for a receive that takes only zero-length messages. Entries
+    /// of length 0 are allowed and take no bytes.
+    pub sg_list: &'a [Sge<'a>],
+}
+
+/// Scatter entries a receive WR may carry (the NIC's receive WQE holds
+/// this many; `ibv_qp_cap::max_recv_sge`).
+pub const MAX_RECV_SGE: usize = rnic_spec::desc::RECV_SGES;
+
+impl RecvWr<'_> {
+    /// Bytes the scatter list holds.
+    pub fn len(&self) -> u64 {
+        self.sg_list.iter().map(|s| s.len as u64).sum()
+    }
+
+    /// The scatter list holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// What the library remembers of a posted WR until it completes.
@@ -728,6 +747,26 @@ fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
         ci: 0,
         slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0, psn: 0, signaled: true }; 1 << log2],
     })
+}
+
+/// Checks a receive WR's scatter list: at most [`MAX_RECV_SGE`] entries,
+/// each passing [`check_sge`], no more than a message's bytes in all.
+fn check_recv(ctx: &Context, qpn: u32, pdn: u32, wr: &RecvWr<'_>) -> Result<()> {
+    if wr.sg_list.len() > MAX_RECV_SGE {
+        return Err(Error::BadSize {
+            what: "receive scatter entries",
+            value: wr.sg_list.len() as u64,
+            min: 0,
+            max: MAX_RECV_SGE as u64,
+        });
+    }
+    for sg in wr.sg_list {
+        check_sge(ctx, qpn, pdn, sg)?;
+    }
+    if wr.len() > params::MAX_MSG_LEN {
+        return Err(Error::BadSize { what: "receive length", value: wr.len(), min: 0, max: params::MAX_MSG_LEN });
+    }
+    Ok(())
 }
 
 /// Checks that an SGE's MR may be used by QP `qpn` of PD `pdn` and covers the range.
@@ -1080,7 +1119,7 @@ impl Qp {
         let ctx = self.context();
         let states = [QpState::Init, QpState::Rtr, QpState::Rts];
         let refused =
-            self.list_refusal(Queue::Rq, wrs.len(), &states, |qp, i| check_sge(ctx, self.qpn, qp.pdn, &wrs[i].sg));
+            self.list_refusal(Queue::Rq, wrs.len(), &states, |qp, i| check_recv(ctx, self.qpn, qp.pdn, &wrs[i]));
         let n = refused.as_ref().map_or(wrs.len(), |r| r.index);
         if n > 0 {
             self.post_recv_batch(&wrs[..n]).map_err(|error| BadWr { index: 0, error })?;
@@ -1157,19 +1196,22 @@ impl Qp {
         }
         let mut bytes = Vec::with_capacity(wrs.len() * RECV_WQE_BYTES);
         for wr in wrs {
-            check_sge(ctx, qpn, qp.pdn, &wr.sg)?;
-            let wqe = RecvWqe {
-                addr: (wr.sg.mr.addr() + wr.sg.offset).into(),
-                length: wr.sg.len.into(),
-                lkey: wr.sg.mr.lkey().into(),
-                ..Default::default()
-            };
+            check_recv(ctx, qpn, qp.pdn, wr)?;
+            let mut wqe = RecvWqe::default();
+            for (e, sg) in wqe.sge.iter_mut().zip(wr.sg_list) {
+                *e = WqeSge {
+                    addr: (sg.mr.addr() + sg.offset).into(),
+                    length: sg.len.into(),
+                    lkey: sg.mr.lkey().into(),
+                };
+            }
             bytes.extend_from_slice(wqe.as_bytes());
         }
         write_ring(ctx, &qp.rq, RECV_WQE_BYTES, &bytes)?;
         for wr in wrs {
             let s = ring::slot(qp.rq.pi, qp.rq.log2);
-            qp.rq.slots[s] = Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.sg.len, psn: 0, signaled: true };
+            qp.rq.slots[s] =
+                Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.len() as u32, psn: 0, signaled: true };
             qp.rq.pi = qp.rq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;

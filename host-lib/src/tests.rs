@@ -360,7 +360,7 @@ fn owner_bit_over_many_cq_passes() {
     let (base, log2) = cq_ring(&ctx, &c);
     let mut w = [WorkCompletion::default(); 4];
     for n in 0..40u32 {
-        qp.post_recv(&RecvWr { wr_id: 1000 + n as u64, sg: m.sge(0, 64) }).unwrap();
+        qp.post_recv(&RecvWr { wr_id: 1000 + n as u64, sg_list: &[m.sge(0, 64)] }).unwrap();
         assert_eq!(c.poll_cq(&mut w[..1]).unwrap(), 0, "the previous pass's CQE must not be taken as new");
         dev.put_cqe(base, log2, n, cqe(qp.qp_num(), n as u16, 0, cqe_op::RECV, 7, ring::cqe_owner_valid(n, log2)));
         assert_eq!(c.poll_cq(&mut w).unwrap(), 1);
@@ -385,7 +385,7 @@ fn error_completion_flushes_only_that_qp() {
         sg: m.sge(0, 8),
     };
     bad.post_send_batch(&[wr(1), wr(2), wr(3)]).unwrap();
-    bad.post_recv(&RecvWr { wr_id: 9, sg: m.sge(0, 8) }).unwrap();
+    bad.post_recv(&RecvWr { wr_id: 9, sg_list: &[m.sge(0, 8)] }).unwrap();
     good.post_send_batch(&[wr(11), wr(12)]).unwrap();
     dev.put_cqe(base, log2, 0, cqe(good.qp_num(), 0, 0, cqe_op::RDMA_WRITE, 8, 1));
     dev.put_cqe(base, log2, 1, cqe(bad.qp_num(), 0, cqe_status::REM_ACCESS_ERR, cqe_op::RDMA_WRITE, 8, 1));
@@ -465,13 +465,13 @@ fn posting_rules_by_state_and_pd() {
     let qp = pd.create_qp(QpInitAttr::new(&c, &c, 4, 4)).unwrap();
     let send = SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
     assert!(matches!(
-        qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }),
+        qp.post_recv(&RecvWr { wr_id: 1, sg_list: &[m.sge(0, 4)] }),
         Err(Error::BadState { state: QpState::Reset, .. })
     ));
     qp.modify(&QpAttr::init()).unwrap();
     assert!(matches!(qp.post_send(&send), Err(Error::BadState { state: QpState::Init, .. })));
-    qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 4) }).unwrap();
-    assert!(matches!(qp.post_recv(&RecvWr { wr_id: 2, sg: m2.sge(0, 4) }), Err(Error::PdMismatch { .. })));
+    qp.post_recv(&RecvWr { wr_id: 1, sg_list: &[m.sge(0, 4)] }).unwrap();
+    assert!(matches!(qp.post_recv(&RecvWr { wr_id: 2, sg_list: &[m2.sge(0, 4)] }), Err(Error::PdMismatch { .. })));
     qp.modify(&QpAttr::rtr(mock::addr(2), 3, 0, Mtu::Mtu256)).unwrap();
     // The receive posted in INIT is announced again after the responder reset.
     assert_eq!(*dev.writes.borrow().last().unwrap(), (regs::db_rq(qp.qp_num()), 1));
@@ -516,7 +516,7 @@ fn destroy_in_order_releases_everything() {
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = pd.create_qp(QpInitAttr::new(&scq, &rcq, 4, 4)).unwrap();
     qp.modify(&QpAttr::init()).unwrap();
-    qp.post_recv(&RecvWr { wr_id: 1, sg: m.sge(0, 8) }).unwrap();
+    qp.post_recv(&RecvWr { wr_id: 1, sg_list: &[m.sge(0, 8)] }).unwrap();
     let qpn = qp.qp_num();
     let rings = {
         let st = ctx.state();
@@ -739,7 +739,7 @@ fn qp_keeps_its_pd_cqs_and_context_alive() {
     for id in 0..6 {
         send_and_complete(&dev, &qp, &m, id);
     }
-    qp.post_recv(&RecvWr { wr_id: 40, sg: m.sge(0, 8) }).unwrap();
+    qp.post_recv(&RecvWr { wr_id: 40, sg_list: &[m.sge(0, 8)] }).unwrap();
     assert_eq!((qp.pd().pdn(), qp.send_cq().cqn(), qp.recv_cq().cqn()), (pdn, scqn, rcqn));
     // Their numbers stay taken.
     let ctx = qp.context().clone();
@@ -877,7 +877,8 @@ fn poll_cq_fills_at_most_the_buffer() {
     assert_eq!(cq.poll_cq(&mut buf).unwrap(), 0);
 
     // Flushes queued by the library are bounded by the buffer as well.
-    qp.post_recv_batch(&[0, 1, 2].map(|i| RecvWr { wr_id: 200 + i, sg: m.sge(0, 8) })).unwrap();
+    let sg = [m.sge(0, 8)];
+    qp.post_recv_batch(&[0, 1, 2].map(|i| RecvWr { wr_id: 200 + i, sg_list: &sg })).unwrap();
     qp.modify(&QpAttr::to(QpState::Error)).unwrap();
     assert_eq!(cq.poll_cq(&mut buf[..1]).unwrap(), 1);
     assert_eq!((buf[0].wr_id, buf[0].status), (200, WcStatus::WrFlushErr));
@@ -920,7 +921,10 @@ fn list_posts_stop_at_the_bad_wr_and_post_what_came_before() {
     qp.post_send_list(&[]).unwrap();
     // Receive lists alike: a WR beyond its MR stops the list there.
     let bad = qp
-        .post_recv_list(&[RecvWr { wr_id: 1, sg: m.sge(0, 64) }, RecvWr { wr_id: 2, sg: m.sge(4095, 2) }])
+        .post_recv_list(&[
+            RecvWr { wr_id: 1, sg_list: &[m.sge(0, 64)] },
+            RecvWr { wr_id: 2, sg_list: &[m.sge(4095, 2)] },
+        ])
         .unwrap_err();
     assert_eq!(bad.index, 1, "{bad}");
     assert_eq!(ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().rq.outstanding(), 1);

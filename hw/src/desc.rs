@@ -174,8 +174,13 @@ crate::bit_view!(SendWqeView, 512, [
     imm: 32 @ d::SWQE_IMM * 8, rsn: 16 @ d::SWQE_RSN * 8,
 ]);
 
+// The first scatter entry's fields, and the lengths of the other three (the
+// responder shifts a scatter list down an entry at a time).
 crate::bit_view!(RecvWqeView, 512, [
     addr: 64 @ d::RWQE_ADDR * 8, length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
+    length1: 32 @ (d::RWQE_LENGTH + d::RWQE_SGE_BYTES) * 8,
+    length2: 32 @ (d::RWQE_LENGTH + 2 * d::RWQE_SGE_BYTES) * 8,
+    length3: 32 @ (d::RWQE_LENGTH + 3 * d::RWQE_SGE_BYTES) * 8,
 ]);
 
 // The first `regs::rewind::WQE_BYTES` of a SendWqe, field by field (the

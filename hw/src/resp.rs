@@ -11,7 +11,12 @@
 //! placement straight into host memory (no reorder buffer): a WRITE packet
 //! carries its own remote address, checked against the MR table (rkey, tag,
 //! PD, REMOTE_WRITE, bounds); a SEND fetches its receive WQE when its first
-//! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU.
+//! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU. A receive
+//! WQE with a scatter list (entries past the first not all empty) is fetched
+//! again for each packet: every entry is checked against its MR, the entry
+//! holding the packet's first byte is found by subtracting lengths, and the
+//! packet is written piece by piece, each write a run of one ring beat's
+//! lanes inside one entry (`wr_lane`), so no byte shifter is needed.
 //!
 //! Selective repeat: a WRITE or SEND packet up to 127 PSNs ahead of ePSN is
 //! placed too (a SEND's in the receive WQE its RSN names), recorded in a
@@ -73,6 +78,16 @@ enum RState {
     /// The receive WQE's MR check, registered in `RwqeMrChk`, is used.
     RwqeMrUse,
     RwqeErr,
+    /// Scatter list: the entry at the bottom of `rwqe` has its MR read.
+    LstMr,
+    /// Scatter list: that entry's check is registered (`rw_ok_q`).
+    LstChk,
+    /// Scatter list: the check is used; the list rotates down one entry.
+    LstUse,
+    /// Scatter list: entries wholly before the packet's first byte are passed.
+    LstSkip,
+    /// Scatter list: the packet is written, a piece per cycle.
+    LstData,
     SendPlace,
     Data,
     Finish,
@@ -380,6 +395,27 @@ pub struct Responder {
     /// QP's cached one, or the one its RSN names (fetched).
     sp_iova: Reg<Bits<64>>,
     sp_len: Reg<Bits<32>>,
+    /// The packet's receive WQE is a scatter list (`LstMr` on).
+    lst: Reg<Bit>,
+    /// Scatter list: entries checked so far; entries left to place into (the bottom one included).
+    sg_k: Reg<Bits<2>>,
+    sg_n: Reg<Bits<3>>,
+    /// Scatter list: the entries' bus addresses, the bottom entry's in bits 63:0.
+    sg_iova: Reg<Bits<256>>,
+    /// Scatter list: the lengths checked so far (34 bits: four of 2^32 do not wrap).
+    sg_tot: Reg<Bits<34>>,
+    sg_tot_nx: Signal<Local, Bits<34>>,
+    /// Scatter list: the packet's message offset not yet passed by skipped entries.
+    sg_skip: Reg<Bits<32>>,
+    /// Scatter list: bytes left in the bottom entry; the ring lane of the packet's next byte.
+    sg_left: Reg<Bits<32>>,
+    sg_lane: Reg<Bits<6>>,
+    /// Scatter list: this cycle's piece, min(64 - lane, bytes left of the packet, of the entry).
+    sg_w: Signal<Local, Bits<16>>,
+    /// The lane after the piece, with the carry that says the beat is done.
+    sg_end: Signal<Local, Bits<7>>,
+    /// The WQE's entries past the first are not all empty.
+    is_list: Signal<Local, Bit>,
     /// The packet's RSN names a posted receive WQE (rq_ci <= RSN < rq_pi).
     rsn_posted: Signal<Local, Bit>,
     /// An out-of-order SEND packet of the message the QP has started: its
@@ -605,6 +641,14 @@ const _: () = assert!(ack_flags::PLACED == 1 && ack_flags::NO_ECHO == 2);
 const _: () = assert!(SR_WINDOW_BITS == 128);
 // The completion router decodes this tag by bit 7 alone.
 const _: () = assert!(TAG_RWQE == 0x80);
+// A receive WQE is one 512-bit beat of four 128-bit scatter entries (the list's shifts and the
+// `<< 6` of its ring address), each entry's bus address 64 bits of `sg_iova`.
+const _: () = assert!(
+    rnic_spec::desc::RECV_WQE_BYTES == 64
+        && rnic_spec::desc::RECV_SGES == 4
+        && rnic_spec::desc::off::RWQE_SGE_BYTES == 16
+        && rnic_spec::desc::off::RWQE_ADDR == 0
+);
 // The pool is addressed from the RX state RAM's output with a literal offset;
 // window halves are 128 bits.
 const _: () = assert!(RXS_SR_WIN_BIT == 225 && SR_POOL_LOG2 == 6 && SR_WINDOW_BITS == 128);
@@ -714,6 +758,14 @@ impl Logic for Responder {
             rsp_dup,
             sp_iova,
             sp_len,
+            lst,
+            sg_k,
+            sg_n,
+            sg_iova,
+            sg_tot,
+            sg_skip,
+            sg_left,
+            sg_lane,
             lent,
             sw_word,
             sw,
@@ -790,6 +842,14 @@ impl Logic for Responder {
         self.rsp_dup.reset.next = self.reset.val();
         self.sp_iova.reset.next = self.reset.val();
         self.sp_len.reset.next = self.reset.val();
+        self.lst.reset.next = self.reset.val();
+        self.sg_k.reset.next = self.reset.val();
+        self.sg_n.reset.next = self.reset.val();
+        self.sg_iova.reset.next = self.reset.val();
+        self.sg_tot.reset.next = self.reset.val();
+        self.sg_skip.reset.next = self.reset.val();
+        self.sg_left.reset.next = self.reset.val();
+        self.sg_lane.reset.next = self.reset.val();
         self.lent.reset.next = self.reset.val();
         self.sw_word.reset.next = self.reset.val();
         self.sw.reset.next = self.reset.val();
@@ -1104,6 +1164,17 @@ impl Logic for Responder {
         if self.left.q.val() < 64 {
             self.chunk.next = self.left.q.val();
         }
+        self.is_list.next = (self.rv.length1.val() | self.rv.length2.val() | self.rv.length3.val()).any();
+        self.sg_tot_nx.next = self.sg_tot.q.val() + bit_cast::<34, 32>(self.rv.length.val());
+        self.sg_w.next = 64.into();
+        self.sg_w.next = self.sg_w.val() - bit_cast::<16, 6>(self.sg_lane.q.val());
+        if self.left.q.val() < self.sg_w.val() {
+            self.sg_w.next = self.left.q.val();
+        }
+        if self.sg_left.q.val() < bit_cast::<32, 16>(self.sg_w.val()) {
+            self.sg_w.next = self.sg_left.q.val().get_bits::<16>(0);
+        }
+        self.sg_end.next = bit_cast::<7, 6>(self.sg_lane.q.val()) + self.sg_w.val().get_bits::<7>(0);
         // Ring read pointer: the RAM is addressed with next cycle's pointer.
         self.rp_next.next = self.rp.q.val();
         self.rptr.next = self.rp.q.val();
@@ -1213,10 +1284,10 @@ impl Logic for Responder {
         self.job_write.next = false;
         self.rd_valid.next = false;
         self.rd_addr.next =
-            self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 5);
+            self.qv.rq_base.val() + (bit_cast::<64, 16>(self.rsu.rq_ci.val() & self.rq_mask.val()) << 6);
         if self.ooo.q.val() {
             self.rd_addr.next =
-                self.qv.rq_base.val() + (bit_cast::<64, 16>(self.du.rsn.val() & self.rq_mask.val()) << 5);
+                self.qv.rq_base.val() + (bit_cast::<64, 16>(self.du.rsn.val() & self.rq_mask.val()) << 6);
         }
         self.rwqe_ready.next = false;
         self.wr_valid.next = false;
@@ -1671,6 +1742,7 @@ impl Logic for Responder {
                 }
             }
             RState::SendChk => {
+                self.lst.d.next = false;
                 self.sp_iova.d.next = self.rsu.rwqe_iova.val();
                 self.sp_len.d.next = self.rsu.rwqe_len.val();
                 if self.ooo.q.val() {
@@ -1729,6 +1801,96 @@ impl Logic for Responder {
             RState::RwqeMr => {
                 self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::RwqeMrChk;
+                if self.is_list.val() {
+                    self.lst.d.next = true;
+                    self.sg_k.d.next = 0.into();
+                    self.sg_tot.d.next = 0.into();
+                    self.state.d.next = RState::LstChk;
+                }
+            }
+            RState::LstMr => {
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                self.state.d.next = RState::LstChk;
+            }
+            RState::LstChk => {
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                self.state.d.next = RState::LstUse;
+            }
+            RState::LstUse => {
+                // Every entry must pass its MR's checks, but an empty one is not looked at. Nothing is
+                // cached: the QP's receive buffer stays invalid, so each packet fetches the list again.
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                if self.rw_ok_q.q.val() | (self.rv.length.val() == 0) {
+                    self.sg_iova.d.next =
+                        (self.sg_iova.q.val() >> 64) | (bit_cast::<256, 64>(self.rw_iova.val()) << 192);
+                    self.sg_tot.d.next = self.sg_tot_nx.val();
+                    self.rwqe.d.next = (self.rwqe.q.val() >> 128) | (self.rwqe.q.val() << 384);
+                    self.sg_k.d.next = self.sg_k.q.val() + 1;
+                    self.state.d.next = RState::LstMr;
+                    if self.sg_k.q.val() == 3 {
+                        // All four checked: the list is back in place, its entries' addresses with it.
+                        self.sp_len.d.next = self.sg_tot_nx.val().get_bits::<32>(0);
+                        if self.sg_tot_nx.val().get_bits::<2>(32) != 0 {
+                            self.sp_len.d.next = 0xFFFF_FFFF_u64.into();
+                        }
+                        self.state.d.next = RState::SendPlace;
+                    }
+                } else if self.ooo.q.val() {
+                    self.state.d.next = RState::Nak;
+                } else {
+                    self.state.d.next = RState::RwqeErr;
+                }
+            }
+            RState::LstSkip => {
+                if self.left.q.val() == 0 {
+                    self.state.d.next = RState::Finish;
+                } else if self.sg_skip.q.val() >= self.rv.length.val() {
+                    // Wholly before the packet: the next entry comes down.
+                    self.sg_skip.d.next = self.sg_skip.q.val() - self.rv.length.val();
+                    self.rwqe.d.next = self.rwqe.q.val() >> 128;
+                    self.sg_iova.d.next = self.sg_iova.q.val() >> 64;
+                    self.sg_n.d.next = self.sg_n.q.val() - 1;
+                    if self.sg_n.q.val() == 1 {
+                        // Past the list: SendPlace's length check makes this unreachable.
+                        self.state.d.next = RState::Nak;
+                    }
+                } else {
+                    self.sg_left.d.next = self.rv.length.val() - self.sg_skip.q.val();
+                    self.dest.d.next =
+                        self.sg_iova.q.val().get_bits::<64>(0) + bit_cast::<64, 32>(self.sg_skip.q.val());
+                    self.sg_lane.d.next = 0.into();
+                    self.state.d.next = RState::LstData;
+                }
+            }
+            RState::LstData => {
+                if self.sg_left.q.val() == 0 {
+                    // The entry is full (or empty): on to the next.
+                    self.rwqe.d.next = self.rwqe.q.val() >> 128;
+                    self.sg_iova.d.next = self.sg_iova.q.val() >> 64;
+                    self.sg_n.d.next = self.sg_n.q.val() - 1;
+                    self.sg_left.d.next = self.rv.length1.val();
+                    self.dest.d.next = self.sg_iova.q.val().get_bits::<64>(64);
+                    if self.sg_n.q.val() == 1 {
+                        // Past the list: SendPlace's length check makes this unreachable.
+                        self.state.d.next = RState::Nak;
+                    }
+                } else {
+                    self.wr_valid.next = true;
+                    self.wr_lane.next = self.sg_lane.q.val();
+                    self.wr_len.next = self.sg_w.val().get_bits::<7>(0);
+                    if self.wr_ready.val() {
+                        self.sg_lane.d.next = self.sg_end.val().get_bits::<6>(0);
+                        if self.sg_end.val().get_bit(6) {
+                            self.rp_next.next = self.rp.q.val() + 1;
+                        }
+                        self.dest.d.next = self.dest.q.val() + bit_cast::<64, 16>(self.sg_w.val());
+                        self.left.d.next = self.left.q.val() - self.sg_w.val();
+                        self.sg_left.d.next = self.sg_left.q.val() - bit_cast::<32, 16>(self.sg_w.val());
+                        if self.left.q.val() == self.sg_w.val() {
+                            self.state.d.next = RState::Finish;
+                        }
+                    }
+                }
             }
             RState::RwqeMrChk => {
                 // The check is registered (`rw_ok_q`) from the MR word shown now.
@@ -1787,6 +1949,9 @@ impl Logic for Responder {
                 self.dest.d.next = self.sp_iova.q.val()
                     + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
+                self.sg_skip.d.next =
+                    bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+                self.sg_n.d.next = 4.into();
                 if self.sp_tail.val().get_bit(40) {
                     // Past the receive buffer: an error at ePSN, not placed ahead of it.
                     if !self.ooo.q.val() {
@@ -1794,6 +1959,8 @@ impl Logic for Responder {
                         self.syn.d.next = self.syn_nak_inv_req.val();
                     }
                     self.state.d.next = RState::Nak;
+                } else if self.lst.q.val() {
+                    self.state.d.next = RState::LstSkip;
                 } else {
                     self.state.d.next = RState::Data;
                 }

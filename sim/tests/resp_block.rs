@@ -134,7 +134,7 @@ use rnic_hw::pack::{pack_words, unpack_field};
 use rnic_hw::spray::{OP_ACK, OP_RESET};
 use rnic_sim::model::{Model, PortId};
 use rnic_sim::rng::SplitMix as Rng;
-use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, off};
+use rnic_spec::desc::{cqe_flags, cqe_op, cqe_status, ctrlq_kind, off, RECV_SGES};
 use rnic_spec::params::MAX_PATHS;
 use rnic_spec::regs::{cq, mr, qpc, Access, NUM_STAGE, RKEY_TAG_FLIP};
 use rnic_spec::wire::{ack_flags, opcode, syndrome, Opcode, IP_ECN_CE};
@@ -1861,7 +1861,7 @@ impl Tb {
                     return (evs, "RNR NAK".into());
                 }
                 let slot = s.rq_ci & ((1 << q.rq_log2) - 1);
-                let addr = q.rq_base + (slot << 5);
+                let addr = q.rq_base + (slot << 6);
                 let w = self
                     .qps
                     .iter()
@@ -1875,6 +1875,11 @@ impl Tb {
                 beat[off::RWQE_ADDR..off::RWQE_ADDR + 8].copy_from_slice(&w.addr.to_le_bytes());
                 beat[off::RWQE_LENGTH..off::RWQE_LENGTH + 4].copy_from_slice(&(w.len as u32).to_le_bytes());
                 beat[off::RWQE_LKEY..off::RWQE_LKEY + 4].copy_from_slice(&(w.lkey as u32).to_le_bytes());
+                // One buffer: the other scatter entries are empty (their addresses and keys are noise).
+                for e in 1..RECV_SGES {
+                    let o = off::RWQE_LENGTH + e * off::RWQE_SGE_BYTES;
+                    beat[o..o + 4].fill(0);
+                }
                 evs.push(Ev::Rd(addr, beat));
                 match self.rwqe_ok(&q, &w) {
                     Some(iova) => {

@@ -294,11 +294,13 @@ pub fn transfer_in(w: &World, op: Op, size: usize, msgs: u32) {
     }
     if op == Op::Send {
         for (q, (_, b)) in w.conns.iter().enumerate() {
-            let wrs: Vec<RecvWr> = (0..msgs)
-                .map(|m| RecvWr {
-                    wr_id: m as u64,
-                    sg: dst.sge((LEAD + (q as u32 * msgs + m) as usize * slot) as u64, slot as u32),
-                })
+            let sges: Vec<_> = (0..msgs)
+                .map(|m| dst.sge((LEAD + (q as u32 * msgs + m) as usize * slot) as u64, slot as u32))
+                .collect();
+            let wrs: Vec<RecvWr> = sges
+                .iter()
+                .enumerate()
+                .map(|(m, sg)| RecvWr { wr_id: m as u64, sg_list: std::slice::from_ref(sg) })
                 .collect();
             b.post_recv_batch(&wrs).unwrap();
         }

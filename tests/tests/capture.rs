@@ -70,7 +70,7 @@ fn run_workload(pcap: &Path) -> Vec<Flow> {
                 let opcode = if write {
                     WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() }
                 } else {
-                    b.post_recv(&RecvWr { wr_id: m as u64, sg: dst.sge(off, slot as u32) }).unwrap();
+                    b.post_recv(&RecvWr { wr_id: m as u64, sg_list: &[dst.sge(off, slot as u32)] }).unwrap();
                     WrOpcode::Send
                 };
                 vas.push(if write { dst.addr() + off } else { 0 });

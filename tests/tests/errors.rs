@@ -334,9 +334,9 @@ fn send_longer_than_receive_buffer() {
         let rbuf = w.pd_b.reg_mr(LEN, AccessFlags::LOCAL_WRITE).unwrap();
         let snapshot = fill_sentinel(&rbuf);
         let good_dst = w.pd_b.reg_mr(LEN * 4, AccessFlags::LOCAL_WRITE).unwrap();
-        bad_b.post_recv(&RecvWr { wr_id: 50, sg: rbuf.sge(1024, 1000) }).unwrap();
+        bad_b.post_recv(&RecvWr { wr_id: 50, sg_list: &[rbuf.sge(1024, 1000)] }).unwrap();
         for m in 0..3 {
-            good_b.post_recv(&RecvWr { wr_id: m, sg: good_dst.sge(m * LEN as u64, LEN as u32) }).unwrap();
+            good_b.post_recv(&RecvWr { wr_id: m, sg_list: &[good_dst.sge(m * LEN as u64, LEN as u32)] }).unwrap();
         }
         bad_a
             .post_send_batch(&[
@@ -422,7 +422,7 @@ fn send_without_posted_receive_gets_rnr() {
                 },
             ])
             .unwrap();
-        good_b.post_recv(&RecvWr { wr_id: 7, sg: good_dst.sge(0, LEN as u32) }).unwrap();
+        good_b.post_recv(&RecvWr { wr_id: 7, sg_list: &[good_dst.sge(0, LEN as u32)] }).unwrap();
         good_a
             .post_send(&SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
@@ -464,7 +464,7 @@ fn ack_for_unposted_wqes_is_ignored() {
         src.write(0, &pattern::make(SEED, stream(3, 0), LEN)).unwrap();
         let dst = w.pd_b.reg_mr(LEN * 2, AccessFlags::LOCAL_WRITE).unwrap();
         for m in 0..2u64 {
-            qb.post_recv(&RecvWr { wr_id: m, sg: dst.sge(m * LEN as u64, LEN as u32) }).unwrap();
+            qb.post_recv(&RecvWr { wr_id: m, sg_list: &[dst.sge(m * LEN as u64, LEN as u32)] }).unwrap();
         }
         qa.post_send(&SendWr {
             send_flags: rnic::SendFlags::SIGNALED,

@@ -72,7 +72,7 @@ impl Setup {
         let data = pattern::make(SEED, stream(q as u32, m), len as usize);
         self.src.write(slot(q, m), &data).unwrap();
         let (a, b) = &self.qps[q];
-        b.post_recv(&RecvWr { wr_id: m as u64, sg: self.dst.sge(slot(q, m), SLOT as u32) }).unwrap();
+        b.post_recv(&RecvWr { wr_id: m as u64, sg_list: &[self.dst.sge(slot(q, m), SLOT as u32)] }).unwrap();
         a.post_send(&SendWr {
             wr_id: m as u64,
             send_flags: SendFlags::SIGNALED,

@@ -2743,7 +2743,7 @@ impl Fuzzer {
             self.next_wr_id += 1;
             let mr = &self.regions[R_VRECV].mr;
             self.qv
-                .post_recv(&RecvWr { wr_id, sg: mr.sge(o as u64, l) })
+                .post_recv(&RecvWr { wr_id, sg_list: &[mr.sge(o as u64, l)] })
                 .unwrap_or_else(|e| panic!("post_recv on the victim: {e}"));
             self.slot_posted[s] = true;
             self.v.rq.push_back(Rwqe { wr_id, slot: s, off: o, len: l });
@@ -2900,7 +2900,10 @@ impl Fuzzer {
         let (drops, drop_muts): (Vec<Vec<u8>>, Vec<Mut>) = (0..n_drop).filter_map(|_| self.drop_frame()).unzip();
         let (gdst_addr, gdst_key) = (self.regions[R_GDST].mr.addr(), self.regions[R_GDST].mr.rkey());
         let posted = (|| -> rnic::Result<()> {
-            self.qb.post_recv(&RecvWr { wr_id: round, sg: self.regions[R_GRECV].mr.sge(roff as u64, slen as u32) })?;
+            self.qb.post_recv(&RecvWr {
+                wr_id: round,
+                sg_list: &[self.regions[R_GRECV].mr.sge(roff as u64, slen as u32)],
+            })?;
             let src = &self.regions[R_GSRC].mr;
             self.qa.post_send_batch(&[
                 SendWr {

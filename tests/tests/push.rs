@@ -40,7 +40,7 @@ fn one_at_a_time(w: &World, sizes: &[u32], send: bool, src: &Mr, dst: &Mr, mut w
         src.write(0, &data).unwrap();
         let at = (k * SLOT) as u64;
         let opcode = if send {
-            b.post_recv(&RecvWr { wr_id: k as u64, sg: dst.sge(at, size) }).unwrap();
+            b.post_recv(&RecvWr { wr_id: k as u64, sg_list: &[dst.sge(at, size)] }).unwrap();
             WrOpcode::Send
         } else {
             WrOpcode::RdmaWrite { remote_addr: dst.addr() + at, rkey: dst.rkey() }

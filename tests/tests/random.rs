@@ -1160,7 +1160,7 @@ impl World {
         let mut left = n.min(recvq.len());
         while left > 0 {
             let chunk = self.rng.range(1, left as u64) as usize;
-            let mut wrs = Vec::with_capacity(chunk);
+            let mut sges = Vec::with_capacity(chunk);
             for _ in 0..chunk {
                 let i = recvq.pop_front().unwrap();
                 let m = &self.msgs[i];
@@ -1171,8 +1171,10 @@ impl World {
                     self.pairs[pair].id[nic],
                     RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len, tag: m.id },
                 );
-                wrs.push(RecvWr { wr_id: m.id, sg: mr.sge(m.dst_off, len) });
+                sges.push((m.id, mr.sge(m.dst_off, len)));
             }
+            let wrs: Vec<RecvWr> =
+                sges.iter().map(|(id, sg)| RecvWr { wr_id: *id, sg_list: std::slice::from_ref(sg) }).collect();
             if let Err(e) = self.pairs[pair].qp[nic].post_recv_batch(&wrs) {
                 self.fail(format!(
                     "post_recv_batch of {} on NIC{nic} QP {}: {e}",

@@ -93,8 +93,11 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
         }
         for m in 0..MSGS {
             if kind != Kind::Write {
-                qb.post_recv(&RecvWr { wr_id: 100 + m as u64, sg: dst.sge((m as usize * SLOT) as u64, SIZE as u32) })
-                    .unwrap();
+                qb.post_recv(&RecvWr {
+                    wr_id: 100 + m as u64,
+                    sg_list: &[dst.sge((m as usize * SLOT) as u64, SIZE as u32)],
+                })
+                .unwrap();
             }
         }
         for m in 0..MSGS {
@@ -401,7 +404,7 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
         assert!(err.to_string().contains("RNR NAK(s)"), "{err}");
         let naks = qa.recovery_stats().rnr_naks;
         assert!(naks >= 3, "{naks} RNR NAKs in 60,000 cycles with a 2,500-cycle RNR timer");
-        qb.post_recv(&RecvWr { wr_id: 7, sg: dst.sge(0, SIZE as u32) }).unwrap();
+        qb.post_recv(&RecvWr { wr_id: 7, sg_list: &[dst.sge(0, SIZE as u32)] }).unwrap();
         let wcs = wait(&w.cq_a, 1, SIZE as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (1, WcStatus::Success));
         let r = wait(&w.cq_b, 1, SIZE as u64);

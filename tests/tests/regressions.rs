@@ -160,8 +160,8 @@ fn recv_into_mr_without_local_write() {
         let ro_before = fill_sentinel(&ro);
         let good = w.pd_b.reg_mr(4096, AccessFlags::LOCAL_WRITE).unwrap();
         fill_sentinel(&good);
-        b.post_recv(&RecvWr { wr_id: 1, sg: ro.sge(0, 4096) }).unwrap();
-        gb.post_recv(&RecvWr { wr_id: 2, sg: good.sge(0, 4096) }).unwrap();
+        b.post_recv(&RecvWr { wr_id: 1, sg_list: &[ro.sge(0, 4096)] }).unwrap();
+        gb.post_recv(&RecvWr { wr_id: 2, sg_list: &[good.sge(0, 4096)] }).unwrap();
         a.post_send(&SendWr {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 3,
@@ -203,7 +203,7 @@ fn dereg_receive_mr_during_send() {
         let src = w.pd_a.reg_mr(BIG, AccessFlags::empty()).unwrap();
         src.write(0, &pattern::make(SEED, stream(0, 3), BIG)).unwrap();
         let rbuf = w.pd_b.reg_mr(BIG, AccessFlags::LOCAL_WRITE).unwrap();
-        b.post_recv(&RecvWr { wr_id: 11, sg: rbuf.sge(0, BIG as u32) }).unwrap();
+        b.post_recv(&RecvWr { wr_id: 11, sg_list: &[rbuf.sge(0, BIG as u32)] }).unwrap();
         a.post_send(&SendWr {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 12,

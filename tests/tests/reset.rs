@@ -69,7 +69,7 @@ fn post_mixed(w: &World) -> [Mr; 3] {
     for (q, (a, b)) in w.conns.iter().enumerate() {
         let off = (2 * q * size) as u64;
         let next = off + size as u64;
-        b.post_recv_batch(&[RecvWr { wr_id: 1, sg: dst.sge(next, size as u32) }]).unwrap();
+        b.post_recv_batch(&[RecvWr { wr_id: 1, sg_list: &[dst.sge(next, size as u32)] }]).unwrap();
         let wrs = vec![
             SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,

@@ -149,7 +149,8 @@ fn posters_and_pollers_on_their_own_threads() {
                         && posted[q as usize] - done_b[q as usize].load(Ordering::Acquire) < DEPTH
                     {
                         let m = posted[q as usize];
-                        b.post_recv(&RecvWr { wr_id: m as u64, sg: dst.sge(off(q, m) as u64, slot as u32) }).unwrap();
+                        b.post_recv(&RecvWr { wr_id: m as u64, sg_list: &[dst.sge(off(q, m) as u64, slot as u32)] })
+                            .unwrap();
                         posted[q as usize] += 1;
                     }
                 }

@@ -265,7 +265,7 @@ fn read_then_send_complete_in_order() {
             let sent = pattern::make(SEED, stream(1, i as u32), sends[i]);
             src.write(off as u64, &sent).unwrap();
             rbuf_want[off..off + sends[i]].copy_from_slice(&sent);
-            b.post_recv(&RecvWr { wr_id: i as u64, sg: rbuf.sge(off as u64, SLOT as u32) }).unwrap();
+            b.post_recv(&RecvWr { wr_id: i as u64, sg_list: &[rbuf.sge(off as u64, SLOT as u32)] }).unwrap();
             wrs.push(SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64,

@@ -65,8 +65,9 @@ fn only_signaled_successes_and_every_failure_complete() {
         let wcs = wait(&w.cq_a, 1, total as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), ((2 * DEPTH - 1) as u64, WcStatus::Success), "round 2");
         // SENDs, all unsignaled but the last: every receive still completes.
+        let sges: Vec<_> = (2 * DEPTH..3 * DEPTH).map(|k| (k, dst.sge(off(k), SLOT as u32))).collect();
         let recvs: Vec<RecvWr> =
-            (2 * DEPTH..3 * DEPTH).map(|k| RecvWr { wr_id: k as u64, sg: dst.sge(off(k), SLOT as u32) }).collect();
+            sges.iter().map(|(k, sg)| RecvWr { wr_id: *k as u64, sg_list: std::slice::from_ref(sg) }).collect();
         receiver.post_recv_batch(&recvs).unwrap();
         let sends: Vec<SendWr> = (2 * DEPTH..3 * DEPTH)
             .map(|k| SendWr {

@@ -18,8 +18,8 @@
 use crate::pattern;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rnic::{
-    AccessFlags, CompChannel, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, WcOpcode, WcStatus,
-    WorkCompletion, WrOpcode,
+    AccessFlags, CompChannel, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, Sge, WcOpcode,
+    WcStatus, WorkCompletion, WrOpcode,
 };
 use rnic_spec::params;
 use std::collections::VecDeque;
@@ -1129,12 +1129,14 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         let first = l.recv_posted;
-        let wrs: Vec<RecvWr> = (first..first + n)
+        let sges: Vec<(u64, Sge)> = (first..first + n)
             .map(|j| {
                 let slot = j % depth;
-                RecvWr { wr_id: (qi as u64) << 32 | slot, sg: self.s.dst.sge(self.recv_off(qi, slot), self.c.size) }
+                ((qi as u64) << 32 | slot, self.s.dst.sge(self.recv_off(qi, slot), self.c.size))
             })
             .collect();
+        let wrs: Vec<RecvWr> =
+            sges.iter().map(|(wr_id, sg)| RecvWr { wr_id: *wr_id, sg_list: std::slice::from_ref(sg) }).collect();
         self.s.lanes[qi as usize].resp.post_recv_batch(&wrs)?;
         self.s.lanes[qi as usize].recv_posted += n;
         Ok(())

@@ -62,18 +62,31 @@ pub struct SendWqe {
     pub rsvd1: [u8; 24],
 }
 
-/// A receive work queue element: 32 bytes, one scatter entry.
+/// One scatter entry of a receive WQE: 16 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
-pub struct RecvWqe {
-    /// Virtual address of the receive buffer.
+pub struct WqeSge {
+    /// Virtual address of the buffer.
     pub addr: U64,
-    /// Buffer length in bytes.
+    /// Buffer length in bytes (0: an unused entry, skipped unchecked).
     pub length: U32,
     /// Local MR key of the buffer.
     pub lkey: U32,
-    /// Reserved.
-    pub rsvd: [u8; 16],
+}
+
+/// Scatter entries in a receive WQE ([`RecvWqe::sge`]).
+pub const RECV_SGES: usize = 4;
+
+/// A receive work queue element: 64 bytes, one datapath beat, a scatter
+/// list of up to [`RECV_SGES`] entries. A message fills them in order;
+/// entries of length 0 (the unused ones) are skipped. A WQE whose entries
+/// 1.. are all of length 0 is placed as one buffer (the responder caches
+/// it per QP); a longer list is fetched again for each packet.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, KnownLayout, Immutable, PartialEq, Eq)]
+pub struct RecvWqe {
+    /// The scatter list.
+    pub sge: [WqeSge; RECV_SGES],
 }
 
 /// CQE opcodes (the values of `ibv_wc_opcode`).
@@ -254,7 +267,8 @@ pub struct CtrlqEntry {
 }
 
 const _: () = assert!(size_of::<SendWqe>() == 64);
-const _: () = assert!(size_of::<RecvWqe>() == 32);
+const _: () = assert!(size_of::<RecvWqe>() == 64);
+const _: () = assert!(size_of::<WqeSge>() == 16);
 const _: () = assert!(size_of::<Cqe>() == 32);
 
 /// Size of a send WQE in bytes.
@@ -288,12 +302,14 @@ pub mod off {
     pub const SWQE_IMM: usize = offset_of!(SendWqe, imm);
     /// [`SendWqe::rsn`].
     pub const SWQE_RSN: usize = offset_of!(SendWqe, rsn);
-    /// [`RecvWqe::addr`].
-    pub const RWQE_ADDR: usize = offset_of!(RecvWqe, addr);
-    /// [`RecvWqe::length`].
-    pub const RWQE_LENGTH: usize = offset_of!(RecvWqe, length);
-    /// [`RecvWqe::lkey`].
-    pub const RWQE_LKEY: usize = offset_of!(RecvWqe, lkey);
+    /// [`WqeSge::addr`] of a receive WQE's first entry.
+    pub const RWQE_ADDR: usize = offset_of!(RecvWqe, sge) + offset_of!(WqeSge, addr);
+    /// [`WqeSge::length`] of a receive WQE's first entry.
+    pub const RWQE_LENGTH: usize = offset_of!(RecvWqe, sge) + offset_of!(WqeSge, length);
+    /// [`WqeSge::lkey`] of a receive WQE's first entry.
+    pub const RWQE_LKEY: usize = offset_of!(RecvWqe, sge) + offset_of!(WqeSge, lkey);
+    /// Bytes from one scatter entry of a receive WQE to the next.
+    pub const RWQE_SGE_BYTES: usize = size_of::<WqeSge>();
     /// [`Cqe::wqe_index`].
     pub const CQE_WQE_INDEX: usize = offset_of!(Cqe, wqe_index);
     /// [`Cqe::status`].
