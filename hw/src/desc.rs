@@ -174,13 +174,18 @@ crate::bit_view!(SendWqeView, 512, [
     imm: 32 @ d::SWQE_IMM * 8, rsn: 16 @ d::SWQE_RSN * 8,
 ]);
 
-// The first scatter entry's fields, and the lengths of the other three (the
-// responder shifts a scatter list down an entry at a time).
+// The first scatter entry's length and key (its address is read through `SgeView`), and the
+// lengths of the other three (not all empty: a scatter list).
 crate::bit_view!(RecvWqeView, 512, [
-    addr: 64 @ d::RWQE_ADDR * 8, length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
+    length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
     length1: 32 @ (d::RWQE_LENGTH + d::RWQE_SGE_BYTES) * 8,
     length2: 32 @ (d::RWQE_LENGTH + 2 * d::RWQE_SGE_BYTES) * 8,
     length3: 32 @ (d::RWQE_LENGTH + 3 * d::RWQE_SGE_BYTES) * 8,
+]);
+
+// One scatter entry of a receive WQE, picked out of the beat.
+crate::bit_view!(SgeView, 128, [
+    addr: 64 @ d::RWQE_ADDR * 8, length: 32 @ d::RWQE_LENGTH * 8, lkey: 32 @ d::RWQE_LKEY * 8,
 ]);
 
 // The first `regs::rewind::WQE_BYTES` of a SendWqe, field by field (the

@@ -12,11 +12,13 @@
 //! carries its own remote address, checked against the MR table (rkey, tag,
 //! PD, REMOTE_WRITE, bounds); a SEND fetches its receive WQE when its first
 //! packet arrives (cache-free RQ) and places at PSN_OFFSET x PMTU. A receive
-//! WQE with a scatter list (entries past the first not all empty) is fetched
-//! again for each packet: every entry is checked against its MR, the entry
-//! holding the packet's first byte is found by subtracting lengths, and the
-//! packet is written piece by piece, each write a run of one ring beat's
-//! lanes inside one entry (`wr_lane`), so no byte shifter is needed.
+//! WQE with a scatter list (entries past the first not all empty) is not
+//! cached per QP: the last one fetched stays in `rwqe`, tagged with its QPN
+//! and RSN, and any other packet fetches its own. For every packet each
+//! entry is checked against its MR, the entry holding the packet's first
+//! byte is found by subtracting lengths, and the packet is written piece by
+//! piece, each write a run of one ring beat's lanes inside one entry
+//! (`wr_lane`), so no byte shifter is needed.
 //!
 //! Selective repeat: a WRITE or SEND packet up to 127 PSNs ahead of ePSN is
 //! placed too (a SEND's in the receive WQE its RSN names), recorded in a
@@ -36,7 +38,7 @@
 
 use crate::desc::{
     AckInPack, ArmUnpack, CqReqPack, MrView, OooRwqePack, OooRwqeUnpack, QpcView, RecvWqeView, RewindPack,
-    RxDescUnpack, RxStatePack, RxStateUnpack, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, SwCmdUnpack,
+    RxDescUnpack, RxStatePack, RxStateUnpack, SgeView, SrSidePack, SrSideUnpack, SrWinPack, SrWinUnpack, SwCmdUnpack,
     TxDescPack, WqeHeadPack, ACKIN_BITS, ACKIN_HOLD, ACKIN_RDEND, ACKIN_RDONE, ACKIN_REPORT, ARM_BITS, CQR_BITS,
     JOB_FOLLOWS, OCW_BITS, REW_BITS, RXD_BITS, RXS_BITS, RXS_SR_WIN_BIT, SEND_OP_READ_RESP, SRS_BITS, SRW_BITS,
     SWC_BITS, TXD_BITS,
@@ -78,16 +80,18 @@ enum RState {
     /// The receive WQE's MR check, registered in `RwqeMrChk`, is used.
     RwqeMrUse,
     RwqeErr,
-    /// Scatter list: the entry at the bottom of `rwqe` has its MR read.
+    /// Scatter list: entry `sg_i` has its MR read.
     LstMr,
     /// Scatter list: that entry's check is registered (`rw_ok_q`).
     LstChk,
-    /// Scatter list: the check is used; the list rotates down one entry.
+    /// Scatter list: the check is used; on to the next entry.
     LstUse,
     /// Scatter list: entries wholly before the packet's first byte are passed.
     LstSkip,
     /// Scatter list: the packet is written, a piece per cycle.
     LstData,
+    /// Scatter list: the next entry's length and address are loaded.
+    LstLoad,
     SendPlace,
     Data,
     Finish,
@@ -397,11 +401,26 @@ pub struct Responder {
     sp_len: Reg<Bits<32>>,
     /// The packet's receive WQE is a scatter list (`LstMr` on).
     lst: Reg<Bit>,
-    /// Scatter list: entries checked so far; entries left to place into (the bottom one included).
-    sg_k: Reg<Bits<2>>,
-    sg_n: Reg<Bits<3>>,
-    /// Scatter list: the entries' bus addresses, the bottom entry's in bits 63:0.
+    /// Scatter list: the entry checked or placed into (0 outside the list's states, so the
+    /// receive WQE checks read the first entry).
+    sg_i: Reg<Bits<2>>,
+    /// The entry `sg_i` of `rwqe`, and its bus address from `sg_iova`.
+    sel: Signal<Local, Bits<128>>,
+    sel_sh: Signal<Local, Bits<512>>,
+    iova_sh: Signal<Local, Bits<256>>,
+    sv: SgeView,
+    sel_iova: Signal<Local, Bits<64>>,
+    /// Scatter list: the entries' bus addresses, entry i's in bits 64i+63..64i (shifted in from the top as checked).
     sg_iova: Reg<Bits<256>>,
+    /// The scatter list in `rwqe` passed its checks for this QPN and RSN; the next packet that
+    /// needs it skips the fetch (not the checks). Dropped when `rwqe` is fetched again or any
+    /// QP's receive WQE is consumed.
+    lc_valid: Reg<Bit>,
+    lc_qpn: Reg<Bits<QPN_BITS>>,
+    lc_rsn: Reg<Bits<16>>,
+    /// The RSN whose receive WQE the packet needs: its own out of order, else `rq_ci`.
+    rsn_need: Signal<Local, Bits<16>>,
+    lc_hit: Signal<Local, Bit>,
     /// Scatter list: the lengths checked so far (34 bits: four of 2^32 do not wrap).
     sg_tot: Reg<Bits<34>>,
     sg_tot_nx: Signal<Local, Bits<34>>,
@@ -759,9 +778,11 @@ impl Logic for Responder {
             sp_iova,
             sp_len,
             lst,
-            sg_k,
-            sg_n,
+            sg_i,
             sg_iova,
+            lc_valid,
+            lc_qpn,
+            lc_rsn,
             sg_tot,
             sg_skip,
             sg_left,
@@ -843,9 +864,11 @@ impl Logic for Responder {
         self.sp_iova.reset.next = self.reset.val();
         self.sp_len.reset.next = self.reset.val();
         self.lst.reset.next = self.reset.val();
-        self.sg_k.reset.next = self.reset.val();
-        self.sg_n.reset.next = self.reset.val();
+        self.sg_i.reset.next = self.reset.val();
         self.sg_iova.reset.next = self.reset.val();
+        self.lc_valid.reset.next = self.reset.val();
+        self.lc_qpn.reset.next = self.reset.val();
+        self.lc_rsn.reset.next = self.reset.val();
         self.sg_tot.reset.next = self.reset.val();
         self.sg_skip.reset.next = self.reset.val();
         self.sg_left.reset.next = self.reset.val();
@@ -997,7 +1020,7 @@ impl Logic for Responder {
         self.pkt_k_q.d.next =
             bits::<66>(0) - bit_cast::<66, 64>(self.plen64.val()) - bit_cast::<66, 64>(self.du.va.val());
         self.rw_k_q.d.next =
-            bits::<66>(0) - bit_cast::<66, 32>(self.rv.length.val()) - bit_cast::<66, 64>(self.rv.addr.val());
+            bits::<66>(0) - bit_cast::<66, 32>(self.sv.length.val()) - bit_cast::<66, 64>(self.sv.addr.val());
         self.msg_k_q.d.next =
             bits::<66>(0) - bit_cast::<66, 64>(self.msg_start.q.val()) - bit_cast::<66, 64>(self.msg_len64.val());
         self.rd_room.next =
@@ -1029,7 +1052,7 @@ impl Logic for Responder {
             & !self.msg_lo.val().get_bit(65)
             & !self.msg_room.val().get_bit(65);
         self.va_iova.next = self.mq.iova_base.val() + self.du.va.val() - self.mq.va_base.val();
-        self.rw_iova.next = self.mv.iova_base.val() + self.rv.addr.val() - self.mv.va_base.val();
+        self.rw_iova.next = self.mv.iova_base.val() + self.sv.addr.val() - self.mv.va_base.val();
         self.msg_tail.next = self.tail_k_q.q.val() - bit_cast::<41, 13>(self.du.plen.val());
         self.sp_tail.next = bit_cast::<41, 32>(self.sp_len.q.val())
             - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
@@ -1165,7 +1188,19 @@ impl Logic for Responder {
             self.chunk.next = self.left.q.val();
         }
         self.is_list.next = (self.rv.length1.val() | self.rv.length2.val() | self.rv.length3.val()).any();
-        self.sg_tot_nx.next = self.sg_tot.q.val() + bit_cast::<34, 32>(self.rv.length.val());
+        self.sg_tot_nx.next = self.sg_tot.q.val() + bit_cast::<34, 32>(self.sv.length.val());
+        self.sel_sh.next = self.rwqe.q.val() >> (bit_cast::<10, 2>(self.sg_i.q.val()) << 7);
+        self.sel.next = self.sel_sh.val().get_bits::<128>(0);
+        self.sv.word.next = self.sel.val();
+        self.iova_sh.next = self.sg_iova.q.val() >> (bit_cast::<9, 2>(self.sg_i.q.val()) << 6);
+        self.sel_iova.next = self.iova_sh.val().get_bits::<64>(0);
+        self.rsn_need.next = self.rsu.rq_ci.val();
+        if self.ooo.q.val() {
+            self.rsn_need.next = self.du.rsn.val();
+        }
+        self.lc_hit.next = self.lc_valid.q.val()
+            & (self.lc_qpn.q.val() == self.du.dqpn.val().get_bits::<QPN_BITS>(0))
+            & (self.lc_rsn.q.val() == self.rsn_need.val());
         self.sg_w.next = 64.into();
         self.sg_w.next = self.sg_w.val() - bit_cast::<16, 6>(self.sg_lane.q.val());
         if self.left.q.val() < self.sg_w.val() {
@@ -1381,10 +1416,10 @@ impl Logic for Responder {
         self.d_inv_req.d.next = self.inv_req.val();
         self.d_rnr_imm.d.next = self.rsu.rq_ci.val() == self.rq_pi.q.val();
         self.rw_ok_q.d.next = self.key_ok.val()
-            & (self.mv.key_tag.val() == self.rv.lkey.val().get_bits::<8>(0))
-            & (self.rv.lkey.val().get_bits::<16>(16) == 0)
+            & (self.mv.key_tag.val() == self.sv.lkey.val().get_bits::<8>(0))
+            & (self.sv.lkey.val().get_bits::<16>(16) == 0)
             & self.mv.access.val().get_bit(0)
-            & (self.rv.addr.val() >= self.mv.va_base.val())
+            & (self.sv.addr.val() >= self.mv.va_base.val())
             & !self.rw_room.val().get_bit(65);
         match self.state.q.val() {
             RState::Idle => {
@@ -1416,6 +1451,7 @@ impl Logic for Responder {
                 self.state.d.next = RState::RstApply;
             }
             RState::RstApply => {
+                self.lc_valid.d.next = false;
                 // Read-modify-write; a requester reset (bit 9) is the ACK
                 // receiver's, but for the READ wait kept here.
                 if self.rst_word.q.val().get_bit(9) {
@@ -1743,6 +1779,7 @@ impl Logic for Responder {
             }
             RState::SendChk => {
                 self.lst.d.next = false;
+                self.sg_i.d.next = 0.into();
                 self.sp_iova.d.next = self.rsu.rwqe_iova.val();
                 self.sp_len.d.next = self.rsu.rwqe_len.val();
                 if self.ooo.q.val() {
@@ -1786,14 +1823,22 @@ impl Logic for Responder {
                 }
             }
             RState::RwqeReq => {
-                self.rd_valid.next = true;
-                if self.rd_ready.val() {
-                    self.state.d.next = RState::RwqeWait;
+                if self.lc_hit.val() {
+                    // The scatter list is still in `rwqe`: checked again, not fetched again.
+                    self.lst.d.next = true;
+                    self.sg_tot.d.next = 0.into();
+                    self.state.d.next = RState::LstMr;
+                } else {
+                    self.rd_valid.next = true;
+                    if self.rd_ready.val() {
+                        self.state.d.next = RState::RwqeWait;
+                    }
                 }
             }
             RState::RwqeWait => {
                 self.rwqe_ready.next = true;
                 if self.rwqe_valid.val() {
+                    self.lc_valid.d.next = false;
                     self.rwqe.d.next = self.rwqe_data.val();
                     self.state.d.next = RState::RwqeMr;
                 }
@@ -1803,36 +1848,37 @@ impl Logic for Responder {
                 self.state.d.next = RState::RwqeMrChk;
                 if self.is_list.val() {
                     self.lst.d.next = true;
-                    self.sg_k.d.next = 0.into();
                     self.sg_tot.d.next = 0.into();
                     self.state.d.next = RState::LstChk;
                 }
             }
             RState::LstMr => {
-                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                self.mr_addr.next = self.sv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::LstChk;
             }
             RState::LstChk => {
-                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                self.mr_addr.next = self.sv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::LstUse;
             }
             RState::LstUse => {
-                // Every entry must pass its MR's checks, but an empty one is not looked at. Nothing is
-                // cached: the QP's receive buffer stays invalid, so each packet fetches the list again.
-                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
-                if self.rw_ok_q.q.val() | (self.rv.length.val() == 0) {
+                // Every entry must pass its MR's checks, but an empty one is not looked at. The QP's
+                // receive buffer stays invalid, so each packet of the message comes here again.
+                self.mr_addr.next = self.sv.lkey.val().get_bits::<MR_BITS>(8);
+                if self.rw_ok_q.q.val() | (self.sv.length.val() == 0) {
                     self.sg_iova.d.next =
                         (self.sg_iova.q.val() >> 64) | (bit_cast::<256, 64>(self.rw_iova.val()) << 192);
                     self.sg_tot.d.next = self.sg_tot_nx.val();
-                    self.rwqe.d.next = (self.rwqe.q.val() >> 128) | (self.rwqe.q.val() << 384);
-                    self.sg_k.d.next = self.sg_k.q.val() + 1;
+                    self.sg_i.d.next = self.sg_i.q.val() + 1;
                     self.state.d.next = RState::LstMr;
-                    if self.sg_k.q.val() == 3 {
-                        // All four checked: the list is back in place, its entries' addresses with it.
+                    if self.sg_i.q.val() == 3 {
+                        // All four checked (sg_i wraps to 0), their bus addresses in place.
                         self.sp_len.d.next = self.sg_tot_nx.val().get_bits::<32>(0);
                         if self.sg_tot_nx.val().get_bits::<2>(32) != 0 {
                             self.sp_len.d.next = 0xFFFF_FFFF_u64.into();
                         }
+                        self.lc_valid.d.next = true;
+                        self.lc_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
+                        self.lc_rsn.d.next = self.rsn_need.val();
                         self.state.d.next = RState::SendPlace;
                     }
                 } else if self.ooo.q.val() {
@@ -1844,20 +1890,17 @@ impl Logic for Responder {
             RState::LstSkip => {
                 if self.left.q.val() == 0 {
                     self.state.d.next = RState::Finish;
-                } else if self.sg_skip.q.val() >= self.rv.length.val() {
-                    // Wholly before the packet: the next entry comes down.
-                    self.sg_skip.d.next = self.sg_skip.q.val() - self.rv.length.val();
-                    self.rwqe.d.next = self.rwqe.q.val() >> 128;
-                    self.sg_iova.d.next = self.sg_iova.q.val() >> 64;
-                    self.sg_n.d.next = self.sg_n.q.val() - 1;
-                    if self.sg_n.q.val() == 1 {
+                } else if self.sg_skip.q.val() >= self.sv.length.val() {
+                    // Wholly before the packet: on to the next entry.
+                    self.sg_skip.d.next = self.sg_skip.q.val() - self.sv.length.val();
+                    self.sg_i.d.next = self.sg_i.q.val() + 1;
+                    if self.sg_i.q.val() == 3 {
                         // Past the list: SendPlace's length check makes this unreachable.
                         self.state.d.next = RState::Nak;
                     }
                 } else {
-                    self.sg_left.d.next = self.rv.length.val() - self.sg_skip.q.val();
-                    self.dest.d.next =
-                        self.sg_iova.q.val().get_bits::<64>(0) + bit_cast::<64, 32>(self.sg_skip.q.val());
+                    self.sg_left.d.next = self.sv.length.val() - self.sg_skip.q.val();
+                    self.dest.d.next = self.sel_iova.val() + bit_cast::<64, 32>(self.sg_skip.q.val());
                     self.sg_lane.d.next = 0.into();
                     self.state.d.next = RState::LstData;
                 }
@@ -1865,12 +1908,9 @@ impl Logic for Responder {
             RState::LstData => {
                 if self.sg_left.q.val() == 0 {
                     // The entry is full (or empty): on to the next.
-                    self.rwqe.d.next = self.rwqe.q.val() >> 128;
-                    self.sg_iova.d.next = self.sg_iova.q.val() >> 64;
-                    self.sg_n.d.next = self.sg_n.q.val() - 1;
-                    self.sg_left.d.next = self.rv.length1.val();
-                    self.dest.d.next = self.sg_iova.q.val().get_bits::<64>(64);
-                    if self.sg_n.q.val() == 1 {
+                    self.sg_i.d.next = self.sg_i.q.val() + 1;
+                    self.state.d.next = RState::LstLoad;
+                    if self.sg_i.q.val() == 3 {
                         // Past the list: SendPlace's length check makes this unreachable.
                         self.state.d.next = RState::Nak;
                     }
@@ -1891,6 +1931,11 @@ impl Logic for Responder {
                         }
                     }
                 }
+            }
+            RState::LstLoad => {
+                self.sg_left.d.next = self.sv.length.val();
+                self.dest.d.next = self.sel_iova.val();
+                self.state.d.next = RState::LstData;
             }
             RState::RwqeMrChk => {
                 // The check is registered (`rw_ok_q`) from the MR word shown now.
@@ -1951,7 +1996,6 @@ impl Logic for Responder {
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
                 self.sg_skip.d.next =
                     bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
-                self.sg_n.d.next = 4.into();
                 if self.sp_tail.val().get_bit(40) {
                     // Past the receive buffer: an error at ePSN, not placed ahead of it.
                     if !self.ooo.q.val() {
@@ -2400,6 +2444,10 @@ impl Logic for Responder {
             self.lent.d.next = self.lent.q.val() - 1;
         }
         self.rp.d.next = self.rp_next.val();
+        // A receive WQE consumed (or a responder reset) ends the kept scatter list's life: its slot may be posted again.
+        if self.rsp.rq_ci.val() != self.rsu.rq_ci.val() {
+            self.lc_valid.d.next = false;
+        }
         self.ring_raddr.next = self.rp_next.val();
         // A receive WQE consumed now leaves the out-of-order cache.
         if (self.rsp.rq_ci.val() != self.rsu.rq_ci.val())

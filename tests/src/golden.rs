@@ -68,7 +68,7 @@
 //! Bytes the model does not predict (a failed SEND's receive buffer) are
 //! skipped by [`Golden::compare`] until the CPU writes them again.
 
-use rnic::{AccessFlags, WcFlags, WcOpcode, WcStatus, WorkCompletion};
+use rnic::{AccessFlags, WcFlags, WcOpcode, WcStatus, WorkCompletion, MAX_RECV_SGE};
 use std::collections::VecDeque;
 use std::fmt;
 
@@ -181,6 +181,17 @@ pub struct RecvOp {
     pub len: u32,
     /// The caller's name for this receive.
     pub tag: u64,
+    /// A scatter list inside the buffer: entries `(offset in the buffer,
+    /// length)`, filled in this order (unused entries have length 0).
+    /// `None`: one entry, the whole buffer.
+    pub list: Option<[(u32, u32); MAX_RECV_SGE]>,
+}
+
+impl RecvOp {
+    /// Bytes the receive takes: its list's, or the buffer's.
+    pub fn capacity(&self) -> u32 {
+        self.list.map_or(self.len, |l| l.iter().map(|e| e.1).sum())
+    }
 }
 
 /// A completion the model predicts.
@@ -556,6 +567,12 @@ impl Golden {
     /// Posts a receive WR on `qp`.
     pub fn post_recv(&mut self, qp: QpId, op: RecvOp) {
         self.check_in_mr(op.mr, op.offset, op.len, "receive buffer");
+        if let Some(list) = op.list {
+            assert!(
+                list.iter().all(|&(o, l)| o as u64 + l as u64 <= op.len as u64),
+                "stimulus error: entry outside the buffer"
+            );
+        }
         assert_eq!(self.mrs[op.mr].info.nic, self.qps[qp].nic, "stimulus error: receive buffer on another NIC");
         let uid = self.uid();
         let q = &mut self.qps[qp];
@@ -709,7 +726,7 @@ impl Golden {
                     tag: r.op.tag,
                     uid: r.uid,
                 };
-                if op.len > r.op.len {
+                if op.len > r.op.capacity() {
                     // Longer than the receive buffer: the buffer's content is lost, nothing else changes.
                     let rs = r.op.offset as usize;
                     let m = &mut self.mrs[r.op.mr];
@@ -736,7 +753,18 @@ impl Golden {
                     uid,
                     tag: op.tag,
                 });
-                self.place(op.mr, s, r.op.mr, r.op.offset as usize, op.len as usize, op.tag);
+                match r.op.list {
+                    None => self.place(op.mr, s, r.op.mr, r.op.offset as usize, op.len as usize, op.tag),
+                    Some(list) => {
+                        // The message over the entries in order.
+                        let mut o = 0;
+                        for (eo, el) in list {
+                            let n = (el as usize).min(op.len as usize - o);
+                            self.place(op.mr, s + o, r.op.mr, r.op.offset as usize + eo as usize, n, op.tag);
+                            o += n;
+                        }
+                    }
+                }
                 self.qps[peer].rq_exp.push_back(rexp);
                 WcStatus::Success
             }
@@ -1031,8 +1059,8 @@ mod tests {
             tag: 1,
         };
         assert_eq!(g.post_send(a, w), WcStatus::Success);
-        g.post_recv(b, RecvOp { wr_id: 20, mr: dst, offset: 32, len: 16, tag: 2 });
-        g.post_recv(b, RecvOp { wr_id: 21, mr: dst, offset: 48, len: 16, tag: 3 });
+        g.post_recv(b, RecvOp { wr_id: 20, mr: dst, offset: 32, len: 16, tag: 2, list: None });
+        g.post_recv(b, RecvOp { wr_id: 21, mr: dst, offset: 48, len: 16, tag: 3, list: None });
         let s = SendOp { wr_id: 11, verb: Verb::Send, mr: src, offset: 4, len: 4, tag: 4 };
         assert_eq!(g.post_send(a, s), WcStatus::Success);
         let mut want = vec![0xEE; 64];
@@ -1109,8 +1137,8 @@ mod tests {
         let src = mr(&mut g, 0, 1, 64, AccessFlags::empty());
         let dst = mr(&mut g, 1, 2, 64, AccessFlags::LOCAL_WRITE);
         let (a, b) = pair(&mut g);
-        g.post_recv(b, RecvOp { wr_id: 5, mr: dst, offset: 8, len: 8, tag: 0 });
-        g.post_recv(b, RecvOp { wr_id: 6, mr: dst, offset: 16, len: 8, tag: 0 });
+        g.post_recv(b, RecvOp { wr_id: 5, mr: dst, offset: 8, len: 8, tag: 0, list: None });
+        g.post_recv(b, RecvOp { wr_id: 6, mr: dst, offset: 16, len: 8, tag: 0, list: None });
         let s = |wr_id, len| SendOp { wr_id, verb: Verb::Send, mr: src, offset: 0, len, tag: 0 };
         assert_eq!(g.post_send(a, s(1, 9)), WcStatus::RemInvReqErr);
         assert_eq!(g.post_send(a, s(2, 1)), WcStatus::WrFlushErr);
@@ -1179,7 +1207,7 @@ mod tests {
         assert_eq!(g.on_completion(0, &wc(1, WcStatus::Success, WcOpcode::RdmaRead, 4, 2)).unwrap().tag, 1);
         assert_eq!(g.on_completion(0, &wc(2, WcStatus::Success, WcOpcode::RdmaRead, 0, 2)).unwrap().tag, 2);
         // A READ consumes no receive: the peer's posted receive waits for a SEND.
-        g.post_recv(b, RecvOp { wr_id: 7, mr: wo, offset: 0, len: 8, tag: 7 });
+        g.post_recv(b, RecvOp { wr_id: 7, mr: wo, offset: 0, len: 8, tag: 7, list: None });
         assert_eq!(g.outstanding(b), 0);
         // A region without REMOTE_READ (it has REMOTE_WRITE): refused, nothing lands, the rest is flushed.
         let wo_addr = g.mr_info(wo).addr;
@@ -1214,7 +1242,7 @@ mod tests {
         let rbuf = mr(&mut g, 1, 3, 64, AccessFlags::LOCAL_WRITE);
         let (a, b) = pair(&mut g);
         let addr = g.mr_info(src).addr;
-        g.post_recv(b, RecvOp { wr_id: 0, mr: rbuf, offset: 0, len: 8, tag: 0 });
+        g.post_recv(b, RecvOp { wr_id: 0, mr: rbuf, offset: 0, len: 8, tag: 0, list: None });
         let read =
             SendOp { wr_id: 1, verb: Verb::Read { remote_addr: addr, rkey: 2 }, mr: local, offset: 0, len: 8, tag: 1 };
         g.post_send(a, read);

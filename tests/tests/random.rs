@@ -25,7 +25,10 @@
 //!   random PCIe and MMIO latencies;
 //! * sources at random offsets of a source MR, destinations at random offsets
 //!   (every alignment mod 64) inside destination MRs of odd lengths filled with
-//!   a sentinel pattern; receive buffers exactly as long as the message or longer.
+//!   a sentinel pattern; receive buffers exactly as long as the message or longer;
+//!   two SEND receives in five posted as a scatter list (the buffer cut at
+//!   random points into 2 to `MAX_RECV_SGE` entries, some empty, in shuffled
+//!   order; a generator of its own).
 //!
 //! READs: each NIC of a world with READs has a read-only region
 //! (REMOTE_READ) filled with a pattern before the run and never written,
@@ -54,6 +57,7 @@
 
 use rnic::{
     AccessFlags, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendWr, WcStatus, WrOpcode,
+    MAX_RECV_SGE,
 };
 use rnic_sim::{RandomFaults, SimConfig, SimTop};
 use rnic_spec::params;
@@ -377,6 +381,8 @@ struct Stats {
     largest: u32,
     /// Zero-length messages.
     zero: u64,
+    /// Receives posted as scatter lists.
+    recv_lists: u64,
 }
 
 struct World {
@@ -386,6 +392,8 @@ struct World {
     read_rng: Rng,
     /// Inline sends: each QP's `max_inline_data` and which WRs go inline (a generator of its own).
     inline_rng: Rng,
+    /// Which SEND receives are scatter lists, and their layout (a generator of its own).
+    list_rng: Rng,
     /// Residues still to use in the READs' cycle through 0..63.
     read_residues: Vec<u32>,
     pairs: Vec<Pair>,
@@ -588,6 +596,7 @@ impl World {
             rng,
             read_rng,
             inline_rng,
+            list_rng: Rng::new(p.seed ^ 0x5CA7_7E40_0000),
             read_residues: Vec::new(),
             lane_count: vec![0; p.pairs * 2],
             p,
@@ -1167,14 +1176,32 @@ impl World {
                 let node = &self.nodes[nic];
                 let (mr, id, _) = &node.dsts[m.dst];
                 let len = if m.op == Op::Send { m.recv_len } else { 0 };
+                // Two in five SEND receives as a scatter list: the buffer cut at random points
+                // into 2..=MAX_RECV_SGE entries (some empty), posted in shuffled order.
+                let list = (m.op == Op::Send && self.list_rng.pct(40)).then(|| {
+                    let k = self.list_rng.range(2, MAX_RECV_SGE as u64) as usize;
+                    let mut cuts: Vec<u32> = (1..k).map(|_| self.list_rng.range(0, len as u64) as u32).collect();
+                    cuts.push(0);
+                    cuts.push(len);
+                    cuts.sort_unstable();
+                    let mut pieces: Vec<(u32, u32)> = cuts.windows(2).map(|c| (c[0], c[1] - c[0])).collect();
+                    self.list_rng.shuffle(&mut pieces);
+                    let mut l = [(0u32, 0u32); MAX_RECV_SGE];
+                    l[..k].copy_from_slice(&pieces);
+                    l
+                });
                 self.model.post_recv(
                     self.pairs[pair].id[nic],
-                    RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len, tag: m.id },
+                    RecvOp { wr_id: m.id, mr: *id, offset: m.dst_off, len, tag: m.id, list },
                 );
-                sges.push((m.id, mr.sge(m.dst_off, len)));
+                let sg = match list {
+                    None => vec![mr.sge(m.dst_off, len)],
+                    Some(l) => l.iter().map(|&(o, n)| mr.sge(m.dst_off + o as u64, n)).collect(),
+                };
+                self.stats.recv_lists += list.is_some() as u64;
+                sges.push((m.id, sg));
             }
-            let wrs: Vec<RecvWr> =
-                sges.iter().map(|(id, sg)| RecvWr { wr_id: *id, sg_list: std::slice::from_ref(sg) }).collect();
+            let wrs: Vec<RecvWr> = sges.iter().map(|(id, sg)| RecvWr { wr_id: *id, sg_list: sg }).collect();
             if let Err(e) = self.pairs[pair].qp[nic].post_recv_batch(&wrs) {
                 self.fail(format!(
                     "post_recv_batch of {} on NIC{nic} QP {}: {e}",
@@ -1606,13 +1633,14 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         let cycles = w.now();
         let sim = w.nics.stats().wall.as_secs_f64();
         eprintln!(
-            "{test}: seed {seed:#x}: {} messages ({} SEND, {} WRITE, {} READ, {} failing on purpose, {} of 0 B), {} payload bytes (largest {}), {} rounds, {} completions, {} bytes verified, {} cycles in {:.1} s ({sim:.1} s simulating)",
+            "{test}: seed {seed:#x}: {} messages ({} SEND, {} WRITE, {} READ, {} failing on purpose, {} of 0 B, {} receives as scatter lists), {} payload bytes (largest {}), {} rounds, {} completions, {} bytes verified, {} cycles in {:.1} s ({sim:.1} s simulating)",
             s.msgs,
             s.sends,
             s.writes,
             s.reads,
             s.errors_injected,
             s.zero,
+            s.recv_lists,
             s.payload,
             s.largest,
             s.rounds,
@@ -1627,6 +1655,9 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         }
         if p.read_pct > 0 {
             assert!(s.reads > 0, "READs were posted");
+        }
+        if s.sends >= 20 {
+            assert!(s.recv_lists > 0, "receives were posted as scatter lists");
         }
         if !p.avoid_known && s.msgs >= 64 {
             assert_eq!(s.residues, u64::MAX, "every size residue mod 64 was covered: {:#x}", s.residues);
