@@ -107,8 +107,9 @@ pub struct PcieWriteFront {
     in_data: Reg<Bits<512>>,
     in_len: Reg<Bits<7>>,
     in_slane: Reg<Bits<6>>,
-    /// Rotation from source lanes to address lanes: address lane less source lane, mod 64.
-    rl: Signal<Local, Bits<6>>,
+    /// Rotation from source lanes to address lanes: address lane less source lane, mod 64
+    /// (taken with the beat, so the subtract is not in front of the shift).
+    in_rl: Reg<Bits<6>>,
     /// The lanes at or above the address's lane (the bytes that stay in this block).
     geq: Signal<Local, Bits<512>>,
     rotated: Signal<Local, Bits<512>>,
@@ -177,14 +178,15 @@ impl Logic for PcieWriteFront {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, in_v, in_addr, in_data, in_len, in_slane, c_v, c_start, c_end, c_data, c_keep, c_ends, idle,
-            t_open, t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
+            self, clock, in_v, in_addr, in_data, in_len, in_slane, in_rl, c_v, c_start, c_end, c_data, c_keep, c_ends,
+            idle, t_open, t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
         );
         self.in_v.reset.next = self.reset.val();
         self.in_addr.reset.next = self.reset.val();
         self.in_data.reset.next = self.reset.val();
         self.in_len.reset.next = self.reset.val();
         self.in_slane.reset.next = self.reset.val();
+        self.in_rl.reset.next = self.reset.val();
         self.c_v.reset.next = self.reset.val();
         self.c_start.reset.next = self.reset.val();
         self.c_end.reset.next = self.reset.val();
@@ -219,9 +221,8 @@ impl Logic for PcieWriteFront {
         // the address's lane stay in this block (lo), the ones that wrapped go to the next (hi).
         self.dm.next = self.in_data.q.val()
             & (!(!self.zero.val() << (self.n.val() << 3)) << (bit_cast::<10, 6>(self.in_slane.q.val()) << 3));
-        self.rl.next = self.in_addr.q.val().get_bits::<6>(0) - self.in_slane.q.val();
         self.rot.next = (bit_cast::<1024, 512>(self.dm.val()) | (bit_cast::<1024, 512>(self.dm.val()) << 512))
-            << (bit_cast::<10, 6>(self.rl.val()) << 3);
+            << (bit_cast::<10, 6>(self.in_rl.q.val()) << 3);
         self.rotated.next = self.rot.val().get_bits::<512>(512);
         self.geq.next = !self.zero.val() << (self.lane.val() << 3);
         self.lo_data.next = self.rotated.val() & self.geq.val();
@@ -331,6 +332,7 @@ impl Logic for PcieWriteFront {
             self.in_data.d.next = self.wr_data.val();
             self.in_len.d.next = self.wr_len.val();
             self.in_slane.d.next = self.wr_lane.val();
+            self.in_rl.d.next = self.wr_addr.val().get_bits::<6>(0) - self.wr_lane.val();
         }
 
         // Packetize: one descriptor and one block at most per cycle.

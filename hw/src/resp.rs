@@ -431,6 +431,11 @@ pub struct Responder {
     sg_lane: Reg<Bits<6>>,
     /// Scatter list: this cycle's piece, min(64 - lane, bytes left of the packet, of the entry).
     sg_w: Signal<Local, Bits<16>>,
+    /// 64 - lane; left < it, sg_left < it, sg_left < left.
+    sg_room: Signal<Local, Bits<16>>,
+    sg_lt_rl: Signal<Local, Bit>,
+    sg_lt_rs: Signal<Local, Bit>,
+    sg_lt_ls: Signal<Local, Bit>,
     /// The lane after the piece, with the carry that says the beat is done.
     sg_end: Signal<Local, Bits<7>>,
     /// The WQE's entries past the first are not all empty.
@@ -1201,12 +1206,16 @@ impl Logic for Responder {
         self.lc_hit.next = self.lc_valid.q.val()
             & (self.lc_qpn.q.val() == self.du.dqpn.val().get_bits::<QPN_BITS>(0))
             & (self.lc_rsn.q.val() == self.rsn_need.val());
-        self.sg_w.next = 64.into();
-        self.sg_w.next = self.sg_w.val() - bit_cast::<16, 6>(self.sg_lane.q.val());
-        if self.left.q.val() < self.sg_w.val() {
+        // The smallest of the three from three compares side by side (not chained), then one pick.
+        self.sg_room.next = bits::<16>(64) - bit_cast::<16, 6>(self.sg_lane.q.val());
+        self.sg_lt_rl.next = self.left.q.val() < self.sg_room.val();
+        self.sg_lt_rs.next = self.sg_left.q.val() < bit_cast::<32, 16>(self.sg_room.val());
+        self.sg_lt_ls.next = self.sg_left.q.val() < bit_cast::<32, 16>(self.left.q.val());
+        self.sg_w.next = self.sg_room.val();
+        if self.sg_lt_rl.val() & !self.sg_lt_ls.val() {
             self.sg_w.next = self.left.q.val();
         }
-        if self.sg_left.q.val() < bit_cast::<32, 16>(self.sg_w.val()) {
+        if self.sg_lt_rs.val() & self.sg_lt_ls.val() {
             self.sg_w.next = self.sg_left.q.val().get_bits::<16>(0);
         }
         self.sg_end.next = bit_cast::<7, 6>(self.sg_lane.q.val()) + self.sg_w.val().get_bits::<7>(0);

@@ -105,6 +105,11 @@ pub struct BenchConfig {
     /// of stepping the device. Not with SEND bandwidth runs, whose
     /// responder reposts receives from the same loop.
     pub events: bool,
+    /// SEND runs: each receive WR is a scatter list of this many entries
+    /// (1..=`rnic::MAX_RECV_SGE`), the receive slot cut into equal
+    /// consecutive parts (the last takes the rest), so every byte is
+    /// checked where it would be with one entry.
+    pub recv_sge: usize,
 }
 
 impl BenchConfig {
@@ -131,6 +136,7 @@ impl BenchConfig {
             inline_size: 0,
             wqe_push: true,
             events: false,
+            recv_sge: 1,
         }
     }
 
@@ -1129,14 +1135,23 @@ impl<'a> Runner<'a> {
             return Ok(());
         }
         let first = l.recv_posted;
-        let sges: Vec<(u64, Sge)> = (first..first + n)
+        let (size, k) = (self.c.size, self.c.recv_sge.max(1) as u32);
+        let part = size.div_ceil(k);
+        let sges: Vec<(u64, Vec<Sge>)> = (first..first + n)
             .map(|j| {
                 let slot = j % depth;
-                ((qi as u64) << 32 | slot, self.s.dst.sge(self.recv_off(qi, slot), self.c.size))
+                let base = self.recv_off(qi, slot);
+                let list = (0..k)
+                    .map(|e| {
+                        let start = (e * part).min(size);
+                        let len = if e + 1 == k { size - start } else { part.min(size - start) };
+                        self.s.dst.sge(base + start as u64, len)
+                    })
+                    .collect();
+                ((qi as u64) << 32 | slot, list)
             })
             .collect();
-        let wrs: Vec<RecvWr> =
-            sges.iter().map(|(wr_id, sg)| RecvWr { wr_id: *wr_id, sg_list: std::slice::from_ref(sg) }).collect();
+        let wrs: Vec<RecvWr> = sges.iter().map(|(wr_id, sg)| RecvWr { wr_id: *wr_id, sg_list: sg }).collect();
         self.s.lanes[qi as usize].resp.post_recv_batch(&wrs)?;
         self.s.lanes[qi as usize].recv_posted += n;
         Ok(())

@@ -295,6 +295,11 @@ struct Args {
     /// Not with send_bw or -b.
     #[arg(short = 'e', long)]
     events: bool,
+    /// SEND tests: post each receive as a scatter list of this many
+    /// entries (1 to 4), the receive buffer cut into equal consecutive
+    /// parts; the NIC places every packet across them.
+    #[arg(long = "recv_sge", default_value_t = 1)]
+    recv_sge: usize,
     /// STrack's congestion window on every requester QP: the ACKs' RTT,
     /// ECN echo and SACK bytes received move it, and the NIC holds a QP
     /// whose packets in flight (past the latest ACK's ePSN and the packets
@@ -897,6 +902,7 @@ impl Args {
         c.inline_size = self.inline_size();
         c.wqe_push = !self.no_wqe_push;
         c.events = self.events;
+        c.recv_sge = self.recv_sge;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -971,6 +977,12 @@ fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, St
         if a.qps != 1 || !a.qps_sweep.is_empty() {
             return Err(format!("-q {}: the latency tests run on one QP (as perftest's)", a.qps));
         }
+    }
+    if a.recv_sge == 0 || a.recv_sge > rnic::MAX_RECV_SGE {
+        return Err(format!("--recv_sge {}: a receive holds 1 to {} entries", a.recv_sge, rnic::MAX_RECV_SGE));
+    }
+    if a.recv_sge > 1 && !matches!(a.test, Test::SendBw | Test::SendLat) {
+        return Err(format!("--recv_sge {}: only SEND tests post receives", a.recv_sge));
     }
     if a.inline_size() > rnic::MAX_INLINE_DATA {
         return Err(format!("-I {}: at most {} bytes go inline", a.inline_size(), rnic::MAX_INLINE_DATA));
@@ -1330,6 +1342,9 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     out!(" Inline data     : {inline:<10} WQE push       : {push}");
     let completions = if a.events { "events (MSI-X, eventfd)" } else { "polling" };
     out!(" Completions     : {completions}");
+    if a.recv_sge > 1 {
+        out!(" Receive lists   : {} entries per receive WR", a.recv_sge);
+    }
     if a.paths != 0 {
         out!(
             " Spraying        : {} entropies (UDP source ports) per requester QP{}, an ACK per packet",

@@ -229,6 +229,13 @@ fn perftest_flags_and_refusals() {
     let out = perf_ok(&["write_lat", "-s", "64", "-n", "20", "-e"]);
     assert!(out.contains(" Completions     : events"), "{out}");
     assert!(out.contains("verified 1280 bytes: OK"), "{out}");
+    // Receive scatter lists: SEND tests only, 1 to 4 entries; a run places every message across them.
+    refused(&["send_bw", "--recv_sge", "5"], "--recv_sge 5: a receive holds 1 to 4 entries");
+    refused(&["send_bw", "--recv_sge", "0"], "--recv_sge 0");
+    refused(&["write_bw", "--recv_sge", "2"], "only SEND tests post receives");
+    let out = perf_ok(&["send_bw", "-s", "10000", "-n", "12", "-m", "1024", "--recv_sge", "3"]);
+    assert!(out.contains(" Receive lists   : 3 entries per receive WR"), "{out}");
+    assert!(out.contains("verified 120000 bytes: OK"), "{out}");
 }
 
 #[test]
