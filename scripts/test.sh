@@ -65,8 +65,14 @@ if [ $# -eq 0 ]; then
         [ "$name" = random ] || shell_tests+=(--test "$name")
     done
     RNIC_SIM_TOP=shell cargo test -p rnic-tests "${profile[@]}" "${shell_tests[@]}"
-    RNIC_SIM_TOP=shell cargo test -p rnic-tests "${profile[@]}" --test random -- \
-        random_shell random_loss_1pct random_reads_loss_1pct random_reorder_dup_loss
+    shell_random=(random_shell random_loss_1pct random_reads_loss_1pct random_reorder_dup_loss)
+    # A renamed test would leave its filter matching nothing: each must name exactly one test.
+    listed=$(RNIC_SIM_TOP=shell cargo test -q -p rnic-tests "${profile[@]}" --test random -- --list --exact "${shell_random[@]}" | grep -c ': test$' || true)
+    if [ "$listed" != "${#shell_random[@]}" ]; then
+        echo "test.sh: the shell pass's random tests (${shell_random[*]}) match $listed tests, not ${#shell_random[@]}" >&2
+        exit 1
+    fi
+    RNIC_SIM_TOP=shell cargo test -p rnic-tests "${profile[@]}" --test random -- --exact "${shell_random[@]}"
     echo "== waveforms: the tracing builds (features vcd and fst: one format per Verilator model)"
     for f in vcd fst; do
         cargo test -p rnic-sim --features "$f" "${profile[@]}" --test model --test nic -- wave vcd fst
