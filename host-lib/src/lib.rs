@@ -77,7 +77,8 @@ pub use error::{DestroyError, Error, Queue, Resource, Result};
 pub use event::CompChannel;
 pub use mr::{AccessFlags, Mr, Sge};
 pub use qp::{
-    BadWr, Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendFlags, SendWr, WrOpcode, MAX_INLINE_DATA, MAX_RECV_SGE,
+    BadWr, Mtu, Qp, QpAttr, QpInitAttr, QpState, RecvWr, SendFlags, SendWr, SgList, WrOpcode, MAX_INLINE_DATA,
+    MAX_RECV_SGE, MAX_SEND_SGE,
 };
 pub use recovery::{rnr_timer_us, RecoveryStats, OOO_MIN_THRESHOLD, RNR_RETRY_INFINITE, SPRAY_REORDER_PKTS};
 pub use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};

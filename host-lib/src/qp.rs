@@ -377,7 +377,7 @@ bitflags::bitflags! {
     }
 }
 
-/// A send work request (`ibv_send_wr`, one SGE).
+/// A send work request (`ibv_send_wr`).
 #[derive(Clone, Copy)]
 pub struct SendWr<'a> {
     /// Returned in the completion.
@@ -386,8 +386,86 @@ pub struct SendWr<'a> {
     pub send_flags: SendFlags,
     /// What to do.
     pub opcode: WrOpcode,
-    /// Local data.
-    pub sg: Sge<'a>,
+    /// Local data (`sg_list` and `num_sge`): a SEND or WRITE gathers its
+    /// payload from up to [`MAX_SEND_SGE`] entries in order; an RDMA READ
+    /// lands in one. Empty for a zero-length message; entries of length 0
+    /// take no bytes. `mr.sge(off, len).into()` makes a one-entry list.
+    pub sg_list: SgList<'a>,
+}
+
+/// A send WR's gather list (`sg_list`/`num_sge`), held in the WR: up to
+/// [`MAX_SEND_SGE`] entries, so a WR built in a loop or a closure borrows
+/// no array.
+#[derive(Clone, Copy, Default)]
+pub struct SgList<'a> {
+    entries: [Option<Sge<'a>>; MAX_SEND_SGE],
+}
+
+impl<'a> SgList<'a> {
+    /// The list of `entries`, in order; more than [`MAX_SEND_SGE`] is an error.
+    pub fn new(entries: &[Sge<'a>]) -> Result<Self> {
+        if entries.len() > MAX_SEND_SGE {
+            return Err(Error::BadSize {
+                what: "send WR gather entries (max_send_sge)",
+                value: entries.len() as u64,
+                min: 0,
+                max: MAX_SEND_SGE as u64,
+            });
+        }
+        let mut list = Self::default();
+        for (slot, e) in list.entries.iter_mut().zip(entries) {
+            *slot = Some(*e);
+        }
+        Ok(list)
+    }
+
+    /// The entries, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &Sge<'a>> {
+        self.entries.iter().flatten()
+    }
+
+    /// Number of entries (`num_sge`).
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    /// No entries.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'a> From<Sge<'a>> for SgList<'a> {
+    fn from(e: Sge<'a>) -> Self {
+        Self::new(&[e]).expect("one entry")
+    }
+}
+
+impl<'a> From<[Sge<'a>; MAX_SEND_SGE]> for SgList<'a> {
+    fn from(e: [Sge<'a>; MAX_SEND_SGE]) -> Self {
+        Self::new(&e).expect("MAX_SEND_SGE entries")
+    }
+}
+
+/// Gather entries a send WR may carry (`ibv_qp_cap::max_send_sge`): the
+/// send WQE holds two, so the NIC reads them without a second fetch.
+pub const MAX_SEND_SGE: usize = rnic_spec::desc::SEND_SGES;
+
+impl SendWr<'_> {
+    /// Message length: the bytes of the gather list.
+    pub fn len(&self) -> u64 {
+        self.sg_list.iter().map(|s| s.len as u64).sum()
+    }
+
+    /// The message has no payload.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries that carry bytes (at most two once checked).
+    fn pieces(&self) -> impl Iterator<Item = &Sge<'_>> {
+        self.sg_list.iter().filter(|s| s.len > 0)
+    }
 }
 
 /// A receive work request (`ibv_recv_wr`): a scatter list the NIC fills in
@@ -425,6 +503,9 @@ pub(crate) struct Slot {
     pub opcode: WcOpcode,
     /// Posted length (reported as a send completion's `byte_len`).
     pub len: u32,
+    /// The WQE gathers from two entries: the slow path never resends one of its packets alone (a
+    /// single-packet resend carries only the WQE's first `rewind::WQE_BYTES`), it rewinds.
+    pub gathered: bool,
     /// PSN of the message's first packet (send WRs; the slow path's map from PSN to WQE).
     pub psn: u32,
     /// A successful completion is reported ([`SendFlags::SIGNALED`]; every receive WR is).
@@ -745,7 +826,10 @@ fn alloc_wq(ctx: &Context, cap: u32, wqe_bytes: usize) -> Result<WorkQueue> {
         cap,
         pi: 0,
         ci: 0,
-        slots: vec![Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0, psn: 0, signaled: true }; 1 << log2],
+        slots: vec![
+            Slot { wr_id: 0, opcode: WcOpcode::Send, len: 0, psn: 0, signaled: true, gathered: false };
+            1 << log2
+        ],
     })
 }
 
@@ -1034,15 +1118,30 @@ impl Qp {
         let mut push_payload = [0u8; regs::PUSH_PAYLOAD_MAX as usize];
         let mut rsn = qp.rsn;
         for (i, wr) in wrs.iter().enumerate() {
-            let (mut local_addr, mut lkey, mut flags) = (wr.sg.mr.addr() + wr.sg.offset, wr.sg.mr.lkey(), 0);
-            if wr.send_flags.contains(SendFlags::INLINE) && wr.sg.len > 0 {
+            let len = wr.len() as u32;
+            let mut pieces = wr.pieces();
+            // A zero-length message still names its (first) entry, as before gather lists.
+            let (mut local_addr, mut lkey) =
+                pieces.next().or(wr.sg_list.iter().next()).map_or((0, 0), |s| (s.mr.addr() + s.offset, s.mr.lkey()));
+            let mut sge1 = pieces.next().map_or(WqeSge::default(), |s| WqeSge {
+                addr: (s.mr.addr() + s.offset).into(),
+                length: s.len.into(),
+                lkey: s.mr.lkey().into(),
+            });
+            let mut flags = 0;
+            if wr.send_flags.contains(SendFlags::INLINE) && len > 0 {
+                // The gather list's bytes, concatenated into the QP's inline area: one entry.
                 let area = qp.inline.expect("checked by check_inline");
                 let at = ring::slot(qp.sq.pi.wrapping_add(i as u32), qp.sq.log2) as u64 * area.stride;
-                let mut data = vec![0u8; wr.sg.len as usize];
-                wr.sg.mr.read(wr.sg.offset, &mut data)?;
+                let mut data = vec![0u8; len as usize];
+                let mut o = 0;
+                for s in wr.pieces() {
+                    s.mr.read(s.offset, &mut data[o..o + s.len as usize])?;
+                    o += s.len as usize;
+                }
                 ctx.dev().write_mem(area.bus + at, &data)?;
-                (local_addr, lkey) = (area.va + at, area.lkey);
-                if push && wr.sg.len <= regs::PUSH_PAYLOAD_MAX {
+                (local_addr, lkey, sge1) = (area.va + at, area.lkey, WqeSge::default());
+                if push && len <= regs::PUSH_PAYLOAD_MAX {
                     push_payload[..data.len()].copy_from_slice(&data);
                     flags = wqe_flags::PUSH_PAYLOAD;
                 }
@@ -1059,9 +1158,10 @@ impl Qp {
             let wqe = SendWqe {
                 opcode,
                 flags,
-                length: wr.sg.len.into(),
+                length: len.into(),
                 local_addr: local_addr.into(),
                 lkey: lkey.into(),
+                sge1,
                 rkey: rkey.into(),
                 remote_addr: remote_addr.into(),
                 imm: imm.into(),
@@ -1078,9 +1178,12 @@ impl Qp {
         qp.rsn = rsn;
         for wr in wrs {
             let s = ring::slot(qp.sq.pi, qp.sq.log2);
-            let psn = qp.rec.post(wr.sg.len);
+            let len = wr.len() as u32;
+            let psn = qp.rec.post(len);
             let signaled = qp.sig_all || wr.send_flags.contains(SendFlags::SIGNALED);
-            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len: wr.sg.len, psn, signaled };
+            // The NIC gathers from both entries unless the payload went inline.
+            let gathered = wr.pieces().count() > 1 && !wr.send_flags.contains(SendFlags::INLINE);
+            qp.sq.slots[s] = Slot { wr_id: wr.wr_id, opcode: op_of(&wr.opcode), len, psn, signaled, gathered };
             qp.sq.pi = qp.sq.pi.wrapping_add(1);
         }
         if push {
@@ -1210,8 +1313,14 @@ impl Qp {
         write_ring(ctx, &qp.rq, RECV_WQE_BYTES, &bytes)?;
         for wr in wrs {
             let s = ring::slot(qp.rq.pi, qp.rq.log2);
-            qp.rq.slots[s] =
-                Slot { wr_id: wr.wr_id, opcode: WcOpcode::Recv, len: wr.len() as u32, psn: 0, signaled: true };
+            qp.rq.slots[s] = Slot {
+                wr_id: wr.wr_id,
+                opcode: WcOpcode::Recv,
+                len: wr.len() as u32,
+                psn: 0,
+                signaled: true,
+                gathered: false,
+            };
             qp.rq.pi = qp.rq.pi.wrapping_add(1);
         }
         ctx.dev().write_reg(regs::db_rq(qpn), (qp.rq.pi & 0xFFFF) as u64)?;
@@ -1247,24 +1356,41 @@ fn check_inline(qpn: u32, max_inline: u32, wr: &SendWr<'_>) -> Result<()> {
     }
     let why = if matches!(wr.opcode, WrOpcode::RdmaRead { .. }) {
         "an RDMA READ has no payload to send"
-    } else if wr.sg.len > max_inline {
+    } else if wr.len() > max_inline as u64 {
         "longer than the QP's max_inline_data"
     } else {
         return Ok(());
     };
-    Err(Error::InlineRefused { qpn, op: op_name(&wr.opcode), len: wr.sg.len, max_inline, why })
+    Err(Error::InlineRefused { qpn, op: op_name(&wr.opcode), len: wr.len() as u32, max_inline, why })
 }
 
 fn check_send_wr(ctx: &Context, qpn: u32, pdn: u32, wr: &SendWr<'_>) -> Result<()> {
-    check_sge(ctx, qpn, pdn, &wr.sg)?;
-    if wr.opcode.writes_local() && !wr.sg.mr.access().contains(AccessFlags::LOCAL_WRITE) {
-        return Err(Error::MrAccess {
-            qpn,
-            op: op_name(&wr.opcode),
-            key: wr.sg.mr.lkey(),
-            needed: AccessFlags::LOCAL_WRITE,
-            access: wr.sg.mr.access(),
-        });
+    for sg in wr.sg_list.iter() {
+        check_sge(ctx, qpn, pdn, sg)?;
+    }
+    if wr.len() > params::MAX_MSG_LEN {
+        return Err(Error::BadSize { what: "message length", value: wr.len(), min: 0, max: params::MAX_MSG_LEN });
+    }
+    if wr.opcode.writes_local() {
+        if wr.pieces().count() > 1 {
+            return Err(Error::BadSize {
+                what: "RDMA READ destination entries with bytes (a READ lands in one)",
+                value: wr.pieces().count() as u64,
+                min: 0,
+                max: 1,
+            });
+        }
+        for sg in wr.sg_list.iter() {
+            if !sg.mr.access().contains(AccessFlags::LOCAL_WRITE) {
+                return Err(Error::MrAccess {
+                    qpn,
+                    op: op_name(&wr.opcode),
+                    key: sg.mr.lkey(),
+                    needed: AccessFlags::LOCAL_WRITE,
+                    access: sg.mr.access(),
+                });
+            }
+        }
     }
     Ok(())
 }

@@ -470,6 +470,15 @@ impl ReqRecovery {
                 }
             }
         }
+        // A gathered WQE's packet cannot be resent alone: go back to the lowest hole instead.
+        if let Some(&(_, h, _, _)) = located
+            .iter()
+            .filter(|&&(_, _, idx, _)| Self::is_gathered(sq, idx))
+            .min_by_key(|&&(_, h, _, _)| psn_dist(h, epsn))
+        {
+            let low = located.iter().map(|&(_, h, _, _)| h).min_by_key(|&h| psn_dist(h, epsn)).unwrap_or(h);
+            return vec![self.rewind_to(sq, low)];
+        }
         let mut out = Vec::new();
         for (i, h, idx, msg_off) in located {
             self.resent_at.insert(h, (psn & PSN_MASK, ts & TS_MASK));
@@ -480,6 +489,11 @@ impl ReqRecovery {
             out.push(Action::Resend { idx, psn: h, msg_off });
         }
         out
+    }
+
+    /// Whether the WQE at free-running SQ index `idx` gathers from two entries.
+    fn is_gathered(sq: &WorkQueue, idx: u32) -> bool {
+        sq.slots[ring::slot(idx, sq.log2)].gathered
     }
 
     /// Whether the WR at free-running SQ index `idx` is an RDMA READ.
@@ -531,6 +545,7 @@ impl ReqRecovery {
             _ => first,
         };
         match self.locate(sq, psn) {
+            Some((idx, _)) if Self::is_gathered(sq, idx) => self.rewind_to(sq, psn),
             Some((idx, msg_off)) => {
                 self.stats.probe_resends += 1;
                 Action::Resend { idx, psn, msg_off }
@@ -653,7 +668,8 @@ mod tests {
     fn queue_of(n: u32, psn0: u32, mtu_log2: u32, len: u32) -> (ReqRecovery, WorkQueue) {
         let mut r = ReqRecovery::default();
         r.start(psn0, mtu_log2);
-        let blank = Slot { wr_id: 0, opcode: crate::WcOpcode::RdmaWrite, len: 0, psn: 0, signaled: true };
+        let blank =
+            Slot { wr_id: 0, opcode: crate::WcOpcode::RdmaWrite, len: 0, psn: 0, signaled: true, gathered: false };
         let mut sq = WorkQueue {
             buf: rnic_driver::DmaBuf { bus_addr: 0, len: 0 },
             log2: 6,
@@ -675,7 +691,7 @@ mod tests {
         let (mut r, mut sq) = queue_of(0, psn0, 12, 0);
         for (i, &(len, opcode)) in wrs.iter().enumerate() {
             let psn = r.post(len);
-            sq.slots[i] = Slot { wr_id: i as u64, opcode, len, psn, signaled: true };
+            sq.slots[i] = Slot { wr_id: i as u64, opcode, len, psn, signaled: true, gathered: false };
             sq.pi += 1;
         }
         (r, sq)

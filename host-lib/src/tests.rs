@@ -170,7 +170,7 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
                 send_flags: crate::SendFlags::SIGNALED,
                 wr_id: (round * 10 + i) as u64,
                 opcode: WrOpcode::RdmaWrite { remote_addr: 0xAB00 + i as u64, rkey: 0x1234 },
-                sg: m.sge(i as u64 * 100, 100 + i),
+                sg_list: m.sge(i as u64 * 100, 100 + i).into(),
             })
             .collect();
         qp.post_send_batch(&wrs).unwrap();
@@ -210,7 +210,7 @@ fn post_send_writes_wqes_and_doorbell_with_wrap() {
             send_flags: crate::SendFlags::SIGNALED,
             wr_id: 0,
             opcode: WrOpcode::Send,
-            sg: m.sge(4000, 97),
+            sg_list: m.sge(4000, 97).into(),
         })
         .unwrap_err();
     assert!(matches!(e, Error::OutOfBounds { offset: 4000, len: 97, mr_len: 4096, .. }), "{e}");
@@ -241,10 +241,14 @@ fn read_wqe_rsn_psns_and_completion() {
         send_flags: crate::SendFlags::SIGNALED,
         wr_id: 3,
         opcode: WrOpcode::RdmaRead { remote_addr: 0x7f00_1234_5678, rkey: 0x4321 },
-        sg: m.sge(100, 3000),
+        sg_list: m.sge(100, 3000).into(),
     };
-    let send =
-        |wr_id| SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id, opcode: WrOpcode::Send, sg: m.sge(0, 8) };
+    let send = |wr_id| SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id,
+        opcode: WrOpcode::Send,
+        sg_list: m.sge(0, 8).into(),
+    };
     qp.post_send_batch(&[send(1), send(2), read, send(4)]).unwrap();
     let w = send_wqe(&dev, &qp, 2);
     assert_eq!(w.opcode, rnic_spec::desc::send_op::RDMA_READ);
@@ -292,7 +296,7 @@ fn read_into_an_mr_without_local_write_is_refused() {
             send_flags: crate::SendFlags::SIGNALED,
             wr_id,
             opcode: WrOpcode::RdmaRead { remote_addr: 0x1000, rkey: 0x99 },
-            sg: mr.sge(0, 64),
+            sg_list: mr.sge(0, 64).into(),
         }
     }
     let dev = MockDev::new();
@@ -306,7 +310,7 @@ fn read_into_an_mr_without_local_write_is_refused() {
         send_flags: crate::SendFlags::SIGNALED,
         wr_id: 1,
         opcode: WrOpcode::RdmaWrite { remote_addr: 0x1000, rkey: 0x99 },
-        sg: ro.sge(0, 64),
+        sg_list: ro.sge(0, 64).into(),
     };
     let writes_before = dev.writes.borrow().len();
     // One bad READ in a batch: nothing of the batch is posted.
@@ -326,7 +330,11 @@ fn read_into_an_mr_without_local_write_is_refused() {
     assert_eq!(qp.send_outstanding(), 2);
     // The usual SGE checks hold for a READ too.
     assert!(matches!(
-        qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, sg: rw.sge(4090, 7), ..read(4, &rw) }),
+        qp.post_send(&SendWr {
+            send_flags: crate::SendFlags::SIGNALED,
+            sg_list: rw.sge(4090, 7).into(),
+            ..read(4, &rw)
+        }),
         Err(Error::OutOfBounds { .. })
     ));
 }
@@ -382,7 +390,7 @@ fn error_completion_flushes_only_that_qp() {
         send_flags: crate::SendFlags::SIGNALED,
         wr_id: id,
         opcode: WrOpcode::RdmaWrite { remote_addr: 0, rkey: 0xBAD },
-        sg: m.sge(0, 8),
+        sg_list: m.sge(0, 8).into(),
     };
     bad.post_send_batch(&[wr(1), wr(2), wr(3)]).unwrap();
     bad.post_recv(&RecvWr { wr_id: 9, sg_list: &[m.sge(0, 8)] }).unwrap();
@@ -428,8 +436,13 @@ fn mismatched_cqe_is_reported() {
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 4, 4);
     let (base, log2) = cq_ring(&ctx, &c);
-    qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) })
-        .unwrap();
+    qp.post_send(&SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id: 1,
+        opcode: WrOpcode::Send,
+        sg_list: m.sge(0, 4).into(),
+    })
+    .unwrap();
     dev.put_cqe(base, log2, 0, cqe(qp.qp_num(), 5, 0, cqe_op::SEND, 4, 1));
     let e = c.poll_cq_vec(1).unwrap_err();
     assert!(matches!(e, Error::BadCqe { got: 5, .. }), "{e}");
@@ -443,8 +456,13 @@ fn wait_cq_times_out_with_state() {
     let c = ctx.create_cq(16).unwrap();
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = connected(&ctx, &pd, &c, 4, 4);
-    qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) })
-        .unwrap();
+    qp.post_send(&SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id: 1,
+        opcode: WrOpcode::Send,
+        sg_list: m.sge(0, 4).into(),
+    })
+    .unwrap();
     let e = c.wait_cq(1, 1000).unwrap_err();
     let s = e.to_string();
     assert!(
@@ -463,7 +481,12 @@ fn posting_rules_by_state_and_pd() {
     let m = pd.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let m2 = pd2.reg_mr(64, AccessFlags::LOCAL_WRITE).unwrap();
     let qp = pd.create_qp(QpInitAttr::new(&c, &c, 4, 4)).unwrap();
-    let send = SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id: 1, opcode: WrOpcode::Send, sg: m.sge(0, 4) };
+    let send = SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id: 1,
+        opcode: WrOpcode::Send,
+        sg_list: m.sge(0, 4).into(),
+    };
     assert!(matches!(
         qp.post_recv(&RecvWr { wr_id: 1, sg_list: &[m.sge(0, 4)] }),
         Err(Error::BadState { state: QpState::Reset, .. })
@@ -482,8 +505,13 @@ fn send_and_complete(dev: &MockDev, qp: &Qp, mr: &Mr, wr_id: u64) -> WorkComplet
     let ctx = qp.context();
     let cq = qp.send_cq();
     let idx = ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().sq.pi;
-    qp.post_send(&SendWr { send_flags: crate::SendFlags::SIGNALED, wr_id, opcode: WrOpcode::Send, sg: mr.sge(0, 8) })
-        .unwrap();
+    qp.post_send(&SendWr {
+        send_flags: crate::SendFlags::SIGNALED,
+        wr_id,
+        opcode: WrOpcode::Send,
+        sg_list: mr.sge(0, 8).into(),
+    })
+    .unwrap();
     let (base, log2) = cq_ring(ctx, &cq);
     let ci = ctx.state().cqs[cq.cqn() as usize].as_ref().unwrap().ci;
     dev.put_cqe(base, log2, ci, cqe(qp.qp_num(), idx as u16, 0, 0, 0, ring::cqe_owner_valid(ci, log2)));
@@ -859,7 +887,7 @@ fn poll_cq_fills_at_most_the_buffer() {
             send_flags: crate::SendFlags::SIGNALED,
             wr_id: 100 + i,
             opcode: WrOpcode::Send,
-            sg: m.sge(0, 8),
+            sg_list: m.sge(0, 8).into(),
         })
         .collect();
     qp.post_send_batch(&wrs).unwrap();
@@ -899,7 +927,7 @@ fn list_posts_stop_at_the_bad_wr_and_post_what_came_before() {
         send_flags: crate::SendFlags::SIGNALED,
         wr_id: id,
         opcode: WrOpcode::RdmaWrite { remote_addr: 0xAB00, rkey: 0x1234 },
-        sg: m.sge(off, 100),
+        sg_list: m.sge(off, 100).into(),
     };
     // The third WR runs past its MR: the first two are posted with one doorbell, the rest not.
     let writes0 = dev.writes.borrow().len();

@@ -6,6 +6,7 @@ use crate::desc::{RewindPack, SqStateUnpack, SwCmdPack, LACK_BITS, RQS_BITS, RXD
 use crate::dma::DmaReadMux;
 use crate::fence::MrFence;
 use crate::fifo::Fifo;
+use crate::gather::GatherJoin;
 use crate::msix::Msix;
 use crate::num::Num;
 use crate::pcie_rd::PcieReadFront;
@@ -166,6 +167,8 @@ pub struct RnicCore {
     cwnd_host: Table<Bits<32>, QPN_BITS>,
     op_spray_choose: Num<{ OP_CHOOSE }, 2>,
     dmard: DmaReadMux,
+    /// Packs a gathered packet's two pieces into one payload, in front of the TX builder.
+    gather: GatherJoin,
     pcierd: PcieReadFront,
     pciewr: PcieWriteFront,
     /// The table scrub after a reset: the entry it clears next.
@@ -224,7 +227,7 @@ impl Logic for RnicCore {
     fn update(&mut self) {
         clock!(
             self, clock, regs, sq, txb, rxin, resp, fence, msix, spray, cc, txdq, iplq, ackq, rxdq, lerrq, pcierd,
-            pciewr
+            pciewr, gather
         );
         // After a reset every table is cleared, one entry per cycle, with the
         // engines held in reset; the register block answers throughout.
@@ -245,6 +248,7 @@ impl Logic for RnicCore {
         self.rxdq.reset.next = self.eng_reset.val();
         self.lerrq.reset.next = self.eng_reset.val();
         self.pcierd.reset.next = self.eng_reset.val();
+        self.gather.reset.next = self.eng_reset.val();
         self.pciewr.reset.next = self.eng_reset.val();
         dff_setup!(self, clock, rr_v, rr_data, rr_mark, scrub_addr, scrub_done);
         self.scrub_addr.reset.next = self.reset.val();
@@ -616,9 +620,14 @@ impl Logic for RnicCore {
         self.sq.wqe_valid.next = self.dmard.wqe_valid.val();
         self.sq.wqe_data.next = self.dmard.data.val();
         self.dmard.wqe_ready.next = self.sq.wqe_ready.val();
-        self.txb.pl_valid.next = self.dmard.pl_valid.val();
-        self.txb.pl_data.next = self.dmard.data.val();
-        self.dmard.pl_ready.next = self.txb.pl_ready.val();
+        self.gather.in_valid.next = self.dmard.pl_valid.val();
+        self.gather.in_data.next = self.dmard.data.val();
+        self.gather.in_tag.next = self.pcierd.cpl_tag.val();
+        self.gather.in_last.next = self.pcierd.cpl_last.val();
+        self.dmard.pl_ready.next = self.gather.in_ready.val();
+        self.txb.pl_valid.next = self.gather.pl_valid.val();
+        self.txb.pl_data.next = self.gather.pl_data.val();
+        self.gather.pl_ready.next = self.txb.pl_ready.val();
         self.txb.ipl_valid.next = !self.iplq.empty.val();
         self.txb.ipl_data.next = self.iplq.data_out.val();
         self.iplq.read.next = self.txb.ipl_ready.val();

@@ -172,6 +172,7 @@ crate::bit_view!(SendWqeView, 512, [
     local_addr: 64 @ d::SWQE_LOCAL_ADDR * 8, lkey: 32 @ d::SWQE_LKEY * 8,
     rkey: 32 @ d::SWQE_RKEY * 8, remote_addr: 64 @ d::SWQE_REMOTE_ADDR * 8,
     imm: 32 @ d::SWQE_IMM * 8, rsn: 16 @ d::SWQE_RSN * 8,
+    addr1: 64 @ d::SWQE_ADDR1 * 8, len1: 32 @ d::SWQE_LEN1 * 8, lkey1: 32 @ d::SWQE_LKEY1 * 8,
 ]);
 
 // The first scatter entry's length and key (its address is read through `SgeView`), and the

@@ -4,8 +4,9 @@
 //! Requests: the responder's receive-WQE fetch (a SEND's first packet is
 //! waiting on it) wins over the send path's WQE batches and payload reads.
 //! Each request carries a tag from `rnic_spec::params::dma_tag`, and the
-//! completion brings it back: bit 7 routes the beat to the responder, bit 6
-//! to the send path's WQE buffer, neither to the TX builder as payload.
+//! completion brings it back: bit 7 alone routes the beat to the responder,
+//! bit 6 alone to the send path's WQE buffer, neither or both (a gathered
+//! piece, `dma_tag::SQ_GATHER`) to the TX builder as payload.
 //! Completions of one requester return in its request order (the PCIe model
 //! returns all of them in order; out-of-order completion is issue work for
 //! the PCIe front end).
@@ -77,12 +78,13 @@ pub struct DmaReadMux {
 }
 
 // Routing by one tag bit each: the tags must be distinct single bits, and
-// payload reads carry neither.
+// payload reads carry neither or both.
 const _: () = assert!(
     dma_tag::RQ_WQE.count_ones() == 1
         && dma_tag::SQ_WQE.count_ones() == 1
         && dma_tag::RQ_WQE != dma_tag::SQ_WQE
         && dma_tag::SQ_PAYLOAD & (dma_tag::RQ_WQE | dma_tag::SQ_WQE) == 0
+        && dma_tag::SQ_GATHER == dma_tag::RQ_WQE | dma_tag::SQ_WQE
 );
 
 impl Logic for DmaReadMux {
@@ -99,8 +101,10 @@ impl Logic for DmaReadMux {
         }
         self.rq_ready.next = self.req_ready.val();
         self.sq_ready.next = self.req_ready.val() & !self.rq_valid.val();
-        self.to_rq.next = (self.cpl_tag.val() & self.tag_rq_wqe.val()).any();
-        self.to_sq_wqe.next = (self.cpl_tag.val() & self.tag_sq_wqe.val()).any() & !self.to_rq.val();
+        self.to_rq.next =
+            (self.cpl_tag.val() & self.tag_rq_wqe.val()).any() & !(self.cpl_tag.val() & self.tag_sq_wqe.val()).any();
+        self.to_sq_wqe.next =
+            (self.cpl_tag.val() & self.tag_sq_wqe.val()).any() & !(self.cpl_tag.val() & self.tag_rq_wqe.val()).any();
         self.data.next = self.cpl_data.val();
         self.rwqe_valid.next = self.cpl_valid.val() & self.to_rq.val();
         self.wqe_valid.next = self.cpl_valid.val() & self.to_sq_wqe.val();

@@ -1,7 +1,8 @@
 //! `rnic-hw`: the NIC core in rust-hdl, one module per block.
 //!
 //! Blocks: [`regs`] (BAR0), [`dma`] (the DMA read and write muxes:
-//! arbitration, completion routing by tag), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
+//! arbitration, completion routing by tag), [`gather`] (the gather join: a send packet's two pieces, read from two
+//! scatter-gather entries, packed into one payload for the TX builder), [`sq`] (the send path: [`sched`], the QP scheduler, and [`turn`], the turn engine with [`fetch`], the WQE fetch), [`txb`] (TX
 //! packet builder), [`rxin`] (RX store-and-forward + checks), [`rxe`] (the
 //! receive side: [`resp`], the responder, [`ack`], the ACK receiver, and [`cqw`], the
 //! completion writer), [`msix`] (the MSI-X table and CQ arming), [`spray`] (STrack's per-QP entropy selector, asked by the
@@ -60,6 +61,7 @@ fn tops() -> Vec<(String, String)> {
         ("msix".to_string(), emit(msix::Msix::default())),
         ("dma_read".to_string(), emit(dma::DmaReadMux::default())),
         ("dma_write".to_string(), emit(dma::DmaWriteMux::default())),
+        ("gather".to_string(), emit(gather::GatherJoin::default())),
         ("pcie_rd".to_string(), emit(pcie_rd::PcieReadFront::default())),
         ("pcie_wr".to_string(), emit(pcie_wr::PcieWriteFront::default())),
         ("fence".to_string(), emit(fence::MrFence::default())),
@@ -78,6 +80,7 @@ pub mod dma;
 pub mod fence;
 pub mod fetch;
 pub mod fifo;
+pub mod gather;
 pub mod hdr;
 pub mod icrc;
 pub mod mask;

@@ -73,3 +73,78 @@ impl Logic for ByteKeep {
         Verilog::Custom(v)
     }
 }
+
+/// `data` rotated up by `by` byte lanes (lane i to lane `(i + by) mod 64`),
+/// in six stages of constant rotations, one 2:1 mux per bit each.
+#[derive(LogicBlock, Default)]
+pub struct ByteRotUp {
+    /// Lanes to rotate by.
+    pub by: Signal<In, Bits<6>>,
+    /// The beat.
+    pub data: Signal<In, Bits<512>>,
+    /// The beat rotated.
+    pub rotated: Signal<Out, Bits<512>>,
+}
+
+impl Logic for ByteRotUp {
+    fn update(&mut self) {
+        let k = self.by.val().to_u64() as usize;
+        let d = self.data.val();
+        let mut m = Bits::<512>::default();
+        for i in 0..512 {
+            m = m.replace_bit((i + 8 * k) % 512, d.get_bit(i));
+        }
+        self.rotated.next = m;
+    }
+    fn connect(&mut self) {
+        self.rotated.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::from("always @(*) begin\n  rotated = data;\n");
+        for s in 0..6 {
+            let n = 8 << s;
+            v += &format!("  if (by[{s}]) rotated = {{rotated[{}:0], rotated[511:{}]}};\n", 511 - n, 512 - n);
+        }
+        v += "end\n";
+        Verilog::Custom(v)
+    }
+}
+
+/// Lanes below `at` from `lo`, the others from `hi`: one compare per lane.
+#[derive(LogicBlock, Default)]
+pub struct LaneMerge {
+    /// The first lane taken from `hi`.
+    pub at: Signal<In, Bits<6>>,
+    /// Beat for the lanes below `at`.
+    pub lo: Signal<In, Bits<512>>,
+    /// Beat for the lanes from `at` on.
+    pub hi: Signal<In, Bits<512>>,
+    /// The merged beat.
+    pub merged: Signal<Out, Bits<512>>,
+}
+
+impl Logic for LaneMerge {
+    fn update(&mut self) {
+        let k = self.at.val().to_u64() as usize;
+        let (lo, hi) = (self.lo.val(), self.hi.val());
+        let mut m = Bits::<512>::default();
+        for i in 0..512 {
+            m = m.replace_bit(i, if i < 8 * k { lo.get_bit(i) } else { hi.get_bit(i) });
+        }
+        self.merged.next = m;
+    }
+    fn connect(&mut self) {
+        self.merged.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::from("always @(*) begin\n");
+        for i in 0..63 {
+            let (h, l) = (8 * i + 7, 8 * i);
+            v += &format!("  merged[{h}:{l}] = at > 6'd{i} ? lo[{h}:{l}] : hi[{h}:{l}];\n");
+        }
+        // No `at` is above 63: the top lane is always `hi`'s.
+        v += "  merged[511:504] = hi[511:504];\n";
+        v += "end\n";
+        Verilog::Custom(v)
+    }
+}

@@ -368,6 +368,7 @@ pub struct TurnEngine {
     sv_psn: Reg<Bits<24>>,
     sv_msg_off: Reg<Bits<32>>,
     sv_iova: Reg<Bits<64>>,
+    sv_iova1: Reg<Bits<64>>,
     /// A resend at the queue head interrupts the turn this cycle: before
     /// the turn's next packet (`Seg`) or while it waits for a fetch (`WqePop`).
     park: Signal<Local, Bit>,
@@ -402,6 +403,8 @@ pub struct TurnEngine {
     keep_active: Reg<Bit>,
     budget: Reg<Bits<32>>,
     iova: Reg<Bits<64>>,
+    /// The bus address of the WQE's second gather entry (`MrCheck1`).
+    iova1: Reg<Bits<64>>,
     qv: QpcView,
     wv: SendWqeView,
     mv: crate::desc::MrView,
@@ -473,6 +476,47 @@ pub struct TurnEngine {
     bad_op_q: Reg<Bit>,
     /// RsRet's first cycle is over: the restored WQE's MR entry is read, `mr_ok_q` holds it next.
     ret_wait: Reg<Bit>,
+    /// The MR port alternates between the WQE's two gather entries: entry 1's word is asked for
+    /// next cycle (forced to entry 0 where a WQE is new: `MrRead`, RsRet's first cycle).
+    msel: Reg<Bit>,
+    /// The entry asked for this cycle.
+    sel_now: Signal<Local, Bit>,
+    /// Its address, length and key.
+    sel_addr: Signal<Local, Bits<64>>,
+    sel_len: Signal<Local, Bits<32>>,
+    sel_lkey: Signal<Local, Bits<32>>,
+    /// Entry 0's length: the WQE's less entry 1's.
+    len0: Signal<Local, Bits<32>>,
+    /// The entry whose MR word is on `mr_data` now (1: entry 1), its address, key and empty flag.
+    chk_sel_q: Reg<Bit>,
+    chk_addr_q: Reg<Bits<64>>,
+    chk_lkey_q: Reg<Bits<32>>,
+    chk_zero_q: Reg<Bit>,
+    /// `mr_ok_q` of entry 1 (true for an empty entry).
+    mr1_ok_q: Reg<Bit>,
+    /// A new WQE's entry 1 is not checked yet: Seg waits for `mr1_ok_q`.
+    mr1_pend: Reg<Bit>,
+    /// The MR check of the entry on `mr_data`, not `bad_op`.
+    ok_c: Signal<Local, Bit>,
+    /// Gather arithmetic beside the packet's (registered as `_s`): entry 0's bytes from the
+    /// offset on (`la`, 34 bits: negative once past it), the offset is in entry 1 (`in1`), the
+    /// packet straddles the two (`strad`), B's length (`lb`) and the offset into entry 1 (`off1`).
+    la34: Signal<Local, Bits<34>>,
+    in1_c: Signal<Local, Bit>,
+    lb_c: Signal<Local, Bits<32>>,
+    la_s: Reg<Bits<32>>,
+    lb_s: Reg<Bits<32>>,
+    in1_s: Reg<Bit>,
+    strad_s: Reg<Bit>,
+    off1_s: Reg<Bits<32>>,
+    /// The packet is gathered from the WQE's two entries (entry 1 not empty, payload not pushed).
+    gat_s: Reg<Bit>,
+    p_len1: Reg<Bits<32>>,
+    /// Piece A of a straddling packet is asked for: B is next, then the packet goes (no park between).
+    b_pend: Reg<Bit>,
+    /// The packet goes this cycle (descriptor written, PSN, offset and budget advanced).
+    fire: Signal<Local, Bit>,
+    tag_sq_gather: Num<{ dma_tag::SQ_GATHER as u64 }, 8>,
     /// va_base + length - local_addr - WQE length, wide enough not to wrap: negative when the WQE ends past the MR.
     mr_room: Signal<Local, Bits<66>>,
     /// Its terms from the WQE (-local_addr - WQE length), registered: they reach the check with the
@@ -626,6 +670,23 @@ impl Logic for TurnEngine {
             sv_psn,
             sv_msg_off,
             sv_iova,
+            sv_iova1,
+            iova1,
+            msel,
+            chk_sel_q,
+            chk_addr_q,
+            chk_lkey_q,
+            chk_zero_q,
+            mr1_ok_q,
+            mr1_pend,
+            la_s,
+            lb_s,
+            in1_s,
+            strad_s,
+            off1_s,
+            gat_s,
+            p_len1,
+            b_pend,
             jbytes,
             jdrop,
             jrot,
@@ -709,6 +770,23 @@ impl Logic for TurnEngine {
         self.sv_psn.reset.next = self.reset.val();
         self.sv_msg_off.reset.next = self.reset.val();
         self.sv_iova.reset.next = self.reset.val();
+        self.sv_iova1.reset.next = self.reset.val();
+        self.iova1.reset.next = self.reset.val();
+        self.msel.reset.next = self.reset.val();
+        self.chk_sel_q.reset.next = self.reset.val();
+        self.chk_addr_q.reset.next = self.reset.val();
+        self.chk_lkey_q.reset.next = self.reset.val();
+        self.chk_zero_q.reset.next = self.reset.val();
+        self.mr1_ok_q.reset.next = self.reset.val();
+        self.mr1_pend.reset.next = self.reset.val();
+        self.la_s.reset.next = self.reset.val();
+        self.lb_s.reset.next = self.reset.val();
+        self.in1_s.reset.next = self.reset.val();
+        self.strad_s.reset.next = self.reset.val();
+        self.off1_s.reset.next = self.reset.val();
+        self.gat_s.reset.next = self.reset.val();
+        self.p_len1.reset.next = self.reset.val();
+        self.b_pend.reset.next = self.reset.val();
         self.jbytes.reset.next = self.reset.val();
         self.jdrop.reset.next = self.reset.val();
         self.jrot.reset.next = self.reset.val();
@@ -767,6 +845,7 @@ impl Logic for TurnEngine {
         self.txp.inl.next = self.ipl_use.val().into();
         // Defaults.
         self.sched_pop.next = false;
+        self.fire.next = false;
         self.done_valid.next = false;
         self.done_qpn.next = self.qpn.q.val();
         self.done_more.next = self.keep_active.q.val();
@@ -794,7 +873,24 @@ impl Logic for TurnEngine {
         self.qv.word.next = self.qpc.q.val();
         self.wv.word.next = self.wqe.q.val();
         self.mv.word.next = self.mr_data.val();
-        self.mr_addr.next = self.wv.lkey.val().get_bits::<MR_BITS>(8);
+        self.sel_now.next = self.msel.q.val()
+            & (self.state.q.val() != SqState::MrRead)
+            & !((self.state.q.val() == SqState::RsRet) & !self.ret_wait.q.val());
+        self.msel.d.next = !self.sel_now.val();
+        self.len0.next = self.wv.length.val() - self.wv.len1.val();
+        self.sel_addr.next = self.wv.local_addr.val();
+        self.sel_len.next = self.len0.val();
+        self.sel_lkey.next = self.wv.lkey.val();
+        if self.sel_now.val() {
+            self.sel_addr.next = self.wv.addr1.val();
+            self.sel_len.next = self.wv.len1.val();
+            self.sel_lkey.next = self.wv.lkey1.val();
+        }
+        self.mr_addr.next = self.sel_lkey.val().get_bits::<MR_BITS>(8);
+        self.chk_sel_q.d.next = self.sel_now.val();
+        self.chk_addr_q.d.next = self.sel_addr.val();
+        self.chk_lkey_q.d.next = self.sel_lkey.val();
+        self.chk_zero_q.d.next = self.sel_len.val() == 0;
         self.stu.pword.next = self.st_data.val();
         // State word written back.
         self.stp.ssn.next = self.ssn.q.val();
@@ -936,6 +1032,21 @@ impl Logic for TurnEngine {
         if self.is_read.val() {
             self.bud_le_pkt_s.d.next = self.budget.q.val() == 0;
         }
+        self.la34.next = bit_cast::<34, 32>(self.wv.length.val())
+            - bit_cast::<34, 32>(self.wv.len1.val())
+            - bit_cast::<34, 32>(self.msg_off.q.val());
+        self.in1_c.next = self.la34.val().get_bit(33) | (self.la34.val() == 0);
+        self.lb_c.next = self.wv.len1.val();
+        if self.sel_pmtu.val() {
+            self.lb_c.next = self.pmtu.val() - self.la34.val().get_bits::<32>(0);
+        }
+        self.la_s.d.next = self.la34.val().get_bits::<32>(0);
+        self.lb_s.d.next = self.lb_c.val();
+        self.in1_s.d.next = self.in1_c.val();
+        self.strad_s.d.next = !self.in1_c.val() & (self.la34.val() < bit_cast::<34, 32>(self.pmtu.val()));
+        self.off1_s.d.next = self.msg_off.q.val() - self.len0.val();
+        self.gat_s.d.next = (self.wv.len1.val() != 0) & !self.ipl_use.val();
+        self.p_len1.d.next = self.wv.len1.val();
         self.pkt_len.next = self.pkt_len_s.q.val();
         self.last.next = self.last_s.q.val();
         self.cost.next = self.cost_s.q.val();
@@ -965,7 +1076,8 @@ impl Logic for TurnEngine {
             & (self.p_resend.q.val() == self.resend.q.val())
             & (self.p_qpn1.q.val() == self.qpn.q.val())
             & (self.p_qpn2.q.val() == self.qpn.q.val())
-            & (self.p_pmtu2.q.val() == self.qv.pmtu_log2.val());
+            & (self.p_pmtu2.q.val() == self.qv.pmtu_log2.val())
+            & (self.p_len1.q.val() == self.wv.len1.val());
         // A READ response job interrupts a sending turn only after the turns
         // sent a budget's worth since the last job's share (the two alternate
         // by bytes); a host resend, a waiting turn or a fetch wait does not wait.
@@ -976,7 +1088,8 @@ impl Logic for TurnEngine {
             & (!self.head_job.val()
                 | (self.own_bytes.q.val() >= self.burst_bytes.val())
                 | (self.state.q.val() == SqState::WqePop)
-                | (self.is_read.val() & !self.rd_gate_q.q.val()));
+                | (self.is_read.val() & !self.rd_gate_q.q.val()))
+            & !self.b_pend.q.val();
         self.is_write.next = !self.wv.opcode.val().get_bit(0);
         self.has_imm.next = self.wv.opcode.val().get_bit(1);
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
@@ -992,19 +1105,37 @@ impl Logic for TurnEngine {
             | (self.stu.ssn.val().get_bits::<16>(0) == self.sqpi_data.val())
             | !self.qpc_data.val().get_bit(0);
         self.mr_k_q.d.next =
-            bits::<66>(0) - bit_cast::<66, 64>(self.wv.local_addr.val()) - bit_cast::<66, 32>(self.wv.length.val());
+            bits::<66>(0) - bit_cast::<66, 64>(self.sel_addr.val()) - bit_cast::<66, 32>(self.sel_len.val());
         self.mr_room.next =
             self.mr_k_q.q.val() + bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val());
-        self.wqe_iova.next = self.mv.iova_base.val() + self.wv.local_addr.val() - self.mv.va_base.val();
+        self.wqe_iova.next = self.mv.iova_base.val() + self.chk_addr_q.q.val() - self.mv.va_base.val();
         self.mr_ok.next = self.mv.valid.val().any()
-            & (self.mv.key_tag.val() == self.wv.lkey.val().get_bits::<8>(0))
-            & (self.wv.lkey.val().get_bits::<16>(16) == 0)
+            & (self.mv.key_tag.val() == self.chk_lkey_q.q.val().get_bits::<8>(0))
+            & (self.chk_lkey_q.q.val().get_bits::<16>(16) == 0)
             & (self.mv.pd.val() == self.qv.pd.val())
-            & (self.wv.local_addr.val() >= self.mv.va_base.val())
+            & (self.chk_addr_q.q.val() >= self.mv.va_base.val())
             & !self.mr_room.val().get_bit(65);
-        self.bad_op.next = !self.resend.q.val() & (self.wv.opcode.val() > self.send_op_read.val());
+        // Not a WQE the host may post: an opcode above RDMA_READ, a READ with a gather list, or
+        // entry 1 longer than the whole message.
+        self.bad_op.next = !self.resend.q.val()
+            & ((self.wv.opcode.val() > self.send_op_read.val())
+                | (self.is_read.val() & (self.wv.len1.val() != 0))
+                | (self.wv.len1.val() > self.wv.length.val()));
         self.bad_op_q.d.next = self.bad_op.val();
-        self.mr_ok_q.d.next = (self.mr_ok.val() | (self.wv.length.val() == 0)) & !self.bad_op.val();
+        self.ok_c.next = (self.mr_ok.val() | self.chk_zero_q.q.val()) & !self.bad_op.val();
+        if self.chk_sel_q.q.val() {
+            self.iova1.d.next = self.wqe_iova.val();
+            self.mr1_ok_q.d.next = self.ok_c.val();
+            self.mr1_pend.d.next = false;
+        } else {
+            self.mr_ok_q.d.next = self.ok_c.val();
+        }
+        // A new WQE (MrRead, or RsRet restoring one): its entry 1 is checked two cycles on (an empty
+        // one passes at once, not with the previous WQE's result).
+        if (self.state.q.val() == SqState::MrRead) | ((self.state.q.val() == SqState::RsRet) & !self.ret_wait.q.val()) {
+            self.mr1_pend.d.next = self.wv.len1.val() != 0;
+            self.mr1_ok_q.d.next = self.wv.len1.val() == 0;
+        }
         // TX descriptor of the current packet.
         self.txp.is_ack.next = 0.into();
         self.txp.dst_mac.next = self.qv.dest_mac.val();
@@ -1325,7 +1456,18 @@ impl Logic for TurnEngine {
                         self.ent_qpn.d.next = self.qpn.q.val();
                     }
                 }
-                if self.park.val() {
+                if self.b_pend.q.val() {
+                    // Piece B of a straddling packet, the start of entry 1: then the packet goes.
+                    if self.rd_ready.val() & !self.txd_full.val() {
+                        self.rd_valid.next = true;
+                        self.rd_addr.next = self.iova1.q.val();
+                        self.rd_len.next = self.lb_s.q.val().get_bits::<16>(0);
+                        self.rd_tag.next =
+                            self.tag_sq_gather.val() | bit_cast::<8, 6>(self.lb_s.q.val().get_bits::<6>(0));
+                        self.b_pend.d.next = false;
+                        self.fire.next = true;
+                    }
+                } else if self.park.val() {
                     // A resend goes out before the turn's next packet (parked below).
                 } else if self.stale.val() {
                     // A rewind (or a resend) reached a WQE the peer completed
@@ -1342,7 +1484,9 @@ impl Logic for TurnEngine {
                         self.cnt_skip.next = true;
                         self.state.d.next = SqState::Drain;
                     }
-                } else if !self.mr_ok_q.q.val() {
+                } else if self.mr1_pend.q.val() {
+                    // A new WQE's entry 1 is checked next cycle.
+                } else if !(self.mr_ok_q.q.val() & self.mr1_ok_q.q.val()) {
                     // The lkey was invalidated (dereg_mr) mid-message: every packet re-checks it.
                     // (Or the WQE's opcode is not one the host may post: `bad_op`.)
                     self.state.d.next = SqState::LocalErr;
@@ -1379,62 +1523,23 @@ impl Logic for TurnEngine {
                     & !(self.is_read.val() & self.arm_full.val())
                     & self.ent_ok.val()
                 {
-                    if self.spray_on.val() {
-                        self.ent_v.d.next = false;
-                    }
-                    self.arm_write.next = self.is_read.val();
-                    // A READ response packet: its QP's responses are sent up to here.
-                    self.rsp_next.write_enable.next = self.is_rsp.val();
-                    self.rd_valid.next = (self.pkt_len.val() != 0) & !self.ipl_use.val();
-                    self.ipl_write.next = self.ipl_use.val();
-                    self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
-                    self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
-                    self.rd_tag.next = self.tag_sq_payload.val();
-                    self.txd_write.next = true;
-                    self.nxt_we.next = !self.resend.q.val() & !self.is_rsp.val();
-                    self.psn.d.next = self.psn.q.val() + self.psn_step.val();
-                    self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
-                    if self.resend.q.val() {
-                        // One packet (a READ response job: all of them); the
-                        // turn's budget, SSN and fetch are not the resend's.
-                        self.state.d.next = SqState::RsEnd;
-                        if self.is_rsp.val() & !self.last.val() {
-                            // The job goes on, up to a turn's budget; the rest queues again behind the other jobs.
-                            // Not the job's last packet: a full PMTU.
-                            self.jbytes.d.next = self.jbytes.q.val() + self.pmtu.val();
-                            self.state.d.next = SqState::Seg;
-                            if self.jb_over_q.q.val() {
-                                self.state.d.next = SqState::RqJob;
-                            }
-                        }
+                    if self.gat_s.q.val() & self.strad_s.q.val() {
+                        // Piece A, the end of entry 0: piece B (and the packet) follows.
+                        self.rd_valid.next = true;
+                        self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+                        self.rd_len.next = self.la_s.q.val().get_bits::<16>(0);
+                        self.rd_tag.next =
+                            self.tag_sq_gather.val() | bit_cast::<8, 6>(self.la_s.q.val().get_bits::<6>(0));
+                        self.b_pend.d.next = true;
                     } else {
-                        self.pushed_pl.d.next = false;
-                        self.rd_run.d.next = self.is_read.val();
-                        if self.own_bytes.q.val() < self.burst_bytes.val() {
-                            self.own_bytes.d.next = self.own_bytes.q.val() + self.pkt_len.val();
+                        self.fire.next = true;
+                        self.rd_valid.next = (self.pkt_len.val() != 0) & !self.ipl_use.val();
+                        self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
+                        if self.gat_s.q.val() & self.in1_s.q.val() {
+                            self.rd_addr.next = self.iova1.q.val() + bit_cast::<64, 32>(self.off1_s.q.val());
                         }
-                        self.budget.d.next = self.budget.q.val() - self.cost.val();
-                        if self.bud_le_cost_s.q.val() {
-                            self.budget.d.next = 0.into();
-                        }
-                        if self.last.val() {
-                            self.msg_off.d.next = 0.into();
-                            self.ssn.d.next = self.ssn.q.val() + 1;
-                            // Next WQE in the same turn while budget remains.
-                            self.held.d.next = false;
-                            if (self.ssn_next16.val() == self.sq_pi.q.val()) | self.bud_le_cost_s.q.val() {
-                                self.state.d.next = SqState::TurnEnd;
-                            } else if self.fetch.cur_owed.val() {
-                                self.state.d.next = SqState::WqePop;
-                            } else if self.la_active.q.val() {
-                                // A fetch now would land behind the lookahead's: end the turn.
-                                self.state.d.next = SqState::TurnEnd;
-                            } else {
-                                self.state.d.next = SqState::WqeReq;
-                            }
-                        } else if self.bud_le_cost_s.q.val() {
-                            self.state.d.next = SqState::TurnEnd;
-                        }
+                        self.rd_len.next = self.pkt_len.val().get_bits::<16>(0);
+                        self.rd_tag.next = self.tag_sq_payload.val();
                     }
                 }
             }
@@ -1598,6 +1703,7 @@ impl Logic for TurnEngine {
                     self.psn.d.next = self.sv_psn.q.val();
                     self.msg_off.d.next = self.sv_msg_off.q.val();
                     self.iova.d.next = self.sv_iova.q.val();
+                    self.iova1.d.next = self.sv_iova1.q.val();
                     self.state.d.next = SqState::RsRet;
                 }
             }
@@ -1612,6 +1718,61 @@ impl Logic for TurnEngine {
                 self.state.d.next = SqState::Idle;
             }
         }
+        if self.fire.val() {
+            if self.spray_on.val() {
+                self.ent_v.d.next = false;
+            }
+            self.arm_write.next = self.is_read.val();
+            // A READ response packet: its QP's responses are sent up to here.
+            self.rsp_next.write_enable.next = self.is_rsp.val();
+            self.ipl_write.next = self.ipl_use.val();
+            self.txd_write.next = true;
+            self.nxt_we.next = !self.resend.q.val() & !self.is_rsp.val();
+            self.psn.d.next = self.psn.q.val() + self.psn_step.val();
+            self.msg_off.d.next = self.msg_off.q.val() + self.pkt_len.val();
+            if self.resend.q.val() {
+                // One packet (a READ response job: all of them); the
+                // turn's budget, SSN and fetch are not the resend's.
+                self.state.d.next = SqState::RsEnd;
+                if self.is_rsp.val() & !self.last.val() {
+                    // The job goes on, up to a turn's budget; the rest queues again behind the other jobs.
+                    // Not the job's last packet: a full PMTU.
+                    self.jbytes.d.next = self.jbytes.q.val() + self.pmtu.val();
+                    self.state.d.next = SqState::Seg;
+                    if self.jb_over_q.q.val() {
+                        self.state.d.next = SqState::RqJob;
+                    }
+                }
+            } else {
+                self.pushed_pl.d.next = false;
+                self.rd_run.d.next = self.is_read.val();
+                if self.own_bytes.q.val() < self.burst_bytes.val() {
+                    self.own_bytes.d.next = self.own_bytes.q.val() + self.pkt_len.val();
+                }
+                self.budget.d.next = self.budget.q.val() - self.cost.val();
+                if self.bud_le_cost_s.q.val() {
+                    self.budget.d.next = 0.into();
+                }
+                if self.last.val() {
+                    self.msg_off.d.next = 0.into();
+                    self.ssn.d.next = self.ssn.q.val() + 1;
+                    // Next WQE in the same turn while budget remains.
+                    self.held.d.next = false;
+                    if (self.ssn_next16.val() == self.sq_pi.q.val()) | self.bud_le_cost_s.q.val() {
+                        self.state.d.next = SqState::TurnEnd;
+                    } else if self.fetch.cur_owed.val() {
+                        self.state.d.next = SqState::WqePop;
+                    } else if self.la_active.q.val() {
+                        // A fetch now would land behind the lookahead's: end the turn.
+                        self.state.d.next = SqState::TurnEnd;
+                    } else {
+                        self.state.d.next = SqState::WqeReq;
+                    }
+                } else if self.bud_le_cost_s.q.val() {
+                    self.state.d.next = SqState::TurnEnd;
+                }
+            }
+        }
         if self.park.val() {
             // A resend interrupts the turn: its context waits in the shadow registers.
             self.rs_ret.d.next = self.state.q.val();
@@ -1624,6 +1785,7 @@ impl Logic for TurnEngine {
             self.sv_psn.d.next = self.psn.q.val();
             self.sv_msg_off.d.next = self.msg_off.q.val();
             self.sv_iova.d.next = self.iova.q.val();
+            self.sv_iova1.d.next = self.iova1.q.val();
             self.rew.d.next = self.rew_data.val();
             self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
             self.rew_pop.next = true;

@@ -103,14 +103,12 @@ struct Out {
     cpl_taken: bool,
 }
 
-/// Which consumer a tag goes to: 0 responder, 1 send WQEs, 2 payload.
+/// Which consumer a tag goes to: 0 responder, 1 send WQEs, 2 payload (neither routing bit, or both: a gathered piece).
 fn consumer(tag: u8) -> usize {
-    if tag & dma_tag::RQ_WQE != 0 {
-        0
-    } else if tag & dma_tag::SQ_WQE != 0 {
-        1
-    } else {
-        2
+    match (tag & dma_tag::RQ_WQE != 0, tag & dma_tag::SQ_WQE != 0) {
+        (true, false) => 0,
+        (false, true) => 1,
+        _ => 2,
     }
 }
 
@@ -229,6 +227,8 @@ fn named_tags_route_to_their_engines() {
         (dma_tag::RQ_WQE, (true, false, false)),
         (dma_tag::SQ_WQE, (false, true, false)),
         (dma_tag::SQ_PAYLOAD, (false, false, true)),
+        (dma_tag::SQ_GATHER, (false, false, true)),
+        (dma_tag::SQ_GATHER | 0x2B, (false, false, true)),
     ] {
         let got = drive(&mut m, &p, &In { cpl_tag: tag, ..idle });
         assert_eq!(got.route, route, "tag {tag:#04x}");

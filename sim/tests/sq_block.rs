@@ -35,10 +35,14 @@
 //!     turn's bytes before its last packet are < 16384);
 //! (d) payload DMA reads: one per packet with payload, in the descriptor's
 //!     cycle, address = MR iova + (local_addr - va_base) + offset, length =
-//!     packet length; WQE fetches cover only posted, unsent WQEs, never cross
+//!     packet length; for a WQE with a second gather entry (one in three),
+//!     a packet inside entry 1 reads from entry 1's bus address, and one
+//!     straddling the two is read as piece A (the end of entry 0, a cycle or
+//!     more ahead) and piece B (the start of entry 1, with the descriptor),
+//!     tagged `SQ_GATHER` with their lengths mod 64; WQE fetches cover only posted, unsent WQEs, never cross
 //!     the ring's end, are 1..=8 WQEs;
 //! (e) an lkey failing the MR check (tag, invalid entry, PD, key bits above
-//!     the index, start or end out of bounds) gives one local error (QPN,
+//!     the index, start or end out of bounds; or entry 1's tag) gives one local error (QPN,
 //!     SSN, send CQN, LOC_PROT_ERR) for that WQE, and the QP sends nothing
 //!     more; other QPs are unaffected (they are checked by (a)-(c));
 //! (f) a QP whose error flag (ACK path) is raised stops within one turn;
@@ -110,6 +114,24 @@ const BURST: u64 = SCHED_BURST_BYTES as u64;
 const SLACK: u64 = 8;
 /// DMA read tag of WQE fetches.
 const TAG_WQE: u64 = rnic_hw::sq::TAG_WQE;
+const TAG_GATHER: u64 = rnic_spec::params::dma_tag::SQ_GATHER as u64;
+
+/// The payload reads of a packet at message offset `off` of `plen` bytes, as (bus address, length,
+/// tag): one inside an entry, two (A, the end of entry 0, then B, the start of entry 1, tagged
+/// with their lengths mod 64) for a packet straddling the two.
+fn want_reads(w: &Wqe, off: u64, plen: u64) -> Vec<(u64, u64, u64)> {
+    let len0 = w.len - w.len1;
+    if plen == 0 {
+        Vec::new()
+    } else if w.len1 == 0 || off + plen <= len0 {
+        vec![(w.iova + off, plen, 0)]
+    } else if off >= len0 {
+        vec![(w.iova1 + (off - len0), plen, 0)]
+    } else {
+        let (la, lb) = (len0 - off, plen - (len0 - off));
+        vec![(w.iova + off, la, TAG_GATHER | (la % 64)), (w.iova1, lb, TAG_GATHER | (lb % 64))]
+    }
+}
 /// Bus region of the send rings: QPN `n`'s ring lies in `SQ_REGION + n<<20 ..`.
 const SQ_REGION: u64 = 0x0000_5000_0000_0000;
 /// Cycles the drain may take once the stimulus stopped, besides two cycles
@@ -305,6 +327,10 @@ struct Wqe {
     remote: u64,
     /// Bus address of the payload's first byte (good lkeys).
     iova: u64,
+    /// The gather list's second entry: its length (0: none; the message's last `len1` bytes) and
+    /// bus address.
+    len1: u64,
+    iova1: u64,
     /// Why the lkey fails the MR check, if it does.
     bad: Option<&'static str>,
     /// Immediate data and RSN (low 16 bits) as posted.
@@ -561,6 +587,8 @@ struct Stats {
     pushes: u64,
     pushed: u64,
     pushed_pl: u64,
+    /// Packets read as two pieces (straddling their WQE's two gather entries).
+    gathered: u64,
 }
 
 /// A push word written: (index, value).
@@ -672,6 +700,8 @@ struct Tb {
     taken: Vec<Option<(u64, Option<[u8; 64]>)>>,
     /// The pushed payload beat written this cycle.
     ipl_now: Option<[u8; 64]>,
+    /// Piece A of a straddling packet, read ahead of its descriptor (the read with it is piece B).
+    gather_a: Option<(u64, u64, u64)>,
 }
 
 /// A rewind asked of the engine, in queue order.
@@ -961,6 +991,7 @@ impl Tb {
             push_db: None,
             taken: vec![None; cfg.nq],
             ipl_now: None,
+            gather_a: None,
         }
     }
 
@@ -1093,6 +1124,31 @@ impl Tb {
         for x in b.iter_mut() {
             *x = self.rng.next() as u8;
         }
+        // One WQE in three (with bytes and a good entry 0) gathers its last `len1` bytes from a second
+        // entry in an MR of the QP's PD; one bad WQE in four is bad in that entry alone.
+        let (mut len1, mut iova1, mut addr1, mut lkey1) = (0, 0, 0, 0);
+        let bad1 = bad_now && self.rng.pct(25);
+        if len > 0 && (bad.is_none() || bad1) && self.rng.pct(33) {
+            if bad1 {
+                (local, lkey, bad) = (e.va.wrapping_add(aoff), good_key, None);
+            }
+            len1 = self.rng.range(1, len);
+            let mi1 = mine[self.rng.below(mine.len() as u64) as usize];
+            let e1 = self.mrs[mi1];
+            let aoff1 = match self.rng.below(3) {
+                0 => e1.len - len1,
+                _ => self.rng.below(e1.len - len1 + 1),
+            };
+            (addr1, lkey1, iova1) = (e1.va.wrapping_add(aoff1), (mi1 as u32) << 8 | e1.tag as u32, e1.iova + aoff1);
+            if bad1 {
+                iova = 0;
+                lkey1 = (mi1 as u32) << 8 | (e1.tag ^ self.rng.range(1, 255) as u8) as u32;
+                bad = Some("entry 1's lkey tag mismatch");
+            }
+        }
+        b[off::SWQE_ADDR1..off::SWQE_ADDR1 + 8].copy_from_slice(&addr1.to_le_bytes());
+        b[off::SWQE_LEN1..off::SWQE_LEN1 + 4].copy_from_slice(&(len1 as u32).to_le_bytes());
+        b[off::SWQE_LKEY1..off::SWQE_LKEY1 + 4].copy_from_slice(&lkey1.to_le_bytes());
         b[off::SWQE_OPCODE] = op;
         b[1] = 0; // flags
         b[off::SWQE_LENGTH..off::SWQE_LENGTH + 4].copy_from_slice(&(len as u32).to_le_bytes());
@@ -1107,7 +1163,7 @@ impl Tb {
         // The rest of the WQE is random, immediate and RSN included: they go on the wire as they are.
         let word = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
         let (imm, rsn) = (word(off::SWQE_IMM), word(off::SWQE_RSN) & 0xFFFF);
-        q.wqes.push_back(Wqe { idx, op, len, rkey, remote, iova, bad, imm, rsn });
+        q.wqes.push_back(Wqe { idx, op, len, rkey, remote, iova, len1, iova1, bad, imm, rsn });
         q.posted += 1;
         self.posted_total += 1;
     }
@@ -1481,6 +1537,11 @@ impl Tb {
         } else {
             return None;
         };
+        if wqe.len1 != 0 {
+            // The host never resends a packet of a two-entry WQE alone (the resend carries only the
+            // WQE's first 40 bytes, not entry 1): it rewinds.
+            return None;
+        }
         let mut k = self.rng.below(pkts);
         let mut bytes = q.ring[(wqe.idx & q.mask()) as usize];
         let mut bad = false;
@@ -1894,18 +1955,25 @@ impl Tb {
             self.st.pushed_pl += 1;
         } else {
             match (plen, rd) {
-                (0, None) => {}
-                (0, Some(r)) => return Err(format!("qpn {qpn}: zero-length packet with a DMA read {r:x?}")),
+                (0, None) if self.gather_a.is_none() => {}
+                (0, _) => {
+                    return Err(format!(
+                        "qpn {qpn}: zero-length packet with a DMA read {rd:x?} (piece A {:x?})",
+                        self.gather_a
+                    ))
+                }
                 (_, None) => return Err(format!("qpn {qpn}: packet of {plen} bytes without its payload read")),
-                (_, Some((addr, len, tag))) => {
-                    let want_addr = wq.iova + qoff;
-                    if tag != 0 || addr != want_addr || len != plen {
+                (_, Some((_, len, _))) => {
+                    let want = want_reads(&wq, qoff, plen);
+                    let got: Vec<_> = self.gather_a.take().into_iter().chain(rd).collect();
+                    if got != want {
                         return Err(format!(
-                        "qpn {qpn}: payload read addr {addr:#x} len {len} tag {tag:#x}, expected addr {want_addr:#x} len {plen} tag 0 (WQE {:#x} offset {qoff})",
-                        wq.idx
-                    ));
+                            "qpn {qpn}: payload reads (addr, len, tag) {got:x?}, expected {want:x?} (WQE {:#x} of {} bytes, {} in entry 1, offset {qoff}, packet {plen})",
+                            wq.idx, wq.len, wq.len1
+                        ));
                     }
-                    self.push_dma(Cpl::Payload { beats: plen.div_ceil(64) });
+                    self.st.gathered += (want.len() > 1) as u64;
+                    self.push_dma(Cpl::Payload { beats: len.div_ceil(64) });
                 }
             }
         }
@@ -2193,7 +2261,15 @@ impl Tb {
                 return Err(format!("snd_nxt write (qpn {qpn}, psn {psn:#x}) without a TX descriptor"));
             }
             if let (false, Some(r)) = (txd, payload_rd) {
-                return Err(format!("DMA read addr {:#x} len {} tag {:#x} without a TX descriptor", r.0, r.1, r.2));
+                // Piece A of a packet straddling its WQE's two entries: B comes with the descriptor.
+                if r.2 & TAG_GATHER != TAG_GATHER || self.gather_a.is_some() {
+                    return Err(format!(
+                        "DMA read addr {:#x} len {} tag {:#x} without a TX descriptor (piece A before: {:x?})",
+                        r.0, r.1, r.2, self.gather_a
+                    ));
+                }
+                self.gather_a = Some(r);
+                self.push_dma(Cpl::Payload { beats: r.1.div_ceil(64) });
             }
             if let Some((addr, len, TAG_WQE)) = rd {
                 self.on_fetch(addr, len)?;
@@ -2462,6 +2538,9 @@ impl Tb {
                 self.st.pushes, self.st.pushed, self.st.pushed_pl
             ));
         }
+        if self.cfg.wqes >= 200 && self.st.gathered == 0 {
+            return Err("stimulus: no packet straddled its WQE's two gather entries".into());
+        }
         self.st.cycles = self.cycle;
         self.st.residues = self.residues_sent.count_ones() as u64;
         Ok(self.st)
@@ -2476,7 +2555,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
             Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets, {} pushes ({} taken, {} with their payload)",
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets, {} pushes ({} taken, {} with their payload), {} packets gathered from two entries",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -2496,7 +2575,8 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.sprayed,
                 s.pushes,
                 s.pushed,
-                s.pushed_pl
+                s.pushed_pl,
+                s.gathered
             ),
             Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }

@@ -318,7 +318,7 @@ pub fn transfer_in(w: &World, op: Op, size: usize, msgs: u32) {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m as u64,
                     opcode,
-                    sg: local.sge(off, size as u32),
+                    sg_list: local.sge(off, size as u32).into(),
                 }
             })
             .collect();

@@ -78,7 +78,7 @@ fn run_workload(pcap: &Path) -> Vec<Flow> {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m as u64,
                     opcode,
-                    sg: src.sge(off, len),
+                    sg_list: src.sge(off, len).into(),
                 });
             }
             a.post_send_batch(&sends).unwrap();

@@ -72,26 +72,26 @@ fn access_error(fault: Fault) {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 100,
                 opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey },
-                sg: src.sge(0, MSG),
+                sg_list: src.sge(0, MSG).into(),
             },
             SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 101,
                 opcode: WrOpcode::RdmaWrite { remote_addr: target.addr(), rkey: target.rkey() },
-                sg: src.sge(0, MSG),
+                sg_list: src.sge(0, MSG).into(),
             },
             SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 102,
                 opcode: WrOpcode::RdmaWrite { remote_addr: target.addr() + 512, rkey: target.rkey() },
-                sg: src.sge(0, MSG),
+                sg_list: src.sge(0, MSG).into(),
             },
         ];
         let good_wr = |m: u64| SendWr {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: m,
             opcode: WrOpcode::RdmaWrite { remote_addr: good_dst.addr() + m * LEN as u64, rkey: good_dst.rkey() },
-            sg: src.sge(m * LEN as u64, LEN as u32),
+            sg_list: src.sge(m * LEN as u64, LEN as u32).into(),
         };
         bad.post_send_batch(&bad_wrs).unwrap();
         good.post_send_batch(&[good_wr(0), good_wr(1), good_wr(2), good_wr(3)]).unwrap();
@@ -216,7 +216,7 @@ fn read_access_error(fault: Fault, len: u32) {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id,
             opcode: WrOpcode::RdmaRead { remote_addr, rkey },
-            sg: dst.sge(off, len),
+            sg_list: dst.sge(off, len).into(),
         };
         let bad_wrs = [
             read(100, addr, rkey, 0),
@@ -227,7 +227,7 @@ fn read_access_error(fault: Fault, len: u32) {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: m,
             opcode: WrOpcode::RdmaRead { remote_addr: good_src.addr() + m * LEN as u64, rkey: good_src.rkey() },
-            sg: good_dst.sge(m * LEN as u64, LEN as u32),
+            sg_list: good_dst.sge(m * LEN as u64, LEN as u32).into(),
         };
         bad.post_send_batch(&bad_wrs).unwrap();
         good.post_send_batch(&[good_wr(0), good_wr(1), good_wr(2), good_wr(3)]).unwrap();
@@ -344,13 +344,13 @@ fn send_longer_than_receive_buffer() {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 200,
                     opcode: WrOpcode::Send,
-                    sg: src.sge(0, 3000),
+                    sg_list: src.sge(0, 3000).into(),
                 },
                 SendWr {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 201,
                     opcode: WrOpcode::Send,
-                    sg: src.sge(0, 10),
+                    sg_list: src.sge(0, 10).into(),
                 },
             ])
             .unwrap();
@@ -359,7 +359,7 @@ fn send_longer_than_receive_buffer() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: m,
                 opcode: WrOpcode::Send,
-                sg: src.sge(m * LEN as u64, LEN as u32),
+                sg_list: src.sge(m * LEN as u64, LEN as u32).into(),
             })
             .collect();
         good_a.post_send_batch(&good).unwrap();
@@ -412,13 +412,13 @@ fn send_without_posted_receive_gets_rnr() {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 300,
                     opcode: WrOpcode::Send,
-                    sg: src.sge(0, 100),
+                    sg_list: src.sge(0, 100).into(),
                 },
                 SendWr {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 301,
                     opcode: WrOpcode::Send,
-                    sg: src.sge(0, 10),
+                    sg_list: src.sge(0, 10).into(),
                 },
             ])
             .unwrap();
@@ -428,7 +428,7 @@ fn send_without_posted_receive_gets_rnr() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 8,
                 opcode: WrOpcode::Send,
-                sg: src.sge(0, LEN as u32),
+                sg_list: src.sge(0, LEN as u32).into(),
             })
             .unwrap();
         let wcs = wait(&w.cq_a, 3, 2 * LEN as u64);
@@ -470,7 +470,7 @@ fn ack_for_unposted_wqes_is_ignored() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 1,
             opcode: WrOpcode::Send,
-            sg: src.sge(0, LEN as u32),
+            sg_list: src.sge(0, LEN as u32).into(),
         })
         .unwrap();
         let wcs = wait(&w.cq_a, 1, LEN as u64);
@@ -505,7 +505,7 @@ fn ack_for_unposted_wqes_is_ignored() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 2,
             opcode: WrOpcode::Send,
-            sg: src.sge(0, LEN as u32),
+            sg_list: src.sge(0, LEN as u32).into(),
         })
         .unwrap();
         let wcs = wait(&w.cq_a, 1, LEN as u64);
@@ -544,7 +544,7 @@ fn corrupted_frame_never_reaches_memory() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 1,
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
-            sg: src.sge(0, LEN as u32),
+            sg_list: src.sge(0, LEN as u32).into(),
         })
         .unwrap();
         nics.cluster.lock().run(20_000);

@@ -77,7 +77,7 @@ impl Setup {
             wr_id: m as u64,
             send_flags: SendFlags::SIGNALED,
             opcode: WrOpcode::Send,
-            sg: self.src.sge(slot(q, m), len),
+            sg_list: self.src.sge(slot(q, m), len).into(),
         })
         .unwrap();
     }

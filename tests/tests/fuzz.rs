@@ -2910,13 +2910,13 @@ impl Fuzzer {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 2 * round,
                     opcode: WrOpcode::RdmaWrite { remote_addr: gdst_addr + woff as u64, rkey: gdst_key },
-                    sg: src.sge(0, wlen as u32),
+                    sg_list: src.sge(0, wlen as u32).into(),
                 },
                 SendWr {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 2 * round + 1,
                     opcode: WrOpcode::Send,
-                    sg: src.sge(half as u64, slen as u32),
+                    sg_list: src.sge(half as u64, slen as u32).into(),
                 },
             ])
         })();

@@ -48,8 +48,13 @@ fn logs_name_the_failed_qp_and_its_error() {
         let dst = w.pd_b.reg_mr(LEN, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
         let src = w.pd_a.reg_mr(LEN, AccessFlags::empty()).unwrap();
         let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() ^ 0x40 };
-        qa.post_send(&SendWr { send_flags: rnic::SendFlags::SIGNALED, wr_id: 77, opcode, sg: src.sge(0, MSG) })
-            .unwrap();
+        qa.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 77,
+            opcode,
+            sg_list: src.sge(0, MSG).into(),
+        })
+        .unwrap();
         let wcs = wait(&w.cq_a, 1, LEN as u64);
         assert_eq!(wcs[0].status, WcStatus::RemAccessErr);
         qa.qp_num()

@@ -28,7 +28,7 @@ fn pushed(nics: &Nics) -> u64 {
 }
 
 fn inline_wr<'a>(k: u64, opcode: WrOpcode, src: &'a Mr, len: u32) -> SendWr<'a> {
-    SendWr { wr_id: k, send_flags: SendFlags::SIGNALED | SendFlags::INLINE, opcode, sg: src.sge(0, len) }
+    SendWr { wr_id: k, send_flags: SendFlags::SIGNALED | SendFlags::INLINE, opcode, sg_list: src.sge(0, len).into() }
 }
 
 /// Posts one inline WR per size, one at a time (each to an idle SQ), the
@@ -98,7 +98,7 @@ fn inline_payloads_are_copied_at_post_every_size() {
                     wr_id: m as u64,
                     send_flags: SendFlags::SIGNALED | SendFlags::INLINE,
                     opcode,
-                    sg: srcs.sge((i * SLOT) as u64, size),
+                    sg_list: srcs.sge((i * SLOT) as u64, size).into(),
                 });
             }
             let p0 = pushed(&nics);
@@ -157,7 +157,8 @@ fn plain_write(w: &World, qp: &Qp, k: usize, src: &Mr, dst: &Mr, want: &mut [u8]
     src.write(0, &data).unwrap();
     want[k * SLOT..k * SLOT + 100].copy_from_slice(&data);
     let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (k * SLOT) as u64, rkey: dst.rkey() };
-    qp.post_send(&SendWr { wr_id: k as u64, send_flags: SendFlags::SIGNALED, opcode, sg: src.sge(0, 100) }).unwrap();
+    qp.post_send(&SendWr { wr_id: k as u64, send_flags: SendFlags::SIGNALED, opcode, sg_list: src.sge(0, 100).into() })
+        .unwrap();
     let wc = &wait(&w.cq_a, 1, 100)[0];
     assert_eq!((wc.wr_id, wc.status), (k as u64, WcStatus::Success), "{wc:?}");
 }
@@ -202,7 +203,8 @@ fn the_push_slot_is_used_only_whole_and_current() {
         src.write(0, &data).unwrap();
         want[3 * SLOT..3 * SLOT + 100].copy_from_slice(&data);
         let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (3 * SLOT) as u64, rkey: dst.rkey() };
-        q2.post_send(&SendWr { wr_id: 3, send_flags: SendFlags::SIGNALED, opcode, sg: src.sge(0, 100) }).unwrap();
+        q2.post_send(&SendWr { wr_id: 3, send_flags: SendFlags::SIGNALED, opcode, sg_list: src.sge(0, 100).into() })
+            .unwrap();
         let wc = &cq.wait_cq(1, 200_000).unwrap()[0];
         assert_eq!((wc.wr_id, wc.status), (3, WcStatus::Success), "{wc:?}");
         assert_eq!(pushed(&nics), p0, "a push committed before a QP commit is dropped");
@@ -212,7 +214,8 @@ fn the_push_slot_is_used_only_whole_and_current() {
         // Positive control: the same whole push before the post's doorbell is taken, and sends what its words say.
         raw_push(&w, &words, None);
         let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (4 * SLOT) as u64, rkey: dst.rkey() };
-        a.post_send(&SendWr { wr_id: 4, send_flags: SendFlags::SIGNALED, opcode, sg: src.sge(0, 100) }).unwrap();
+        a.post_send(&SendWr { wr_id: 4, send_flags: SendFlags::SIGNALED, opcode, sg_list: src.sge(0, 100).into() })
+            .unwrap();
         let wc = &wait(&w.cq_a, 1, 100)[0];
         assert_eq!((wc.wr_id, wc.status), (4, WcStatus::Success), "{wc:?}");
         assert_eq!(pushed(&nics), p0 + 1, "the whole push is taken");
@@ -263,7 +266,8 @@ fn a_wqe_opcode_the_host_may_not_post_is_refused() {
         let frames0 = rx_frames(&nics);
         raw_push(&w, &push_words(&wqe, &[0xEE; 64]), None);
         let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() };
-        a.post_send(&SendWr { wr_id: 7, send_flags: SendFlags::SIGNALED, opcode, sg: src.sge(0, 64) }).unwrap();
+        a.post_send(&SendWr { wr_id: 7, send_flags: SendFlags::SIGNALED, opcode, sg_list: src.sge(0, 64).into() })
+            .unwrap();
         let wc = &wait(&w.cq_a, 1, 100)[0];
         assert_eq!((wc.wr_id, wc.status), (7, WcStatus::LocQpOpErr), "opcode {op}: {wc:?}");
         for _ in 0..500 {

@@ -28,7 +28,9 @@
 //!   a sentinel pattern; receive buffers exactly as long as the message or longer;
 //!   two SEND receives in five posted as a scatter list (the buffer cut at
 //!   random points into 2 to `MAX_RECV_SGE` entries, some empty, in shuffled
-//!   order; a generator of its own).
+//!   order; a generator of its own);
+//! * two in five legal WRITEs and SENDs posted with a two-entry gather list
+//!   (the source range cut at a random byte; a generator of its own).
 //!
 //! READs: each NIC of a world with READs has a read-only region
 //! (REMOTE_READ) filled with a pattern before the run and never written,
@@ -383,6 +385,8 @@ struct Stats {
     zero: u64,
     /// Receives posted as scatter lists.
     recv_lists: u64,
+    /// WRITEs and SENDs posted with a two-entry gather list.
+    send_lists: u64,
 }
 
 struct World {
@@ -394,6 +398,8 @@ struct World {
     inline_rng: Rng,
     /// Which SEND receives are scatter lists, and their layout (a generator of its own).
     list_rng: Rng,
+    /// Which WRITEs and SENDs gather from two entries, and where the source is cut (a generator of its own).
+    gather_rng: Rng,
     /// Residues still to use in the READs' cycle through 0..63.
     read_residues: Vec<u32>,
     pairs: Vec<Pair>,
@@ -597,6 +603,7 @@ impl World {
             read_rng,
             inline_rng,
             list_rng: Rng::new(p.seed ^ 0x5CA7_7E40_0000),
+            gather_rng: Rng::new(p.seed ^ 0x6A7E_0000_0000),
             read_residues: Vec::new(),
             lane_count: vec![0; p.pairs * 2],
             p,
@@ -1292,7 +1299,15 @@ impl World {
             {
                 send_flags |= rnic::SendFlags::INLINE;
             }
-            wrs.push(SendWr { send_flags, wr_id: m.id, opcode, sg: local.sge(local_off, m.size) });
+            // Two in five legal WRITEs and SENDs gather their source from two entries: the range cut
+            // at a random byte (the same bytes, so the model is unchanged; the NIC joins two reads).
+            let mut sg_list = local.sge(local_off, m.size).into();
+            if expect_ok && m.op != Op::Read && m.size >= 2 && self.gather_rng.pct(40) {
+                let cut = self.gather_rng.range(1, m.size as u64 - 1) as u32;
+                sg_list = [local.sge(local_off, cut), local.sge(local_off + cut as u64, m.size - cut)].into();
+                self.stats.send_lists += 1;
+            }
+            wrs.push(SendWr { send_flags, wr_id: m.id, opcode, sg_list });
         }
         if let Err(e) = self.pairs[pair].qp[req].post_send_batch(&wrs) {
             self.fail(format!(
@@ -1633,7 +1648,7 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         let cycles = w.now();
         let sim = w.nics.stats().wall.as_secs_f64();
         eprintln!(
-            "{test}: seed {seed:#x}: {} messages ({} SEND, {} WRITE, {} READ, {} failing on purpose, {} of 0 B, {} receives as scatter lists), {} payload bytes (largest {}), {} rounds, {} completions, {} bytes verified, {} cycles in {:.1} s ({sim:.1} s simulating)",
+            "{test}: seed {seed:#x}: {} messages ({} SEND, {} WRITE, {} READ, {} failing on purpose, {} of 0 B, {} receives as scatter lists, {} sends gathered), {} payload bytes (largest {}), {} rounds, {} completions, {} bytes verified, {} cycles in {:.1} s ({sim:.1} s simulating)",
             s.msgs,
             s.sends,
             s.writes,
@@ -1641,6 +1656,7 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
             s.errors_injected,
             s.zero,
             s.recv_lists,
+            s.send_lists,
             s.payload,
             s.largest,
             s.rounds,
@@ -1658,6 +1674,9 @@ fn random_test(test: &'static str, fixed: &[u64], spec: Spec) {
         }
         if s.sends >= 20 {
             assert!(s.recv_lists > 0, "receives were posted as scatter lists");
+        }
+        if s.sends + s.writes >= 20 {
+            assert!(s.send_lists > 0, "sends were posted with gather lists");
         }
         if !p.avoid_known && s.msgs >= 64 {
             assert_eq!(s.residues, u64::MAX, "every size residue mod 64 was covered: {:#x}", s.residues);

@@ -111,7 +111,7 @@ fn run(kind: Kind, lose: Lose, sr: bool) {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: m as u64,
                 opcode,
-                sg: src.sge((m as usize * SLOT) as u64, SIZE as u32),
+                sg_list: src.sge((m as usize * SLOT) as u64, SIZE as u32).into(),
             })
             .unwrap();
         }
@@ -255,7 +255,7 @@ fn run_read(lose: ReadLose, sr: bool) {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: m as u64,
                 opcode: WrOpcode::RdmaRead { remote_addr, rkey: src.rkey() },
-                sg: dst.sge((m as usize * SLOT) as u64, SIZE as u32),
+                sg_list: dst.sge((m as usize * SLOT) as u64, SIZE as u32).into(),
             })
             .unwrap();
         }
@@ -338,7 +338,7 @@ fn peer_gone_fails_with_retry_exceeded_and_spares_other_qps() {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m,
                     opcode,
-                    sg: src.sge(0, SIZE as u32),
+                    sg_list: src.sge(0, SIZE as u32).into(),
                 })
                 .unwrap();
         }
@@ -348,7 +348,7 @@ fn peer_gone_fails_with_retry_exceeded_and_spares_other_qps() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 10,
                 opcode,
-                sg: src.sge(0, SIZE as u32),
+                sg_list: src.sge(0, SIZE as u32).into(),
             })
             .unwrap();
         let wcs = w.cq_a.wait_cq(4, 200_000).unwrap_or_else(|e| panic!("{e}"));
@@ -385,7 +385,7 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 1,
             opcode: WrOpcode::Send,
-            sg: src.sge(0, SIZE as u32),
+            sg_list: src.sge(0, SIZE as u32).into(),
         })
         .unwrap();
         limited_a
@@ -393,7 +393,7 @@ fn rnr_naks_are_retried_until_a_receive_is_posted() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2,
                 opcode: WrOpcode::Send,
-                sg: src.sge(0, 100),
+                sg_list: src.sge(0, 100).into(),
             })
             .unwrap();
         // 10 us RNR timer: about ten retries in 30,000 cycles; only the limited QP completes.
@@ -462,7 +462,7 @@ fn sr_pool_overflow_goes_to_software_recovery_and_windows_return() {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: round,
                     opcode,
-                    sg: src.sge(0, SIZE as u32),
+                    sg_list: src.sge(0, SIZE as u32).into(),
                 })
                 .unwrap();
             }
@@ -550,7 +550,7 @@ fn software_recovery_moves_epsn_over_holes_the_nic_forgot() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: qi as u64,
                 opcode,
-                sg: src.sge(0, MSG as u32),
+                sg_list: src.sge(0, MSG as u32).into(),
             })
             .unwrap();
         }
@@ -645,7 +645,7 @@ fn a_rewind_skips_wqes_completed_while_it_resends_them() {
         let post = |qp: &rnic::Qp, m: u32, wr_id: u64| {
             let opcode = WrOpcode::RdmaWrite { remote_addr: dst.addr() + (m as usize * GAP) as u64, rkey: dst.rkey() };
             let sg = src.sge((m as usize * GAP) as u64, LEN[m as usize] as u32);
-            qp.post_send(&SendWr { send_flags: rnic::SendFlags::SIGNALED, wr_id, opcode, sg }).unwrap();
+            qp.post_send(&SendWr { send_flags: rnic::SendFlags::SIGNALED, wr_id, opcode, sg_list: sg.into() }).unwrap();
         };
         post(q0, 0, 0);
         post(q0, 1, 1);
@@ -747,7 +747,7 @@ fn a_lost_resend_among_16_qps_is_resent_again_before_the_timeout() {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m as u64,
                     opcode,
-                    sg: src.sge(m as u64 * BIG as u64, BIG as u32),
+                    sg_list: src.sge(m as u64 * BIG as u64, BIG as u32).into(),
                 })
                 .unwrap();
             }
@@ -881,7 +881,7 @@ fn selective_repeat_resends_what_the_model_resends() {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m as u64,
                     opcode,
-                    sg: src.sge(0, MSG as u32),
+                    sg_list: src.sge(0, MSG as u32).into(),
                 })
                 .unwrap();
             }

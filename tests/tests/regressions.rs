@@ -85,7 +85,7 @@ fn dereg_target_mr_during_write() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 7,
             opcode: WrOpcode::RdmaWrite { remote_addr: addr, rkey },
-            sg: src.sge(0, BIG as u32),
+            sg_list: src.sge(0, BIG as u32).into(),
         })
         .unwrap();
         // Let a part of the message land, then pull the region away.
@@ -125,7 +125,7 @@ fn dereg_source_mr_during_write() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 9,
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
-            sg: src.sge(0, BIG as u32),
+            sg_list: src.sge(0, BIG as u32).into(),
         })
         .unwrap();
         nics.cluster.lock().run(8_000);
@@ -166,14 +166,14 @@ fn recv_into_mr_without_local_write() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 3,
             opcode: WrOpcode::Send,
-            sg: src.sge(0, 3000),
+            sg_list: src.sge(0, 3000).into(),
         })
         .unwrap();
         ga.post_send(&SendWr {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 4,
             opcode: WrOpcode::Send,
-            sg: src.sge(4096, 3000),
+            sg_list: src.sge(4096, 3000).into(),
         })
         .unwrap();
         let wa = wait(&w.cq_a, 2, 8192);
@@ -208,7 +208,7 @@ fn dereg_receive_mr_during_send() {
             send_flags: rnic::SendFlags::SIGNALED,
             wr_id: 12,
             opcode: WrOpcode::Send,
-            sg: src.sge(0, BIG as u32),
+            sg_list: src.sge(0, BIG as u32).into(),
         })
         .unwrap();
         nics.cluster.lock().run(8_000);

@@ -75,19 +75,19 @@ fn post_mixed(w: &World) -> [Mr; 3] {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 1,
                 opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
-                sg: src.sge(off, size as u32),
+                sg_list: src.sge(off, size as u32).into(),
             },
             SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2,
                 opcode: WrOpcode::Send,
-                sg: src.sge(off, size as u32),
+                sg_list: src.sge(off, size as u32).into(),
             },
             SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 3,
                 opcode: WrOpcode::RdmaRead { remote_addr: rsrc.addr() + off, rkey: rsrc.rkey() },
-                sg: src.sge(next, size as u32),
+                sg_list: src.sge(next, size as u32).into(),
             },
         ];
         a.post_send_batch(&wrs).unwrap();

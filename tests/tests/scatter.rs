@@ -118,7 +118,7 @@ fn run(seed: u64, mtu: Mtu, count: usize, drops: &[u64]) {
                 wr_id: i as u64,
                 send_flags: SendFlags::SIGNALED,
                 opcode: WrOpcode::Send,
-                sg: src.sge((i * REGION) as u64, size as u32),
+                sg_list: src.sge((i * REGION) as u64, size as u32).into(),
             })
             .collect();
         a.post_send_batch(&sends).unwrap();
@@ -194,7 +194,7 @@ fn an_entry_the_nic_may_not_write_fails_the_whole_receive() {
             send_flags: SendFlags::SIGNALED,
             wr_id: 2,
             opcode: WrOpcode::Send,
-            sg: src.sge(0, 3000),
+            sg_list: src.sge(0, 3000).into(),
         })
         .unwrap();
         let wa = wait(&w.cq_a, 1, 8192);

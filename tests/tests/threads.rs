@@ -132,7 +132,7 @@ fn posters_and_pollers_on_their_own_threads() {
                         send_flags: rnic::SendFlags::SIGNALED,
                         wr_id: m as u64,
                         opcode,
-                        sg: src.sge(o, size_of(q, m) as u32),
+                        sg_list: src.sge(o, size_of(q, m) as u32).into(),
                     })
                     .unwrap();
                 }

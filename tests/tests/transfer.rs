@@ -207,13 +207,13 @@ fn write_then_read_of_the_same_region_on_one_qp() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64,
                 opcode: WrOpcode::RdmaWrite { remote_addr, rkey },
-                sg: src.sge(off as u64, size as u32),
+                sg_list: src.sge(off as u64, size as u32).into(),
             });
             wrs.push(SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64 + 1,
                 opcode: WrOpcode::RdmaRead { remote_addr, rkey },
-                sg: dst.sge(off as u64, size as u32),
+                sg_list: dst.sge(off as u64, size as u32).into(),
             });
         }
         a.post_send_batch(&wrs).unwrap();
@@ -270,13 +270,13 @@ fn read_then_send_complete_in_order() {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64,
                 opcode: WrOpcode::RdmaRead { remote_addr: remote.addr() + off as u64, rkey: remote.rkey() },
-                sg: dst.sge(off as u64, reads[i] as u32),
+                sg_list: dst.sge(off as u64, reads[i] as u32).into(),
             });
             wrs.push(SendWr {
                 send_flags: rnic::SendFlags::SIGNALED,
                 wr_id: 2 * i as u64 + 1,
                 opcode: WrOpcode::Send,
-                sg: src.sge(off as u64, sends[i] as u32),
+                sg_list: src.sge(off as u64, sends[i] as u32).into(),
             });
         }
         a.post_send_batch(&wrs).unwrap();

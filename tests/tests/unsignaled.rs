@@ -47,7 +47,7 @@ fn only_signaled_successes_and_every_failure_complete() {
             wr_id: k as u64,
             send_flags: flags(signaled),
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off(k), rkey: dst.rkey() },
-            sg: src.sge(off(k), size_of(k)),
+            sg_list: src.sge(off(k), size_of(k)).into(),
         };
         // Round 1: every fourth WRITE signaled (the last one included).
         let wrs: Vec<SendWr> = (0..DEPTH).map(|k| write(k, k % 4 == 3)).collect();
@@ -74,7 +74,7 @@ fn only_signaled_successes_and_every_failure_complete() {
                 wr_id: k as u64,
                 send_flags: flags(k == 3 * DEPTH - 1),
                 opcode: WrOpcode::Send,
-                sg: src.sge(off(k), size_of(k)),
+                sg_list: src.sge(off(k), size_of(k)).into(),
             })
             .collect();
         sender.post_send_batch(&sends).unwrap();
@@ -103,7 +103,7 @@ fn only_signaled_successes_and_every_failure_complete() {
             wr_id: 100,
             send_flags: SendFlags::empty(),
             opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() ^ 0x40 },
-            sg: src.sge(0, 64),
+            sg_list: src.sge(0, 64).into(),
         };
         writer
             .post_send_batch(&[
@@ -152,7 +152,7 @@ fn sq_sig_all_signals_every_wr() {
                     wr_id: k as u64,
                     send_flags: flags(k % 3 == 0),
                     opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off(k), rkey: dst.rkey() },
-                    sg: src.sge(off(k), size_of(k)),
+                    sg_list: src.sge(off(k), size_of(k)).into(),
                 }
             })
             .collect();

@@ -110,6 +110,10 @@ pub struct BenchConfig {
     /// consecutive parts (the last takes the rest), so every byte is
     /// checked where it would be with one entry.
     pub recv_sge: usize,
+    /// WRITE and SEND runs: each send WR gathers its payload from this
+    /// many entries (1..=`rnic::MAX_SEND_SGE`), the source slot cut into
+    /// equal consecutive parts (the last takes the rest).
+    pub send_sge: usize,
 }
 
 impl BenchConfig {
@@ -137,6 +141,7 @@ impl BenchConfig {
             wqe_push: true,
             events: false,
             recv_sge: 1,
+            send_sge: 1,
         }
     }
 
@@ -994,16 +999,19 @@ impl<'a> Runner<'a> {
                         remote_addr: self.s.dst.addr() + self.dst_off(qi, k, g),
                         rkey: self.s.dst.rkey(),
                     },
-                    sg: self.s.src.sge(off, self.c.size),
+                    sg_list: gather(&self.s.src, off, self.c.size, self.c.send_sge),
                 },
-                Mode::SendBw => {
-                    SendWr { send_flags, wr_id: g, opcode: WrOpcode::Send, sg: self.s.src.sge(off, self.c.size) }
-                }
+                Mode::SendBw => SendWr {
+                    send_flags,
+                    wr_id: g,
+                    opcode: WrOpcode::Send,
+                    sg_list: gather(&self.s.src, off, self.c.size, self.c.send_sge),
+                },
                 Mode::ReadBw => SendWr {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: g,
                     opcode: WrOpcode::RdmaRead { remote_addr: self.s.src.addr() + off, rkey: self.s.src.rkey() },
-                    sg: self.s.dst.sge(self.dst_off(qi, k, g), self.c.size),
+                    sg_list: self.s.dst.sge(self.dst_off(qi, k, g), self.c.size).into(),
                 },
             };
             wrs.push(wr);
@@ -1168,6 +1176,20 @@ impl<'a> Runner<'a> {
         self.verified = verified;
         Ok(())
     }
+}
+
+/// The gather list of a WRITE or SEND of `size` bytes from `off` in `src`: `parts` equal
+/// consecutive entries (the last takes the rest), at most `rnic::MAX_SEND_SGE`.
+fn gather(src: &Mr, off: u64, size: u32, parts: usize) -> rnic::SgList<'_> {
+    let k = parts.clamp(1, rnic::MAX_SEND_SGE) as u32;
+    let part = size / k;
+    let sges: Vec<rnic::Sge> = (0..k)
+        .map(|i| {
+            let len = if i + 1 == k { size - part * (k - 1) } else { part };
+            src.sge(off + (part * i) as u64, len)
+        })
+        .collect();
+    rnic::SgList::new(&sges).expect("at most MAX_SEND_SGE entries")
 }
 
 #[cfg(test)]

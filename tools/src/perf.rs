@@ -300,6 +300,11 @@ struct Args {
     /// parts; the NIC places every packet across them.
     #[arg(long = "recv_sge", default_value_t = 1)]
     recv_sge: usize,
+    /// WRITE and SEND tests: each send WR gathers its payload from this
+    /// many entries (1 or 2), the source buffer cut into equal consecutive
+    /// parts; the NIC reads a packet that straddles them in two pieces.
+    #[arg(long = "send_sge", default_value_t = 1)]
+    send_sge: usize,
     /// STrack's congestion window on every requester QP: the ACKs' RTT,
     /// ECN echo and SACK bytes received move it, and the NIC holds a QP
     /// whose packets in flight (past the latest ACK's ePSN and the packets
@@ -903,6 +908,7 @@ impl Args {
         c.wqe_push = !self.no_wqe_push;
         c.events = self.events;
         c.recv_sge = self.recv_sge;
+        c.send_sge = self.send_sge;
         c.progress = std::io::stderr().is_terminal();
         match self.amount(size) {
             Amount::PerQp(n) => {
@@ -983,6 +989,12 @@ fn check(a: &Args, cfg: &mut SimConfig, mtu: Mtu) -> Result<Vec<BenchConfig>, St
     }
     if a.recv_sge > 1 && !matches!(a.test, Test::SendBw | Test::SendLat) {
         return Err(format!("--recv_sge {}: only SEND tests post receives", a.recv_sge));
+    }
+    if a.send_sge == 0 || a.send_sge > rnic::MAX_SEND_SGE {
+        return Err(format!("--send_sge {}: a send WR gathers from 1 to {} entries", a.send_sge, rnic::MAX_SEND_SGE));
+    }
+    if a.send_sge > 1 && matches!(a.test, Test::ReadBw | Test::ReadLat) {
+        return Err(format!("--send_sge {}: a READ lands in one entry", a.send_sge));
     }
     if a.inline_size() > rnic::MAX_INLINE_DATA {
         return Err(format!("-I {}: at most {} bytes go inline", a.inline_size(), rnic::MAX_INLINE_DATA));
@@ -1344,6 +1356,9 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     out!(" Completions     : {completions}");
     if a.recv_sge > 1 {
         out!(" Receive lists   : {} entries per receive WR", a.recv_sge);
+    }
+    if a.send_sge > 1 {
+        out!(" Gather lists    : {} entries per send WR", a.send_sge);
     }
     if a.paths != 0 {
         out!(

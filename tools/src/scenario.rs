@@ -291,7 +291,7 @@ pub fn run_flows(cfg: &FlowsConfig, mut progress: impl FnMut(u64)) -> Result<Sce
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: m as u64,
                     opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr() + off, rkey: dst.rkey() },
-                    sg: src.sge(off, cfg.size as u32),
+                    sg_list: src.sge(off, cfg.size as u32).into(),
                 }
             })
             .collect();

@@ -236,6 +236,12 @@ fn perftest_flags_and_refusals() {
     let out = perf_ok(&["send_bw", "-s", "10000", "-n", "12", "-m", "1024", "--recv_sge", "3"]);
     assert!(out.contains(" Receive lists   : 3 entries per receive WR"), "{out}");
     assert!(out.contains("verified 120000 bytes: OK"), "{out}");
+    // Send gather lists: 1 or 2 entries, not for READs; a run gathers every message from both.
+    refused(&["write_bw", "--send_sge", "3"], "--send_sge 3: a send WR gathers from 1 to 2 entries");
+    refused(&["read_bw", "--send_sge", "2"], "a READ lands in one entry");
+    let out = perf_ok(&["write_bw", "-s", "10001", "-n", "12", "-m", "1024", "--send_sge", "2"]);
+    assert!(out.contains(" Gather lists    : 2 entries per send WR"), "{out}");
+    assert!(out.contains("verified 120012 bytes: OK"), "{out}");
 }
 
 #[test]

@@ -58,8 +58,12 @@ pub struct SendWqe {
     /// it per QP, so the NIC keeps no counter for it; it goes on the wire so a
     /// packet that arrives out of order can find its receive WQE.
     pub rsn: U32,
+    /// The gather list's second entry (SEND and WRITE; all zero for none):
+    /// the message's last `sge1.length` bytes come from it, its first
+    /// `length - sge1.length` from `local_addr`/`lkey`.
+    pub sge1: WqeSge,
     /// Reserved.
-    pub rsvd1: [u8; 24],
+    pub rsvd1: [u8; 8],
 }
 
 /// One scatter entry of a receive WQE: 16 bytes.
@@ -76,6 +80,9 @@ pub struct WqeSge {
 
 /// Scatter entries in a receive WQE ([`RecvWqe::sge`]).
 pub const RECV_SGES: usize = 4;
+
+/// Entries of a send WQE's gather list: `local_addr`/`lkey` and [`SendWqe::sge1`].
+pub const SEND_SGES: usize = 2;
 
 /// A receive work queue element: 64 bytes, one datapath beat, a scatter
 /// list of up to [`RECV_SGES`] entries. A message fills them in order;
@@ -302,6 +309,12 @@ pub mod off {
     pub const SWQE_IMM: usize = offset_of!(SendWqe, imm);
     /// [`SendWqe::rsn`].
     pub const SWQE_RSN: usize = offset_of!(SendWqe, rsn);
+    /// [`WqeSge::addr`] of a send WQE's second gather entry.
+    pub const SWQE_ADDR1: usize = offset_of!(SendWqe, sge1) + offset_of!(WqeSge, addr);
+    /// [`WqeSge::length`] of a send WQE's second gather entry.
+    pub const SWQE_LEN1: usize = offset_of!(SendWqe, sge1) + offset_of!(WqeSge, length);
+    /// [`WqeSge::lkey`] of a send WQE's second gather entry.
+    pub const SWQE_LKEY1: usize = offset_of!(SendWqe, sge1) + offset_of!(WqeSge, lkey);
     /// [`WqeSge::addr`] of a receive WQE's first entry.
     pub const RWQE_ADDR: usize = offset_of!(RecvWqe, sge) + offset_of!(WqeSge, addr);
     /// [`WqeSge::length`] of a receive WQE's first entry.

@@ -45,6 +45,11 @@ pub const PCIE_TAG_BITS: usize = 8;
 /// round trip at 100 Gb/s needs).
 pub const DMA_RD_RING_LOG2: usize = 9;
 
+/// Beats of the gather join's FIFO in front of the TX builder, log2: two of
+/// the largest packets, so one gathered packet fills while the one before
+/// it leaves.
+pub const JOIN_BEATS_LOG2: usize = 7;
+
 /// PCIe Device Control's code of a Max_Read_Request_Size or
 /// Max_Payload_Size of `bytes` (128 << code; 128..=4096 B are codes 0..=5).
 pub const fn pcie_size_code(bytes: u32) -> u8 {
@@ -135,6 +140,12 @@ pub mod dma_tag {
     pub const SQ_WQE: u8 = 0x40;
     /// A receive WQE fetched by the responder when a SEND starts.
     pub const RQ_WQE: u8 = 0x80;
+    /// A piece of a send packet gathered from two scatter-gather entries
+    /// (both routing bits set: payload). Bits 5:0 are the piece's length
+    /// mod 64, which the gather join (`rnic_hw::gather`) needs to place the
+    /// next piece (after the first) or to know whether its last beat spills
+    /// over (after the second).
+    pub const SQ_GATHER: u8 = 0xC0;
 }
 
 /// RX store-and-forward buffer in beats: frames are held until their ICRC is

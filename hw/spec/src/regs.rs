@@ -471,7 +471,7 @@ pub mod rewind {
     /// Bytes of the WQE a resend carries (the [`crate::desc::SendWqe`] up to its reserved tail).
     pub const WQE_BYTES: usize = 40;
     const _: () = assert!(
-        WQE_BYTES == core::mem::offset_of!(crate::desc::SendWqe, rsvd1)
+        WQE_BYTES == core::mem::offset_of!(crate::desc::SendWqe, sge1)
             && WQE_WORD * 8 + WQE_BYTES <= super::NUM_STAGE * 8
     );
 }
