@@ -1,10 +1,17 @@
 //! `rnic-driver`: how the host library reaches a NIC.
 //!
 //! One trait, [`Device`], with backends: the cosimulated NIC (in `rnic-sim`,
-//! which implements this trait) today, and VFIO (BAR0 through a mmap of the
-//! vfio-pci region, DMA memory mapped into the IOMMU) later. Callers see
-//! only the trait.
+//! which implements this trait) and a board through VFIO ([`vfio`]: BAR0
+//! through a mmap of the vfio-pci region, DMA memory mapped into the
+//! IOMMU). Callers see only the trait. A [`DeviceSpec`] (`cosim`,
+//! `vfio:0000:3b:00.0`, `vfio-user:PATH`) names which one to open.
 #![deny(missing_docs)]
+
+pub mod spec;
+pub mod vfio;
+
+pub use spec::{DeviceSpec, PciAddr, SpecError};
+pub use vfio::VfioDevice;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
@@ -51,6 +58,14 @@ pub enum DriverError {
         base: u64,
         /// Buffer length.
         size: usize,
+    },
+    /// A device could not be opened; `why` names the missing piece and how to fix it.
+    #[error("cannot open {device}: {why}")]
+    Open {
+        /// The device string.
+        device: String,
+        /// What is missing.
+        why: String,
     },
     /// The device is gone or failed (e.g. the simulation reported a fatal DMA violation).
     #[error("device failure: {0}")]

@@ -36,6 +36,7 @@ const _: () = assert!(
         && r::QP_COMMIT_RESET_RESP == 1 << 32
         && r::QP_COMMIT_RESET_REQ == 1 << 33
         && r::ID_MAGIC == 0x524E_4943
+        && r::ID_VERSION == 1
         && r::counters::COUNT == 28
         && r::counters::SQ_PUSHED == 0x2D0
         && r::counters::RX_MAC_DROP == 0x2C8

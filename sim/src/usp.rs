@@ -20,6 +20,7 @@
 use std::collections::VecDeque;
 
 use rnic_spec::params::DATA_BYTES;
+use rnic_spec::regs;
 use rnic_spec::usp::{self, get_field, set_field, RqDesc};
 
 use crate::mem::HostMem;
@@ -29,7 +30,7 @@ use crate::pcie::{Pcie, RcBeat};
 /// Bus address of BAR0 in the simulated host.
 pub const BAR0_ADDR: u64 = 0x38_0000_0000;
 /// log2 of BAR0's size (4 MiB: the register map and the doorbells of 16K QPs).
-pub const BAR0_APERTURE: u64 = 22;
+pub const BAR0_APERTURE: u64 = regs::BAR0_LOG2 as u64;
 /// Write beats decoded from RQ and not yet taken by the model, before RQ is held back.
 const WR_QUEUE: usize = 16;
 

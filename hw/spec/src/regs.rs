@@ -9,6 +9,8 @@ use bitflags::bitflags;
 pub const REG_ID: u32 = 0x000;
 /// The value of the upper half of [`REG_ID`]: ASCII "RNIC".
 pub const ID_MAGIC: u64 = 0x524E_4943;
+/// The lower half of [`REG_ID`]: the register map's version.
+pub const ID_VERSION: u64 = 1;
 /// Read-only capabilities: `[7:0]` QPN bits, `[15:8]` MR bits, `[23:16]` CQ bits,
 /// [`CAPS_PUSH`], `[31:28]` the number of MSI-X vectors ([`CAPS_MSIX_SHIFT`]).
 pub const REG_CAPS: u32 = 0x008;
@@ -288,6 +290,13 @@ pub const fn msix_addr(v: usize) -> u32 {
 pub const fn msix_ctrl(v: usize) -> u32 {
     MSIX_TABLE + 16 * v as u32 + 8
 }
+
+/// log2 of BAR0's size in bytes (4 MiB: the register map, the doorbells of
+/// 16K QPs, the push window and the MSI-X table).
+pub const BAR0_LOG2: u32 = 22;
+/// BAR0's size in bytes.
+pub const BAR0_BYTES: u64 = 1 << BAR0_LOG2;
+const _: () = assert!(MSIX_PBA < BAR0_BYTES as u32 && DB_RQ_BASE as u64 + 8 * (1 << 14) <= PUSH_BASE as u64);
 
 /// SQ doorbell of QP `n` is at `DB_SQ_BASE + 8*n`; the value is the new SQ
 /// producer index (free-running, low 16 bits used).
