@@ -7,11 +7,14 @@
 //! `vfio:0000:3b:00.0`, `vfio-user:PATH`) names which one to open.
 #![deny(missing_docs)]
 
+mod mapped;
 pub mod spec;
 pub mod vfio;
+pub mod vfio_user;
 
 pub use spec::{DeviceSpec, PciAddr, SpecError};
 pub use vfio::VfioDevice;
+pub use vfio_user::VfioUserDevice;
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 

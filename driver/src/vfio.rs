@@ -26,6 +26,7 @@ use memmap2::{MmapOptions, MmapRaw};
 use rnic_spec::{params, regs};
 use vfio_bindings::bindings::vfio as sys;
 
+use crate::mapped::{self, Mapped};
 use crate::{Device, DmaAccess, DmaBuf, DriverError, PciAddr};
 
 /// Page size DMA buffers are rounded up to (the IOMMU's smallest).
@@ -298,6 +299,15 @@ impl DmaMap {
     }
 }
 
+impl Mapped for DmaMap {
+    fn mem(&self) -> &MmapRaw {
+        &self.mem
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
 fn dma_flags(a: DmaAccess) -> u32 {
     (if a.device_read { sys::VFIO_DMA_MAP_FLAG_READ } else { 0 })
         | (if a.device_write { sys::VFIO_DMA_MAP_FLAG_WRITE } else { 0 })
@@ -543,20 +553,6 @@ impl<K: VfioKernel> VfioDevice<K> {
             DriverError::Device(format!("vfio:{}: VFIO_IOMMU_UNMAP_DMA at {:#x}: {e}", self.addr, m.iova()))
         })
     }
-
-    /// Runs `f` on the bytes `[addr, addr + len)` of the one DMA buffer holding them.
-    fn with_mem<R>(&self, addr: u64, len: usize, f: impl FnOnce(*mut u8) -> R) -> Result<R, DriverError> {
-        let dma = self.dma.lock().unwrap();
-        let Some((_, m)) = dma.range(..=addr).next_back() else {
-            return Err(DriverError::Device(format!("vfio:{}: no DMA buffer holds address {addr:#x}", self.addr)));
-        };
-        let off = addr - m.iova();
-        if off.checked_add(len as u64).is_none_or(|end| end > m.len as u64) {
-            return Err(DriverError::OutOfBounds { addr, len, base: m.iova(), size: m.len });
-        }
-        // SAFETY: [off, off + len) lies inside the buffer, which the lock keeps mapped.
-        Ok(f(unsafe { m.mem.as_mut_ptr().add(off as usize) }))
-    }
 }
 
 fn memlock_limit() -> String {
@@ -659,14 +655,11 @@ impl<K: VfioKernel> Device for VfioDevice<K> {
     }
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
-        // SAFETY: with_mem checked that data.len() bytes at the pointer are inside the buffer.
-        self.with_mem(addr, data.len(), |p| unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) })
+        mapped::write(&self.dma.lock().unwrap(), &self.name(), addr, data)
     }
 
     fn read_mem(&self, addr: u64, out: &mut [u8]) -> Result<(), DriverError> {
-        let n = out.len();
-        // SAFETY: with_mem checked that n bytes at the pointer are inside the buffer.
-        self.with_mem(addr, n, |p| unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), n) })
+        mapped::read(&self.dma.lock().unwrap(), &self.name(), addr, out)
     }
 
     fn wait(&self) -> Result<(), DriverError> {

@@ -23,6 +23,7 @@ pub mod nic;
 pub mod pcap;
 pub mod pcie;
 pub mod rng;
+pub mod serve;
 pub mod usp;
 
 pub use cluster::{Cluster, ClusterGuard, ClusterStats, SharedCluster};

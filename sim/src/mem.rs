@@ -5,9 +5,16 @@
 //! first-fit, 4 KiB aligned. Each buffer carries the device's access rights
 //! ([`DmaAccess`]); [`HostMem::dma_allowed`] is the shadow check every DMA
 //! of the core goes through.
+//!
+//! Memory another process shares with the device (a vfio-user client's
+//! `DMA_MAP` with a file descriptor) is a *window*: a mapping of that
+//! process's file at the bus addresses it chose, outside host memory. The
+//! device reaches it like a buffer, through the same shadow check, and the
+//! bytes land in the other process's memory.
 
 use std::collections::BTreeMap;
 
+use memmap2::MmapRaw;
 use rnic_driver::{DmaAccess, DmaBuf, DriverError};
 
 /// Bus address of the first byte of host memory.
@@ -62,6 +69,8 @@ pub struct HostMem {
     bufs: BTreeMap<u64, Mapping>,
     /// Last buffer a DMA hit (most DMAs stream through one buffer).
     last_hit: Option<(u64, Mapping)>,
+    /// Shared windows: bus address -> the other process's memory (also in `bufs`).
+    windows: BTreeMap<u64, MmapRaw>,
 }
 
 impl HostMem {
@@ -72,7 +81,7 @@ impl HostMem {
         if size > 0 {
             free.insert(0, size);
         }
-        HostMem { data: vec![0; size as usize], free, bufs: BTreeMap::new(), last_hit: None }
+        HostMem { data: vec![0; size as usize], free, bufs: BTreeMap::new(), last_hit: None, windows: BTreeMap::new() }
     }
 
     /// Total bytes of host memory.
@@ -103,7 +112,7 @@ impl HostMem {
 
     fn mapping(&self, buf: DmaBuf) -> Result<Mapping, DriverError> {
         match self.bufs.get(&buf.bus_addr) {
-            Some(m) if m.len == buf.len as u64 => Ok(*m),
+            Some(m) if m.len == buf.len as u64 && !self.windows.contains_key(&buf.bus_addr) => Ok(*m),
             _ => Err(DriverError::Device(format!("no DMA buffer of {} bytes at {:#x}", buf.len, buf.bus_addr))),
         }
     }
@@ -139,9 +148,61 @@ impl HostMem {
         Ok(())
     }
 
-    /// Buffers currently allocated.
+    /// Buffers currently allocated (windows included).
     pub fn buffers(&self) -> usize {
         self.bufs.len()
+    }
+
+    /// Maps `mem` (another process's memory) for the device at bus addresses
+    /// `[iova, iova + mem.len())` with `access`. Refused when the range is
+    /// empty, wraps, or overlaps host memory or another window.
+    pub fn map_window(&mut self, iova: u64, mem: MmapRaw, access: DmaAccess) -> Result<(), DriverError> {
+        let len = mem.len() as u64;
+        let bad = |why: &str| Err(DriverError::Device(format!("DMA map of {len} bytes at {iova:#x}: {why}")));
+        let Some(end) = iova.checked_add(len).filter(|_| len > 0) else {
+            return bad("empty or past the end of the bus address space");
+        };
+        if iova < HOST_MEM_BASE + self.size() && HOST_MEM_BASE < end {
+            return bad("overlaps the simulated host's own memory");
+        }
+        if self.windows.range(..end).next_back().is_some_and(|(&b, m)| b + m.len() as u64 > iova) {
+            return bad("overlaps a range already mapped");
+        }
+        self.bufs.insert(iova, Mapping { len, access });
+        self.windows.insert(iova, mem);
+        self.last_hit = None;
+        Ok(())
+    }
+
+    /// Unmaps the window mapped at exactly `[iova, iova + len)`.
+    pub fn unmap_window(&mut self, iova: u64, len: u64) -> Result<(), DriverError> {
+        match self.windows.get(&iova) {
+            Some(m) if m.len() as u64 == len => {
+                self.windows.remove(&iova);
+                self.bufs.remove(&iova);
+                self.last_hit = None;
+                Ok(())
+            }
+            _ => Err(DriverError::Device(format!("DMA unmap of {len} bytes at {iova:#x}: no such mapping"))),
+        }
+    }
+
+    /// Unmaps every window (the process that shared them is gone); returns how many there were.
+    pub fn unmap_windows(&mut self) -> usize {
+        let n = self.windows.len();
+        for iova in std::mem::take(&mut self.windows).into_keys() {
+            self.bufs.remove(&iova);
+        }
+        self.last_hit = None;
+        n
+    }
+
+    /// The window bytes `[addr, addr + len)` lie in, as a pointer to them.
+    fn window_ptr(&self, addr: u64, len: usize) -> Option<*mut u8> {
+        let (&base, m) = self.windows.range(..=addr).next_back()?;
+        let off = addr - base;
+        // SAFETY: off + len is inside the window's live mapping (checked first).
+        (off.checked_add(len as u64)? <= m.len() as u64).then(|| unsafe { m.as_mut_ptr().add(off as usize) })
     }
 
     /// The buffer holding `[addr, addr+len)`, if one does.
@@ -175,6 +236,9 @@ impl HostMem {
 
     fn cpu_check(&self, addr: u64, len: usize) -> Result<usize, DriverError> {
         match self.find(addr, len as u64) {
+            Some((base, _)) if self.windows.contains_key(&base) => Err(DriverError::Device(format!(
+                "{addr:#x} is in memory another process shared with the device; that process reads and writes it"
+            ))),
             Some(_) => Ok(self.offset(addr, len).expect("buffers lie in host memory")),
             None => {
                 let (base, size) = self
@@ -202,20 +266,27 @@ impl HostMem {
         Ok(())
     }
 
-    /// Device-side read (after the shadow check): bytes outside host memory read as zero.
+    /// Device-side read (after the shadow check): bytes outside host memory and windows read as zero.
     #[inline]
     pub fn dev_read(&self, addr: u64, out: &mut [u8]) {
         match self.offset(addr, out.len()) {
             Some(off) => out.copy_from_slice(&self.data[off..off + out.len()]),
-            None => out.fill(0),
+            None => match self.window_ptr(addr, out.len()) {
+                // SAFETY: window_ptr checked that out.len() bytes are inside the mapping.
+                Some(p) => unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) },
+                None => out.fill(0),
+            },
         }
     }
 
-    /// Device-side write (after the shadow check): ignored outside host memory.
+    /// Device-side write (after the shadow check): ignored outside host memory and windows.
     #[inline]
     pub fn dev_write(&mut self, addr: u64, data: &[u8]) {
         if let Some(off) = self.offset(addr, data.len()) {
             self.data[off..off + data.len()].copy_from_slice(data);
+        } else if let Some(p) = self.window_ptr(addr, data.len()) {
+            // SAFETY: window_ptr checked that data.len() bytes are inside the mapping.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) }
         }
     }
 }
@@ -260,6 +331,40 @@ mod tests {
         assert!(m.dma_allowed(a.bus_addr, 8, DmaDir::Write));
         m.free(a).unwrap();
         assert!(!m.dma_allowed(a.bus_addr, 8, DmaDir::Read), "freed buffers lose access");
+    }
+
+    #[test]
+    fn windows_are_reached_by_the_device_only_through_the_shadow() {
+        let mut m = HostMem::new(1 << 20);
+        let win = 0x7f00_0000_0000u64;
+        let alias = memmap2::MmapOptions::new().len(8192).map_anon().unwrap();
+        let alias_ptr = alias.as_ptr() as u64;
+        m.map_window(win, alias.into(), RO).unwrap();
+        assert!(m.dma_allowed(win, 8192, DmaDir::Read));
+        assert!(!m.dma_allowed(win, 8193, DmaDir::Read), "past the window");
+        assert!(!m.dma_allowed(win + 8, 8, DmaDir::Write), "read-only window");
+        m.dev_write(win + 100, &[1, 2, 3]);
+        let mut out = [0u8; 4];
+        m.dev_read(win + 99, &mut out);
+        assert_eq!(out, [0, 1, 2, 3]);
+        // SAFETY: the window's mapping is alive until unmap_window below.
+        assert_eq!(unsafe { *((alias_ptr + 101) as *const u8) }, 2, "the bytes are in the shared memory");
+        // Overlaps and the simulated host's own range are refused; so is the host's CPU path.
+        let other = || -> MmapRaw { memmap2::MmapOptions::new().len(4096).map_anon().unwrap().into() };
+        assert!(m.map_window(win + 4096, other(), RW).is_err());
+        assert!(m.map_window(win - 4095, other(), RW).is_err());
+        assert!(m.map_window(HOST_MEM_BASE + 4096, other(), RW).is_err());
+        m.map_window(win + 8192, other(), RW).unwrap();
+        assert!(m.write(win, &[0]).is_err(), "the other process writes its own memory");
+        assert!(m.free(DmaBuf { bus_addr: win, len: 8192 }).is_err(), "a window is not a buffer");
+        assert!(m.unmap_window(win, 4096).is_err(), "only whole windows are unmapped");
+        m.unmap_window(win, 8192).unwrap();
+        assert!(!m.dma_allowed(win, 8, DmaDir::Read));
+        let mut z = [7u8; 2];
+        m.dev_read(win, &mut z);
+        assert_eq!(z, [0, 0], "an unmapped window reads as nothing");
+        assert_eq!(m.unmap_windows(), 1);
+        assert_eq!(m.buffers(), 0);
     }
 
     #[test]

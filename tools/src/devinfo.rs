@@ -20,7 +20,7 @@ use rnic_spec::{params, regs};
 struct Cli {
     /// The device: `cosim` or `cosim:N` (NIC N of an in-process cosimulated
     /// cluster), `vfio:DDDD:BB:DD.F` (a board bound to vfio-pci) or
-    /// `vfio-user:PATH` (not built yet).
+    /// `vfio-user:PATH` (a NIC served by `rnic-simd`).
     #[arg(short = 'd', long = "dev", default_value = "cosim")]
     dev: DeviceSpec,
     /// Bytes of the DMA buffer the host check maps, writes and reads back.
@@ -37,9 +37,11 @@ fn open(spec: &DeviceSpec) -> Result<(Arc<dyn Device>, Vec<String>), String> {
             if *nic >= MAX_COSIM_NICS {
                 return Err(format!("cosim:{nic}: the cluster this tool builds has NICs 0 to {}", MAX_COSIM_NICS - 1));
             }
-            let cluster = Cluster::shared(nic + 1, SimConfig::default()).map_err(|e| format!("cannot build the cosimulated cluster: {e}"))?;
+            let cluster = Cluster::shared(nic + 1, SimConfig::default())
+                .map_err(|e| format!("cannot build the cosimulated cluster: {e}"))?;
             let dev = CosimDevice::new(&cluster, *nic);
-            let lines = vec![format!("cosimulated NIC {nic} of {}, the core at {} MHz", nic + 1, params::CLOCK_HZ / 1_000_000)];
+            let lines =
+                vec![format!("cosimulated NIC {nic} of {}, the core at {} MHz", nic + 1, params::CLOCK_HZ / 1_000_000)];
             Ok((Arc::new(dev), lines))
         }
         DeviceSpec::Vfio(addr) => {
@@ -52,10 +54,9 @@ fn open(spec: &DeviceSpec) -> Result<(Arc<dyn Device>, Vec<String>), String> {
             ];
             Ok((Arc::new(d), lines))
         }
-        DeviceSpec::VfioUser(p) => Err(format!(
-            "cannot open vfio-user:{}: the vfio-user backend (a cosimulated NIC served by another process) is not built yet; use cosim or vfio:",
-            p.display()
-        )),
+        DeviceSpec::VfioUser(_) => {
+            Ok((rnic_tools::devices::open(spec)?, vec!["served over vfio-user by another process".to_string()]))
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 pub mod args;
 pub mod bench;
 pub mod cosim;
+pub mod devices;
 pub mod model_side;
 pub mod pattern;
 pub mod scenario;

@@ -6,10 +6,12 @@
 
 use clap::{Parser, ValueEnum};
 use rnic::{Mtu, RecoveryStats};
+use rnic_driver::DeviceSpec;
 use rnic_sim::{RandomFaults, SimConfig};
 use rnic_tools::args::{self, parse_duration, parse_size};
 use rnic_tools::bench::{self, BenchConfig, Mode, Report};
 use rnic_tools::cosim::{self, CounterSnapshot, Nics};
+use rnic_tools::devices;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -373,6 +375,14 @@ struct Args {
     /// max(window in packets, 5).
     #[arg(long, requires = "model", value_parser = clap::value_parser!(u32).range(1..))]
     model_ooo_threshold: Option<u32>,
+    /// Run between two devices instead of two NICs cosimulated in this
+    /// process: the requester's and the responder's device strings, e.g.
+    /// `vfio-user:/tmp/rnic/nic0.sock,vfio-user:/tmp/rnic/nic1.sock` (NICs
+    /// served by `rnic-simd`) or `vfio:BDF` (boards). Each NIC keeps the
+    /// address it reports. The flags that shape the in-process cosimulation
+    /// (faults, fabric, PCIe model, pcap, waveforms, counters) are refused.
+    #[arg(long = "dev", value_name = "REQ,RESP", value_delimiter = ',', num_args = 1..)]
+    dev: Vec<DeviceSpec>,
 }
 
 /// The incast scenario (`rnic-perf incast`).
@@ -686,6 +696,92 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--dev REQ,RESP`: the benchmark between two devices (NICs served by
+/// another process, or boards) instead of the in-process cosimulation.
+fn run_devices(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
+    let [req_spec, resp_spec] = &a.dev[..] else {
+        return Err(format!(
+            "--dev takes two device strings, the requester's and the responder's (REQ,RESP); {} given",
+            a.dev.len()
+        )
+        .into());
+    };
+    let defaults = Args::parse_from(["rnic-perf", "write_bw"]);
+    let cosim_only = [
+        ("--pcap", a.pcap.is_some()),
+        ("--waves", a.waves.is_some()),
+        ("--counters", a.counters),
+        (
+            "--loss, --burst, --reorder-ns, --dup, --corrupt",
+            a.loss != 0.0 || a.dup != 0.0 || a.corrupt != 0.0 || a.reorder_ns != 0 || a.burst != defaults.burst,
+        ),
+        (
+            "--spines, --uplink, --ecn-kb, --switch-buffer-kb",
+            a.spines.is_some() || a.ecn_kb.is_some() || a.switch_buffer_kb != defaults.switch_buffer_kb,
+        ),
+        (
+            "--pcie-*",
+            (a.pcie_rtt_ns, a.pcie_jitter_ns, a.pcie_mrrs, a.pcie_mps)
+                != (defaults.pcie_rtt_ns, defaults.pcie_jitter_ns, defaults.pcie_mrrs, defaults.pcie_mps),
+        ),
+        ("--model", a.model),
+        ("--qps-sweep", !a.qps_sweep.is_empty()),
+    ];
+    if let Some((flags, _)) = cosim_only.iter().find(|f| f.1) {
+        return Err(format!(
+            "{flags} shape the in-process cosimulation: not with --dev (the devices' own server or board decides)"
+        )
+        .into());
+    }
+    let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
+    let mut unused = SimConfig::default();
+    let mut configs = check(a, &mut unused, mtu)?;
+    for c in &mut configs {
+        c.cancel = Some(closed.clone());
+    }
+    for spec in [req_spec, resp_spec] {
+        if let DeviceSpec::Cosim { .. } = spec {
+            return Err(
+                format!("--dev {spec}: the in-process cosimulation is what rnic-perf runs without --dev").into()
+            );
+        }
+    }
+    let (req, resp) = (devices::open_context(req_spec)?, devices::open_context(resp_spec)?);
+    for c in [&req, &resp] {
+        if a.window() {
+            c.set_cc_network(a.cc_network()).map_err(|e| format!("--cc-rtt-ns {}: {e}", a.cc_rtt_ns))?;
+        }
+        if let Some(n) = a.sr_windows {
+            c.set_sr_windows(n).map_err(|e| format!("--sr-windows {n}: {e}"))?;
+        }
+    }
+    out!("---------------------------------------------------------------------------------------");
+    out!("                    {} Test between devices", a.test.verb());
+    out!(" requester       : {}", req.device().name());
+    out!(" responder       : {}", resp.device().name());
+    out!(" Number of qps   : {:<10} Transport type : RC", a.qps);
+    out!(" Mtu             : {:<10} TX depth       : {}", a.mtu, if a.test.latency() { 1 } else { a.tx_depth });
+    out!("---------------------------------------------------------------------------------------");
+    out!("{}", if a.test.latency() { Report::lat_header() } else { Report::header() });
+    let mut verified = 0;
+    let mut last = None;
+    for c in &configs {
+        let outcome = run_one(a, &req, &resp, c, Vec::new).map_err(|e| match e {
+            Stop::Failed(e) if a.all => Stop::Failed(format!("-s {}: {e}", c.size)),
+            e => e,
+        })?;
+        out!("{}", if a.test.latency() { outcome.0.lat_row() } else { outcome.0.row() });
+        verified += outcome.0.verified_bytes;
+        last = Some(outcome);
+    }
+    out!("---------------------------------------------------------------------------------------");
+    if let (Some((r, dirs)), false) = (&last, a.all) {
+        print_report(a, r, dirs.as_ref(), None);
+    }
+    out!(" verified {verified} bytes: OK");
+    Ok(())
 }
 
 /// Why a run ended early.
@@ -1067,6 +1163,9 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     if a.test == Test::Perm {
         return run_perm(a);
     }
+    if !a.dev.is_empty() {
+        return run_devices(a, closed);
+    }
     let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
     let mut cfg = SimConfig {
         pcap: a.pcap.clone(),
@@ -1127,7 +1226,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     let mut last = None;
     let mut points: Vec<(u32, Report)> = Vec::new();
     for c in &configs {
-        let outcome = run_one(a, &nics, c).map_err(|e| match e {
+        let outcome = run_one(a, &nics.ctxs[0], &nics.ctxs[1], c, || nics.violations()).map_err(|e| match e {
             Stop::Failed(e) if a.all => Stop::Failed(format!("-s {}: {e}", c.size)),
             Stop::Failed(e) if sweep => Stop::Failed(format!("{} QPs: {e}", c.qps)),
             e => e,
@@ -1173,7 +1272,7 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
             totals.wall.as_secs_f64()
         );
     } else if let Some((r, dirs)) = &last {
-        print_report(a, r, dirs.as_ref(), mmio_ns);
+        print_report(a, r, dirs.as_ref(), Some(mmio_ns));
     }
     if !faults.is_perfect() {
         print_faults(&nics, &totals);
@@ -1292,18 +1391,24 @@ fn write_qp_sweep(dir: &std::path::Path, verb: &str, points: &[(u32, Report)]) -
 /// The report of one size, and with -b the two directions' own.
 type Outcome = (Report, Option<(Report, Report)>);
 
-fn run_one(a: &Args, nics: &Nics, c: &BenchConfig) -> Result<Outcome, Stop> {
+fn run_one(
+    a: &Args,
+    req: &rnic::Context,
+    resp: &rnic::Context,
+    c: &BenchConfig,
+    violations: impl Fn() -> Vec<String>,
+) -> Result<Outcome, Stop> {
     let result = if a.bidirectional {
-        bench::run_bidir(&nics.ctxs[0], &nics.ctxs[1], c).map(|(ab, ba)| (Report::combine(&ab, &ba), Some((ab, ba))))
+        bench::run_bidir(req, resp, c).map(|(ab, ba)| (Report::combine(&ab, &ba), Some((ab, ba))))
     } else {
-        bench::run(&nics.ctxs[0], &nics.ctxs[1], c).map(|r| (r, None))
+        bench::run(req, resp, c).map(|r| (r, None))
     };
     result.map_err(|e| {
         if matches!(e, bench::BenchError::Cancelled) {
             return Stop::Closed;
         }
         let mut msg = e.to_string();
-        let violations = nics.violations();
+        let violations = violations();
         if !violations.is_empty() {
             msg += &format!(
                 "\nDMA violations ({}): {}",
@@ -1412,7 +1517,7 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     out!("---------------------------------------------------------------------------------------");
 }
 
-fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: u64) {
+fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: Option<u64>) {
     out!(
         " simulated {:.3} us ({} cycles at {} MHz), wall {:.2} s, {:.0} simulated cycles per wall second (incl. host work and verification)",
         r.secs() * 1e6,
@@ -1422,9 +1527,9 @@ fn print_report(a: &Args, r: &Report, dirs: Option<&(Report, Report)>, mmio_ns: 
         r.cycles_per_sec()
     );
     if a.test.latency() {
-        out!(
-            " latency       : from the doorbell (the post's MMIO write, which reaches the NIC {mmio_ns} ns later) to the host seeing the requester's completion, one message in flight"
-        );
+        let mmio = mmio_ns
+            .map_or(String::new(), |ns| format!(" (the post's MMIO write, which reaches the NIC {ns} ns later)"));
+        out!(" latency       : from the doorbell{mmio} to the host seeing the requester's completion, one message in flight");
         return;
     }
     if let Some((ab, ba)) = dirs {

@@ -1,7 +1,7 @@
 //! `rnic-devinfo` as a user runs it: a cosimulated NIC's identity, status and
 //! DMA check; device strings that do not parse, a PCI address with no device
-//! and the vfio-user backend that is not built yet each end with a message
-//! and a failing status.
+//! and a vfio-user socket nobody serves each end with a message
+//! and a failing status. (`simd.rs` opens NICs that another process serves.)
 
 use std::process::Command;
 
@@ -41,7 +41,7 @@ fn devices_that_cannot_be_opened_are_refused_with_the_reason() {
         (vec!["--dev", "vfio:fffe:ff:1f.7"], "cannot open vfio:fffe:ff:1f.7: there is no PCI device fffe:ff:1f.7"),
         (
             vec!["--dev", "vfio-user:/run/rnic/nic0.sock"],
-            "the vfio-user backend (a cosimulated NIC served by another process) is not built yet",
+            "/run/rnic/nic0.sock does not exist: start the server first (`rnic-simd`",
         ),
         (vec!["--dev", "cosim:16"], "NICs 0 to 15"),
         (vec!["--dma-bytes", "0"], "--dma-bytes"),

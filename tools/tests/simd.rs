@@ -1,0 +1,235 @@
+//! Cosimulated NICs in another process: `rnic-simd` serves them over
+//! vfio-user, and this process opens them as devices (`vfio-user:` device
+//! strings) and runs the benchmark engine between them with every byte
+//! verified in memory this process shared with the server.
+
+use std::io::{BufRead, BufReader};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rnic::Context;
+use rnic_driver::DeviceSpec;
+use rnic_spec::regs;
+use rnic_tools::bench::{self, BenchConfig, Mode};
+use rnic_tools::devices;
+
+/// A running `rnic-simd`, killed when dropped.
+struct Simd {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Simd {
+    fn start(name: &str, nics: u16) -> Simd {
+        let dir = std::env::temp_dir().join(format!("rnic-simd-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = std::fs::File::create(dir.join("simd.log")).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_rnic-simd"))
+            .args(["--nics", &nics.to_string(), "--dir"])
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("rnic-simd starts");
+        let s = Simd { child, dir };
+        let t = Instant::now();
+        while !(0..nics).all(|i| s.sock(i as usize).exists()) {
+            assert!(t.elapsed() < Duration::from_secs(60), "rnic-simd made no sockets in {}", s.dir.display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+
+    fn sock(&self, i: usize) -> PathBuf {
+        self.dir.join(format!("nic{i}.sock"))
+    }
+
+    /// What the server printed so far.
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("simd.log")).unwrap()
+    }
+}
+
+impl Drop for Simd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Opens the NIC at `sock` with the address the server gave it.
+fn open(sock: &Path) -> Context {
+    devices::open_context(&DeviceSpec::VfioUser(sock.to_path_buf())).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn writes_and_sends_between_nics_of_another_process_are_verified() {
+    let s = Simd::start("bw", 2);
+    let (a, b) = (open(&s.sock(0)), open(&s.sock(1)));
+    // The last run sleeps on completion events: MSI-X messages to an eventfd bound over the socket.
+    for (mode, size, iters, events) in [
+        (Mode::WriteBw, 65536, 24, false),
+        (Mode::SendBw, 4000, 40, false),
+        (Mode::WriteBw, 333, 100, false),
+        (Mode::WriteBw, 4096, 60, true),
+    ] {
+        let c = BenchConfig { size, iters, tx_depth: 16, stall_cycles: 50_000_000, events, ..BenchConfig::new(mode) };
+        let r = bench::run(&a, &b, &c).unwrap_or_else(|e| panic!("{mode:?} {size} B: {e}"));
+        assert_eq!(r.verified_bytes, size as u64 * iters, "{mode:?} {size} B");
+        assert_eq!(r.events > 0, events, "{mode:?} {size} B: {} completion events", r.events);
+        eprintln!(
+            "{mode:?} {size} B x {iters}: {:.2} Gb/s in simulated time, {:.2} s of wall time",
+            r.gbps(),
+            r.wall.as_secs_f64()
+        );
+    }
+}
+
+fn perf(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rnic-perf"));
+    c.args(args);
+    c
+}
+
+fn devs(s: &Simd, req: usize, resp: usize) -> String {
+    format!("vfio-user:{},vfio-user:{}", s.sock(req).display(), s.sock(resp).display())
+}
+
+#[test]
+fn a_client_killed_mid_transfer_leaves_the_server_and_the_other_clients_running() {
+    let s = Simd::start("kill", 4);
+    let mut doomed = perf(&["write_bw", "-s", "64K", "-n", "1000000", "--dev", &devs(&s, 0, 1)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("rnic-perf starts");
+    let other = perf(&["write_bw", "-s", "64K", "-n", "40", "--dev", &devs(&s, 2, 3)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rnic-perf starts");
+    // The table's header comes once both NICs are open and the run begins; then let it transfer a while.
+    let lines = BufReader::new(doomed.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for l in lines {
+        let l = l.unwrap();
+        let started = l.starts_with(" #bytes");
+        seen.push(l);
+        if started {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|l| l.starts_with(" #bytes")), "the doomed client never started: {seen:?}");
+    std::thread::sleep(Duration::from_secs(2));
+    doomed.kill().unwrap();
+    doomed.wait().unwrap();
+    let out = other.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(&format!(" verified {} bytes: OK", 40 * 65536)), "{text}");
+    // The killed client's NICs were reset and take a new client.
+    let out = perf(&["write_bw", "-s", "4000", "-n", "50", "--dev", &devs(&s, 0, 1)]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains(" verified 200000 bytes: OK"), "{text}");
+}
+
+#[test]
+fn bad_mappings_and_accesses_are_refused_without_harm() {
+    let s = Simd::start("bad", 1);
+    let shm = |name: &str, len: u64| {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(s.dir.join(name))
+            .unwrap();
+        f.set_len(len).unwrap();
+        f
+    };
+    {
+        let mut c = vfio_user::Client::new(&s.sock(0)).unwrap();
+        let (a, b) = (shm("a", 8192), shm("b", 8192));
+        let iova = 0x7f12_3400_0000u64;
+        c.dma_map(0, iova, 8192, a.as_raw_fd()).unwrap();
+        // Overlapping, wrapping and host-memory ranges: the server refuses them (the crate's client does not see the refusal).
+        c.dma_map(0, iova + 4096, 8192, b.as_raw_fd()).unwrap();
+        c.dma_map(0, u64::MAX - 4095, 8192, b.as_raw_fd()).unwrap();
+        c.dma_map(0, rnic_sim::HOST_MEM_BASE, 8192, b.as_raw_fd()).unwrap();
+        c.dma_unmap(iova + 1, 4096).unwrap();
+        // Unaligned, short and out-of-range register accesses read as all ones.
+        let mut w = [0u8; 8];
+        c.region_read(0, regs::REG_ID as u64, &mut w).unwrap();
+        assert_eq!(u64::from_le_bytes(w) >> 32, regs::ID_MAGIC);
+        for (off, len) in [(4u64, 8usize), (0, 4), (regs::BAR0_BYTES, 8), (u64::MAX - 3, 8)] {
+            let mut b = vec![0u8; len];
+            c.region_read(0, off, &mut b).unwrap();
+            assert!(b.iter().all(|&x| x == 0xff), "read of {len} at {off:#x}: {b:?}");
+        }
+        c.region_write(0, 3, &[1; 8]).unwrap();
+        c.region_write(5, 0, &[1; 8]).unwrap();
+        // MSI-X vectors the NIC does not have.
+        let ev = rnic_driver::EventFd::new().unwrap();
+        c.set_irqs(2, 0x24, 8, 1, &[ev.as_raw_fd()]).unwrap();
+        c.region_read(0, regs::REG_ID as u64, &mut w).unwrap();
+        assert_eq!(u64::from_le_bytes(w) >> 32, regs::ID_MAGIC, "still answering");
+    }
+    let log = s.log();
+    for want in [
+        "8192 bytes at 0x7f1234001000: overlaps a range already mapped",
+        "8192 bytes at 0xfffffffffffff000: empty or past the end of the bus address space",
+        "8192 bytes at 0x10000000: overlaps the simulated host's own memory",
+        "DMA unmap of 4096 bytes at 0x7f1234000001: no such mapping",
+        "SET_IRQS: index 2, vectors 8+1: the NIC has MSI-X vectors 0..8",
+    ] {
+        assert!(log.contains(want), "the server's log lacks {want:?}:\n{log}");
+    }
+    // The client is gone; the NIC was reset and serves the next one in full.
+    let ctx = open(&s.sock(0));
+    let dev = ctx.device();
+    let buf = dev.alloc_dma(10_000, rnic::DmaAccess { device_read: true, device_write: true }).unwrap();
+    dev.write_mem(buf.bus_addr, &[7; 10_000]).unwrap();
+    let mut back = vec![0; 10_000];
+    dev.read_mem(buf.bus_addr, &mut back).unwrap();
+    assert!(back.iter().all(|&x| x == 7));
+    drop(ctx);
+    // A third process sees the NIC as rnic-devinfo shows any device.
+    let out = Command::new(env!("CARGO_BIN_EXE_rnic-devinfo"))
+        .args(["--dev", &format!("vfio-user:{}", s.sock(0).display())])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("status         : ready") && text.contains("source MAC, IP : 02:00:00:00:00:01, 10.0.0.1"),
+        "{text}"
+    );
+    assert!(text.contains("read back and freed: OK"), "{text}");
+}
+
+#[test]
+fn rnic_perf_refuses_devices_it_cannot_use() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--dev", "vfio-user:/tmp/a.sock"], "--dev takes two device strings"),
+        (&["--dev", "cosim,cosim:1"], "the in-process cosimulation is what rnic-perf runs without --dev"),
+        (
+            &["--dev", "vfio-user:/nonexistent/nic0.sock,vfio-user:/nonexistent/nic1.sock"],
+            "does not exist: start the server first",
+        ),
+        (
+            &["--loss", "1", "--dev", "vfio-user:/a,vfio-user:/b"],
+            "--loss, --burst, --reorder-ns, --dup, --corrupt shape the in-process cosimulation",
+        ),
+        (&["--pcap", "x.pcap", "--dev", "vfio-user:/a,vfio-user:/b"], "--pcap shape the in-process cosimulation"),
+    ];
+    for (args, want) in cases {
+        let out = perf(&["write_bw"]).args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(want), "{args:?}: {err}");
+    }
+}
