@@ -172,13 +172,18 @@ impl Device for VfioUserDevice {
         let fail = |reason: String| DriverError::DmaAlloc { len, reason };
         let size = len.div_ceil(DMA_PAGE) * DMA_PAGE;
         // SAFETY: memfd_create takes a NUL-terminated name; a non-negative result is a new descriptor we own.
-        let fd = unsafe { libc::memfd_create(c"rnic-dma".as_ptr(), libc::MFD_CLOEXEC) };
+        let fd = unsafe { libc::memfd_create(c"rnic-dma".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
         if fd < 0 {
             return Err(fail(format!("memfd_create: {}", std::io::Error::last_os_error())));
         }
         // SAFETY: `fd` was just created and is owned by nobody else.
         let file = unsafe { File::from_raw_fd(fd) };
         file.set_len(size as u64).map_err(|e| fail(format!("sizing the shared memory: {e}")))?;
+        // The server refuses memory that could shrink under the NIC's DMA.
+        // SAFETY: F_ADD_SEALS takes an integer argument.
+        if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK) } < 0 {
+            return Err(fail(format!("sealing the shared memory: {}", std::io::Error::last_os_error())));
+        }
         let mem = MmapOptions::new().len(size).map_raw(&file).map_err(|e| fail(format!("mmap: {e}")))?;
         let iova = mem.as_ptr() as u64;
         self.client

@@ -118,8 +118,8 @@ fn reg_word(region: u32, offset: u64, len: usize) -> Option<u32> {
     (region == sys::VFIO_PCI_BAR0_REGION_INDEX
         && len == 8
         && offset.is_multiple_of(8)
-        && offset + 8 <= regs::BAR0_BYTES)
-        .then_some(offset as u32)
+        && offset.checked_add(8).is_some_and(|end| end <= regs::BAR0_BYTES))
+    .then_some(offset as u32)
 }
 
 /// The device's PCI config space as the client reads it: Xilinx's vendor ID,
@@ -146,7 +146,9 @@ impl ServerBackend for NicBackend {
                 }
                 Err(e) => eprintln!("rnic-simd: {}: register read at {off:#x}: {e}", self.dev.name()),
             }
-        } else if region == sys::VFIO_PCI_CONFIG_REGION_INDEX && offset + data.len() as u64 <= 64 {
+        } else if region == sys::VFIO_PCI_CONFIG_REGION_INDEX
+            && offset.checked_add(data.len() as u64).is_some_and(|end| end <= 64)
+        {
             data.copy_from_slice(&config_space()[offset as usize..][..data.len()]);
             return Ok(());
         }
@@ -192,6 +194,21 @@ impl ServerBackend for NicBackend {
             self.refuse("DMA_MAP without a file descriptor: rnic-simd reaches client memory only through one".into())
         })?;
         let len = usize::try_from(size).map_err(io::Error::other)?;
+        // Pages past the file's end would kill the server with SIGBUS when the NIC touches them.
+        let file_len = fd.metadata()?.len();
+        if offset.checked_add(size).is_none_or(|end| end > file_len) {
+            return Err(self.refuse(format!(
+                "DMA map of {size} bytes at {address:#x}: offset {offset} + {size} is past the end of the shared file ({file_len} bytes)"
+            )));
+        }
+        // A file that could shrink later could do the same: a memfd must be sealed against it.
+        // SAFETY: F_GET_SEALS reads the descriptor's seals and takes no pointer.
+        let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+        if seals >= 0 && seals & libc::F_SEAL_SHRINK == 0 {
+            return Err(self.refuse(format!(
+                "DMA map of {size} bytes at {address:#x}: the memfd is not sealed against shrinking (F_SEAL_SHRINK)"
+            )));
+        }
         let mem = MmapOptions::new().offset(offset).len(len).map_raw(fd.as_raw_fd())?;
         let access = DmaAccess {
             device_read: flags.contains(DmaMapFlags::READ),

@@ -162,13 +162,30 @@ fn bad_mappings_and_accesses_are_refused_without_harm() {
         c.dma_map(0, u64::MAX - 4095, 8192, b.as_raw_fd()).unwrap();
         c.dma_map(0, rnic_sim::HOST_MEM_BASE, 8192, b.as_raw_fd()).unwrap();
         c.dma_unmap(iova + 1, 4096).unwrap();
+        // Memory the file does not back, or a memfd that could shrink under the NIC's DMA (SIGBUS in the server).
+        let small = shm("c", 4096);
+        c.dma_map(0, 0x7f20_0000_0000, 65536, small.as_raw_fd()).unwrap();
+        // SAFETY: memfd_create takes a NUL-terminated name; a non-negative result is a new descriptor we own.
+        let fd = unsafe { libc::memfd_create(c"unsealed".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
+        assert!(fd >= 0);
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        let unsealed = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        unsealed.set_len(8192).unwrap();
+        c.dma_map(0, 0x7f30_0000_0000, 8192, unsealed.as_raw_fd()).unwrap();
         // Unaligned, short and out-of-range register accesses read as all ones.
         let mut w = [0u8; 8];
         c.region_read(0, regs::REG_ID as u64, &mut w).unwrap();
         assert_eq!(u64::from_le_bytes(w) >> 32, regs::ID_MAGIC);
-        for (off, len) in [(4u64, 8usize), (0, 4), (regs::BAR0_BYTES, 8), (u64::MAX - 3, 8)] {
+        for (region, off, len) in [
+            (0, 4u64, 8usize),
+            (0, 0, 4),
+            (0, regs::BAR0_BYTES, 8),
+            (0, u64::MAX - 3, 8),
+            (0, u64::MAX - 7, 8),
+            (7, u64::MAX - 1, 4),
+        ] {
             let mut b = vec![0u8; len];
-            c.region_read(0, off, &mut b).unwrap();
+            c.region_read(region, off, &mut b).unwrap();
             assert!(b.iter().all(|&x| x == 0xff), "read of {len} at {off:#x}: {b:?}");
         }
         c.region_write(0, 3, &[1; 8]).unwrap();
@@ -185,6 +202,8 @@ fn bad_mappings_and_accesses_are_refused_without_harm() {
         "8192 bytes at 0xfffffffffffff000: empty or past the end of the bus address space",
         "8192 bytes at 0x10000000: overlaps the simulated host's own memory",
         "DMA unmap of 4096 bytes at 0x7f1234000001: no such mapping",
+        "DMA map of 65536 bytes at 0x7f2000000000: offset 0 + 65536 is past the end of the shared file (4096 bytes)",
+        "DMA map of 8192 bytes at 0x7f3000000000: the memfd is not sealed against shrinking (F_SEAL_SHRINK)",
         "SET_IRQS: index 2, vectors 8+1: the NIC has MSI-X vectors 0..8",
     ] {
         assert!(log.contains(want), "the server's log lacks {want:?}:\n{log}");
