@@ -36,6 +36,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use memmap2::{MmapOptions, MmapRaw};
+use rnic_driver::vfio_user::CLOCK_REGION;
 use rnic_driver::{Device, DmaAccess};
 use rnic_spec::regs;
 use vfio_bindings::bindings::vfio as sys;
@@ -46,8 +47,6 @@ use crate::{CosimDevice, SharedCluster};
 /// Cycles the clock thread runs per turn of the cluster lock.
 const CLOCK_CHUNK: u64 = 16;
 
-/// The vfio-user region (BAR2's index) holding the clock page.
-pub const CLOCK_REGION: u32 = sys::VFIO_PCI_BAR2_REGION_INDEX;
 /// Bytes of the clock page.
 const CLOCK_BYTES: usize = 4096;
 

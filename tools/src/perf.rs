@@ -377,7 +377,7 @@ struct Args {
     model_ooo_threshold: Option<u32>,
     /// Run between two devices instead of two NICs cosimulated in this
     /// process: the requester's and the responder's device strings, e.g.
-    /// `vfio-user:/tmp/rnic/nic0.sock,vfio-user:/tmp/rnic/nic1.sock` (NICs
+    /// `vfio-user:target/rnic-simd/nic0.sock,vfio-user:target/rnic-simd/nic1.sock` (NICs
     /// served by `rnic-simd`) or `vfio:BDF` (boards). Each NIC keeps the
     /// address it reports. The flags that shape the in-process cosimulation
     /// (faults, fabric, PCIe model, pcap, waveforms, counters) are refused.

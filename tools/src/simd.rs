@@ -18,8 +18,8 @@ struct Cli {
     /// NICs in the cluster (two are linked back to back; more share a switch).
     #[arg(short = 'n', long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=16))]
     nics: u16,
-    /// Directory of the sockets (created if missing).
-    #[arg(long, default_value = "/tmp/rnic")]
+    /// Directory of the sockets (created if missing; relative to the working directory).
+    #[arg(long, default_value = "target/rnic-simd")]
     dir: PathBuf,
 }
 
