@@ -273,7 +273,10 @@ impl Cq {
     /// Asks for one completion event (`ibv_req_notify_cq`): the next CQE
     /// the NIC writes to this CQ makes [`CompChannel::get_cq_event`] return
     /// it. Completions already in the ring do not count: poll after arming,
-    /// as with ibverbs. `solicited_only` is not supported (the NIC has no
+    /// as with ibverbs. Returns once the arm has taken effect and every CQE
+    /// the NIC wrote before it is in memory, so that poll sees them (a
+    /// register read after the arm: PCIe orders its reply behind the NIC's
+    /// earlier writes). `solicited_only` is not supported (the NIC has no
     /// solicited-event bit) and fails.
     pub fn req_notify_cq(&self, solicited_only: bool) -> Result<()> {
         if solicited_only {
@@ -294,6 +297,8 @@ impl Cq {
         }
         cq.armed = true;
         ctx.dev().write_reg(regs::REG_CQ_ARM, cqn as u64)?;
+        // Without the flush, a CQE on its way to memory when the arm lands is neither polled nor an event.
+        ctx.dev().read_reg(regs::REG_CQ_ARMED)?;
         Ok(())
     }
 

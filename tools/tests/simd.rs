@@ -77,7 +77,7 @@ fn writes_and_sends_between_nics_of_another_process_are_verified() {
         (Mode::WriteBw, 333, 100, false),
         (Mode::WriteBw, 4096, 60, true),
     ] {
-        let c = BenchConfig { size, iters, tx_depth: 16, stall_cycles: 50_000_000, events, ..BenchConfig::new(mode) };
+        let c = BenchConfig { size, iters, tx_depth: 16, stall_cycles: 5_000_000, events, ..BenchConfig::new(mode) };
         let r = bench::run(&a, &b, &c).unwrap_or_else(|e| panic!("{mode:?} {size} B: {e}"));
         assert_eq!(r.verified_bytes, size as u64 * iters, "{mode:?} {size} B");
         assert_eq!(r.events > 0, events, "{mode:?} {size} B: {} completion events", r.events);
