@@ -7,11 +7,14 @@
 //! `vfio:0000:3b:00.0`, `vfio-user:PATH`) names which one to open.
 #![deny(missing_docs)]
 
+pub mod hostbuf;
+pub mod iova;
 mod mapped;
 pub mod spec;
 pub mod vfio;
 pub mod vfio_user;
 
+pub use hostbuf::HostBuf;
 pub use spec::{DeviceSpec, PciAddr, SpecError};
 pub use vfio::VfioDevice;
 pub use vfio_user::VfioUserDevice;
@@ -90,6 +93,17 @@ pub trait Device: Send + Sync {
     /// Changes the device's access to a buffer (e.g. when an MR with other
     /// permissions is registered over it).
     fn set_dma_access(&self, buf: DmaBuf, access: DmaAccess) -> Result<(), DriverError>;
+    /// Maps `len` bytes of the application's own memory at `ptr` for the
+    /// device with `access` (`ibv_reg_mr` on memory the application
+    /// allocated) and returns the bus addresses the device uses for them.
+    /// Over vfio-user the memory must be shared by a file ([`HostBuf`]).
+    ///
+    /// # Safety
+    /// The memory must stay allocated until [`Device::unmap_host`] of the
+    /// returned buffer has returned: the device reads and writes it until then.
+    unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError>;
+    /// Ends a mapping of [`Device::map_host`]; the device loses access at once.
+    fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError>;
     /// CPU write into DMA memory at bus address `addr`.
     fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError>;
     /// CPU read from DMA memory at bus address `addr`.

@@ -7,6 +7,8 @@
 //! memory is anonymous memory (2 MiB hugepages for buffers of 2 MiB and
 //! more, where the kernel has them) mapped into the IOMMU at IOVA = its
 //! virtual address, with the device's read/write permission as the IOMMU's.
+//! The application's own memory (`map_host`) is mapped where it is, page by
+//! page, at bus addresses of its own ([`crate::iova`]).
 //!
 //! Everything the backend asks of the kernel goes through [`VfioKernel`];
 //! [`LinuxVfio`] is the kernel itself, and the unit tests put a model of it
@@ -26,6 +28,7 @@ use memmap2::{MmapOptions, MmapRaw};
 use rnic_spec::{params, regs};
 use vfio_bindings::bindings::vfio as sys;
 
+use crate::iova::{page_span, HostMap, IovaSpace};
 use crate::mapped::{self, Mapped};
 use crate::{Device, DmaAccess, DmaBuf, DriverError, PciAddr};
 
@@ -338,6 +341,10 @@ pub struct VfioDevice<K: VfioKernel = LinuxVfio> {
     bar0_bytes: u64,
     msix_vectors: u32,
     dma: Mutex<BTreeMap<u64, DmaMap>>,
+    /// Application memory mapped by `map_host`, by the bus address of its first byte.
+    host: Mutex<BTreeMap<u64, HostMap>>,
+    /// Bus addresses for application memory.
+    iova: Mutex<IovaSpace>,
     irq_fds: Mutex<Vec<RawFd>>,
     // Declared last: dropped after the maps above are undone.
     device: OwnedFd,
@@ -478,6 +485,8 @@ impl<K: VfioKernel> VfioDevice<K> {
             bar0_bytes: bar.size,
             msix_vectors,
             dma: Mutex::new(BTreeMap::new()),
+            host: Mutex::new(BTreeMap::new()),
+            iova: Mutex::new(IovaSpace::new()),
             irq_fds: Mutex::new(Vec::new()),
             device,
             _group_fd: group_fd,
@@ -527,12 +536,17 @@ impl<K: VfioKernel> VfioDevice<K> {
     }
 
     fn map_into_iommu(&self, m: &DmaMap) -> Result<(), DriverError> {
-        let flags = dma_flags(m.access);
+        self.iommu_map(m.iova(), m.iova(), m.mem.len() as u64, m.access, m.len)
+    }
+
+    /// Maps `size` bytes of this process at `vaddr` to bus address `iova` (for a buffer of `len` bytes).
+    fn iommu_map(&self, vaddr: u64, iova: u64, size: u64, access: DmaAccess, len: usize) -> Result<(), DriverError> {
+        let flags = dma_flags(access);
         if flags == 0 {
             return Ok(());
         }
         self.kernel
-            .map_dma(self.container.as_raw_fd(), m.iova(), m.iova(), m.mem.len() as u64, flags)
+            .map_dma(self.container.as_raw_fd(), vaddr, iova, size, flags)
             .map_err(|e| {
                 let why = match e.raw_os_error() {
                     Some(libc::ENOMEM) | Some(libc::EPERM) => format!(
@@ -541,17 +555,21 @@ impl<K: VfioKernel> VfioDevice<K> {
                     ),
                     _ => e.to_string(),
                 };
-                DriverError::DmaAlloc { len: m.len, reason: format!("VFIO_IOMMU_MAP_DMA of {} bytes at {:#x}: {why}", m.mem.len(), m.iova()) }
+                DriverError::DmaAlloc { len, reason: format!("VFIO_IOMMU_MAP_DMA of {size} bytes at {iova:#x}: {why}") }
             })
     }
 
     fn unmap_from_iommu(&self, m: &DmaMap) -> Result<(), DriverError> {
-        if dma_flags(m.access) == 0 {
+        self.iommu_unmap(m.iova(), m.mem.len() as u64, m.access)
+    }
+
+    fn iommu_unmap(&self, iova: u64, size: u64, access: DmaAccess) -> Result<(), DriverError> {
+        if dma_flags(access) == 0 {
             return Ok(());
         }
-        self.kernel.unmap_dma(self.container.as_raw_fd(), m.iova(), m.mem.len() as u64).map_err(|e| {
-            DriverError::Device(format!("vfio:{}: VFIO_IOMMU_UNMAP_DMA at {:#x}: {e}", self.addr, m.iova()))
-        })
+        self.kernel
+            .unmap_dma(self.container.as_raw_fd(), iova, size)
+            .map_err(|e| DriverError::Device(format!("vfio:{}: VFIO_IOMMU_UNMAP_DMA at {iova:#x}: {e}", self.addr)))
     }
 }
 
@@ -584,9 +602,12 @@ fn dma_memory(len: usize) -> io::Result<(MmapRaw, bool)> {
 impl<K: VfioKernel> Drop for VfioDevice<K> {
     fn drop(&mut self) {
         let maps = std::mem::take(&mut *self.dma.lock().unwrap());
+        // A failure here leaves the pages pinned until the container closes just below.
         for m in maps.values() {
-            // A failure here leaves the pages pinned until the container closes just below.
             let _ = self.unmap_from_iommu(m);
+        }
+        for m in std::mem::take(&mut *self.host.lock().unwrap()).values() {
+            let _ = self.iommu_unmap(m.iova, m.span, m.access);
         }
     }
 }
@@ -660,6 +681,44 @@ impl<K: VfioKernel> Device for VfioDevice<K> {
 
     fn read_mem(&self, addr: u64, out: &mut [u8]) -> Result<(), DriverError> {
         mapped::read(&self.dma.lock().unwrap(), &self.name(), addr, out)
+    }
+
+    unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        if len == 0 {
+            return Err(DriverError::DmaAlloc {
+                len,
+                reason: "application memory to map needs at least one byte".into(),
+            });
+        }
+        let (page, in_page, span) = page_span(ptr as u64, len);
+        let iova = self.iova.lock().unwrap().alloc(span).ok_or_else(|| DriverError::DmaAlloc {
+            len,
+            reason: "no bus addresses left for application memory".into(),
+        })?;
+        // Pages of its own per registration: two registrations may share a page, and one IOVA maps once.
+        if let Err(e) = self.iommu_map(page, iova, span, access, len) {
+            self.iova.lock().unwrap().free(iova, span);
+            return Err(e);
+        }
+        let bus_addr = iova + in_page;
+        self.host.lock().unwrap().insert(bus_addr, HostMap { iova, span, len, access });
+        Ok(DmaBuf { bus_addr, len })
+    }
+
+    fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError> {
+        let mut host = self.host.lock().unwrap();
+        match host.get(&buf.bus_addr) {
+            Some(m) if m.len == buf.len => {
+                self.iommu_unmap(m.iova, m.span, m.access)?;
+                self.iova.lock().unwrap().free(m.iova, m.span);
+                host.remove(&buf.bus_addr);
+                Ok(())
+            }
+            _ => Err(DriverError::Device(format!(
+                "vfio:{}: unmap of {} bytes at {:#x}, which is not memory of map_host",
+                self.addr, buf.len, buf.bus_addr
+            ))),
+        }
     }
 
     fn wait(&self) -> Result<(), DriverError> {

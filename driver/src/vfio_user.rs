@@ -8,6 +8,10 @@
 //!   by file descriptor (`DMA_MAP`) at IOVA = its virtual address: the
 //!   NIC's DMA lands directly in it, and `write_mem`/`read_mem` are plain
 //!   copies in this process.
+//! - Application memory (`map_host`) must lie in a [`HostBuf`]: its memfd
+//!   is shared at the offset of the registered pages, at bus addresses of
+//!   their own ([`crate::iova`]). Heap memory has no file to share and is
+//!   refused with a message that says so.
 //! - MSI-X vectors are bound to eventfds (`SET_IRQS`).
 //!
 //! Limits of the `vfio_user` crate's client (0.1.7), which this backend
@@ -20,8 +24,7 @@
 //!   server's shadow check, which the server also prints.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -30,27 +33,20 @@ use memmap2::{MmapOptions, MmapRaw};
 use rnic_spec::regs;
 use vfio_bindings::bindings::vfio as sys;
 
+use crate::hostbuf::{self, HostBuf};
+use crate::iova::{page_span, HostMap, IovaSpace};
 use crate::mapped::{self, Mapped};
-use crate::vfio::DMA_PAGE;
 use crate::{Device, DmaAccess, DmaBuf, DriverError};
 
 /// How long `wait` sleeps: the server simulates a few cycles meanwhile.
 const WAIT_STEP: Duration = Duration::from_micros(20);
 
-/// One DMA buffer: the shared file and this process's mapping of it.
-struct Shm {
-    _file: File,
-    mem: MmapRaw,
-    /// Bytes the caller asked for.
-    len: usize,
-}
-
-impl Mapped for Shm {
+impl Mapped for HostBuf {
     fn mem(&self) -> &MmapRaw {
-        &self.mem
+        self.raw()
     }
     fn len(&self) -> usize {
-        self.len
+        HostBuf::len(self)
     }
 }
 
@@ -58,7 +54,11 @@ impl Mapped for Shm {
 pub struct VfioUserDevice {
     path: PathBuf,
     client: Mutex<vfio_user::Client>,
-    dma: Mutex<BTreeMap<u64, Shm>>,
+    dma: Mutex<BTreeMap<u64, HostBuf>>,
+    /// Application memory mapped by `map_host`, by the bus address of its first byte.
+    host: Mutex<BTreeMap<u64, HostMap>>,
+    /// Bus addresses for application memory.
+    iova: Mutex<IovaSpace>,
     msix_vectors: u32,
     /// The eventfd bound to each MSI-X vector (-1: none).
     irq_fds: Mutex<Vec<RawFd>>,
@@ -110,6 +110,8 @@ impl VfioUserDevice {
             path: path.to_path_buf(),
             client: Mutex::new(client),
             dma: Mutex::new(BTreeMap::new()),
+            host: Mutex::new(BTreeMap::new()),
+            iova: Mutex::new(IovaSpace::new()),
             msix_vectors,
             irq_fds: Mutex::new(vec![-1; msix_vectors as usize]),
             clock,
@@ -136,9 +138,13 @@ impl VfioUserDevice {
 impl Drop for VfioUserDevice {
     fn drop(&mut self) {
         let maps = std::mem::take(&mut *self.dma.lock().unwrap());
+        let host = std::mem::take(&mut *self.host.lock().unwrap());
         let mut c = self.client.lock().unwrap();
         for (iova, m) in &maps {
-            let _ = c.dma_unmap(*iova, m.mem.len() as u64);
+            let _ = c.dma_unmap(*iova, m.raw().len() as u64);
+        }
+        for m in host.values() {
+            let _ = c.dma_unmap(m.iova, m.span);
         }
         let _ = c.shutdown();
     }
@@ -169,37 +175,22 @@ impl Device for VfioUserDevice {
         if len == 0 {
             return Err(DriverError::DmaAlloc { len, reason: "a DMA buffer needs at least one byte".into() });
         }
-        let fail = |reason: String| DriverError::DmaAlloc { len, reason };
-        let size = len.div_ceil(DMA_PAGE) * DMA_PAGE;
-        // SAFETY: memfd_create takes a NUL-terminated name; a non-negative result is a new descriptor we own.
-        let fd = unsafe { libc::memfd_create(c"rnic-dma".as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
-        if fd < 0 {
-            return Err(fail(format!("memfd_create: {}", std::io::Error::last_os_error())));
-        }
-        // SAFETY: `fd` was just created and is owned by nobody else.
-        let file = unsafe { File::from_raw_fd(fd) };
-        file.set_len(size as u64).map_err(|e| fail(format!("sizing the shared memory: {e}")))?;
-        // The server refuses memory that could shrink under the NIC's DMA.
-        // SAFETY: F_ADD_SEALS takes an integer argument.
-        if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_ADD_SEALS, libc::F_SEAL_SHRINK) } < 0 {
-            return Err(fail(format!("sealing the shared memory: {}", std::io::Error::last_os_error())));
-        }
-        let mem = MmapOptions::new().len(size).map_raw(&file).map_err(|e| fail(format!("mmap: {e}")))?;
-        let iova = mem.as_ptr() as u64;
+        let buf = HostBuf::new(len)?;
+        let iova = buf.as_ptr() as u64;
         self.client
             .lock()
             .unwrap()
-            .dma_map(0, iova, size as u64, file.as_raw_fd())
-            .map_err(|e| fail(format!("DMA_MAP: {e}")))?;
-        self.dma.lock().unwrap().insert(iova, Shm { _file: file, mem, len });
+            .dma_map(0, iova, buf.raw().len() as u64, buf.file().as_raw_fd())
+            .map_err(|e| DriverError::DmaAlloc { len, reason: format!("DMA_MAP: {e}") })?;
+        self.dma.lock().unwrap().insert(iova, buf);
         Ok(DmaBuf { bus_addr: iova, len })
     }
 
     fn free_dma(&self, buf: DmaBuf) -> Result<(), DriverError> {
         let mut dma = self.dma.lock().unwrap();
         match dma.get(&buf.bus_addr) {
-            Some(m) if m.len == buf.len => {
-                let size = m.mem.len() as u64;
+            Some(m) if m.len() == buf.len => {
+                let size = m.raw().len() as u64;
                 self.client
                     .lock()
                     .unwrap()
@@ -219,11 +210,59 @@ impl Device for VfioUserDevice {
     fn set_dma_access(&self, buf: DmaBuf, _access: DmaAccess) -> Result<(), DriverError> {
         // The crate's client maps every buffer read-write (module doc): only the buffer is checked.
         match self.dma.lock().unwrap().get(&buf.bus_addr) {
-            Some(m) if m.len == buf.len => Ok(()),
+            Some(m) if m.len() == buf.len => Ok(()),
             _ => Err(dev_err(
                 &self.path,
                 "set_dma_access",
                 format!("{} bytes at {:#x} is not a buffer of alloc_dma", buf.len, buf.bus_addr),
+            )),
+        }
+    }
+
+    unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        let fail = |reason: String| DriverError::DmaAlloc { len, reason };
+        if len == 0 {
+            return Err(fail("application memory to map needs at least one byte".into()));
+        }
+        let va = ptr as u64;
+        let Some((file, file_off)) = hostbuf::backing(va, len) else {
+            return Err(fail(format!(
+                "{len} bytes at {va:#x} are not inside one HostBuf: over vfio-user the NIC's server reaches only memory shared by a file, and heap memory has none (allocate the buffer with HostBuf::new)"
+            )));
+        };
+        let (_, in_page, span) = page_span(va, len);
+        let iova = self
+            .iova
+            .lock()
+            .unwrap()
+            .alloc(span)
+            .ok_or_else(|| fail("no bus addresses left for application memory".into()))?;
+        if let Err(e) = self.client.lock().unwrap().dma_map(file_off - in_page, iova, span, file.as_raw_fd()) {
+            self.iova.lock().unwrap().free(iova, span);
+            return Err(fail(format!("DMA_MAP: {e}")));
+        }
+        let bus_addr = iova + in_page;
+        self.host.lock().unwrap().insert(bus_addr, HostMap { iova, span, len, access });
+        Ok(DmaBuf { bus_addr, len })
+    }
+
+    fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError> {
+        let mut host = self.host.lock().unwrap();
+        match host.get(&buf.bus_addr) {
+            Some(m) if m.len == buf.len => {
+                self.client
+                    .lock()
+                    .unwrap()
+                    .dma_unmap(m.iova, m.span)
+                    .map_err(|e| dev_err(&self.path, "DMA_UNMAP", e))?;
+                self.iova.lock().unwrap().free(m.iova, m.span);
+                host.remove(&buf.bus_addr);
+                Ok(())
+            }
+            _ => Err(dev_err(
+                &self.path,
+                "unmap_host",
+                format!("{} bytes at {:#x} is not memory of map_host", buf.len, buf.bus_addr),
             )),
         }
     }

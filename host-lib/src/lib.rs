@@ -81,7 +81,7 @@ pub use qp::{
     MAX_RECV_SGE, MAX_SEND_SGE,
 };
 pub use recovery::{rnr_timer_us, RecoveryStats, OOO_MIN_THRESHOLD, RNR_RETRY_INFINITE, SPRAY_REORDER_PKTS};
-pub use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError};
+pub use rnic_driver::{Device, DmaAccess, DmaBuf, DriverError, HostBuf};
 
 /// Offset added to an MR's bus address to form the virtual address the
 /// application and the wire use, so the NIC's VA -> IOVA translation is

@@ -46,6 +46,8 @@ pub struct MockDev {
     pub cycles: Shared<u64>,
     /// Makes the MR fence never finish (each poll of it takes 10 000 cycles).
     pub fence_stuck: Shared<bool>,
+    /// Application memory mapped: bus address -> (its address, length, access).
+    pub host: Shared<BTreeMap<u64, (usize, usize, DmaAccess)>>,
 }
 
 impl MockDev {
@@ -59,6 +61,7 @@ impl MockDev {
             commits: Shared::new(Vec::new()),
             cycles: Shared::new(0),
             fence_stuck: Shared::new(false),
+            host: Shared::new(BTreeMap::new()),
         })
     }
 
@@ -120,6 +123,18 @@ impl Device for MockDev {
     fn set_dma_access(&self, buf: DmaBuf, access: DmaAccess) -> Result<(), DriverError> {
         self.mem.borrow_mut().get_mut(&buf.bus_addr).unwrap().1 = access;
         Ok(())
+    }
+    unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        let a = self.next.get() + ptr as u64 % 4096;
+        self.next.set(self.next.get() + (len as u64 + 4096).div_ceil(4096) * 4096 + 4096);
+        self.host.borrow_mut().insert(a, (ptr as usize, len, access));
+        Ok(DmaBuf { bus_addr: a, len })
+    }
+    fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError> {
+        match self.host.borrow_mut().remove(&buf.bus_addr) {
+            Some((_, len, _)) if len == buf.len => Ok(()),
+            _ => Err(DriverError::Device("not mapped".into())),
+        }
     }
     fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
         let (b, o) = self.find(addr, data.len())?;

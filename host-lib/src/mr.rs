@@ -16,9 +16,11 @@ const MAX_MR_LEN: u64 = 1 << 40;
 /// a fence waits for at most one packet and the reads in flight).
 const MR_FENCE_TIMEOUT_CYCLES: u64 = 1_000_000;
 
-/// A registered memory region (`ibv_mr`). The memory is DMA memory the
-/// library allocated through the device; the application reaches it with
-/// [`Mr::write`] / [`Mr::read`], the NIC by virtual address [`Mr::addr`] and key.
+/// A registered memory region (`ibv_mr`). The memory is either DMA memory
+/// the library allocated through the device ([`Pd::reg_mr`]) or the
+/// application's own ([`Pd::reg_mr_on`], [`Pd::reg_mr_raw`]); the
+/// application reaches it with [`Mr::write`] / [`Mr::read`] (on its own
+/// memory, also directly), the NIC by virtual address [`Mr::addr`] and key.
 /// The MR holds its PD. Dropping an `Mr` deregisters it (errors ignored);
 /// [`Mr::dereg_mr`] reports them.
 pub struct Mr {
@@ -28,6 +30,15 @@ pub struct Mr {
     buf: DmaBuf,
     access: AccessFlags,
     live: bool,
+    app: Option<Box<AppMem>>,
+}
+
+/// The application's memory under an MR.
+struct AppMem {
+    /// Address of byte 0 (the MR's virtual address).
+    ptr: usize,
+    /// What owns the memory, kept while the MR lives ([`Pd::reg_mr_on`]).
+    owner: Option<Box<dyn Send + Sync>>,
 }
 
 /// One scatter/gather entry: `len` bytes at `offset` inside `mr`.
@@ -55,6 +66,66 @@ impl Pd {
     /// (receive buffers, the destination of the region's own RDMA READs)
     /// or `REMOTE_WRITE`.
     pub fn reg_mr(&self, len: usize, access: AccessFlags) -> Result<Mr> {
+        self.register(len, access, |dev, dma| dev.alloc_dma(len, dma), None)
+    }
+
+    /// Registers memory the application owns (`ibv_reg_mr` on its own
+    /// buffer): a `Vec<u8>`, a boxed array, a [`HostBuf`](rnic_driver::HostBuf)
+    /// (which every device can map, a device server in another process
+    /// included), anything that is bytes and stays where it is. The MR takes
+    /// `mem` for its life and drops it after deregistering; its
+    /// [`Mr::addr`] is the memory's own address, and the NIC's DMA reads and
+    /// writes the bytes in place. Access as for [`Pd::reg_mr`].
+    pub fn reg_mr_on<M: AsMut<[u8]> + Send + Sync + 'static>(&self, mem: M, access: AccessFlags) -> Result<Mr> {
+        let mut owner = Box::new(mem);
+        let bytes = (*owner).as_mut();
+        let (ptr, len) = (bytes.as_mut_ptr(), bytes.len());
+        // SAFETY: the boxed owner keeps the bytes where they are until the MR is gone.
+        unsafe { self.reg_mr_at(ptr, len, access, Some(owner)) }
+    }
+
+    /// Registers `len` bytes of the application's memory at `addr`, as
+    /// `ibv_reg_mr` does; [`Pd::reg_mr_on`] is the safe form.
+    ///
+    /// # Safety
+    /// The memory must stay allocated until the MR is deregistered or
+    /// dropped (and for good if deregistration fails with
+    /// [`Error::FenceTimeout`]: the NIC may still reach it).
+    pub unsafe fn reg_mr_raw(&self, addr: *mut u8, len: usize, access: AccessFlags) -> Result<Mr> {
+        // SAFETY: the caller's promise.
+        unsafe { self.reg_mr_at(addr, len, access, None) }
+    }
+
+    /// # Safety
+    /// As [`Pd::reg_mr_raw`], with `owner` (if any) keeping the memory.
+    unsafe fn reg_mr_at(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        access: AccessFlags,
+        owner: Option<Box<dyn Send + Sync>>,
+    ) -> Result<Mr> {
+        if (ptr as u64).checked_add(len as u64).is_none() {
+            return Err(Error::BadSize {
+                what: "MR end address",
+                value: ptr as u64,
+                min: 0,
+                max: u64::MAX - len as u64,
+            });
+        }
+        // SAFETY: the caller keeps the memory until the MR's teardown unmaps it.
+        let map = |dev: &dyn rnic_driver::Device, dma| unsafe { dev.map_host(ptr, len, dma) };
+        self.register(len, access, map, Some(Box::new(AppMem { ptr: ptr as usize, owner })))
+    }
+
+    /// Takes an MR index and key, maps the memory (`map`), commits the entry.
+    fn register(
+        &self,
+        len: usize,
+        access: AccessFlags,
+        map: impl FnOnce(&dyn rnic_driver::Device, DmaAccess) -> std::result::Result<DmaBuf, rnic_driver::DriverError>,
+        app: Option<Box<AppMem>>,
+    ) -> Result<Mr> {
         if len == 0 || len as u64 > MAX_MR_LEN {
             return Err(Error::BadSize { what: "MR length", value: len as u64, min: 1, max: MAX_MR_LEN });
         }
@@ -80,14 +151,14 @@ impl Pd {
             device_read: true,
             device_write: access.intersects(AccessFlags::LOCAL_WRITE | AccessFlags::REMOTE_WRITE),
         };
-        let buf = match ctx.dev().alloc_dma(len, dma) {
+        let buf = match map(ctx.dev(), dma) {
             Ok(b) => b,
             Err(e) => {
                 ctx.state().mrs[index as usize] = MrSlot::Free;
                 return Err(e.into());
             }
         };
-        let m = Mr { pd: self.clone(), index, key, buf, access, live: true };
+        let m = Mr { pd: self.clone(), index, key, buf, access, live: true, app };
         // On failure `m` drops here, which invalidates the entry and frees the memory.
         m.commit(true)?;
         Ok(m)
@@ -118,9 +189,18 @@ impl Mr {
         regs::rkey_of(self.key)
     }
 
-    /// Virtual address of byte 0 (what WQEs and remote peers use).
+    /// Virtual address of byte 0 (what WQEs and remote peers use): the
+    /// memory's own address for the application's memory.
     pub fn addr(&self) -> u64 {
-        self.buf.bus_addr + VA_OFFSET
+        match &self.app {
+            Some(a) => a.ptr as u64,
+            None => self.buf.bus_addr + VA_OFFSET,
+        }
+    }
+
+    /// Whether the region is on the application's own memory.
+    pub fn is_app_memory(&self) -> bool {
+        self.app.is_some()
     }
 
     /// Length in bytes.
@@ -169,13 +249,27 @@ impl Mr {
     /// CPU write of `data` at `offset`.
     pub fn write(&self, offset: u64, data: &[u8]) -> Result<()> {
         self.check_bounds(offset, data.len() as u64)?;
-        Ok(self.context().dev().write_mem(self.buf.bus_addr + offset, data)?)
+        match &self.app {
+            // SAFETY: in bounds (checked) of memory the registration keeps allocated.
+            Some(a) => unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), (a.ptr as *mut u8).add(offset as usize), data.len())
+            },
+            None => self.context().dev().write_mem(self.buf.bus_addr + offset, data)?,
+        }
+        Ok(())
     }
 
     /// CPU read into `out` from `offset`.
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<()> {
         self.check_bounds(offset, out.len() as u64)?;
-        Ok(self.context().dev().read_mem(self.buf.bus_addr + offset, out)?)
+        match &self.app {
+            // SAFETY: in bounds (checked) of memory the registration keeps allocated.
+            Some(a) => unsafe {
+                std::ptr::copy_nonoverlapping((a.ptr as *const u8).add(offset as usize), out.as_mut_ptr(), out.len())
+            },
+            None => self.context().dev().read_mem(self.buf.bus_addr + offset, out)?,
+        }
+        Ok(())
     }
 
     /// A scatter/gather entry over `len` bytes at `offset`.
@@ -207,10 +301,17 @@ impl Mr {
         // no DMA through the old key can still reach it.
         if let Err(e) = self.commit(false).and_then(|()| self.fence()) {
             ctx.state().mrs[self.index as usize] = MrSlot::Leaked;
+            // The NIC may still reach the application's memory: its owner is never dropped.
+            if let Some(owner) = self.app.as_mut().and_then(|a| a.owner.take()) {
+                std::mem::forget(owner);
+            }
             return Err(e);
         }
         ctx.state().mrs[self.index as usize] = MrSlot::Free;
-        Ok(ctx.dev().free_dma(self.buf)?)
+        match self.app {
+            Some(_) => Ok(ctx.dev().unmap_host(self.buf)?),
+            None => Ok(ctx.dev().free_dma(self.buf)?),
+        }
     }
 
     /// Starts an MR fence and waits until the NIC reports it done. On a

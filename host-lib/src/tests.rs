@@ -957,3 +957,71 @@ fn list_posts_stop_at_the_bad_wr_and_post_what_came_before() {
     assert_eq!(bad.index, 1, "{bad}");
     assert_eq!(ctx.state().qps[qp.qp_num() as usize].as_ref().unwrap().rq.outstanding(), 1);
 }
+
+/// Application memory that records when it is dropped.
+struct Tracked {
+    bytes: Vec<u8>,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl AsMut<[u8]> for Tracked {
+    fn as_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.dropped.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn tracked(len: usize) -> (Tracked, Arc<std::sync::atomic::AtomicBool>) {
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    (Tracked { bytes: (0..len).map(|i| i as u8).collect(), dropped: dropped.clone() }, dropped)
+}
+
+#[test]
+fn an_mr_on_application_memory_names_its_own_address_and_reaches_it_directly() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let dev = MockDev::new();
+    let ctx = mock::open(&dev);
+    let pd = ctx.alloc_pd().unwrap();
+    let (mem, dropped) = tracked(5000);
+    let ptr = mem.bytes.as_ptr() as u64;
+    let dma_bufs = dev.mem.borrow().len();
+    let m = pd.reg_mr_on(mem, AccessFlags::LOCAL_WRITE).unwrap();
+    assert!(m.is_app_memory());
+    // The entry: the memory's own address as VA, the bus address the device mapped as IOVA.
+    let (_, w) = dev.last_commit(regs::REG_MR_COMMIT);
+    assert_eq!((m.addr(), mr::VA_BASE.get(&w)), (ptr, ptr));
+    assert_eq!(mr::IOVA_BASE.get(&w), m.bus_addr());
+    assert_eq!(mr::LENGTH.get(&w), 5000);
+    assert_eq!(
+        dev.host.borrow().get(&m.bus_addr()).map(|&(p, l, a)| (p as u64, l, a.device_write)),
+        Some((ptr, 5000, true))
+    );
+    // CPU reads and writes touch the memory itself, never the device's copy API.
+    let mut got = [0u8; 4];
+    m.read(4996, &mut got).unwrap();
+    assert_eq!(got, [4996u32 as u8, 4997u32 as u8, 4998u32 as u8, 4999u32 as u8]);
+    m.write(10, b"rnic").unwrap();
+    // SAFETY: the MR keeps the 5000 bytes at `ptr` allocated.
+    assert_eq!(unsafe { std::slice::from_raw_parts((ptr + 10) as *const u8, 4) }, b"rnic");
+    assert!(m.write(4997, b"rnic").is_err(), "past the end");
+    assert_eq!(dev.mem.borrow().len(), dma_bufs, "no DMA memory allocated");
+    // Deregistration unmaps it and then drops the memory.
+    m.dereg_mr().unwrap();
+    assert!(dev.host.borrow().is_empty());
+    assert!(dropped.load(SeqCst));
+    // A failed deregistration never drops it: the NIC may still reach it.
+    let (mem, dropped) = tracked(64);
+    let m = pd.reg_mr_on(mem, AccessFlags::LOCAL_WRITE).unwrap();
+    dev.fence_stuck.set(true);
+    assert!(matches!(m.dereg_mr().unwrap_err().error(), Error::FenceTimeout { .. }));
+    dev.fence_stuck.set(false);
+    assert!(!dropped.load(SeqCst), "leaked, not freed under the NIC");
+    assert_eq!(dev.host.borrow().len(), 1, "still mapped");
+    // Empty memory is refused before anything is taken.
+    assert!(matches!(pd.reg_mr_on(Vec::<u8>::new(), AccessFlags::empty()), Err(Error::BadSize { .. })));
+}

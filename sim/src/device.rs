@@ -91,6 +91,15 @@ impl Device for CosimDevice {
         self.cluster.lock().nic_mut(self.nic).mem_mut().set_access(buf, access)
     }
 
+    unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        // SAFETY: the caller keeps the memory allocated until unmap_host (the trait's contract).
+        unsafe { self.cluster.lock().nic_mut(self.nic).mem_mut().map_local(ptr, len, access) }
+    }
+
+    fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError> {
+        self.cluster.lock().nic_mut(self.nic).mem_mut().unmap_window(buf.bus_addr, buf.len as u64)
+    }
+
     fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
         self.cluster.lock().nic_mut(self.nic).mem_mut().write(addr, data)
     }

@@ -10,11 +10,14 @@
 //! `DMA_MAP` with a file descriptor) is a *window*: a mapping of that
 //! process's file at the bus addresses it chose, outside host memory. The
 //! device reaches it like a buffer, through the same shadow check, and the
-//! bytes land in the other process's memory.
+//! bytes land in the other process's memory. Memory the application of
+//! this process registers (`Device::map_host`) is a window too, over its
+//! own bytes, at bus addresses from `rnic_driver::iova`'s range.
 
 use std::collections::BTreeMap;
 
 use memmap2::MmapRaw;
+use rnic_driver::iova::{APP_IOVA_BASE, APP_IOVA_END};
 use rnic_driver::{DmaAccess, DmaBuf, DriverError};
 
 /// Bus address of the first byte of host memory.
@@ -54,6 +57,30 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// The memory behind a window.
+enum Window {
+    /// Another process's file, mapped here.
+    Shared(MmapRaw),
+    /// Bytes of this process's application (`map_host`): their address and length.
+    Local { ptr: usize, len: usize },
+}
+
+impl Window {
+    fn ptr(&self) -> *mut u8 {
+        match self {
+            Window::Shared(m) => m.as_mut_ptr(),
+            Window::Local { ptr, .. } => *ptr as *mut u8,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Window::Shared(m) => m.len(),
+            Window::Local { len, .. } => *len,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Mapping {
     len: u64,
@@ -69,8 +96,8 @@ pub struct HostMem {
     bufs: BTreeMap<u64, Mapping>,
     /// Last buffer a DMA hit (most DMAs stream through one buffer).
     last_hit: Option<(u64, Mapping)>,
-    /// Shared windows: bus address -> the other process's memory (also in `bufs`).
-    windows: BTreeMap<u64, MmapRaw>,
+    /// Windows: bus address -> the memory behind it (also in `bufs`).
+    windows: BTreeMap<u64, Window>,
 }
 
 impl HostMem {
@@ -169,9 +196,42 @@ impl HostMem {
             return bad("overlaps a range already mapped");
         }
         self.bufs.insert(iova, Mapping { len, access });
-        self.windows.insert(iova, mem);
+        self.windows.insert(iova, Window::Shared(mem));
         self.last_hit = None;
         Ok(())
+    }
+
+    /// Maps `len` bytes of this process's memory at `ptr` for the device
+    /// with `access`, at free bus addresses of the application range that
+    /// keep `ptr`'s offset in its page, and returns them.
+    ///
+    /// # Safety
+    /// The memory must stay allocated until the window is unmapped.
+    pub unsafe fn map_local(&mut self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
+        if len == 0 {
+            return Err(DriverError::DmaAlloc {
+                len,
+                reason: "application memory to map needs at least one byte".into(),
+            });
+        }
+        let in_page = ptr as u64 % PAGE;
+        let need = (in_page + len as u64).div_ceil(PAGE) * PAGE;
+        // First fit among the windows in the range (page-aligned starts).
+        let mut at = APP_IOVA_BASE;
+        for (&b, m) in self.windows.range(APP_IOVA_BASE..APP_IOVA_END) {
+            if b >= at + need {
+                break;
+            }
+            at = at.max((b + m.len() as u64).div_ceil(PAGE) * PAGE);
+        }
+        if at + need > APP_IOVA_END {
+            return Err(DriverError::DmaAlloc { len, reason: "no bus addresses left for application memory".into() });
+        }
+        let bus_addr = at + in_page;
+        self.bufs.insert(bus_addr, Mapping { len: len as u64, access });
+        self.windows.insert(bus_addr, Window::Local { ptr: ptr as usize, len });
+        self.last_hit = None;
+        Ok(DmaBuf { bus_addr, len })
     }
 
     /// Unmaps the window mapped at exactly `[iova, iova + len)`.
@@ -201,8 +261,8 @@ impl HostMem {
     fn window_ptr(&self, addr: u64, len: usize) -> Option<*mut u8> {
         let (&base, m) = self.windows.range(..=addr).next_back()?;
         let off = addr - base;
-        // SAFETY: off + len is inside the window's live mapping (checked first).
-        (off.checked_add(len as u64)? <= m.len() as u64).then(|| unsafe { m.as_mut_ptr().add(off as usize) })
+        // SAFETY: off + len is inside the window's live memory (checked first).
+        (off.checked_add(len as u64)? <= m.len() as u64).then(|| unsafe { m.ptr().add(off as usize) })
     }
 
     /// The buffer holding `[addr, addr+len)`, if one does.
@@ -237,7 +297,7 @@ impl HostMem {
     fn cpu_check(&self, addr: u64, len: usize) -> Result<usize, DriverError> {
         match self.find(addr, len as u64) {
             Some((base, _)) if self.windows.contains_key(&base) => Err(DriverError::Device(format!(
-                "{addr:#x} is in memory another process shared with the device; that process reads and writes it"
+                "{addr:#x} is in memory the device reaches through a window (another process's DMA_MAP, or map_host); its owner reads and writes it"
             ))),
             Some(_) => Ok(self.offset(addr, len).expect("buffers lie in host memory")),
             None => {

@@ -18,7 +18,7 @@
 use crate::pattern;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rnic::{
-    AccessFlags, CompChannel, Context, Cq, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, Sge, WcOpcode,
+    AccessFlags, CompChannel, Context, Cq, HostBuf, Mr, Mtu, Pd, Qp, QpAttr, QpInitAttr, RecvWr, SendWr, Sge, WcOpcode,
     WcStatus, WorkCompletion, WrOpcode,
 };
 use rnic_spec::params;
@@ -114,6 +114,10 @@ pub struct BenchConfig {
     /// many entries (1..=`rnic::MAX_SEND_SGE`), the source slot cut into
     /// equal consecutive parts (the last takes the rest).
     pub send_sge: usize,
+    /// Register the source and destination on application memory (a
+    /// [`rnic::HostBuf`] each, `Pd::reg_mr_on`) instead of DMA memory the
+    /// library allocates: the NIC reads and writes the bytes in place.
+    pub app_mem: bool,
 }
 
 impl BenchConfig {
@@ -142,6 +146,7 @@ impl BenchConfig {
             events: false,
             recv_sge: 1,
             send_sge: 1,
+            app_mem: false,
         }
     }
 
@@ -605,14 +610,20 @@ fn setup(req: &Context, resp: &Context, c: &BenchConfig) -> Result<Setup, BenchE
     let resp_cq = resp.create_cq((c.qps * recv_wrs).max(1))?;
     // Source memory is read-only for the NIC, so a stray DMA write into it is a violation.
     let (src_len, dst_len) = (src_len as usize, dst_len as usize);
+    let reg = |pd: &Pd, len: usize, access: AccessFlags| -> Result<Mr, BenchError> {
+        Ok(match c.app_mem {
+            true => pd.reg_mr_on(HostBuf::new(len).map_err(rnic::Error::from)?, access)?,
+            false => pd.reg_mr(len, access)?,
+        })
+    };
     let (src, dst) = match c.mode {
         Mode::WriteBw => (
-            pd_a.reg_mr(src_len, AccessFlags::empty())?,
-            pd_b.reg_mr(dst_len, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)?,
+            reg(&pd_a, src_len, AccessFlags::empty())?,
+            reg(&pd_b, dst_len, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE)?,
         ),
-        Mode::SendBw => (pd_a.reg_mr(src_len, AccessFlags::empty())?, pd_b.reg_mr(dst_len, AccessFlags::LOCAL_WRITE)?),
+        Mode::SendBw => (reg(&pd_a, src_len, AccessFlags::empty())?, reg(&pd_b, dst_len, AccessFlags::LOCAL_WRITE)?),
         Mode::ReadBw => {
-            (pd_b.reg_mr(src_len, AccessFlags::REMOTE_READ)?, pd_a.reg_mr(dst_len, AccessFlags::LOCAL_WRITE)?)
+            (reg(&pd_b, src_len, AccessFlags::REMOTE_READ)?, reg(&pd_a, dst_len, AccessFlags::LOCAL_WRITE)?)
         }
     };
     let mut lanes = Vec::new();

@@ -297,6 +297,12 @@ struct Args {
     /// Not with send_bw or -b.
     #[arg(short = 'e', long)]
     events: bool,
+    /// Register the buffers on application memory (a sealed memfd mapping
+    /// each, on hugepages when large and free; the MR's address is the
+    /// buffer's own) instead of DMA memory the library allocates: the NIC
+    /// reads and writes the application's bytes in place.
+    #[arg(long)]
+    app_mem: bool,
     /// SEND tests: post each receive as a scatter list of this many
     /// entries (1 to 4), the receive buffer cut into equal consecutive
     /// parts; the NIC places every packet across them.
@@ -1003,6 +1009,7 @@ impl Args {
         c.inline_size = self.inline_size();
         c.wqe_push = !self.no_wqe_push;
         c.events = self.events;
+        c.app_mem = self.app_mem;
         c.recv_sge = self.recv_sge;
         c.send_sge = self.send_sge;
         c.progress = std::io::stderr().is_terminal();
@@ -1459,6 +1466,9 @@ fn print_header(a: &Args, faults: &RandomFaults) {
     out!(" Inline data     : {inline:<10} WQE push       : {push}");
     let completions = if a.events { "events (MSI-X, eventfd)" } else { "polling" };
     out!(" Completions     : {completions}");
+    if a.app_mem {
+        out!(" Buffers         : application memory (HostBuf, registered in place)");
+    }
     if a.recv_sge > 1 {
         out!(" Receive lists   : {} entries per receive WR", a.recv_sge);
     }

@@ -87,6 +87,19 @@ fn writes_and_sends_between_nics_of_another_process_are_verified() {
             r.wall.as_secs_f64()
         );
     }
+    // On application memory: HostBufs, whose memfds the server maps at the pages registered.
+    for mode in [Mode::WriteBw, Mode::SendBw, Mode::ReadBw] {
+        let c = BenchConfig { size: 5000, iters: 16, tx_depth: 8, app_mem: true, ..BenchConfig::new(mode) };
+        let r = bench::run(&a, &b, &c).unwrap_or_else(|e| panic!("{mode:?} on application memory: {e}"));
+        assert_eq!(r.verified_bytes, 5000 * 16, "{mode:?} on application memory");
+    }
+    // Heap memory has no file to share: refused, with what to use instead.
+    let pd = a.alloc_pd().unwrap();
+    let e = pd.reg_mr_on(vec![0u8; 4096], rnic::AccessFlags::LOCAL_WRITE).unwrap_err();
+    assert!(e.to_string().contains("HostBuf::new"), "{e}");
+    let ok = pd.reg_mr_on(rnic::HostBuf::new(4096).unwrap(), rnic::AccessFlags::LOCAL_WRITE).unwrap();
+    ok.dereg_mr().unwrap();
+    assert!(!s.log().contains("outside any buffer"), "{}", s.log());
 }
 
 fn perf(args: &[&str]) -> Command {

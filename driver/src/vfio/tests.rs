@@ -494,3 +494,59 @@ fn linux_vfio_opens_a_board_or_names_what_is_missing() {
         Err(_) => eprintln!("skipped the board half: set RNIC_VFIO_DEV=DDDD:BB:DD.F to open a board bound to vfio-pci"),
     }
 }
+
+#[test]
+fn application_memory_is_mapped_page_by_page_at_bus_addresses_of_its_own() {
+    use crate::iova::{APP_IOVA_BASE, APP_IOVA_END};
+    let (d, k) = open_ok();
+    let mut heap = vec![0u8; 3 * DMA_PAGE + 100];
+    let base = heap.as_mut_ptr();
+    // Two registrations sharing pages, at offsets inside a page, and one of a single byte.
+    // SAFETY: `heap` outlives every mapping (each is unmapped, or the device dropped, before it).
+    let (a, b, c) = unsafe {
+        (
+            d.map_host(base.add(10), 2 * DMA_PAGE, RW).unwrap(),
+            d.map_host(base.add(DMA_PAGE + 5), 2 * DMA_PAGE, RO).unwrap(),
+            d.map_host(base.add(3 * DMA_PAGE + 99), 1, WO).unwrap(),
+        )
+    };
+    let va = base as u64;
+    let page = |x: u64| x & !(DMA_PAGE as u64 - 1);
+    {
+        let st = k.st.lock().unwrap();
+        for (buf, at, len, flags) in [
+            (a, va + 10, 2 * DMA_PAGE as u64, 3),
+            (b, va + DMA_PAGE as u64 + 5, 2 * DMA_PAGE as u64, sys::VFIO_DMA_MAP_FLAG_READ),
+            (c, va + 3 * DMA_PAGE as u64 + 99, 1, sys::VFIO_DMA_MAP_FLAG_WRITE),
+        ] {
+            assert!((APP_IOVA_BASE..APP_IOVA_END).contains(&buf.bus_addr), "{:#x}", buf.bus_addr);
+            assert_eq!(buf.bus_addr % DMA_PAGE as u64, at % DMA_PAGE as u64, "the offset in the page is kept");
+            let &(vaddr, span, f) = st.iommu.get(&page(buf.bus_addr)).expect("mapped at its page");
+            assert_eq!(vaddr, page(at), "the first page of the memory");
+            assert_eq!(span, (at % DMA_PAGE as u64 + len).div_ceil(DMA_PAGE as u64) * DMA_PAGE as u64, "whole pages");
+            assert_eq!(f, flags);
+        }
+        assert_eq!(st.iommu.len(), 3);
+    }
+    assert!(d.unmap_host(DmaBuf { bus_addr: a.bus_addr, len: 1 }).is_err(), "wrong length");
+    assert!(d.unmap_host(DmaBuf { bus_addr: a.bus_addr + 1, len: a.len }).is_err(), "wrong address");
+    d.unmap_host(a).unwrap();
+    assert!(d.unmap_host(a).is_err(), "a second unmap");
+    assert_eq!(k.st.lock().unwrap().iommu.len(), 2);
+    // SAFETY: as above.
+    let e = unsafe { d.map_host(base, 0, RW) }.unwrap_err();
+    assert!(e.to_string().contains("at least one byte"), "{e}");
+    // Dropping the device unmaps the rest.
+    drop(d);
+    assert!(k.st.lock().unwrap().iommu.is_empty());
+    // Past the locked-memory limit: the registration fails, names the limit, and gives its bus addresses back.
+    let (d, _) = open(Machine { memlock: 2 * DMA_PAGE as u64, ..Machine::default() });
+    let d = d.unwrap();
+    // SAFETY: as above.
+    let e = unsafe { d.map_host(base, 3 * DMA_PAGE, RW) }.unwrap_err();
+    assert!(e.to_string().contains("ulimit -l"), "{e}");
+    // SAFETY: as above.
+    let one = unsafe { d.map_host(base, DMA_PAGE, RW) }.unwrap();
+    assert_eq!(page(one.bus_addr), APP_IOVA_BASE, "the failed registration's bus addresses were returned");
+    d.unmap_host(one).unwrap();
+}
