@@ -490,6 +490,9 @@ pub enum BenchError {
     /// The host library reported an error.
     #[error("{0}")]
     Lib(#[from] rnic::Error),
+    /// The other process of a two-process run failed, or talking to it did.
+    #[error("{0}")]
+    Peer(String),
     /// Invalid parameters.
     #[error("bad parameters: {0}")]
     Config(String),

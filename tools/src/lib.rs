@@ -10,3 +10,4 @@ pub mod devices;
 pub mod model_side;
 pub mod pattern;
 pub mod scenario;
+pub mod twoproc;

@@ -173,6 +173,15 @@ and the queue of NIC0's leaf's uplink to spine 0 over time.";
 struct Args {
     /// Benchmark to run.
     test: Test,
+    /// Two-process mode (as perftest): with one --dev and no server, wait
+    /// on --port as the server (the responder); with one --dev and the
+    /// server's host name or address, connect to it as the client (the
+    /// requester). Both are started with the same flags.
+    server: Option<String>,
+    /// TCP port of the two-process exchange (0 on the server: any free
+    /// port, which it prints).
+    #[arg(short = 'p', long, default_value_t = rnic_tools::twoproc::DEFAULT_PORT)]
+    port: u16,
     /// Message size: bytes, or with K, M or G (KiB, MiB, GiB), e.g. 4096, 4K,
     /// 64K, 1M; 1 to 2G [default: 65536 for the bandwidth tests, 2 for the latency tests].
     #[arg(short = 's', long = "size", value_parser = parse_size, conflicts_with = "all")]
@@ -387,7 +396,7 @@ struct Args {
     /// served by `rnic-simd`) or `vfio:BDF` (boards). Each NIC keeps the
     /// address it reports. The flags that shape the in-process cosimulation
     /// (faults, fabric, PCIe model, pcap, waveforms, counters) are refused.
-    #[arg(long = "dev", value_name = "REQ,RESP", value_delimiter = ',', num_args = 1..)]
+    #[arg(long = "dev", value_name = "REQ,RESP", value_delimiter = ',', num_args = 1)]
     dev: Vec<DeviceSpec>,
 }
 
@@ -790,6 +799,75 @@ fn run_devices(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     Ok(())
 }
 
+/// perftest's two-process mode (`rnic_tools::twoproc`): one device, the
+/// server (responder) without a server address, the client (requester) with one.
+fn run_two_process(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
+    let spec = &a.dev[0];
+    if let DeviceSpec::Cosim { .. } = spec {
+        return Err(format!(
+            "--dev {spec}: the two-process mode opens a NIC of another process or a board (vfio-user:PATH, vfio:BDF)"
+        )
+        .into());
+    }
+    let refused = [
+        ("a latency test", a.test.latency()),
+        ("-b/--bidirectional", a.bidirectional),
+        ("-a/--all", a.all),
+        ("-D/--duration", a.duration.is_some()),
+        ("-e/--events", a.events),
+        ("--qps-sweep", !a.qps_sweep.is_empty()),
+        ("--paths, --cc, --dctcp", a.paths != 0 || a.window()),
+        ("--recv-sge, --send-sge", a.recv_sge != 1 || a.send_sge != 1),
+    ];
+    if let Some((what, _)) = refused.iter().find(|f| f.1) {
+        return Err(format!("{what}: not in the two-process mode (write_bw, send_bw and read_bw only)").into());
+    }
+    let mtu = Mtu::from_bytes(a.mtu).ok_or(format!("-m/--mtu {} is not one of 256, 512, 1024, 2048, 4096", a.mtu))?;
+    let mut unused = SimConfig::default();
+    let mut c = check(a, &mut unused, mtu)?.remove(0);
+    c.cancel = Some(closed);
+    c.progress = false;
+    let ctx = devices::open_context(spec)?;
+    let role = if a.server.is_some() { "client (requester)" } else { "server (responder)" };
+    out!("---------------------------------------------------------------------------------------");
+    out!("                    {} Test, two processes", a.test.verb());
+    out!(" device          : {} as the {role}", ctx.device().name());
+    out!(" Number of qps   : {:<10} Transport type : RC", a.qps);
+    out!(" Mtu             : {:<10} TX depth       : {}", a.mtu, a.tx_depth);
+    let report = match &a.server {
+        None => {
+            let listener = std::net::TcpListener::bind(("0.0.0.0", a.port)).map_err(|e| {
+                format!("cannot listen on TCP port {}: {e} (another server there? pick one with -p)", a.port)
+            })?;
+            let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+            out!(" waiting for the client on TCP port {port}");
+            let served =
+                rnic_tools::twoproc::serve(&ctx, &c, &listener, &mut |from| out!(" client           : {from}"))
+                    .map_err(|e| e.to_string())?;
+            out!("---------------------------------------------------------------------------------------");
+            out!("{}", Report::header());
+            out!("{}", served.client_row);
+            out!("---------------------------------------------------------------------------------------");
+            out!(" verified {} bytes here: OK", served.verified_bytes);
+            return Ok(());
+        }
+        Some(host) => {
+            let addr = if host.contains(':') && !host.starts_with('[') {
+                format!("[{host}]:{}", a.port)
+            } else {
+                format!("{host}:{}", a.port)
+            };
+            rnic_tools::twoproc::run_client(&ctx, &c, &addr).map_err(|e| e.to_string())?
+        }
+    };
+    out!("---------------------------------------------------------------------------------------");
+    out!("{}", Report::header());
+    out!("{}", report.row());
+    out!("---------------------------------------------------------------------------------------");
+    out!(" verified {} bytes: OK", report.verified_bytes);
+    Ok(())
+}
+
 /// Why a run ended early.
 enum Stop {
     /// Stdout was closed.
@@ -1169,6 +1247,12 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     if a.test == Test::Perm {
         return run_perm(a);
+    }
+    if a.dev.len() == 1 {
+        return run_two_process(a, closed);
+    }
+    if let Some(s) = &a.server {
+        return Err(format!("a server to connect to ({s}) is for the two-process mode, which takes one --dev").into());
     }
     if !a.dev.is_empty() {
         return run_devices(a, closed);

@@ -265,3 +265,73 @@ fn rnic_perf_refuses_devices_it_cannot_use() {
         assert!(!out.status.success() && err.contains(want), "{args:?}: {err}");
     }
 }
+
+/// Starts `rnic-perf ARGS` as a two-process server on any free port; returns it and the port.
+fn perf_server(args: &[&str]) -> (Child, BufReader<std::process::ChildStdout>, u16) {
+    let mut server = perf(args).args(["-p", "0"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut out = BufReader::new(server.stdout.take().unwrap());
+    let mut line = String::new();
+    let port = loop {
+        line.clear();
+        if out.read_line(&mut line).unwrap_or(0) == 0 {
+            break None;
+        }
+        if let Some(p) = line.trim().strip_prefix("waiting for the client on TCP port ") {
+            break p.parse().ok();
+        }
+    };
+    match port {
+        Some(p) => (server, out, p),
+        None => {
+            let _ = server.kill();
+            let _ = server.wait();
+            panic!("the server stopped before listening");
+        }
+    }
+}
+
+/// The rest of a server's output, and whether it succeeded.
+fn finish(mut server: Child, mut out: BufReader<std::process::ChildStdout>) -> (bool, String) {
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(server.stderr.as_mut().unwrap(), &mut err).unwrap();
+    (server.wait().unwrap().success(), text + &err)
+}
+
+#[test]
+fn perftest_two_process_runs_verify_every_byte_where_it_lands() {
+    let s = Simd::start("two", 2);
+    let (srv, cli) = (format!("vfio-user:{}", s.sock(1).display()), format!("vfio-user:{}", s.sock(0).display()));
+    for (test, extra) in [("write_bw", &[][..]), ("send_bw", &["-q", "3"][..]), ("read_bw", &["--app-mem"][..])] {
+        let args: Vec<&str> = [test, "-s", "5000", "-n", "40"].into_iter().chain(extra.iter().copied()).collect();
+        let (server, out, port) = perf_server(&[&args[..], &["--dev", &srv]].concat());
+        let port = port.to_string();
+        let client = perf(&[&args[..], &["--dev", &cli, "127.0.0.1", "-p", &port]].concat()).output().unwrap();
+        let text = String::from_utf8_lossy(&client.stdout);
+        let (ok, served) = finish(server, out);
+        assert!(client.status.success(), "{test} client: {text}{}", String::from_utf8_lossy(&client.stderr));
+        assert!(ok, "{test} server: {served}");
+        let msgs: u64 = if test == "send_bw" { 120 } else { 40 };
+        assert!(text.contains(&format!(" verified {} bytes: OK", msgs * 5000)), "{test}: {text}");
+        // Where the bytes land is where they are checked: the server for WRITE and SEND, the client for READ.
+        let here = if test == "read_bw" { 0 } else { msgs * 5000 };
+        assert!(served.contains(&format!(" verified {here} bytes here: OK")), "{test}: {served}");
+        let row = text.lines().find(|l| l.starts_with(" 5000 ")).expect("a result row");
+        assert!(served.contains(row), "the server prints the client's row: {served}");
+    }
+    // Started with different flags: both sides stop and say which differ.
+    let (server, out, port) = perf_server(&["write_bw", "-s", "4096", "--dev", &srv]);
+    let port = port.to_string();
+    let client = perf(&["write_bw", "-s", "8192", "--dev", &cli, "127.0.0.1", "-p", &port]).output().unwrap();
+    let (ok, served) = finish(server, out);
+    let err = String::from_utf8_lossy(&client.stderr);
+    assert!(!client.status.success() && !ok);
+    for text in [&*err, &served] {
+        assert!(text.contains("different parameters (size: 4096 at the server, 8192 at the client)"), "{text}");
+    }
+    // No server there: the client names it (after its retries) rather than hanging.
+    let client = perf(&["write_bw", "--dev", &cli, "127.0.0.1", "-p", "1"]).output().unwrap();
+    assert!(!client.status.success());
+    assert!(String::from_utf8_lossy(&client.stderr).contains("cannot reach the server at 127.0.0.1:1"));
+}
