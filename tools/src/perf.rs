@@ -396,6 +396,7 @@ struct Args {
     /// served by `rnic-simd`) or `vfio:BDF` (boards). Each NIC keeps the
     /// address it reports. The flags that shape the in-process cosimulation
     /// (faults, fabric, PCIe model, pcap, waveforms, counters) are refused.
+    /// One device string is the two-process mode (see SERVER).
     #[arg(long = "dev", value_name = "REQ,RESP", value_delimiter = ',', num_args = 1)]
     dev: Vec<DeviceSpec>,
 }
@@ -718,7 +719,7 @@ fn main() -> ExitCode {
 fn run_devices(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     let [req_spec, resp_spec] = &a.dev[..] else {
         return Err(format!(
-            "--dev takes two device strings, the requester's and the responder's (REQ,RESP); {} given",
+            "--dev takes one device string (the two-process mode) or two, the requester's and the responder's (REQ,RESP); {} given",
             a.dev.len()
         )
         .into());

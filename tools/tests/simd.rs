@@ -246,8 +246,11 @@ fn bad_mappings_and_accesses_are_refused_without_harm() {
 
 #[test]
 fn rnic_perf_refuses_devices_it_cannot_use() {
-    let cases: [(&[&str], &str); 5] = [
-        (&["--dev", "vfio-user:/tmp/a.sock"], "--dev takes two device strings"),
+    let cases: [(&[&str], &str); 8] = [
+        (&["--dev", "vfio-user:/a,vfio-user:/b,vfio-user:/c"], "--dev takes one device string"),
+        (&["--dev", "cosim"], "the two-process mode opens a NIC of another process or a board"),
+        (&["-b", "--dev", "vfio-user:/a"], "-b/--bidirectional: not in the two-process mode"),
+        (&["localhost"], "is for the two-process mode, which takes one --dev"),
         (&["--dev", "cosim,cosim:1"], "the in-process cosimulation is what rnic-perf runs without --dev"),
         (
             &["--dev", "vfio-user:/nonexistent/nic0.sock,vfio-user:/nonexistent/nic1.sock"],
