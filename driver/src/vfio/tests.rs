@@ -277,7 +277,15 @@ fn open_enables_the_device_and_maps_bar0() {
     drop(st);
     assert_eq!(d.name(), "vfio:0000:3b:00.0");
     assert_eq!(d.read_reg(regs::REG_ID).unwrap(), regs::ID_MAGIC << 32 | 7);
-    assert_eq!(d.now_cycles(), 1234);
+    // Device time runs from REG_CYCLES at open on the host's clock, without reading BAR0 again.
+    let t0 = d.now_cycles();
+    assert!(t0 >= 1234, "{t0}");
+    // SAFETY: the fake's BAR0 mapping lives as long as `d`, and REG_CYCLES is an aligned word in it.
+    unsafe { *((k.st.lock().unwrap().bar0.unwrap() + regs::REG_CYCLES as usize) as *mut u64) = 0 };
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let t1 = d.now_cycles();
+    let two_ms = 2 * rnic_spec::params::CLOCK_HZ / 1000;
+    assert!(t1 >= t0 + two_ms, "{t0} then {t1}: at least 2 ms of cycles");
     let i = d.info();
     assert_eq!((i.addr, i.group, i.bar0_bytes, i.msix_vectors, i.dma_buffers), (ADDR, 42, regs::BAR0_BYTES, 8, (0, 0)));
 }
