@@ -22,8 +22,8 @@ const HUGEPAGE: usize = 2 << 20;
 /// A small page.
 const PAGE: usize = 4096;
 
-/// Every live `HostBuf`: start address -> (mapped bytes, its file).
-static SHARED: Mutex<BTreeMap<usize, (usize, Arc<File>)>> = Mutex::new(BTreeMap::new());
+/// Every live `HostBuf`: start address -> (mapped bytes, its file, its page size).
+static SHARED: Mutex<BTreeMap<usize, (usize, Arc<File>, usize)>> = Mutex::new(BTreeMap::new());
 
 /// Application memory that any backend can map for DMA (module doc).
 /// Dereferences to its bytes; the NIC may write them while registered, as
@@ -50,7 +50,8 @@ impl HostBuf {
             }
         };
         let file = Arc::new(file);
-        SHARED.lock().unwrap().insert(mem.as_ptr() as usize, (mem.len(), file.clone()));
+        let page = if hugepage { HUGEPAGE } else { PAGE };
+        SHARED.lock().unwrap().insert(mem.as_ptr() as usize, (mem.len(), file.clone(), page));
         Ok(HostBuf { mem, file, len, hugepage })
     }
 
@@ -154,13 +155,14 @@ impl std::fmt::Debug for HostBuf {
     }
 }
 
-/// The file of the `HostBuf` holding `[va, va + len)` and the file offset
-/// of `va`, if a live `HostBuf` holds all of it.
-pub(crate) fn backing(va: u64, len: usize) -> Option<(Arc<File>, u64)> {
+/// The file of the `HostBuf` holding `[va, va + len)`, the file offset of
+/// `va` and the file's page size (a mapping of it must start and end on
+/// one), if a live `HostBuf` holds all of it.
+pub(crate) fn backing(va: u64, len: usize) -> Option<(Arc<File>, u64, u64)> {
     let shared = SHARED.lock().unwrap();
-    let (&start, (size, file)) = shared.range(..=va as usize).next_back()?;
+    let (&start, (size, file, page)) = shared.range(..=va as usize).next_back()?;
     let off = va - start as u64;
-    (off.checked_add(len as u64)? <= *size as u64).then(|| (file.clone(), off))
+    (off.checked_add(len as u64)? <= *size as u64).then(|| (file.clone(), off, *page as u64))
 }
 
 #[cfg(test)]
@@ -174,8 +176,8 @@ mod tests {
         assert!(b.iter().all(|&x| x == 0));
         b[9_999] = 7;
         let va = b.as_ptr() as u64;
-        let (_, off) = backing(va + 100, 9_900).expect("inside");
-        assert_eq!(off, 100);
+        let (_, off, page) = backing(va + 100, 9_900).expect("inside");
+        assert_eq!((off, page), (100, 4096));
         assert!(backing(va + 100, 20_000).is_none(), "past the mapping");
         let heap = [0u8; 64];
         assert!(backing(heap.as_ptr() as u64, 64).is_none(), "not a HostBuf");
@@ -191,6 +193,8 @@ mod tests {
         if free == 0 {
             assert!(!b.hugepage(), "no free hugepages, yet on hugepages");
         }
+        let page = backing(b.as_ptr() as u64, 1).unwrap().2;
+        assert_eq!(page, if b.hugepage() { HUGEPAGE as u64 } else { 4096 }, "the page size a mapping must keep to");
         assert_eq!(b.len(), 3 << 20);
         assert!(b.iter().all(|&x| x == 0));
     }

@@ -34,7 +34,7 @@ use rnic_spec::regs;
 use vfio_bindings::bindings::vfio as sys;
 
 use crate::hostbuf::{self, HostBuf};
-use crate::iova::{page_span, HostMap, IovaSpace};
+use crate::iova::{HostMap, IovaSpace};
 use crate::mapped::{self, Mapped};
 use crate::{Device, DmaAccess, DmaBuf, DriverError};
 
@@ -225,12 +225,14 @@ impl Device for VfioUserDevice {
             return Err(fail("application memory to map needs at least one byte".into()));
         }
         let va = ptr as u64;
-        let Some((file, file_off)) = hostbuf::backing(va, len) else {
+        let Some((file, file_off, page)) = hostbuf::backing(va, len) else {
             return Err(fail(format!(
                 "{len} bytes at {va:#x} are not inside one HostBuf: over vfio-user the NIC's server reaches only memory shared by a file, and heap memory has none (allocate the buffer with HostBuf::new)"
             )));
         };
-        let (_, in_page, span) = page_span(va, len);
+        // The server maps the file from a page boundary of the file's own pages (2 MiB on hugetlbfs).
+        let in_page = file_off % page;
+        let span = (in_page + len as u64).div_ceil(page) * page;
         let iova = self
             .iova
             .lock()
