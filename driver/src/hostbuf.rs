@@ -22,8 +22,11 @@ const HUGEPAGE: usize = 2 << 20;
 /// A small page.
 const PAGE: usize = 4096;
 
-/// Every live `HostBuf`: start address -> (mapped bytes, its file, its page size).
-static SHARED: Mutex<BTreeMap<usize, (usize, Arc<File>, usize)>> = Mutex::new(BTreeMap::new());
+/// A live `HostBuf` as the table holds it: mapped bytes, its file, its page size.
+type Entry = (usize, Arc<File>, usize);
+
+/// Every live `HostBuf`, by start address.
+static SHARED: Mutex<BTreeMap<usize, Entry>> = Mutex::new(BTreeMap::new());
 
 /// Application memory that any backend can map for DMA (module doc).
 /// Dereferences to its bytes; the NIC may write them while registered, as
