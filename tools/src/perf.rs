@@ -1243,6 +1243,16 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
                 .into(),
         );
     }
+    if matches!(a.test, Test::Incast | Test::Perm) && !a.dev.is_empty() {
+        return Err("--dev: incast and perm run on NICs cosimulated in this process".to_string().into());
+    }
+    if let Some(s) = &a.server {
+        if a.dev.len() != 1 {
+            return Err(
+                format!("a server to connect to ({s}) is for the two-process mode, which takes one --dev").into()
+            );
+        }
+    }
     if a.test == Test::Incast {
         return run_incast(a);
     }
@@ -1251,9 +1261,6 @@ fn run(a: &Args, closed: Arc<AtomicBool>) -> Result<(), Stop> {
     }
     if a.dev.len() == 1 {
         return run_two_process(a, closed);
-    }
-    if let Some(s) = &a.server {
-        return Err(format!("a server to connect to ({s}) is for the two-process mode, which takes one --dev").into());
     }
     if !a.dev.is_empty() {
         return run_devices(a, closed);

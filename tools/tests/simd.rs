@@ -267,6 +267,9 @@ fn rnic_perf_refuses_devices_it_cannot_use() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && err.contains(want), "{args:?}: {err}");
     }
+    let out = perf(&["incast", "--dev", "vfio-user:/a"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("incast and perm run on NICs cosimulated in this process"), "{err}");
 }
 
 /// Starts `rnic-perf ARGS` as a two-process server on any free port; returns it and the port.
