@@ -29,7 +29,7 @@ use memmap2::{MmapOptions, MmapRaw};
 use rnic_spec::{params, regs};
 use vfio_bindings::bindings::vfio as sys;
 
-use crate::iova::{page_span, HostMap, IovaSpace};
+use crate::iova::{HostMaps, IOVA_PAGE};
 use crate::mapped::{self, Mapped};
 use crate::{Device, DmaAccess, DmaBuf, DriverError, PciAddr};
 
@@ -342,10 +342,8 @@ pub struct VfioDevice<K: VfioKernel = LinuxVfio> {
     bar0_bytes: u64,
     msix_vectors: u32,
     dma: Mutex<BTreeMap<u64, DmaMap>>,
-    /// Application memory mapped by `map_host`, by the bus address of its first byte.
-    host: Mutex<BTreeMap<u64, HostMap>>,
-    /// Bus addresses for application memory.
-    iova: Mutex<IovaSpace>,
+    /// Application memory mapped by `map_host`.
+    host: Mutex<HostMaps>,
     irq_fds: Mutex<Vec<RawFd>>,
     /// `REG_CYCLES` at open and the host's monotonic time then: device time
     /// is kept from the host's clock, not read over PCIe at each look.
@@ -489,8 +487,7 @@ impl<K: VfioKernel> VfioDevice<K> {
             bar0_bytes: bar.size,
             msix_vectors,
             dma: Mutex::new(BTreeMap::new()),
-            host: Mutex::new(BTreeMap::new()),
-            iova: Mutex::new(IovaSpace::new()),
+            host: Mutex::new(HostMaps::new()),
             irq_fds: Mutex::new(Vec::new()),
             clock: (0, Instant::now()),
             device,
@@ -612,7 +609,7 @@ impl<K: VfioKernel> Drop for VfioDevice<K> {
         for m in maps.values() {
             let _ = self.unmap_from_iommu(m);
         }
-        for m in std::mem::take(&mut *self.host.lock().unwrap()).values() {
+        for m in self.host.lock().unwrap().take_all() {
             let _ = self.iommu_unmap(m.iova, m.span, m.access);
         }
     }
@@ -690,41 +687,20 @@ impl<K: VfioKernel> Device for VfioDevice<K> {
     }
 
     unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
-        if len == 0 {
-            return Err(DriverError::DmaAlloc {
-                len,
-                reason: "application memory to map needs at least one byte".into(),
-            });
-        }
-        let (page, in_page, span) = page_span(ptr as u64, len);
-        let iova = self.iova.lock().unwrap().alloc(span).ok_or_else(|| DriverError::DmaAlloc {
-            len,
-            reason: "no bus addresses left for application memory".into(),
-        })?;
+        let in_page = ptr as u64 % IOVA_PAGE;
         // Pages of its own per registration: two registrations may share a page, and one IOVA maps once.
-        if let Err(e) = self.iommu_map(page, iova, span, access, len) {
-            self.iova.lock().unwrap().free(iova, span);
-            return Err(e);
-        }
-        let bus_addr = iova + in_page;
-        self.host.lock().unwrap().insert(bus_addr, HostMap { iova, span, len, access });
-        Ok(DmaBuf { bus_addr, len })
+        self.host.lock().unwrap().map(in_page, len, IOVA_PAGE, access, |iova, span| {
+            self.iommu_map(ptr as u64 - in_page, iova, span, access, len)
+        })
     }
 
     fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError> {
-        let mut host = self.host.lock().unwrap();
-        match host.get(&buf.bus_addr) {
-            Some(m) if m.len == buf.len => {
-                self.iommu_unmap(m.iova, m.span, m.access)?;
-                self.iova.lock().unwrap().free(m.iova, m.span);
-                host.remove(&buf.bus_addr);
-                Ok(())
-            }
-            _ => Err(DriverError::Device(format!(
+        self.host.lock().unwrap().unmap(buf, |m| self.iommu_unmap(m.iova, m.span, m.access)).unwrap_or_else(|| {
+            Err(DriverError::Device(format!(
                 "vfio:{}: unmap of {} bytes at {:#x}, which is not memory of map_host",
                 self.addr, buf.len, buf.bus_addr
-            ))),
-        }
+            )))
+        })
     }
 
     fn wait(&self) -> Result<(), DriverError> {

@@ -34,7 +34,7 @@ use rnic_spec::regs;
 use vfio_bindings::bindings::vfio as sys;
 
 use crate::hostbuf::{self, HostBuf};
-use crate::iova::{HostMap, IovaSpace};
+use crate::iova::HostMaps;
 use crate::mapped::{self, Mapped};
 use crate::{Device, DmaAccess, DmaBuf, DriverError};
 
@@ -55,10 +55,8 @@ pub struct VfioUserDevice {
     path: PathBuf,
     client: Mutex<vfio_user::Client>,
     dma: Mutex<BTreeMap<u64, HostBuf>>,
-    /// Application memory mapped by `map_host`, by the bus address of its first byte.
-    host: Mutex<BTreeMap<u64, HostMap>>,
-    /// Bus addresses for application memory.
-    iova: Mutex<IovaSpace>,
+    /// Application memory mapped by `map_host`.
+    host: Mutex<HostMaps>,
     msix_vectors: u32,
     /// The eventfd bound to each MSI-X vector (-1: none).
     irq_fds: Mutex<Vec<RawFd>>,
@@ -110,8 +108,7 @@ impl VfioUserDevice {
             path: path.to_path_buf(),
             client: Mutex::new(client),
             dma: Mutex::new(BTreeMap::new()),
-            host: Mutex::new(BTreeMap::new()),
-            iova: Mutex::new(IovaSpace::new()),
+            host: Mutex::new(HostMaps::new()),
             msix_vectors,
             irq_fds: Mutex::new(vec![-1; msix_vectors as usize]),
             clock,
@@ -138,12 +135,12 @@ impl VfioUserDevice {
 impl Drop for VfioUserDevice {
     fn drop(&mut self) {
         let maps = std::mem::take(&mut *self.dma.lock().unwrap());
-        let host = std::mem::take(&mut *self.host.lock().unwrap());
+        let host = self.host.lock().unwrap().take_all();
         let mut c = self.client.lock().unwrap();
         for (iova, m) in &maps {
             let _ = c.dma_unmap(*iova, m.raw().len() as u64);
         }
-        for m in host.values() {
+        for m in &host {
             let _ = c.dma_unmap(m.iova, m.span);
         }
         let _ = c.shutdown();
@@ -220,53 +217,37 @@ impl Device for VfioUserDevice {
     }
 
     unsafe fn map_host(&self, ptr: *mut u8, len: usize, access: DmaAccess) -> Result<DmaBuf, DriverError> {
-        let fail = |reason: String| DriverError::DmaAlloc { len, reason };
-        if len == 0 {
-            return Err(fail("application memory to map needs at least one byte".into()));
-        }
         let va = ptr as u64;
         let Some((file, file_off, page)) = hostbuf::backing(va, len) else {
-            return Err(fail(format!(
-                "{len} bytes at {va:#x} are not inside one HostBuf: over vfio-user the NIC's server reaches only memory shared by a file, and heap memory has none (allocate the buffer with HostBuf::new)"
-            )));
+            return Err(DriverError::DmaAlloc {
+                len,
+                reason: format!(
+                    "{len} bytes at {va:#x} are not inside one HostBuf: over vfio-user the NIC's server reaches only memory shared by a file, and heap memory has none (allocate the buffer with HostBuf::new)"
+                ),
+            });
         };
         // The server maps the file from a page boundary of the file's own pages (2 MiB on hugetlbfs).
         let in_page = file_off % page;
-        let span = (in_page + len as u64).div_ceil(page) * page;
-        let iova = self
-            .iova
-            .lock()
-            .unwrap()
-            .alloc(span)
-            .ok_or_else(|| fail("no bus addresses left for application memory".into()))?;
-        if let Err(e) = self.client.lock().unwrap().dma_map(file_off - in_page, iova, span, file.as_raw_fd()) {
-            self.iova.lock().unwrap().free(iova, span);
-            return Err(fail(format!("DMA_MAP: {e}")));
-        }
-        let bus_addr = iova + in_page;
-        self.host.lock().unwrap().insert(bus_addr, HostMap { iova, span, len, access });
-        Ok(DmaBuf { bus_addr, len })
+        self.host.lock().unwrap().map(in_page, len, page, access, |iova, span| {
+            self.client
+                .lock()
+                .unwrap()
+                .dma_map(file_off - in_page, iova, span, file.as_raw_fd())
+                .map_err(|e| DriverError::DmaAlloc { len, reason: format!("DMA_MAP: {e}") })
+        })
     }
 
     fn unmap_host(&self, buf: DmaBuf) -> Result<(), DriverError> {
-        let mut host = self.host.lock().unwrap();
-        match host.get(&buf.bus_addr) {
-            Some(m) if m.len == buf.len => {
-                self.client
-                    .lock()
-                    .unwrap()
-                    .dma_unmap(m.iova, m.span)
-                    .map_err(|e| dev_err(&self.path, "DMA_UNMAP", e))?;
-                self.iova.lock().unwrap().free(m.iova, m.span);
-                host.remove(&buf.bus_addr);
-                Ok(())
-            }
-            _ => Err(dev_err(
+        let unmap = |m: &crate::iova::HostMap| {
+            self.client.lock().unwrap().dma_unmap(m.iova, m.span).map_err(|e| dev_err(&self.path, "DMA_UNMAP", e))
+        };
+        self.host.lock().unwrap().unmap(buf, unmap).unwrap_or_else(|| {
+            Err(dev_err(
                 &self.path,
                 "unmap_host",
                 format!("{} bytes at {:#x} is not memory of map_host", buf.len, buf.bus_addr),
-            )),
-        }
+            ))
+        })
     }
 
     fn write_mem(&self, addr: u64, data: &[u8]) -> Result<(), DriverError> {
