@@ -17,6 +17,10 @@ use rust_hdl::prelude::*;
 
 const _: () = assert!(PUSH_WORDS == 16, "push.rs holds 16 words");
 
+// Eight words as one concatenation: a chain of wide shifts and ORs here would be
+// copied by Verilator into every reader of each bit, a 64-lane mask included.
+crate::pack_blocks!(Words8, Unwords8, 512, [w0: 64, w1: 64, w2: 64, w3: 64, w4: 64, w5: 64, w6: 64, w7: 64]);
+
 /// The push slot.
 #[derive(LogicBlock, Default)]
 pub struct PushSlot {
@@ -73,6 +77,8 @@ pub struct PushSlot {
     w13: Reg<Bits<64>>,
     w14: Reg<Bits<64>>,
     w15: Reg<Bits<64>>,
+    wqe_words: Words8,
+    pl_words: Words8,
 }
 
 impl Logic for PushSlot {
@@ -106,22 +112,24 @@ impl Logic for PushSlot {
         self.valid.next = self.v.q.val();
         self.qpn.next = self.q_qpn.q.val();
         self.ssn.next = self.q_ssn.q.val();
-        self.wqe.next = bit_cast::<512, 64>(self.w0.q.val())
-            | (bit_cast::<512, 64>(self.w1.q.val()) << 64)
-            | (bit_cast::<512, 64>(self.w2.q.val()) << 128)
-            | (bit_cast::<512, 64>(self.w3.q.val()) << 192)
-            | (bit_cast::<512, 64>(self.w4.q.val()) << 256)
-            | (bit_cast::<512, 64>(self.w5.q.val()) << 320)
-            | (bit_cast::<512, 64>(self.w6.q.val()) << 384)
-            | (bit_cast::<512, 64>(self.w7.q.val()) << 448);
-        self.payload.next = bit_cast::<512, 64>(self.w8.q.val())
-            | (bit_cast::<512, 64>(self.w9.q.val()) << 64)
-            | (bit_cast::<512, 64>(self.w10.q.val()) << 128)
-            | (bit_cast::<512, 64>(self.w11.q.val()) << 192)
-            | (bit_cast::<512, 64>(self.w12.q.val()) << 256)
-            | (bit_cast::<512, 64>(self.w13.q.val()) << 320)
-            | (bit_cast::<512, 64>(self.w14.q.val()) << 384)
-            | (bit_cast::<512, 64>(self.w15.q.val()) << 448);
+        self.wqe_words.w0.next = self.w0.q.val();
+        self.wqe_words.w1.next = self.w1.q.val();
+        self.wqe_words.w2.next = self.w2.q.val();
+        self.wqe_words.w3.next = self.w3.q.val();
+        self.wqe_words.w4.next = self.w4.q.val();
+        self.wqe_words.w5.next = self.w5.q.val();
+        self.wqe_words.w6.next = self.w6.q.val();
+        self.wqe_words.w7.next = self.w7.q.val();
+        self.wqe.next = self.wqe_words.pword.val();
+        self.pl_words.w0.next = self.w8.q.val();
+        self.pl_words.w1.next = self.w9.q.val();
+        self.pl_words.w2.next = self.w10.q.val();
+        self.pl_words.w3.next = self.w11.q.val();
+        self.pl_words.w4.next = self.w12.q.val();
+        self.pl_words.w5.next = self.w13.q.val();
+        self.pl_words.w6.next = self.w14.q.val();
+        self.pl_words.w7.next = self.w15.q.val();
+        self.payload.next = self.pl_words.pword.val();
         if self.take.val() | self.clear.val() {
             self.v.d.next = false;
         }
