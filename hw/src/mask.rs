@@ -148,3 +148,84 @@ impl Logic for LaneMerge {
         Verilog::Custom(v)
     }
 }
+
+/// The lanes of `data` whose bit in `keep` is set, the others zero: one LUT
+/// per bit, where a mask expanded by shifts would be a barrel shifter.
+#[derive(LogicBlock, Default)]
+pub struct ByteSelect {
+    /// One bit per lane.
+    pub keep: Signal<In, Bits<64>>,
+    /// The beat.
+    pub data: Signal<In, Bits<512>>,
+    /// The beat with the lanes not kept zero.
+    pub kept: Signal<Out, Bits<512>>,
+}
+
+impl Logic for ByteSelect {
+    fn update(&mut self) {
+        let (k, d) = (self.keep.val(), self.data.val());
+        let mut m = Bits::<512>::default();
+        for i in 0..512 {
+            m = m.replace_bit(i, k.get_bit(i / 8) & d.get_bit(i));
+        }
+        self.kept.next = m;
+    }
+    fn connect(&mut self) {
+        self.kept.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::from("always @(*) begin\n");
+        for i in 0..64 {
+            let (hi, lo) = (8 * i + 7, 8 * i);
+            v += &format!("  kept[{hi}:{lo}] = keep[{i}] ? data[{hi}:{lo}] : 8'd0;\n");
+        }
+        v += "end\n";
+        Verilog::Custom(v)
+    }
+}
+
+/// The byte enables of `n` bytes from lane `lane` of a 64-byte block: `lo`
+/// the lanes in this block, `hi` the lanes that wrap into the next. One
+/// compare pair per lane against the lane and the end, no shifter.
+#[derive(LogicBlock, Default)]
+pub struct LaneWindow {
+    /// The first lane.
+    pub lane: Signal<In, Bits<6>>,
+    /// Bytes, 0..=64 (with bit 6 set: 64).
+    pub n: Signal<In, Bits<7>>,
+    /// Lanes `lane..min(lane + n, 64)`.
+    pub lo: Signal<Out, Bits<64>>,
+    /// Lanes `0..lane + n - 64`.
+    pub hi: Signal<Out, Bits<64>>,
+}
+
+impl Logic for LaneWindow {
+    fn update(&mut self) {
+        let lane = self.lane.val().to_u64() as usize;
+        let n = self.n.val().to_u64() as usize;
+        let end = lane + if n & 64 != 0 { 64 } else { n };
+        let (mut lo, mut hi) = (Bits::<64>::default(), Bits::<64>::default());
+        for i in 0..64 {
+            lo = lo.replace_bit(i, i >= lane && i < end);
+            hi = hi.replace_bit(i, i + 64 < end);
+        }
+        self.lo.next = lo;
+        self.hi.next = hi;
+    }
+    fn connect(&mut self) {
+        self.lo.connect();
+        self.hi.connect();
+    }
+    fn hdl(&self) -> Verilog {
+        let mut v = String::from("reg [7:0] e;\nalways @(*) begin\n  e = {2'd0, lane} + (n[6] ? 8'd64 : {1'd0, n});\n");
+        for i in 0..63 {
+            v += &format!("  lo[{i}] = lane <= 6'd{i} && e > 8'd{i};\n");
+        }
+        v += "  lo[63] = e > 8'd63;\n";
+        for i in 0..64 {
+            v += &format!("  hi[{i}] = e > 8'd{};\n", i + 64);
+        }
+        v += "end\n";
+        Verilog::Custom(v)
+    }
+}

@@ -34,6 +34,7 @@
 //! writes more than 64).
 
 use crate::fifo::Fifo;
+use crate::mask::{ByteRotUp, ByteSelect, LaneWindow};
 use crate::num::Num;
 use crate::reg::Reg;
 use rust_hdl::prelude::*;
@@ -99,27 +100,25 @@ pub struct PcieWriteFront {
     idle_flush: Num<IDLE_FLUSH, 4>,
     n64: Num<64, 10>,
     n512: Num<512, 10>,
-    zero: Num<0, 512>,
     blk_room: Num<{ (1 << BLK_LOG2) - 2 }, 6>,
     // Input register: the core's beat waits here, so ready depends on registers only.
     in_v: Reg<Bit>,
     in_addr: Reg<Bits<64>>,
     in_data: Reg<Bits<512>>,
     in_len: Reg<Bits<7>>,
-    in_slane: Reg<Bits<6>>,
     /// Rotation from source lanes to address lanes: address lane less source lane, mod 64
     /// (taken with the beat, so the subtract is not in front of the shift).
     in_rl: Reg<Bits<6>>,
-    /// The lanes at or above the address's lane (the bytes that stay in this block).
-    geq: Signal<Local, Bits<512>>,
-    rotated: Signal<Local, Bits<512>>,
+    /// The beat rotated to its address lanes, its bytes then kept by the byte enables of this
+    /// block (lo) and of the next (hi): source lanes need no mask of their own.
+    rot: ByteRotUp,
+    lo_sel: ByteSelect,
+    hi_sel: ByteSelect,
     n: Signal<Local, Bits<10>>,
-    lane: Signal<Local, Bits<10>>,
-    dm: Signal<Local, Bits<512>>,
     lo_data: Signal<Local, Bits<512>>,
     hi_data: Signal<Local, Bits<512>>,
-    kk: Signal<Local, Bits<128>>,
-    zero128: Num<0, 128>,
+    /// The beat's byte enables at its lanes: this block's and the next's.
+    kk: LaneWindow,
     in_end: Signal<Local, Bits<64>>,
     /// lane + n (at most 127): bits 5..0 the end's lane, bit 6 the carry into the block address.
     end7: Signal<Local, Bits<7>>,
@@ -128,8 +127,6 @@ pub struct PcieWriteFront {
     blk_lo1: Signal<Local, Bits<26>>,
     blk_hi1: Signal<Local, Bits<32>>,
     blk_next: Signal<Local, Bits<58>>,
-    rot: Signal<Local, Bits<1024>>,
-    zero1024: Num<0, 1024>,
     acc1: Signal<Local, Bits<16>>,
     eq_in: Signal<Local, Bit>,
     eq_c: Signal<Local, Bit>,
@@ -178,14 +175,13 @@ impl Logic for PcieWriteFront {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, in_v, in_addr, in_data, in_len, in_slane, in_rl, c_v, c_start, c_end, c_data, c_keep, c_ends,
-            idle, t_open, t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
+            self, clock, in_v, in_addr, in_data, in_len, in_rl, c_v, c_start, c_end, c_data, c_keep, c_ends, idle,
+            t_open, t_full, t_addr, t_end, blk_cnt, o_busy, o_first, o_addr, o_len, o_left, acc, ret
         );
         self.in_v.reset.next = self.reset.val();
         self.in_addr.reset.next = self.reset.val();
         self.in_data.reset.next = self.reset.val();
         self.in_len.reset.next = self.reset.val();
-        self.in_slane.reset.next = self.reset.val();
         self.in_rl.reset.next = self.reset.val();
         self.c_v.reset.next = self.reset.val();
         self.c_start.reset.next = self.reset.val();
@@ -215,20 +211,18 @@ impl Logic for PcieWriteFront {
         if self.in_len.q.val().get_bit(6) {
             self.n.next = 64.into();
         }
-        self.lane.next = bit_cast::<10, 6>(self.in_addr.q.val().get_bits::<6>(0));
-        // The beat's n bytes from its source lane (a thermometer code of 8n, no subtract), rotated to
-        // their address lanes (the doubled beat shifted by one 1024-bit shift); the bytes at or above
-        // the address's lane stay in this block (lo), the ones that wrapped go to the next (hi).
-        self.dm.next = self.in_data.q.val()
-            & (!(!self.zero.val() << (self.n.val() << 3)) << (bit_cast::<10, 6>(self.in_slane.q.val()) << 3));
-        self.rot.next = (bit_cast::<1024, 512>(self.dm.val()) | (bit_cast::<1024, 512>(self.dm.val()) << 512))
-            << (bit_cast::<10, 6>(self.in_rl.q.val()) << 3);
-        self.rotated.next = self.rot.val().get_bits::<512>(512);
-        self.geq.next = !self.zero.val() << (self.lane.val() << 3);
-        self.lo_data.next = self.rotated.val() & self.geq.val();
-        self.hi_data.next = self.rotated.val() & !self.geq.val();
-        // The beat's byte enables at its lanes: a thermometer code of n (a subtract would be a 128-bit carry chain).
-        self.kk.next = (!(!self.zero128.val() << self.n.val())) << self.lane.val();
+        self.kk.lane.next = self.in_addr.q.val().get_bits::<6>(0);
+        self.kk.n.next = self.in_len.q.val();
+        // The beat rotated from its source lanes to its address lanes, beside the byte enables: the
+        // bytes enabled below lane 64 stay in this block (lo), the ones that wrapped go to the next (hi).
+        self.rot.data.next = self.in_data.q.val();
+        self.rot.by.next = self.in_rl.q.val();
+        self.lo_sel.data.next = self.rot.rotated.val();
+        self.lo_sel.keep.next = self.kk.lo.val();
+        self.hi_sel.data.next = self.rot.rotated.val();
+        self.hi_sel.keep.next = self.kk.hi.val();
+        self.lo_data.next = self.lo_sel.kept.val();
+        self.hi_data.next = self.hi_sel.kept.val();
         self.end7.next = bit_cast::<7, 6>(self.in_addr.q.val().get_bits::<6>(0)) + self.n.val().get_bits::<7>(0);
         self.blk_lo1.next = self.in_addr.q.val().get_bits::<26>(6) + 1;
         self.blk_hi1.next = self.in_addr.q.val().get_bits::<32>(32);
@@ -265,11 +259,11 @@ impl Logic for PcieWriteFront {
                     self.take.next = true;
                     if self.cont.val() {
                         self.e_data.next = self.c_data.q.val() | self.lo_data.val();
-                        self.e_keep.next = self.c_keep.q.val() | self.kk.val().get_bits::<64>(0);
+                        self.e_keep.next = self.c_keep.q.val() | self.kk.lo.val();
                     } else {
                         self.e_start.next = self.in_addr.q.val();
                         self.e_data.next = self.lo_data.val();
-                        self.e_keep.next = self.kk.val().get_bits::<64>(0);
+                        self.e_keep.next = self.kk.lo.val();
                     }
                     self.e_end.next = self.in_end.val();
                     if self.spills.val() {
@@ -288,7 +282,7 @@ impl Logic for PcieWriteFront {
                         self.c_start.d.next = self.e_end.val();
                         self.c_end.d.next = self.in_end.val();
                         self.c_data.d.next = self.hi_data.val();
-                        self.c_keep.d.next = self.kk.val().get_bits::<64>(64);
+                        self.c_keep.d.next = self.kk.hi.val();
                         self.c_ends.d.next = 0.into();
                         if self.spills.val() {
                             self.c_ends.d.next = 1.into();
@@ -331,7 +325,6 @@ impl Logic for PcieWriteFront {
             self.in_addr.d.next = self.wr_addr.val();
             self.in_data.d.next = self.wr_data.val();
             self.in_len.d.next = self.wr_len.val();
-            self.in_slane.d.next = self.wr_lane.val();
             self.in_rl.d.next = self.wr_addr.val().get_bits::<6>(0) - self.wr_lane.val();
         }
 

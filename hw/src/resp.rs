@@ -438,6 +438,32 @@ pub struct Responder {
     sg_lt_ls: Signal<Local, Bit>,
     /// The lane after the piece, with the carry that says the beat is done.
     sg_end: Signal<Local, Bits<7>>,
+    /// The lane after a piece of `left` or of `sg_left` bytes (a piece of the room ends the beat: 64).
+    end_l: Signal<Local, Bits<7>>,
+    end_s: Signal<Local, Bits<7>>,
+    end_64: Signal<Local, Bits<7>>,
+    /// The piece is `left` (else `sg_left`'s low half, else the room): the compares' pick.
+    sg_is_l: Signal<Local, Bit>,
+    sg_is_s: Signal<Local, Bit>,
+    /// dest, left and sg_left after each of the three pieces, summed side by side
+    /// and then picked, so no sum waits for the compares.
+    dest_r: Signal<Local, Bits<64>>,
+    dest_l: Signal<Local, Bits<64>>,
+    dest_s: Signal<Local, Bits<64>>,
+    sg_dest: Signal<Local, Bits<64>>,
+    /// The pick as three 64-bit masks: an AND-OR choice, which synthesis cannot
+    /// fold back into one sum after a mux as it does with a mux of sums.
+    m_r: Signal<Local, Bits<64>>,
+    m_l: Signal<Local, Bits<64>>,
+    m_s: Signal<Local, Bits<64>>,
+    left_r: Signal<Local, Bits<16>>,
+    left_s: Signal<Local, Bits<16>>,
+    left_nx: Signal<Local, Bits<16>>,
+    sgl_r: Signal<Local, Bits<32>>,
+    sgl_l: Signal<Local, Bits<32>>,
+    sgl_nx: Signal<Local, Bits<32>>,
+    /// The piece ends the packet: left == the piece.
+    sg_fin: Signal<Local, Bit>,
     /// The WQE's entries past the first are not all empty.
     is_list: Signal<Local, Bit>,
     /// The packet's RSN names a posted receive WQE (rq_ci <= RSN < rq_pi).
@@ -1211,14 +1237,52 @@ impl Logic for Responder {
         self.sg_lt_rl.next = self.left.q.val() < self.sg_room.val();
         self.sg_lt_rs.next = self.sg_left.q.val() < bit_cast::<32, 16>(self.sg_room.val());
         self.sg_lt_ls.next = self.sg_left.q.val() < bit_cast::<32, 16>(self.left.q.val());
+        self.sg_is_l.next = self.sg_lt_rl.val() & !self.sg_lt_ls.val();
+        self.sg_is_s.next = self.sg_lt_rs.val() & self.sg_lt_ls.val();
+        self.dest_r.next = self.dest.q.val() + bit_cast::<64, 16>(self.sg_room.val());
+        self.dest_l.next = self.dest.q.val() + bit_cast::<64, 16>(self.left.q.val());
+        self.dest_s.next = self.dest.q.val() + bit_cast::<64, 16>(self.sg_left.q.val().get_bits::<16>(0));
+        self.left_r.next = self.left.q.val() - self.sg_room.val();
+        self.left_s.next = self.left.q.val() - self.sg_left.q.val().get_bits::<16>(0);
+        self.sgl_r.next = self.sg_left.q.val() - bit_cast::<32, 16>(self.sg_room.val());
+        self.sgl_l.next = self.sg_left.q.val() - bit_cast::<32, 16>(self.left.q.val());
+        self.m_r.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
+        self.m_l.next = 0.into();
+        self.m_s.next = 0.into();
+        if self.sg_is_l.val() {
+            self.m_r.next = 0.into();
+            self.m_l.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
+        }
+        if self.sg_is_s.val() {
+            self.m_r.next = 0.into();
+            self.m_l.next = 0.into();
+            self.m_s.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
+        }
+        self.sg_dest.next = (self.dest_r.val() & self.m_r.val())
+            | (self.dest_l.val() & self.m_l.val())
+            | (self.dest_s.val() & self.m_s.val());
         self.sg_w.next = self.sg_room.val();
-        if self.sg_lt_rl.val() & !self.sg_lt_ls.val() {
+        self.left_nx.next = self.left_r.val();
+        self.sgl_nx.next = self.sgl_r.val();
+        self.sg_fin.next = self.left.q.val() == self.sg_room.val();
+        if self.sg_is_l.val() {
             self.sg_w.next = self.left.q.val();
+            self.left_nx.next = 0.into();
+            self.sgl_nx.next = self.sgl_l.val();
+            self.sg_fin.next = true;
         }
-        if self.sg_lt_rs.val() & self.sg_lt_ls.val() {
+        if self.sg_is_s.val() {
             self.sg_w.next = self.sg_left.q.val().get_bits::<16>(0);
+            self.left_nx.next = self.left_s.val();
+            self.sgl_nx.next = 0.into();
+            self.sg_fin.next = self.left.q.val() == self.sg_left.q.val().get_bits::<16>(0);
         }
-        self.sg_end.next = bit_cast::<7, 6>(self.sg_lane.q.val()) + self.sg_w.val().get_bits::<7>(0);
+        self.end_l.next = bit_cast::<7, 6>(self.sg_lane.q.val()) + self.left.q.val().get_bits::<7>(0);
+        self.end_s.next = bit_cast::<7, 6>(self.sg_lane.q.val()) + self.sg_left.q.val().get_bits::<7>(0);
+        self.end_64.next = 64.into();
+        self.sg_end.next = (self.end_64.val() & self.m_r.val().get_bits::<7>(0))
+            | (self.end_l.val() & self.m_l.val().get_bits::<7>(0))
+            | (self.end_s.val() & self.m_s.val().get_bits::<7>(0));
         // Ring read pointer: the RAM is addressed with next cycle's pointer.
         self.rp_next.next = self.rp.q.val();
         self.rptr.next = self.rp.q.val();
@@ -1932,10 +1996,10 @@ impl Logic for Responder {
                         if self.sg_end.val().get_bit(6) {
                             self.rp_next.next = self.rp.q.val() + 1;
                         }
-                        self.dest.d.next = self.dest.q.val() + bit_cast::<64, 16>(self.sg_w.val());
-                        self.left.d.next = self.left.q.val() - self.sg_w.val();
-                        self.sg_left.d.next = self.sg_left.q.val() - bit_cast::<32, 16>(self.sg_w.val());
-                        if self.left.q.val() == self.sg_w.val() {
+                        self.dest.d.next = self.sg_dest.val();
+                        self.left.d.next = self.left_nx.val();
+                        self.sg_left.d.next = self.sgl_nx.val();
+                        if self.sg_fin.val() {
                             self.state.d.next = RState::Finish;
                         }
                     }
