@@ -44,7 +44,9 @@
 //! (e) an lkey failing the MR check (tag, invalid entry, PD, key bits above
 //!     the index, start or end out of bounds; or entry 1's tag) gives one local error (QPN,
 //!     SSN, send CQN, LOC_PROT_ERR) for that WQE, and the QP sends nothing
-//!     more; other QPs are unaffected (they are checked by (a)-(c));
+//!     more; other QPs are unaffected (they are checked by (a)-(c)); so does
+//!     an opcode past RDMA READ or an entry 1 longer than the message, with
+//!     LOC_QP_OP_ERR (whatever the MR fields: one bad WQE in five);
 //! (f) a QP whose error flag (ACK path) is raised stops within one turn;
 //! (g) rewinds (the `*_rewinds` sets): the host asks, at random times, for a
 //!     QP to resend from a random packet it sent and has not had
@@ -331,8 +333,11 @@ struct Wqe {
     /// bus address.
     len1: u64,
     iova1: u64,
-    /// Why the lkey fails the MR check, if it does.
+    /// Why the WQE fails its checks (an lkey the MR refuses, or a bad opcode or list), if it does.
     bad: Option<&'static str>,
+    /// The local error's status for a bad WQE: LOC_PROT_ERR for an MR check, LOC_QP_OP_ERR
+    /// for an opcode past READ or an entry 1 longer than the message.
+    status: u8,
     /// Immediate data and RSN (low 16 bits) as posted.
     imm: u32,
     rsn: u32,
@@ -569,6 +574,8 @@ struct Stats {
     wqe_fetch_beats: u64,
     runs: u64,
     lerrs: u64,
+    /// Local errors for an opcode past READ or an entry 1 longer than the message.
+    op_errs: u64,
     /// Most payload bytes a QP sent while another had waited SLACK cycles.
     max_contended_bytes: u64,
     /// Longest run of back-to-back doorbell cycles.
@@ -1074,7 +1081,13 @@ impl Tb {
             lkey = self.rng.next() as u32;
             iova = 0;
         }
-        if bad_now {
+        // One bad WQE in five is bad in its opcode or its list, not in an MR.
+        let op_err = bad_now && self.rng.pct(20);
+        let mut status = cqe_status::LOC_PROT_ERR;
+        if op_err {
+            iova = 0;
+            status = cqe_status::LOC_QP_OP_ERR;
+        } else if bad_now {
             iova = 0;
             match self.rng.below(7) {
                 0 => {
@@ -1127,8 +1140,8 @@ impl Tb {
         // One WQE in three (with bytes and a good entry 0) gathers its last `len1` bytes from a second
         // entry in an MR of the QP's PD; one bad WQE in four is bad in that entry alone.
         let (mut len1, mut iova1, mut addr1, mut lkey1) = (0, 0, 0, 0);
-        let bad1 = bad_now && self.rng.pct(25);
-        if len > 0 && (bad.is_none() || bad1) && self.rng.pct(33) {
+        let bad1 = bad_now && !op_err && self.rng.pct(25);
+        if len > 0 && !op_err && (bad.is_none() || bad1) && self.rng.pct(33) {
             if bad1 {
                 (local, lkey, bad) = (e.va.wrapping_add(aoff), good_key, None);
             }
@@ -1144,6 +1157,18 @@ impl Tb {
                 iova = 0;
                 lkey1 = (mi1 as u32) << 8 | (e1.tag ^ self.rng.range(1, 255) as u8) as u32;
                 bad = Some("entry 1's lkey tag mismatch");
+            }
+        }
+        let mut op = op;
+        if op_err {
+            if self.rng.pct(50) {
+                op = self.rng.range(send_op::RDMA_READ as u64 + 1, 255) as u8;
+                bad = Some("opcode past RDMA READ");
+            } else {
+                // Any address and key: the length is refused before either is looked at.
+                len1 = len + self.rng.range(1, 1 << 16);
+                (addr1, lkey1) = (self.rng.next(), self.rng.next() as u32);
+                bad = Some("entry 1 longer than the message");
             }
         }
         b[off::SWQE_ADDR1..off::SWQE_ADDR1 + 8].copy_from_slice(&addr1.to_le_bytes());
@@ -1163,7 +1188,7 @@ impl Tb {
         // The rest of the WQE is random, immediate and RSN included: they go on the wire as they are.
         let word = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().expect("4 bytes"));
         let (imm, rsn) = (word(off::SWQE_IMM), word(off::SWQE_RSN) & 0xFFFF);
-        q.wqes.push_back(Wqe { idx, op, len, rkey, remote, iova, len1, iova1, bad, imm, rsn });
+        q.wqes.push_back(Wqe { idx, op, len, rkey, remote, iova, len1, iova1, bad, status, imm, rsn });
         q.posted += 1;
         self.posted_total += 1;
     }
@@ -2086,7 +2111,7 @@ impl Tb {
         let front = q.wqes.front().copied();
         match front {
             Some(wq) if wq.bad.is_some() && q.off == 0 && !q.lerr => {
-                let want = [("ssn", wq.idx & 0xFF_FFFF), ("cqn", q.send_cqn as u64), ("status", cqe_status::LOC_PROT_ERR as u64)];
+                let want = [("ssn", wq.idx & 0xFF_FFFF), ("cqn", q.send_cqn as u64), ("status", wq.status as u64)];
                 for (n, x) in want {
                     if f(n) != x {
                         return Err(format!("qpn {qpn}: local error {n} = {:#x}, expected {x:#x}", f(n)));
@@ -2113,6 +2138,7 @@ impl Tb {
         self.qps[qi].lerr = true;
         self.set_wait(qi, None);
         self.st.lerrs += 1;
+        self.st.op_errs += (f("status") == cqe_status::LOC_QP_OP_ERR as u64) as u64;
         self.activity(qi, 0, true)
     }
 
@@ -2550,12 +2576,18 @@ impl Tb {
 /// Runs parameter set `cfg` on its fixed seeds (`RNIC_SQ_BLOCK_ITERS` of
 /// them, default 1) or on `RNIC_SQ_BLOCK_SEED`.
 fn run_set(cfg: Cfg, base_seed: u64) {
-    for seed in block_seeds("RNIC_SQ_BLOCK", base_seed) {
+    let (mut lerrs, mut op_errs) = (0, 0);
+    let seeds = block_seeds("RNIC_SQ_BLOCK", base_seed);
+    let replay = seeds.len() == 1;
+    for seed in seeds {
         let started = std::time::Instant::now();
         eprintln!("sq_block {}: seed {seed:#x}", cfg.name);
         match Tb::new(cfg, seed).run() {
-            Ok(s) => println!(
-                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors, {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets, {} pushes ({} taken, {} with their payload), {} packets gathered from two entries",
+            Ok(s) => {
+                lerrs += s.lerrs;
+                op_errs += s.op_errs;
+                println!(
+                "sq_block {} seed {seed:#x}: {} cycles in {:.2}s, {} WQEs, {} packets, {} KiB, {} doorbells (longest back-to-back {}), {} turns, {} local errors ({} for an opcode or list), {} WQE beats fetched, max contended turn bytes {}, {} rewinds, {} resends taken ({} sent), {} skips to lACK, {} sprayed packets, {} pushes ({} taken, {} with their payload), {} packets gathered from two entries",
                 cfg.name,
                 s.cycles,
                 started.elapsed().as_secs_f64(),
@@ -2566,6 +2598,7 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.max_db_burst,
                 s.runs,
                 s.lerrs,
+                s.op_errs,
                 s.wqe_fetch_beats,
                 s.max_contended_bytes,
                 s.rewinds,
@@ -2577,9 +2610,17 @@ fn run_set(cfg: Cfg, base_seed: u64) {
                 s.pushed,
                 s.pushed_pl,
                 s.gathered
+            );
+            }
+            Err(e) => panic!(
+                "sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}",
+                cfg.name
             ),
-            Err(e) => panic!("sq_block {}: FAILED with seed {seed:#x} (rerun with RNIC_SQ_BLOCK_SEED={seed:#x}): {e}", cfg.name),
         }
+    }
+    // A set whose seeds raise local errors must raise some for a bad opcode or list as well.
+    if !replay && lerrs >= 8 {
+        assert!(op_errs > 0, "sq_block {}: {lerrs} local errors, none for a bad opcode or list", cfg.name);
     }
 }
 
