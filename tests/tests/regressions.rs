@@ -144,6 +144,48 @@ fn dereg_source_mr_during_write() {
     assert_no_violations(&nics);
 }
 
+/// Deregistering the MR of a gathered WRITE's second entry while the NIC
+/// still sends from the first: the WRITE completes with LOC_PROT_ERR, no byte
+/// of the second entry reaches the target (none is read from freed memory:
+/// that would be a DMA violation), and the target past the placed prefix
+/// keeps its sentinel.
+#[test]
+fn dereg_second_entry_mr_during_gathered_write() {
+    let half = BIG / 2;
+    let nics = pair();
+    {
+        let w = World::new(&nics, 1, 4, Mtu::Mtu4096);
+        let (a, _) = &w.conns[0];
+        let data = pattern::make(SEED, stream(0, 3), BIG);
+        let src0 = w.pd_a.reg_mr(half, AccessFlags::empty()).unwrap();
+        src0.write(0, &data[..half]).unwrap();
+        let src1 = w.pd_a.reg_mr(half, AccessFlags::empty()).unwrap();
+        src1.write(0, &data[half..]).unwrap();
+        let dst = w.pd_b.reg_mr(BIG, AccessFlags::REMOTE_WRITE | AccessFlags::LOCAL_WRITE).unwrap();
+        let sentinel = fill_sentinel(&dst);
+        a.post_send(&SendWr {
+            send_flags: rnic::SendFlags::SIGNALED,
+            wr_id: 11,
+            opcode: WrOpcode::RdmaWrite { remote_addr: dst.addr(), rkey: dst.rkey() },
+            sg_list: [src0.sge(0, half as u32), src1.sge(0, half as u32)].into(),
+        })
+        .unwrap();
+        // About 380 KB of the first entry's 512 KiB have gone by then.
+        nics.cluster.lock().run(8_000);
+        src1.dereg_mr().unwrap();
+        let wcs = wait(&w.cq_a, 1, BIG as u64);
+        assert_eq!((wcs[0].wr_id, wcs[0].status), (11, WcStatus::LocProtErr), "{wcs:?}");
+        nics.cluster.lock().run(20_000);
+        let got = read_all(&dst);
+        let n = got.iter().zip(&data).take_while(|(g, d)| g == d).count();
+        assert!(n > 0, "nothing of the first entry arrived: the test stopped the WRITE too early");
+        assert!(n <= half, "{n} bytes arrived: the second entry's bytes were sent after its MR was deregistered");
+        let tail = n.div_ceil(4096) * 4096;
+        assert!(got[tail..] == sentinel[tail..], "bytes beyond the prefix of the message changed");
+    }
+    assert_no_violations(&nics);
+}
+
 /// A receive WQE whose MR lacks LOCAL_WRITE: the receive completes with
 /// LOC_PROT_ERR, the responder stops and the library moves the QP to ERROR,
 /// the sender gets REM_OP_ERR, nothing is written, another QP keeps working.
