@@ -4,7 +4,8 @@
 //! and REMOTE_READ target MRs, a REMOTE_READ-only MR, posted receive
 //! buffers) is connected to an idle peer QP on NIC0, and a *good* QP pair
 //! (another PD) carries real WRITE and SEND transfers from NIC0 to NIC1
-//! between the fuzzed frames; every byte of those transfers is checked. A
+//! between the fuzzed frames (one WRITE in three gathered from two entries
+//! of its source MR); every byte of those transfers is checked. A
 //! third PD on NIC1 owns a REMOTE_WRITE/REMOTE_READ MR nobody may write.
 //!
 //! Each fuzzed frame starts as a valid frame the peer would send to the
@@ -1160,6 +1161,8 @@ struct Stats {
     /// READ response packets the victim sent (each verified).
     read_rsp_out: u64,
     good_rounds: u64,
+    /// Good rounds whose WRITE gathered from two entries.
+    good_gathered: u64,
     good_bytes: u64,
     cycles0: u64,
     t0: Instant,
@@ -1220,6 +1223,8 @@ struct Fuzzer {
     just_consumed: Option<(usize, usize)>,
     /// The generator of READ frames (so the other frames keep their seeds).
     rd_rng: Rng,
+    /// The generator of the good WRITEs' gather lists (likewise).
+    sg_rng: Rng,
     rd_ssn: u32,
     /// The last READ the victim accepted (a requester's retry sends it again).
     last_read: Option<Frame>,
@@ -1348,7 +1353,8 @@ impl Fuzzer {
             mk("good WRITE destination", NIC, pd_gb.reg_mr(4 * gm + 256, rw).unwrap(), Window::None),
             mk("good receive buffer", NIC, pd_gb.reg_mr(4 * gm + 256, lw).unwrap(), Window::None),
             mk("third PD's REMOTE_WRITE/READ MR", NIC, pd_x.reg_mr(4096, rwr).unwrap(), Window::None),
-            mk("good source (NIC0)", PEER, pd_ga.reg_mr(8 * gm, AccessFlags::empty()).unwrap(), Window::None),
+            // The WRITE's bytes, the SEND's, then room for a gathered WRITE's second entry.
+            mk("good source (NIC0)", PEER, pd_ga.reg_mr(12 * gm, AccessFlags::empty()).unwrap(), Window::None),
             mk("peer's REMOTE_WRITE MR (NIC0)", PEER, pd_p.reg_mr(4096, rw).unwrap(), Window::None),
             mk("victim READ-only MR", NIC, pd_v.reg_mr(2 * m + 77, AccessFlags::REMOTE_READ).unwrap(), Window::None),
         ];
@@ -1431,6 +1437,7 @@ impl Fuzzer {
             prev_frame: "none".into(),
             just_consumed: None,
             rd_rng: Rng(seed ^ 0x0C0C_5EAD_0000_0000),
+            sg_rng: Rng(seed ^ 0x5C47_7E12_0000_0000),
             rd_ssn: 0,
             last_read: None,
             peer_dup_base: 0,
@@ -1453,6 +1460,7 @@ impl Fuzzer {
                 read_slid: 0,
                 read_rsp_out: 0,
                 good_rounds: 0,
+                good_gathered: 0,
                 good_bytes: 0,
                 cycles0,
                 t0: Instant::now(),
@@ -2876,7 +2884,16 @@ impl Fuzzer {
         let wdata = pattern::make(self.seed, pattern::stream(7, 2 * round), wlen);
         let sdata = pattern::make(self.seed, pattern::stream(7, 2 * round + 1), slen);
         let half = 4 * gm;
-        self.regions[R_GSRC].fill(0, &wdata);
+        // One good WRITE in three gathers from two entries: its tail from past the SEND's bytes.
+        let cut = (wlen > 1 && self.sg_rng.pct(33)).then(|| self.sg_rng.range(1, wlen as u64 - 1) as usize);
+        let tail_at = cut.map(|c| 2 * half + self.sg_rng.below((half - (wlen - c)) as u64 + 1) as usize);
+        match (cut, tail_at) {
+            (Some(c), Some(t)) => {
+                self.regions[R_GSRC].fill(0, &wdata[..c]);
+                self.regions[R_GSRC].fill(t, &wdata[c..]);
+            }
+            _ => self.regions[R_GSRC].fill(0, &wdata),
+        }
         self.regions[R_GSRC].fill(half, &sdata);
         // Nothing may have reached NIC1 since the last frame.
         match self.counter_deltas() {
@@ -2910,7 +2927,10 @@ impl Fuzzer {
                     send_flags: rnic::SendFlags::SIGNALED,
                     wr_id: 2 * round,
                     opcode: WrOpcode::RdmaWrite { remote_addr: gdst_addr + woff as u64, rkey: gdst_key },
-                    sg_list: src.sge(0, wlen as u32).into(),
+                    sg_list: match (cut, tail_at) {
+                        (Some(c), Some(t)) => [src.sge(0, c as u32), src.sge(t as u64, (wlen - c) as u32)].into(),
+                        _ => src.sge(0, wlen as u32).into(),
+                    },
                 },
                 SendWr {
                     send_flags: rnic::SendFlags::SIGNALED,
@@ -2930,7 +2950,8 @@ impl Fuzzer {
             c.inject_frame(NIC, f);
         }
         let bytes = (wlen + slen) as u64;
-        let what = format!("good round {round} (WRITE {wlen} B at +{woff}, SEND {slen} B into +{roff})");
+        let gathered = cut.map(|c| format!(" gathered {c} + {} B", wlen - c)).unwrap_or_default();
+        let what = format!("good round {round} (WRITE {wlen} B{gathered} at +{woff}, SEND {slen} B into +{roff})");
         match self.cq_ga.wait_cq(2, timeout_for(bytes)) {
             Ok(wcs) => {
                 let got: Vec<_> = wcs.iter().map(|c| (c.wr_id, c.status, c.opcode)).collect();
@@ -2996,6 +3017,7 @@ impl Fuzzer {
         problems.extend(self.check_memory());
         problems.extend(self.check_peer_dup());
         self.stats.good_rounds += 1;
+        self.stats.good_gathered += cut.is_some() as u64;
         self.stats.good_bytes += bytes;
         (problems, false)
     }
@@ -3906,14 +3928,18 @@ impl Fuzzer {
             st.read_rsp_out
         );
         eprintln!(
-            "fuzz {}: {} good rounds verified {} bytes; simulator {}",
+            "fuzz {}: {} good rounds ({} WRITEs gathered from two entries) verified {} bytes; simulator {}",
             self.cfg.name,
             st.good_rounds,
+            st.good_gathered,
             st.good_bytes,
             self.nics.stats().to_string().replace('\n', "; ")
         );
         if let Some(s) = &stop {
             self.failures.push(s.clone());
+        }
+        if stop.is_none() && st.good_rounds >= 9 && st.good_gathered == 0 {
+            self.failures.push(format!("stimulus: none of {} good WRITEs gathered from two entries", st.good_rounds));
         }
         if !self.failures.is_empty() {
             panic!(
