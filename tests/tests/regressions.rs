@@ -67,6 +67,17 @@ fn a_qp_waiting_for_its_turn_with_every_packet_answered_is_not_timed_out() {
 
 const BIG: usize = 1 << 20;
 
+/// The length of the prefix of `data` that a WRITE stopped midway placed in
+/// `dst`; past it, whole 4 KiB packets are either there or not (a packet
+/// being placed may match by chance), then `dst` must hold its `sentinel`.
+fn placed_prefix(dst: &rnic::Mr, data: &[u8], sentinel: &[u8]) -> usize {
+    let got = read_all(dst);
+    let n = got.iter().zip(data).take_while(|(g, d)| g == d).count();
+    let tail = n.div_ceil(4096) * 4096;
+    assert!(got[tail..] == sentinel[tail..], "bytes beyond the prefix of the message changed");
+    n
+}
+
 /// Deregistering the target MR of a WRITE in flight fences the NIC: no byte
 /// lands after `dereg_mr` returns (a new MR over the same memory stays
 /// untouched) and the WRITE completes with REM_ACCESS_ERR, never Success.
@@ -133,13 +144,8 @@ fn dereg_source_mr_during_write() {
         let wcs = wait(&w.cq_a, 1, BIG as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (9, WcStatus::LocProtErr), "{wcs:?}");
         nics.cluster.lock().run(20_000);
-        let got = read_all(&dst);
-        let n = got.iter().zip(&data).take_while(|(g, d)| g == d).count();
+        let n = placed_prefix(&dst, &data, &sentinel);
         assert!(n < BIG, "the whole message arrived although its source was deregistered");
-        // Past the placed prefix, whole packets are either there or not: allow the
-        // bytes of a packet being placed to match by chance, then the sentinel.
-        let tail = n.div_ceil(4096) * 4096;
-        assert!(got[tail..] == sentinel[tail..], "bytes beyond the prefix of the message changed");
     }
     assert_no_violations(&nics);
 }
@@ -176,12 +182,9 @@ fn dereg_second_entry_mr_during_gathered_write() {
         let wcs = wait(&w.cq_a, 1, BIG as u64);
         assert_eq!((wcs[0].wr_id, wcs[0].status), (11, WcStatus::LocProtErr), "{wcs:?}");
         nics.cluster.lock().run(20_000);
-        let got = read_all(&dst);
-        let n = got.iter().zip(&data).take_while(|(g, d)| g == d).count();
+        let n = placed_prefix(&dst, &data, &sentinel);
         assert!(n > 0, "nothing of the first entry arrived: the test stopped the WRITE too early");
         assert!(n <= half, "{n} bytes arrived: the second entry's bytes were sent after its MR was deregistered");
-        let tail = n.div_ceil(4096) * 4096;
-        assert!(got[tail..] == sentinel[tail..], "bytes beyond the prefix of the message changed");
     }
     assert_no_violations(&nics);
 }
