@@ -142,9 +142,23 @@ pub struct PcieReadFront {
     /// The split address's low bits plus the chunk (at most 4096: a chunk never crosses a 4 KiB boundary), and its upper bits plus one.
     sp_lo: Signal<Local, Bits<13>>,
     sp_hi1: Signal<Local, Bits<52>>,
+    /// Bytes to the next MRRS boundary less one, and the bytes themselves.
+    gap: Signal<Local, Bits<12>>,
     to_bound: Signal<Local, Bits<13>>,
+    /// The split ends at the MRRS boundary (the chunk is `to_bound`), not at the request's end (the chunk is `sp_rem`).
+    at_bound: Signal<Local, Bit>,
+    /// `at_bound` as a 13-bit and a 9-bit mask: an AND-OR pick of results summed side by side for either chunk,
+    /// which synthesis cannot fold back into one sum after the chunk's compare as it does with a mux of sums.
+    m_bound: Signal<Local, Bits<13>>,
+    m_bound9: Signal<Local, Bits<9>>,
     chunk: Signal<Local, Bits<13>>,
-    sp_blocks: Signal<Local, Bits<13>>,
+    /// `sp_lo` and `sp_ring`'s next value for a chunk to the boundary and for the rest of the request.
+    sp_lo_b: Signal<Local, Bits<13>>,
+    sp_lo_r: Signal<Local, Bits<13>>,
+    sp_ring_b: Signal<Local, Bits<9>>,
+    sp_ring_r: Signal<Local, Bits<9>>,
+    /// The split address's offset in its block plus the rest of the request.
+    sp_end_r: Signal<Local, Bits<13>>,
     fire: Signal<Local, Bit>,
     // Tags: 0..=255 fresh after reset, then the ones completions give back.
     fresh: Reg<Bits<9>>,
@@ -289,14 +303,25 @@ impl Logic for PcieReadFront {
         }
         self.mrrs_mask.next = (bit_cast::<12, 5>(self.mrrs_hi.q.val()) << 7) | 0x7F;
         // MRRS - (A mod MRRS) is (!A & (MRRS - 1)) + 1.
-        self.to_bound.next = bit_cast::<13, 12>(!self.sp_addr.q.val().get_bits::<12>(0) & self.mrrs_mask.val()) + 1;
-        self.chunk.next = self.sp_rem.q.val();
-        if self.to_bound.val() < self.sp_rem.q.val() {
-            self.chunk.next = self.to_bound.val();
+        self.gap.next = !self.sp_addr.q.val().get_bits::<12>(0) & self.mrrs_mask.val();
+        self.to_bound.next = bit_cast::<13, 12>(self.gap.val()) + 1;
+        self.at_bound.next = self.to_bound.val() < self.sp_rem.q.val();
+        self.m_bound.next = 0.into();
+        self.m_bound9.next = 0.into();
+        if self.at_bound.val() {
+            self.m_bound.next = 0x1FFF.into();
+            self.m_bound9.next = 0x1FF.into();
         }
-        self.sp_lo.next = bit_cast::<13, 12>(self.sp_addr.q.val().get_bits::<12>(0)) + self.chunk.val();
+        self.chunk.next = (self.to_bound.val() & self.m_bound.val()) | (self.sp_rem.q.val() & !self.m_bound.val());
+        // A + to_bound is (A | (MRRS - 1)) + 1: the gap's bits are the ones A lacks below MRRS.
+        self.sp_lo_b.next = bit_cast::<13, 12>(self.sp_addr.q.val().get_bits::<12>(0) | self.mrrs_mask.val()) + 1;
+        self.sp_lo_r.next = bit_cast::<13, 12>(self.sp_addr.q.val().get_bits::<12>(0)) + self.sp_rem.q.val();
+        self.sp_lo.next = (self.sp_lo_b.val() & self.m_bound.val()) | (self.sp_lo_r.val() & !self.m_bound.val());
         self.sp_hi1.next = self.sp_addr.q.val().get_bits::<52>(12) + 1;
-        self.sp_blocks.next = (bit_cast::<13, 6>(self.sp_addr.q.val().get_bits::<6>(0)) + self.chunk.val()) >> 6;
+        // A chunk to the boundary ends a block: it spans the gap's blocks plus one (A mod 64 + gap mod 64 is 63).
+        self.sp_ring_b.next = self.sp_ring.q.val() + bit_cast::<9, 6>(self.gap.val().get_bits::<6>(6)) + 1;
+        self.sp_end_r.next = bit_cast::<13, 6>(self.sp_addr.q.val().get_bits::<6>(0)) + self.sp_rem.q.val();
+        self.sp_ring_r.next = self.sp_ring.q.val() + bit_cast::<9, 7>(self.sp_end_r.val().get_bits::<7>(6));
         self.tag_ok.next = !self.fresh.q.val().get_bit(8) | !self.free_tags.empty.val();
         self.tag.next = self.fresh.q.val().get_bits::<8>(0);
         if self.fresh.q.val().get_bit(8) {
@@ -323,9 +348,12 @@ impl Logic for PcieReadFront {
                 self.sp_addr.d.next = (bit_cast::<64, 52>(self.sp_hi1.val()) << 12)
                     | bit_cast::<64, 12>(self.sp_lo.val().get_bits::<12>(0));
             }
-            self.sp_rem.d.next = self.sp_rem.q.val() - self.chunk.val();
-            self.sp_ring.d.next = self.sp_ring.q.val() + self.sp_blocks.val().get_bits::<9>(0);
-            if self.sp_rem.q.val() == self.chunk.val() {
+            // To the boundary, the rest less gap + 1 (the sum with the gap's complement); else nothing is left.
+            self.sp_rem.d.next =
+                (self.sp_rem.q.val() + (bit_cast::<13, 12>(!self.gap.val()) | 0x1000)) & self.m_bound.val();
+            self.sp_ring.d.next =
+                (self.sp_ring_b.val() & self.m_bound9.val()) | (self.sp_ring_r.val() & !self.m_bound9.val());
+            if !self.at_bound.val() {
                 self.sp_busy.d.next = false;
             }
         }
