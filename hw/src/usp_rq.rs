@@ -113,12 +113,17 @@ pub struct UspRq {
     idle: Signal<Local, Bit>,
     pick_wr: Signal<Local, Bit>,
     pick_rd: Signal<Local, Bit>,
-    /// The request being started: address, length, type, tag.
-    s_addr: Signal<Local, Bits<64>>,
-    s_len: Signal<Local, Bits<13>>,
-    s_type: Signal<Local, Bits<4>>,
-    s_tag: Signal<Local, Bits<8>>,
-    s_off: Signal<Local, Bits<2>>,
+    /// A read's descriptor and byte enables, from its own inputs (no pick in front of the sums).
+    r_off: Signal<Local, Bits<2>>,
+    r_ndw: Signal<Local, Bits<11>>,
+    r_end: Signal<Local, Bits<2>>,
+    r_fmask: Signal<Local, Bits<4>>,
+    r_lmask: Signal<Local, Bits<4>>,
+    r_fbe: Signal<Local, Bits<4>>,
+    r_lbe: Signal<Local, Bits<4>>,
+    r_desc: Signal<Local, Bits<128>>,
+    /// The same for a write TLP (its first beat's address and length), and its beats and shape.
+    d_off: Signal<Local, Bits<2>>,
     /// Its first Dword's lane (0..=60).
     d_a0: Signal<Local, Bits<7>>,
     d_ndw: Signal<Local, Bits<11>>,
@@ -201,23 +206,33 @@ impl Logic for UspRq {
             & self.wr_first.val()
             & (self.prefer_wr.q.val() | !self.rd_valid.val());
         self.pick_rd.next = self.idle.val() & self.rd_valid.val() & !self.pick_wr.val();
-        // The request a TLP would start with this cycle.
-        self.s_addr.next = self.wr_addr.val();
-        self.s_len.next = self.wr_len.val();
-        self.s_type.next = self.ty_mem_wr.val();
-        self.s_tag.next = self.zero_tag.val();
-        if self.pick_rd.val() {
-            self.s_addr.next = self.rd_addr.val();
-            self.s_len.next = self.rd_len.val();
-            self.s_type.next = self.ty_mem_rd.val();
-            self.s_tag.next = self.rd_tag.val();
+        // A read's descriptor and byte enables.
+        self.r_off.next = self.rd_addr.val().get_bits::<2>(0);
+        self.r_ndw.next =
+            bit_cast::<11, 14>((bit_cast::<14, 2>(self.r_off.val()) + bit_cast::<14, 13>(self.rd_len.val()) + 3) >> 2);
+        self.r_end.next = self.r_off.val() + self.rd_len.val().get_bits::<2>(0);
+        self.r_fmask.next = self.f4.val() << self.r_off.val();
+        self.r_lmask.next = !(self.f4.val() << self.r_end.val());
+        if !self.r_end.val().any() {
+            self.r_lmask.next = self.f4.val();
         }
-        self.s_off.next = self.s_addr.val().get_bits::<2>(0);
-        self.d_a0.next = bit_cast::<7, 4>(self.s_addr.val().get_bits::<4>(2)) << 2;
+        self.r_fbe.next = self.r_fmask.val();
+        self.r_lbe.next = self.r_lmask.val();
+        if self.r_ndw.val() == self.one_dw.val() {
+            self.r_fbe.next = self.r_fmask.val() & self.r_lmask.val();
+            self.r_lbe.next = 0.into();
+        }
+        self.r_desc.next = bit_cast::<128, 64>(self.rd_addr.val() & !bits::<64>(3))
+            | (bit_cast::<128, 11>(self.r_ndw.val()) << 64)
+            | (bit_cast::<128, 4>(self.ty_mem_rd.val()) << 75)
+            | (bit_cast::<128, 8>(self.rd_tag.val()) << 96);
+        // A write TLP's descriptor, byte enables, beats and shape.
+        self.d_off.next = self.wr_addr.val().get_bits::<2>(0);
+        self.d_a0.next = bit_cast::<7, 4>(self.wr_addr.val().get_bits::<4>(2)) << 2;
         self.d_ndw.next =
-            bit_cast::<11, 14>((bit_cast::<14, 2>(self.s_off.val()) + bit_cast::<14, 13>(self.s_len.val()) + 3) >> 2);
+            bit_cast::<11, 14>((bit_cast::<14, 2>(self.d_off.val()) + bit_cast::<14, 13>(self.wr_len.val()) + 3) >> 2);
         self.d_in.next =
-            (bit_cast::<14, 6>(self.s_addr.val().get_bits::<6>(0)) + bit_cast::<14, 13>(self.s_len.val()) + 63) >> 6;
+            (bit_cast::<14, 6>(self.wr_addr.val().get_bits::<6>(0)) + bit_cast::<14, 13>(self.wr_len.val()) + 63) >> 6;
         self.d_out.next = ((bit_cast::<14, 11>(self.d_ndw.val()) << 2) + self.desc_round.val()) >> 6;
         self.d_late.next = self.d_a0.val().get_bits::<3>(4).any();
         self.d_need_flush.next = self.d_out.val() > self.d_in.val();
@@ -230,8 +245,8 @@ impl Logic for UspRq {
         if !self.d_lastdw.val().any() {
             self.d_last_keep.next = self.ones16.val();
         }
-        self.d_end.next = self.s_off.val() + self.s_len.val().get_bits::<2>(0);
-        self.d_fmask.next = self.f4.val() << self.s_off.val();
+        self.d_end.next = self.d_off.val() + self.wr_len.val().get_bits::<2>(0);
+        self.d_fmask.next = self.f4.val() << self.d_off.val();
         self.d_lmask.next = !(self.f4.val() << self.d_end.val());
         if !self.d_end.val().any() {
             self.d_lmask.next = self.f4.val();
@@ -242,10 +257,10 @@ impl Logic for UspRq {
             self.d_fbe.next = self.d_fmask.val() & self.d_lmask.val();
             self.d_lbe.next = 0.into();
         }
-        self.d_desc.next = bit_cast::<128, 64>(self.s_addr.val() & !bits::<64>(3))
+        self.d_desc.next = bit_cast::<128, 64>(self.wr_addr.val() & !bits::<64>(3))
             | (bit_cast::<128, 11>(self.d_ndw.val()) << 64)
-            | (bit_cast::<128, 4>(self.s_type.val()) << 75)
-            | (bit_cast::<128, 8>(self.s_tag.val()) << 96);
+            | (bit_cast::<128, 4>(self.ty_mem_wr.val()) << 75)
+            | (bit_cast::<128, 8>(self.zero_tag.val()) << 96);
         // The output beat of a write: defaults from the TLP's registers.
         self.emit.next = false;
         self.e_first.next = false;
@@ -332,11 +347,11 @@ impl Logic for UspRq {
                 self.o_last.d.next = self.e_last.val();
                 self.o_user.d.next = self.e_user.val();
             } else if self.pick_rd.val() {
-                self.o_data.d.next = bit_cast::<512, 128>(self.d_desc.val());
+                self.o_data.d.next = bit_cast::<512, 128>(self.r_desc.val());
                 self.o_keep.d.next = self.read_keep.val();
                 self.o_last.d.next = true;
-                self.o_user.d.next = bit_cast::<40, 4>(self.d_fbe.val())
-                    | (bit_cast::<40, 4>(self.d_lbe.val()) << 8)
+                self.o_user.d.next = bit_cast::<40, 4>(self.r_fbe.val())
+                    | (bit_cast::<40, 4>(self.r_lbe.val()) << 8)
                     | (self.one40.val() << 20)
                     | (self.one40.val() << 26)
                     | (bit_cast::<40, 4>(self.read_eptr.val()) << 28);
