@@ -253,6 +253,8 @@ pub struct CcEngine {
     delay: Reg<Bits<32>>,
     can_dec: Reg<Bit>,
     can_fair: Reg<Bit>,
+    /// The window read in `Pre` is 0 (the branches take it as 1, `cwnd1`), registered there for timing.
+    cwnd_z: Reg<Bit>,
     /// The window being computed (64 bits, wrapping as the model's `u64`).
     newc: Reg<Bits<64>>,
     action: Reg<Bits<3>>,
@@ -351,6 +353,7 @@ impl Logic for CcEngine {
             delay,
             can_dec,
             can_fair,
+            cwnd_z,
             newc,
             action,
             ma,
@@ -393,6 +396,7 @@ impl Logic for CcEngine {
         self.delay.reset.next = self.reset.val();
         self.can_dec.reset.next = self.reset.val();
         self.can_fair.reset.next = self.reset.val();
+        self.cwnd_z.reset.next = self.reset.val();
         self.newc.reset.next = self.reset.val();
         self.action.reset.next = self.reset.val();
         self.ma.reset.next = self.reset.val();
@@ -517,10 +521,8 @@ impl Logic for CcEngine {
         self.avg_new.next = bit_cast::<40, 32>(self.avg.q.val()) + self.ediff.q.val();
         // Branch inputs on the updated state.
         self.avg_delay.next = self.avg.q.val() >> 8;
-        self.cwnd1.next = self.cwnd.q.val();
-        if self.cwnd.q.val() == 0 {
-            self.cwnd1.next = 1.into();
-        }
+        // `cwnd` and `cwnd_z` are both loaded in `Pre` and held through the branches that read `cwnd1`.
+        self.cwnd1.next = self.cwnd.q.val() | bit_cast::<32, 1>(self.cwnd_z.q.val().into());
         self.acked_q8.next = self.acked.q.val().get_bits::<32>(0) << 8;
         if self.acked.q.val() > bit_cast::<40, 32>(self.acked_cap.val()) {
             self.acked_q8.next = self.acked_cap.val() << 8;
@@ -633,6 +635,7 @@ impl Logic for CcEngine {
                 }
                 self.acked.d.next = self.acked_l.val();
                 self.cwnd.d.next = self.su.cwnd.val();
+                self.cwnd_z.d.next = self.su.cwnd.val() == 0;
                 self.base_rtt.d.next = self.base_new.val();
                 self.delay.d.next = self.delay_l.val();
                 self.last_dec.d.next = self.su.last_dec.val();
