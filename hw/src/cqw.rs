@@ -134,7 +134,17 @@ pub struct CqWriter {
     cq_waddr_q: Reg<Bits<64>>,
     cq_owner_q: Reg<Bit>,
     ctl_cfg_q: Reg<Bit>,
-    ctl_room: Signal<Local, Bit>,
+    /// The CtrlQ has a free slot, registered every cycle from the producer index, size and setup
+    /// the registers take at this edge and the consumer index of this cycle: `CtlWrite` (only
+    /// ever entered from `Idle`, and the only state that moves `ctl_pi` but for a reset) decides
+    /// on a register. The consumer index only grows, so one a cycle old is conservative.
+    ctl_room_q: Reg<Bit>,
+    /// The CtrlQ slot's bus address, registered likewise (the base of this cycle).
+    ctl_waddr_q: Reg<Bits<64>>,
+    /// `ctl_pi`, `ctl_size_q` and `ctl_cfg_q` after this edge.
+    ctl_pi_nx: Signal<Local, Bits<32>>,
+    ctl_size_nx: Signal<Local, Bits<32>>,
+    ctl_cfg_nx: Signal<Local, Bit>,
     cq_mask: Signal<Local, Bits<32>>,
     /// `cq_mask` from the ring's log2 size.
     cq_mask_of: LowMask<32>,
@@ -149,7 +159,20 @@ impl Logic for CqWriter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, state, req, ctl_pi, ctl_req, ctl_size_q, ctl_cfg_q, cq_waddr_q, cq_owner_q, irq_a, irq_d
+            self,
+            clock,
+            state,
+            req,
+            ctl_pi,
+            ctl_req,
+            ctl_size_q,
+            ctl_cfg_q,
+            ctl_room_q,
+            ctl_waddr_q,
+            cq_waddr_q,
+            cq_owner_q,
+            irq_a,
+            irq_d
         );
         self.irq_a.reset.next = self.reset.val();
         self.irq_d.reset.next = self.reset.val();
@@ -157,6 +180,8 @@ impl Logic for CqWriter {
         self.cq_owner_q.reset.next = self.reset.val();
         self.ctl_size_q.reset.next = self.reset.val();
         self.ctl_cfg_q.reset.next = self.reset.val();
+        self.ctl_room_q.reset.next = self.reset.val();
+        self.ctl_waddr_q.reset.next = self.reset.val();
         self.state.reset.next = self.reset.val();
         self.req.reset.next = self.reset.val();
         self.ctl_pi.reset.next = self.reset.val();
@@ -216,10 +241,19 @@ impl Logic for CqWriter {
         if (self.ctl_pi.q.val() & self.ctl_size_q.q.val()).any() {
             self.ent.owner.next = 0.into();
         }
-        self.ctl_size_q.d.next = bits::<32>(1) << bit_cast::<32, 8>(self.ctrlq_log2.val());
-        self.ctl_cfg_q.d.next = (self.ctrlq_log2.val() != 0) & (self.ctrlq_log2.val() <= 16);
-        self.ctl_room.next =
-            self.ctl_cfg_q.q.val() & ((self.ctl_pi.q.val() - self.ctrlq_ci.val()) < self.ctl_size_q.q.val());
+        self.ctl_size_nx.next = bits::<32>(1) << bit_cast::<32, 8>(self.ctrlq_log2.val());
+        self.ctl_cfg_nx.next = (self.ctrlq_log2.val() != 0) & (self.ctrlq_log2.val() <= 16);
+        self.ctl_size_q.d.next = self.ctl_size_nx.val();
+        self.ctl_cfg_q.d.next = self.ctl_cfg_nx.val();
+        // Never `CtlWrite` now and then again next cycle: the index moves after this edge only by a reset.
+        self.ctl_pi_nx.next = self.ctl_pi.q.val();
+        if self.ctrlq_reset.val() {
+            self.ctl_pi_nx.next = 0.into();
+        }
+        self.ctl_room_q.d.next =
+            self.ctl_cfg_nx.val() & ((self.ctl_pi_nx.val() - self.ctrlq_ci.val()) < self.ctl_size_nx.val());
+        self.ctl_waddr_q.d.next =
+            self.ctrlq_base.val() + (bit_cast::<64, 32>(self.ctl_pi_nx.val() & (self.ctl_size_nx.val() - 1)) << 5);
         self.ctl_ready.next = false;
         self.cnt_ctl.next = false;
         self.cnt_ctl_drop.next = false;
@@ -268,13 +302,12 @@ impl Logic for CqWriter {
                 }
             }
             CqwState::CtlWrite => {
-                if !self.ctl_room.val() {
+                if !self.ctl_room_q.q.val() {
                     self.cnt_ctl_drop.next = true;
                     self.state.d.next = CqwState::Idle;
                 } else {
                     self.wr_valid.next = true;
-                    self.wr_addr.next = self.ctrlq_base.val()
-                        + (bit_cast::<64, 32>(self.ctl_pi.q.val() & (self.ctl_size_q.q.val() - 1)) << 5);
+                    self.wr_addr.next = self.ctl_waddr_q.q.val();
                     self.wr_data.next = bit_cast::<512, 256>(self.ent.pword.val());
                     if self.wr_ready.val() {
                         self.ctl_pi.d.next = self.ctl_pi.q.val() + 1;

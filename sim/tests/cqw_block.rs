@@ -17,7 +17,8 @@
 //! each is written as the 32-byte `rnic_spec::desc::CtrlqEntry` at `CtrlQ
 //! base + (CtrlQ PI mod size) x 32` with the owner bit of its pass while the
 //! ring has a free slot by the host's consumer index (which the harness
-//! advances at random), and dropped (`cnt_ctl_drop`) when it has none or no
+//! advances at random), and dropped (`cnt_ctl_drop`) only when it has none by
+//! the index of a cycle before (the writer registers its room test) or no
 //! CtrlQ is set up (log2 0); the harness sets the CtrlQ up again at random
 //! (new base and size, `ctrlq_reset`), which restarts the producer index.
 //! Requests are written in the order they were taken.
@@ -224,6 +225,8 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
     let mut offered: Option<Req> = None;
     let mut ctl_offered: Option<Ctl> = None;
     let mut cq_ctl = CtrlQ { base: 0, log2: 0, ci: 0, pi: 0 };
+    // The consumer index on the port a cycle ago: the writer decides on a register of it.
+    let mut ci_seen = 0u32;
     let (mut ctl_made, mut ctl_written, mut ctl_dropped) = (0usize, 0usize, 0usize);
     let (mut made, mut written) = (0usize, 0usize);
     let mut quiet = 0u64;
@@ -282,6 +285,8 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
         m.set_wide(p.ctl_data, &ctl_offered.map(|c| ctl_words(&c)).unwrap_or_else(|| vec![0; 6]));
         m.set_wide(p.ctrlq_base, &[cq_ctl.base as u32, (cq_ctl.base >> 32) as u32]);
         m.set(p.ctrlq_log2, cq_ctl.log2 as u64);
+        let ci_before = ci_seen;
+        ci_seen = cq_ctl.ci;
         m.set(p.ctrlq_ci, cq_ctl.ci as u64);
         m.set(p.ctrlq_reset, reset as u64);
         let wr_ready = r.below(100) < spec.wr_ready_pct;
@@ -306,10 +311,10 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
                 return Err(ctx("a CtrlQ request both dropped and written".into()));
             }
             if dropped {
-                if cq_ctl.room() {
+                if (CtrlQ { ci: ci_before, ..cq_ctl }).room() {
                     return Err(ctx(format!(
-                        "CtrlQ request {want:?} dropped with room (PI {:#x} CI {:#x} log2 {})",
-                        cq_ctl.pi, cq_ctl.ci, cq_ctl.log2
+                        "CtrlQ request {want:?} dropped with room (PI {:#x} CI a cycle ago {ci_before:#x} log2 {})",
+                        cq_ctl.pi, cq_ctl.log2
                     )));
                 }
                 taken.pop_front();
