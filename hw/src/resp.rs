@@ -275,13 +275,23 @@ pub struct Responder {
     /// ePSN − 1 (the ACK of a command), sw_right + 1 (past the run).
     sw_ack_psn: Signal<Local, Bits<24>>,
     sw_past: Signal<Local, Bits<24>>,
-    /// ePSN after an in-order packet minus sw_left (bit 23 clear, non-zero: past the run's start; zero: at it).
-    sw_pass: Signal<Local, Bits<24>>,
-    /// `sw_pass` after a READ request's packets and after one packet, side by side (the state picks one).
+    /// ePSN after an in-order packet minus sw_left, after a READ request's packets and after one
+    /// packet, side by side (the state picks one).
     sw_pass_rd: Signal<Local, Bits<24>>,
     sw_pass_one: Signal<Local, Bits<24>>,
-    /// All ones in `RdDone`: picks `sw_pass_rd` by AND/OR (a mux would let Yosys share one adder behind it).
-    sel_rd: Signal<Local, Bits<24>>,
+    /// The carry each bit of ePSN + n must take in for the sum to be sw_left (`a ^ b ^ c`), and
+    /// the carry it would give out (the majority): the sum is sw_left when they chain, a test
+    /// of one LUT per bit and an AND, not a carry chain and a zero test behind it.
+    sw_t_rd: Signal<Local, Bits<24>>,
+    sw_m_rd: Signal<Local, Bits<24>>,
+    sw_t_one: Signal<Local, Bits<24>>,
+    sw_m_one: Signal<Local, Bits<24>>,
+    /// ePSN after an in-order packet is sw_left (the run's start).
+    sw_at: Signal<Local, Bit>,
+    /// ePSN after an in-order packet is past the run's start (the picked sum's bit 23 clear).
+    sw_fwd: Signal<Local, Bit>,
+    /// In `RdDone`: the READ request's sum and test are the ones picked (by AND/OR).
+    sel_rd: Signal<Local, Bit>,
     /// The window after a READ request's packets (`rcv`, `last` shifted by them), registered: win and the count hold from Dispatch to `RdDone`.
     rd_rcv_q: Reg<Bits<SR_WINDOW_BITS>>,
     rd_last_q: Reg<Bits<SR_WINDOW_BITS>>,
@@ -2062,13 +2072,11 @@ impl Logic for Responder {
                 self.state.d.next = RState::Save;
             }
             RState::SendPlace => {
-                self.send_off.d.next =
-                    bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
-                self.dest.d.next = self.sp_iova.q.val()
-                    + (bit_cast::<64, 24>(self.du.psn_offset.val()) << bit_cast::<64, 4>(self.qv.pmtu_log2.val()));
+                // PSN_OFFSET x PMTU from its register, not a shifter in front of the 64-bit sum.
+                self.send_off.d.next = self.off64.val().get_bits::<32>(0);
+                self.dest.d.next = self.sp_iova.q.val() + self.off64.val();
                 self.left.d.next = bit_cast::<16, 13>(self.du.plen.val());
-                self.sg_skip.d.next =
-                    bit_cast::<32, 24>(self.du.psn_offset.val()) << bit_cast::<32, 4>(self.qv.pmtu_log2.val());
+                self.sg_skip.d.next = self.off64.val().get_bits::<32>(0);
                 if self.sp_tail.val().get_bit(40) {
                     // Past the receive buffer: an error at ePSN, not placed ahead of it.
                     if !self.ooo.q.val() {
@@ -2468,11 +2476,21 @@ impl Logic for Responder {
         // From the QP's ePSN, not the FSM's new one: a READ request's packets in `RdDone`, else one packet.
         self.sw_pass_rd.next = self.rd_npkts_q.q.val() + self.rsu.epsn.val() - self.rsu.sw_left.val();
         self.sw_pass_one.next = self.rsu.epsn.val() + 1 - self.rsu.sw_left.val();
-        self.sel_rd.next = 0.into();
-        if self.state.q.val() == RState::RdDone {
-            self.sel_rd.next = 0xFF_FFFF.into();
-        }
-        self.sw_pass.next = (self.sw_pass_rd.val() & self.sel_rd.val()) | (self.sw_pass_one.val() & !self.sel_rd.val());
+        self.sw_t_rd.next = self.rd_npkts_q.q.val() ^ self.rsu.epsn.val() ^ self.rsu.sw_left.val();
+        self.sw_m_rd.next = (self.rd_npkts_q.q.val() & self.rsu.epsn.val())
+            | ((self.rd_npkts_q.q.val() | self.rsu.epsn.val()) & self.sw_t_rd.val());
+        self.sw_t_one.next = self.rsu.epsn.val() ^ bits::<24>(1) ^ self.rsu.sw_left.val();
+        self.sw_m_one.next =
+            (self.rsu.epsn.val() & bits::<24>(1)) | ((self.rsu.epsn.val() | bits::<24>(1)) & self.sw_t_one.val());
+        self.sel_rd.next = self.state.q.val() == RState::RdDone;
+        self.sw_at.next = (self.sel_rd.val()
+            & !self.sw_t_rd.val().get_bit(0)
+            & (((self.sw_m_rd.val() ^ (self.sw_t_rd.val() >> 1)) & bits::<24>(0x7F_FFFF)) == 0))
+            | (!self.sel_rd.val()
+                & !self.sw_t_one.val().get_bit(0)
+                & (((self.sw_m_one.val() ^ (self.sw_t_one.val() >> 1)) & bits::<24>(0x7F_FFFF)) == 0));
+        self.sw_fwd.next = (self.sel_rd.val() & !self.sw_pass_rd.val().get_bit(23))
+            | (!self.sel_rd.val() & !self.sw_pass_one.val().get_bit(23));
         if self.acc_io.val() & self.rsu.sw_on.val().any() {
             self.sw_rep.d.next = true;
             self.rep_kind.d.next = self.kind_resp_ooo.val();
@@ -2483,7 +2501,7 @@ impl Logic for Responder {
             self.rep_psn.d.next = self.du.psn.val();
             self.rep_off.d.next = self.du.psn_offset.val();
             self.rep_qpn.d.next = self.du.dqpn.val().get_bits::<QPN_BITS>(0);
-            if self.sw_pass.val() == 0 {
+            if self.sw_at.val() {
                 self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val();
                 if self.is_last.val() {
                     self.rep_flags.d.next = self.rf_inorder.val() | self.rf_exited.val() | self.rf_last.val();
@@ -2501,7 +2519,7 @@ impl Logic for Responder {
                 self.rsp.sw_on.next = 0.into();
                 self.slid.d.next = true;
                 self.rs.d.next = self.rsp.pword.val();
-            } else if !self.sw_pass.val().get_bit(23) {
+            } else if self.sw_fwd.val() {
                 // Past the run's start (a READ request whose PSNs overlap packets
                 // placed ahead, from a peer breaking the PSN order): the run no
                 // longer describes what lies ahead, recovery ends without a jump.
