@@ -127,10 +127,18 @@ pub struct WqeFetch {
     nf_c: Signal<Local, Bits<4>>,
     nf_la: Signal<Local, Bits<4>>,
     nfetch: Signal<Local, Bits<4>>,
-    pf_add: Signal<Local, Bits<6>>,
+    /// All ones when a batch of the current (lookahead) QP is taken this cycle.
+    take_cur: Signal<Local, Bits<6>>,
+    take_la: Signal<Local, Bits<6>>,
     pf_sub: Signal<Local, Bits<6>>,
-    pf2_add: Signal<Local, Bits<6>>,
     b_in: Signal<Local, Bit>,
+    /// The in-flight counts with and without this cycle's batch, side by side: the late
+    /// handshake picks one by AND/OR instead of feeding a sum.
+    pf_up: Signal<Local, Bits<6>>,
+    pf_keep: Signal<Local, Bits<6>>,
+    pf2_up: Signal<Local, Bits<6>>,
+    pf2_keep: Signal<Local, Bits<6>>,
+    pf2_nx: Signal<Local, Bits<6>>,
     tag_sq_wqe: Num<{ dma_tag::SQ_WQE as u64 }, 8>,
     ones16: Num<0xFFFF, 16>,
     full_batch: Num<32, 7>,
@@ -238,13 +246,13 @@ impl Logic for WqeFetch {
         self.rd_tag.next = self.tag_sq_wqe.val();
         self.fetch_taken.next = self.rd_valid.val() & self.rd_ready.val();
         self.event_q.d.next = self.fetch_taken.val() | self.pop.val() | self.swap.val();
-        self.pf_add.next = 0.into();
-        self.pf2_add.next = 0.into();
+        self.take_cur.next = 0.into();
+        self.take_la.next = 0.into();
         if self.fetch_taken.val() {
             if self.fetch_la.val() {
-                self.pf2_add.next = bit_cast::<6, 4>(self.nfetch.val());
+                self.take_la.next = 0x3F.into();
             } else {
-                self.pf_add.next = bit_cast::<6, 4>(self.nfetch.val());
+                self.take_cur.next = 0x3F.into();
             }
         }
         self.cur_owed.next = (self.nbuf.q.val() != 0) | (self.pf_beats.q.val() != 0);
@@ -268,7 +276,9 @@ impl Logic for WqeFetch {
             self.wqeq.write.next = true;
             self.b_in.next = true;
         }
-        self.pf_beats.d.next = self.pf_beats.q.val() + self.pf_add.val() - self.pf_sub.val();
+        self.pf_up.next = self.pf_beats.q.val() + bit_cast::<6, 4>(self.nf_c.val()) - self.pf_sub.val();
+        self.pf_keep.next = self.pf_beats.q.val() - self.pf_sub.val();
+        self.pf_beats.d.next = (self.pf_up.val() & self.take_cur.val()) | (self.pf_keep.val() & !self.take_cur.val());
         self.nbuf.d.next = self.nbuf.q.val();
         if (self.pf_sub.val() != 0) & !self.wqeq.read.val() {
             self.nbuf.d.next = self.nbuf.q.val() + 1;
@@ -276,15 +286,18 @@ impl Logic for WqeFetch {
         if self.wqeq.read.val() & (self.pf_sub.val() == 0) {
             self.nbuf.d.next = self.nbuf.q.val() - 1;
         }
-        self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val();
+        self.pf2_up.next =
+            self.pf2.q.val() + bit_cast::<6, 4>(self.nf_la.val()) - bit_cast::<6, 1>(self.b_in.val().into());
+        self.pf2_keep.next = self.pf2.q.val() - bit_cast::<6, 1>(self.b_in.val().into());
+        self.pf2_nx.next = (self.pf2_up.val() & self.take_la.val()) | (self.pf2_keep.val() & !self.take_la.val());
+        self.pf2.d.next = self.pf2_nx.val();
         self.nbuf2.d.next = self.nbuf2.q.val();
         if self.b_in.val() {
-            self.pf2.d.next = self.pf2.q.val() + self.pf2_add.val() - 1;
             self.nbuf2.d.next = self.nbuf2.q.val() + 1;
         }
         if self.swap.val() {
             // The current QP's buffer is empty here; the lookahead's becomes current.
-            self.pf_beats.d.next = self.pf2.d.val();
+            self.pf_beats.d.next = self.pf2_nx.val();
             self.nbuf.d.next = self.nbuf2.d.val();
             self.pf2.d.next = 0.into();
             self.nbuf2.d.next = 0.into();

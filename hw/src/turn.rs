@@ -341,6 +341,9 @@ pub struct TurnEngine {
     cc_on: Signal<Local, Bit>,
     /// The window in packets of the path MTU (at least one).
     cc_pkts: Signal<Local, Bits<24>>,
+    /// The same before it is raised to one: `win_wait_c` tests `>= 1` and `>= cc_raw` apart, so the
+    /// zero test is off its path.
+    cc_raw: Signal<Local, Bits<24>>,
     cwnd_bytes: Signal<Local, Bits<32>>,
     /// Something else needs the engine (a QP scheduled or looked ahead, a
     /// rewind), or the QP failed or left RTS: a turn held in `Seg` ends.
@@ -502,6 +505,10 @@ pub struct TurnEngine {
     /// offset on (`la`, 34 bits: negative once past it), the offset is in entry 1 (`in1`), the
     /// packet straddles the two (`strad`), B's length (`lb`) and the offset into entry 1 (`off1`).
     la34: Signal<Local, Bits<34>>,
+    /// `la34 - 1` and `la34 - pmtu`, each one sum of the registers: their signs are `in1` (`la34 <= 0`)
+    /// and the "less than a PMTU left" half of `strad`, with no zero test or compare behind a sum.
+    la_m1: Signal<Local, Bits<34>>,
+    la_mp: Signal<Local, Bits<34>>,
     in1_c: Signal<Local, Bit>,
     lb_c: Signal<Local, Bits<32>>,
     la_s: Reg<Bits<32>>,
@@ -863,7 +870,9 @@ impl Logic for TurnEngine {
         self.lu.pword.next = self.lack_data.val();
         self.lack_dist.next = self.lu.ssn.val() - self.ssn.q.val();
         // (A READ response job's SSN is the requester's, not this QP's: never stale.)
-        self.stale.next = (self.lack_dist.val() != 0) & !self.lack_dist.val().get_bit(23) & !self.is_rsp.val();
+        // Equal or not from the two words, beside the carry chain's sign, not a zero test behind it.
+        self.stale.next =
+            (self.lu.ssn.val() != self.ssn.q.val()) & !self.lack_dist.val().get_bit(23) & !self.is_rsp.val();
         self.st_we.next = false;
         self.st_waddr.next = self.qpn.q.val();
         self.txd_write.next = false;
@@ -934,8 +943,9 @@ impl Logic for TurnEngine {
             | !self.qpc_data.val().get_bit(0);
         self.cc_on.next = self.qv.cc.val().any() & !self.is_rsp.val();
         self.cwnd_bytes.next = self.cwnd_data.val() >> 8;
-        self.cc_pkts.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
-        if self.cc_pkts.val() == 0 {
+        self.cc_raw.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
+        self.cc_pkts.next = self.cc_raw.val();
+        if self.cc_raw.val() == 0 {
             self.cc_pkts.next = 1.into();
         }
         self.spray_cwnd.next = self.no_window.val();
@@ -948,7 +958,8 @@ impl Logic for TurnEngine {
             & ((!self.apsn_ahead.val().get_bit(23) & (self.apsn_ahead.val() >= self.spray_win.val()))
                 | (self.cc_on.val()
                     & !self.sack_ahead.val().get_bit(23)
-                    & (self.sack_ahead.val() >= self.cc_pkts.val())));
+                    & (self.sack_ahead.val() != 0)
+                    & (self.sack_ahead.val() >= self.cc_raw.val())));
         if self.spray_done.val() & self.ent_wait.q.val() {
             self.ent.d.next = self.spray_path.val();
             self.ent_v.d.next = true;
@@ -1003,7 +1014,7 @@ impl Logic for TurnEngine {
         }
         // A READ goes as lACK's WQE, or right after READs in flight (all since lACK), up to RD_IN_FLIGHT.
         self.rd_out.next = self.ssn.q.val() - self.lu.ssn.val();
-        self.rd_gate.next = (self.lack_dist.val() == 0)
+        self.rd_gate.next = (self.lu.ssn.val() == self.ssn.q.val())
             | (self.rd_run.q.val() & !self.resend.q.val() & (self.rd_out.val() < self.rd_max.val()));
         self.rd_gate_q.d.next = self.rd_gate.val();
         self.rd_npkts_q.d.next = self.rd_npkts.val();
@@ -1035,7 +1046,13 @@ impl Logic for TurnEngine {
         self.la34.next = bit_cast::<34, 32>(self.wv.length.val())
             - bit_cast::<34, 32>(self.wv.len1.val())
             - bit_cast::<34, 32>(self.msg_off.q.val());
-        self.in1_c.next = self.la34.val().get_bit(33) | (self.la34.val() == 0);
+        self.la_m1.next = bit_cast::<34, 32>(self.wv.length.val()) + !bit_cast::<34, 32>(self.wv.len1.val())
+            - bit_cast::<34, 32>(self.msg_off.q.val());
+        self.la_mp.next = bit_cast::<34, 32>(self.wv.length.val())
+            - bit_cast::<34, 32>(self.wv.len1.val())
+            - bit_cast::<34, 32>(self.msg_off.q.val())
+            - bit_cast::<34, 32>(self.pmtu.val());
+        self.in1_c.next = self.la_m1.val().get_bit(33);
         self.lb_c.next = self.wv.len1.val();
         if self.sel_pmtu.val() {
             self.lb_c.next = self.pmtu.val() - self.la34.val().get_bits::<32>(0);
@@ -1043,7 +1060,7 @@ impl Logic for TurnEngine {
         self.la_s.d.next = self.la34.val().get_bits::<32>(0);
         self.lb_s.d.next = self.lb_c.val();
         self.in1_s.d.next = self.in1_c.val();
-        self.strad_s.d.next = !self.in1_c.val() & (self.la34.val() < bit_cast::<34, 32>(self.pmtu.val()));
+        self.strad_s.d.next = !self.in1_c.val() & self.la_mp.val().get_bit(33);
         self.off1_s.d.next = self.msg_off.q.val() - self.len0.val();
         self.gat_s.d.next = (self.wv.len1.val() != 0) & !self.ipl_use.val();
         self.p_len1.d.next = self.wv.len1.val();
