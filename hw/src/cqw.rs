@@ -90,7 +90,8 @@ pub struct CqWriter {
     pub ctrlq_log2: Signal<In, Bits<8>>,
     /// The host's CtrlQ consumer index (`REG_CTRLQ_CI`).
     pub ctrlq_ci: Signal<In, Bits<32>>,
-    /// Pulse: the CtrlQ was set up again; the producer index restarts at 0.
+    /// Pulse: the CtrlQ was set up again (`ctrlq_log2` and `ctrlq_base` already show the new ring); the
+    /// producer index restarts at 0, also when an entry's write to the old ring is taken in this cycle.
     pub ctrlq_reset: Signal<In, Bit>,
     /// Pulse: CtrlQ entry written.
     pub cnt_ctl: Signal<Out, Bit>,
@@ -257,9 +258,6 @@ impl Logic for CqWriter {
         self.ctl_ready.next = false;
         self.cnt_ctl.next = false;
         self.cnt_ctl_drop.next = false;
-        if self.ctrlq_reset.val() {
-            self.ctl_pi.d.next = 0.into();
-        }
         match self.state.q.val() {
             CqwState::Idle => {
                 if self.ctl_valid.val() {
@@ -329,6 +327,10 @@ impl Logic for CqWriter {
             _ => {
                 self.state.d.next = CqwState::Idle;
             }
+        }
+        // After the match: a reset wins over the bump of a write to the old ring in the same cycle.
+        if self.ctrlq_reset.val() {
+            self.ctl_pi.d.next = 0.into();
         }
     }
 }

@@ -164,7 +164,8 @@ pub struct Regs {
     pub ctrlq_log2: Signal<Out, Bits<8>>,
     /// The host's CtrlQ consumer index.
     pub ctrlq_ci: Signal<Out, Bits<32>>,
-    /// Pulse: `REG_CTRLQ_LOG2` written (the producer index restarts).
+    /// Pulse, the cycle after `REG_CTRLQ_LOG2` is written (`ctrlq_log2` already shows the new size): the
+    /// producer index restarts.
     pub ctrlq_reset: Signal<Out, Bit>,
     st0: Reg<Bits<64>>,
     st1: Reg<Bits<64>>,
@@ -215,6 +216,8 @@ pub struct Regs {
     ctl_base: Reg<Bits<64>>,
     ctl_log2: Reg<Bits<8>>,
     ctl_ci: Reg<Bits<32>>,
+    /// `REG_CTRLQ_LOG2` written: registered, so the completion writer's room test starts from a flip-flop.
+    ctl_rst: Reg<Bit>,
     /// The increment pulses registered: a counter moves a cycle after its event, off the engines' decision paths.
     inc_q: Reg<Bits<28>>,
     /// `cnt_hdr2` registered with them.
@@ -229,7 +232,7 @@ impl Logic for Regs {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26,
-            c27, rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, inc_q, hdr2_q
+            c27, rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, ctl_rst, inc_q, hdr2_q
         );
         self.st0.reset.next = self.reset.val();
         self.st1.reset.next = self.reset.val();
@@ -284,6 +287,7 @@ impl Logic for Regs {
         self.ctl_base.reset.next = self.reset.val();
         self.ctl_log2.reset.next = self.reset.val();
         self.ctl_ci.reset.next = self.reset.val();
+        self.ctl_rst.reset.next = self.reset.val();
         self.rto.next = self.rto_q.q.val();
         self.probe.next = self.probe_q.q.val();
         self.cc_query_qpn.next = self.cwq_q.q.val();
@@ -294,7 +298,8 @@ impl Logic for Regs {
         self.ctrlq_base.next = self.ctl_base.q.val();
         self.ctrlq_log2.next = self.ctl_log2.q.val();
         self.ctrlq_ci.next = self.ctl_ci.q.val();
-        self.ctrlq_reset.next = false;
+        self.ctrlq_reset.next = self.ctl_rst.q.val();
+        self.ctl_rst.d.next = false;
         self.cycles.d.next = self.cycles.q.val() + 1;
         self.now.next = self.cycles.q.val();
         self.src_mac.next = self.mac.q.val();
@@ -352,7 +357,7 @@ impl Logic for Regs {
                 352 => self.ctl_base.d.next = self.wr_data.val(),
                 360 => {
                     self.ctl_log2.d.next = self.wr_data.val().get_bits::<8>(0);
-                    self.ctrlq_reset.next = true;
+                    self.ctl_rst.d.next = true;
                 }
                 368 => self.ctl_ci.d.next = self.wr_data.val().get_bits::<32>(0),
                 376 => {

@@ -20,7 +20,9 @@
 //! advances at random), and dropped (`cnt_ctl_drop`) only when it has none by
 //! the index of a cycle before (the writer registers its room test) or no
 //! CtrlQ is set up (log2 0); the harness sets the CtrlQ up again at random
-//! (new base and size, `ctrlq_reset`), which restarts the producer index.
+//! (new base and size, `ctrlq_reset`), which restarts the producer index,
+//! also with a request offered in that cycle or one being written (a write
+//! taken in the reset's cycle goes to the old ring; later ones to the new).
 //! Requests are written in the order they were taken.
 //!
 //! Two parameter sets: tiny CQs (1 to 4 entries, the owner bit flips every
@@ -188,6 +190,7 @@ fn ctl_words(c: &Ctl) -> Vec<u32> {
 
 /// The CtrlQ as the harness sets it up: base, log2, the host's consumer
 /// index, and the model's producer index.
+#[derive(Clone, Copy)]
 struct CtrlQ {
     base: u64,
     log2: u32,
@@ -251,8 +254,9 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
         }
         m.set(p.req_valid, offered.is_some() as u64);
         m.set_wide(p.req_data, &offered.map(|o| req_words(&o)).unwrap_or_else(|| vec![0; 4]));
-        // CtrlQ: set up again now and then (nothing of it in flight), the host consumes, requests arrive.
-        let reset = ctl_offered.is_none() && !taken.iter().any(|t| matches!(t, Taken::Ctl(_))) && r.below(500) == 0;
+        // CtrlQ: set up again now and then (whatever is offered or in flight), the host consumes, requests arrive.
+        let reset = r.below(300) == 0;
+        let old_ring = cq_ctl;
         if reset {
             let log2 = spec.ctl_log2.start() + r.below((spec.ctl_log2.end() - spec.ctl_log2.start() + 1) as u64) as u32;
             cq_ctl = CtrlQ {
@@ -305,29 +309,31 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
             taken.push_back(Taken::Ctl(ctl_offered.take().expect("offered")));
         }
         let wrote = m.get(p.wr_valid) != 0 && wr_ready;
+        // What the writer decided on in the reset's cycle was registered for the old ring.
+        let mut ring = if reset { old_ring } else { cq_ctl };
         let dropped = m.get(p.cnt_ctl_drop) != 0;
         if let Some(&Taken::Ctl(want)) = taken.front() {
             if dropped && wrote {
                 return Err(ctx("a CtrlQ request both dropped and written".into()));
             }
             if dropped {
-                if (CtrlQ { ci: ci_before, ..cq_ctl }).room() {
+                if (CtrlQ { ci: ci_before, ..ring }).room() {
                     return Err(ctx(format!(
                         "CtrlQ request {want:?} dropped with room (PI {:#x} CI a cycle ago {ci_before:#x} log2 {})",
-                        cq_ctl.pi, cq_ctl.log2
+                        ring.pi, ring.log2
                     )));
                 }
                 taken.pop_front();
                 ctl_dropped += 1;
             } else if wrote {
-                if !cq_ctl.room() {
+                if !ring.room() {
                     return Err(ctx(format!(
                         "CtrlQ entry written with the ring full or not set up (PI {:#x} CI {:#x} log2 {})",
-                        cq_ctl.pi, cq_ctl.ci, cq_ctl.log2
+                        ring.pi, ring.ci, ring.log2
                     )));
                 }
-                let pi = cq_ctl.pi;
-                let addr = cq_ctl.base.wrapping_add(((pi & ((1u32 << cq_ctl.log2) - 1)) as u64) << 5);
+                let pi = ring.pi;
+                let addr = ring.base.wrapping_add(((pi & ((1u32 << ring.log2) - 1)) as u64) << 5);
                 if m.get(p.wr_addr) != addr || m.get(p.wr_len) != CTRLQ_ENTRY_BYTES as u64 {
                     return Err(ctx(format!(
                         "CtrlQ entry written at {:#x} len {}, want {addr:#x} len 32 (PI {pi:#x})",
@@ -339,7 +345,7 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
                 m.get_bytes(p.wr_data, &mut beat);
                 let e =
                     CtrlqEntry::read_from_bytes(&beat[..CTRLQ_ENTRY_BYTES]).map_err(|_| ctx("entry bytes".into()))?;
-                let owner = (((pi >> cq_ctl.log2) & 1) ^ 1) as u8;
+                let owner = (((pi >> ring.log2) & 1) ^ 1) as u8;
                 let ok = e.kind == want.kind
                     && e.flags == want.flags
                     && e.qpn.get() == want.qpn as u16
@@ -359,12 +365,15 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
                 if m.get(p.cqpi_we) != 0 {
                     return Err(ctx("a CQ producer index written with a CtrlQ entry".into()));
                 }
-                cq_ctl.pi = pi.wrapping_add(1);
+                ring.pi = pi.wrapping_add(1);
                 taken.pop_front();
                 ctl_written += 1;
             }
             if (m.get(p.cnt_ctl) != 0) != (wrote && !dropped) {
                 return Err(ctx(format!("cnt_ctl={} but CtrlQ entry written={wrote}", m.get(p.cnt_ctl))));
+            }
+            if !reset {
+                cq_ctl = ring;
             }
         } else if dropped || m.get(p.cnt_ctl) != 0 {
             return Err(ctx("CtrlQ counter pulse with no CtrlQ request taken".into()));

@@ -178,7 +178,8 @@ fn regs_decode_commits_doorbells_and_counters() {
     m.tick();
     assert_eq!(read(&mut m, r::counters::RX_HDR_ERR) - h0, 9);
     assert!(read(&mut m, r::REG_CYCLES) > 0);
-    // The CtrlQ registers drive the completion writer; writing the size restarts its producer index.
+    // The CtrlQ registers drive the completion writer; writing the size restarts its producer index, a cycle
+    // later (registered), when the size output already shows the new value.
     let (cb, cl, cc, crst) = (p(&m, "ctrlq_base"), p(&m, "ctrlq_log2"), p(&m, "ctrlq_ci"), p(&m, "ctrlq_reset"));
     write(&mut m, r::REG_CTRLQ_BASE, 0xFFFF_1234_5678_9A00);
     write(&mut m, r::REG_CTRLQ_CI, 0x1_8000_0007);
@@ -186,11 +187,14 @@ fn regs_decode_commits_doorbells_and_counters() {
     m.set(wa, r::REG_CTRLQ_LOG2 as u64);
     m.set(wd, 0x10C);
     m.eval();
-    assert_eq!(m.get(crst), 1, "writing the CtrlQ size pulses the reset");
+    assert_eq!(m.get(crst), 0, "the CtrlQ reset is registered: no pulse in the write's cycle");
     m.tick();
     m.set(wv, 0);
     m.eval();
-    assert_eq!(m.get(crst), 0);
+    assert_eq!((m.get(crst), m.get(cl)), (1, 0x0C), "the reset pulses the cycle after, with the new size");
+    m.tick();
+    m.eval();
+    assert_eq!(m.get(crst), 0, "the reset is one cycle long");
     let mut base = [0u32; 2];
     m.get_wide(cb, &mut base);
     assert_eq!((base, m.get(cl), m.get(cc)), ([0x5678_9A00, 0xFFFF_1234], 0x0C, 0x8000_0007));
