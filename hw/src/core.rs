@@ -815,7 +815,7 @@ impl Logic for RnicCore {
         }
         self.regs.cnt_inc.next = self.cnt.val();
         self.resp.ctrlq_base.next = self.regs.ctrlq_base.val();
-        self.resp.ctrlq_log2.next = self.regs.ctrlq_log2.val();
+        self.resp.ctrlq_size.next = self.regs.ctrlq_size.val();
         self.resp.ctrlq_ci.next = self.regs.ctrlq_ci.val();
         self.resp.ctrlq_reset.next = self.regs.ctrlq_reset.val();
         // Completion events: MSI-X messages through the completion writer.

@@ -86,11 +86,11 @@ pub struct CqWriter {
     pub ctl_data: Signal<In, Bits<CTLR_BITS>>,
     /// CtrlQ ring bus address (`REG_CTRLQ_BASE`).
     pub ctrlq_base: Signal<In, Bits<64>>,
-    /// log2 of the CtrlQ's entries, 0 = none (`REG_CTRLQ_LOG2`).
-    pub ctrlq_log2: Signal<In, Bits<8>>,
+    /// The CtrlQ's entries, `1 << REG_CTRLQ_LOG2` (log2 1 to 16), registered; 0: no CtrlQ.
+    pub ctrlq_size: Signal<In, Bits<32>>,
     /// The host's CtrlQ consumer index (`REG_CTRLQ_CI`).
     pub ctrlq_ci: Signal<In, Bits<32>>,
-    /// Pulse: the CtrlQ was set up again (`ctrlq_log2` and `ctrlq_base` already show the new ring); the
+    /// Pulse: the CtrlQ was set up again (`ctrlq_size` and `ctrlq_base` already show the new ring); the
     /// producer index restarts at 0, also when an entry's write to the old ring is taken in this cycle.
     pub ctrlq_reset: Signal<In, Bit>,
     /// Pulse: CtrlQ entry written.
@@ -128,24 +128,21 @@ pub struct CqWriter {
     ctl_req: Reg<Bits<CTLR_BITS>>,
     cu: CtlReqUnpack,
     ent: CtrlqPack,
-    /// CtrlQ entries and whether `REG_CTRLQ_LOG2` sets up a ring (1 to 16), registered: a setting takes effect a cycle after it is written.
+    /// `ctrlq_size` a cycle later: the owner bit of `ctl_pi`'s slot, which moves with the reset.
     ctl_size_q: Reg<Bits<32>>,
     /// The CQE's bus address and owner bit, registered every cycle: `Write` uses those of `Wait`
     /// (the CQ's word and producer index are read from `Look` on and hold until the PI write).
     cq_waddr_q: Reg<Bits<64>>,
     cq_owner_q: Reg<Bit>,
-    ctl_cfg_q: Reg<Bit>,
-    /// The CtrlQ has a free slot, registered every cycle from the producer index, size and setup
-    /// the registers take at this edge and the consumer index of this cycle: `CtlWrite` (only
+    /// The CtrlQ has a free slot, registered every cycle from the producer index the register takes
+    /// at this edge, the size and the consumer index of this cycle: `CtlWrite` (only
     /// ever entered from `Idle`, and the only state that moves `ctl_pi` but for a reset) decides
     /// on a register. The consumer index only grows, so one a cycle old is conservative.
     ctl_room_q: Reg<Bit>,
     /// The CtrlQ slot's bus address, registered likewise (the base of this cycle).
     ctl_waddr_q: Reg<Bits<64>>,
-    /// `ctl_pi`, `ctl_size_q` and `ctl_cfg_q` after this edge.
+    /// `ctl_pi` after this edge.
     ctl_pi_nx: Signal<Local, Bits<32>>,
-    ctl_size_nx: Signal<Local, Bits<32>>,
-    ctl_cfg_nx: Signal<Local, Bit>,
     cq_mask: Signal<Local, Bits<32>>,
     /// `cq_mask` from the ring's log2 size.
     cq_mask_of: LowMask<32>,
@@ -167,7 +164,6 @@ impl Logic for CqWriter {
             ctl_pi,
             ctl_req,
             ctl_size_q,
-            ctl_cfg_q,
             ctl_room_q,
             ctl_waddr_q,
             cq_waddr_q,
@@ -180,7 +176,6 @@ impl Logic for CqWriter {
         self.cq_waddr_q.reset.next = self.reset.val();
         self.cq_owner_q.reset.next = self.reset.val();
         self.ctl_size_q.reset.next = self.reset.val();
-        self.ctl_cfg_q.reset.next = self.reset.val();
         self.ctl_room_q.reset.next = self.reset.val();
         self.ctl_waddr_q.reset.next = self.reset.val();
         self.state.reset.next = self.reset.val();
@@ -242,19 +237,16 @@ impl Logic for CqWriter {
         if (self.ctl_pi.q.val() & self.ctl_size_q.q.val()).any() {
             self.ent.owner.next = 0.into();
         }
-        self.ctl_size_nx.next = bits::<32>(1) << bit_cast::<32, 8>(self.ctrlq_log2.val());
-        self.ctl_cfg_nx.next = (self.ctrlq_log2.val() != 0) & (self.ctrlq_log2.val() <= 16);
-        self.ctl_size_q.d.next = self.ctl_size_nx.val();
-        self.ctl_cfg_q.d.next = self.ctl_cfg_nx.val();
+        self.ctl_size_q.d.next = self.ctrlq_size.val();
         // Never `CtlWrite` now and then again next cycle: the index moves after this edge only by a reset.
         self.ctl_pi_nx.next = self.ctl_pi.q.val();
         if self.ctrlq_reset.val() {
             self.ctl_pi_nx.next = 0.into();
         }
-        self.ctl_room_q.d.next =
-            self.ctl_cfg_nx.val() & ((self.ctl_pi_nx.val() - self.ctrlq_ci.val()) < self.ctl_size_nx.val());
+        // No CtrlQ (size 0) has no room.
+        self.ctl_room_q.d.next = (self.ctl_pi_nx.val() - self.ctrlq_ci.val()) < self.ctrlq_size.val();
         self.ctl_waddr_q.d.next =
-            self.ctrlq_base.val() + (bit_cast::<64, 32>(self.ctl_pi_nx.val() & (self.ctl_size_nx.val() - 1)) << 5);
+            self.ctrlq_base.val() + (bit_cast::<64, 32>(self.ctl_pi_nx.val() & (self.ctrlq_size.val() - 1)) << 5);
         self.ctl_ready.next = false;
         self.cnt_ctl.next = false;
         self.cnt_ctl_drop.next = false;

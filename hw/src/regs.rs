@@ -160,11 +160,11 @@ pub struct Regs {
     pub now: Signal<Out, Bits<64>>,
     /// CtrlQ ring bus address.
     pub ctrlq_base: Signal<Out, Bits<64>>,
-    /// log2 of the CtrlQ's entries (0: none).
-    pub ctrlq_log2: Signal<Out, Bits<8>>,
+    /// The CtrlQ's entries, `1 << REG_CTRLQ_LOG2` for log2 1 to 16; 0: no CtrlQ (log2 0 or above 16).
+    pub ctrlq_size: Signal<Out, Bits<32>>,
     /// The host's CtrlQ consumer index.
     pub ctrlq_ci: Signal<Out, Bits<32>>,
-    /// Pulse, the cycle after `REG_CTRLQ_LOG2` is written (`ctrlq_log2` already shows the new size): the
+    /// Pulse, the cycle after `REG_CTRLQ_LOG2` is written (`ctrlq_size` already shows the new size): the
     /// producer index restarts.
     pub ctrlq_reset: Signal<Out, Bit>,
     st0: Reg<Bits<64>>,
@@ -215,6 +215,9 @@ pub struct Regs {
     ccp: Reg<Bits<512>>,
     ctl_base: Reg<Bits<64>>,
     ctl_log2: Reg<Bits<8>>,
+    /// `ctrlq_size`, decoded when `REG_CTRLQ_LOG2` is written: the completion writer's room test starts
+    /// from a flip-flop, not behind a shifter.
+    ctl_size: Reg<Bits<32>>,
     ctl_ci: Reg<Bits<32>>,
     /// `REG_CTRLQ_LOG2` written: registered, so the completion writer's room test starts from a flip-flop.
     ctl_rst: Reg<Bit>,
@@ -232,7 +235,7 @@ impl Logic for Regs {
         dff_setup!(
             self, clock, st0, st1, st2, st3, st4, st5, st6, st7, mac, ip, cycles, resp_v, resp_d, c0, c1, c2, c3, c4,
             c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23, c24, c25, c26,
-            c27, rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_ci, ctl_rst, inc_q, hdr2_q
+            c27, rto_q, probe_q, cwq_q, hold_q, ccp, ctl_base, ctl_log2, ctl_size, ctl_ci, ctl_rst, inc_q, hdr2_q
         );
         self.st0.reset.next = self.reset.val();
         self.st1.reset.next = self.reset.val();
@@ -286,6 +289,7 @@ impl Logic for Regs {
         self.ccp.reset.next = self.reset.val();
         self.ctl_base.reset.next = self.reset.val();
         self.ctl_log2.reset.next = self.reset.val();
+        self.ctl_size.reset.next = self.reset.val();
         self.ctl_ci.reset.next = self.reset.val();
         self.ctl_rst.reset.next = self.reset.val();
         self.rto.next = self.rto_q.q.val();
@@ -296,7 +300,7 @@ impl Logic for Regs {
         self.sq_rewind.next = false;
         self.rx_sr_set.next = false;
         self.ctrlq_base.next = self.ctl_base.q.val();
-        self.ctrlq_log2.next = self.ctl_log2.q.val();
+        self.ctrlq_size.next = self.ctl_size.q.val();
         self.ctrlq_ci.next = self.ctl_ci.q.val();
         self.ctrlq_reset.next = self.ctl_rst.q.val();
         self.ctl_rst.d.next = false;
@@ -357,6 +361,10 @@ impl Logic for Regs {
                 352 => self.ctl_base.d.next = self.wr_data.val(),
                 360 => {
                     self.ctl_log2.d.next = self.wr_data.val().get_bits::<8>(0);
+                    self.ctl_size.d.next = 0.into();
+                    if (self.wr_data.val().get_bits::<8>(0) != 0) & (self.wr_data.val().get_bits::<8>(0) <= 16) {
+                        self.ctl_size.d.next = bits::<32>(1) << bit_cast::<32, 8>(self.wr_data.val().get_bits::<8>(0));
+                    }
                     self.ctl_rst.d.next = true;
                 }
                 368 => self.ctl_ci.d.next = self.wr_data.val().get_bits::<32>(0),

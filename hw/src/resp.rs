@@ -76,13 +76,17 @@ enum RState {
     RwqeReq,
     RwqeWait,
     RwqeMr,
+    /// The receive WQE's MR word is on the port; it is registered (`mr_q`).
+    RwqeMrWord,
     RwqeMrChk,
     /// The receive WQE's MR check, registered in `RwqeMrChk`, is used.
     RwqeMrUse,
     RwqeErr,
     /// Scatter list: entry `sg_i` has its MR read.
     LstMr,
-    /// Scatter list: that entry's check is registered (`rw_ok_q`).
+    /// Scatter list: that entry's MR word is on the port; it is registered (`mr_q`).
+    LstWord,
+    /// Scatter list: that entry's check is registered (`rw_ok_q`) from the registered word.
     LstChk,
     /// Scatter list: the check is used; on to the next entry.
     LstUse,
@@ -607,7 +611,8 @@ pub struct Responder {
     msg_lo: Signal<Local, Bits<66>>,
     /// The WRITE message's first byte, VA - PSN_OFFSET x PMTU modulo 2^64.
     msg_start: Reg<Bits<64>>,
-    /// The receive WQE's buffer passes its MR's checks (valid, PD, key, access, bounds), a cycle after the MR word.
+    /// The receive WQE's buffer passes its MR's checks (valid, PD, key, access, bounds), a cycle after the MR
+    /// word is registered (`mq`): two after it is on the port.
     rw_ok_q: Reg<Bit>,
     /// Bus addresses of the packet's VA and of the receive WQE's buffer: iova_base + (VA - va_base).
     va_iova: Signal<Local, Bits<64>>,
@@ -1069,7 +1074,7 @@ impl Logic for Responder {
         self.pkt_room.next =
             self.pkt_k_q.q.val() + bit_cast::<66, 64>(self.mq.length.val()) + bit_cast::<66, 64>(self.mq.va_base.val());
         self.rw_room.next =
-            self.rw_k_q.q.val() + bit_cast::<66, 64>(self.mv.length.val()) + bit_cast::<66, 64>(self.mv.va_base.val());
+            self.rw_k_q.q.val() + bit_cast::<66, 64>(self.mq.length.val()) + bit_cast::<66, 64>(self.mq.va_base.val());
         // The message's first byte, modulo 2^64 as the requester computes a
         // packet's VA: a message ending exactly at 2^64 has its zero-length
         // LAST at VA 0. Registered: du and the PMTU hold from Look on.
@@ -1093,7 +1098,7 @@ impl Logic for Responder {
             & !self.msg_lo.val().get_bit(65)
             & !self.msg_room.val().get_bit(65);
         self.va_iova.next = self.mq.iova_base.val() + self.du.va.val() - self.mq.va_base.val();
-        self.rw_iova.next = self.mv.iova_base.val() + self.sv.addr.val() - self.mv.va_base.val();
+        self.rw_iova.next = self.mq.iova_base.val() + self.sv.addr.val() - self.mq.va_base.val();
         self.msg_tail.next = self.tail_k_q.q.val() - bit_cast::<41, 13>(self.du.plen.val());
         self.sp_tail.next = bit_cast::<41, 32>(self.sp_len.q.val())
             - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
@@ -1498,11 +1503,12 @@ impl Logic for Responder {
         self.d_rsn_posted.d.next = self.rsn_posted.val();
         self.d_inv_req.d.next = self.inv_req.val();
         self.d_rnr_imm.d.next = self.rsu.rq_ci.val() == self.rq_pi.q.val();
-        self.rw_ok_q.d.next = self.key_ok.val()
-            & (self.mv.key_tag.val() == self.sv.lkey.val().get_bits::<8>(0))
+        // From the registered MR word: the raw block-RAM output is too late for the 66-bit sum.
+        self.rw_ok_q.d.next = self.key_okq.val()
+            & (self.mq.key_tag.val() == self.sv.lkey.val().get_bits::<8>(0))
             & (self.sv.lkey.val().get_bits::<16>(16) == 0)
-            & self.mv.access.val().get_bit(0)
-            & (self.sv.addr.val() >= self.mv.va_base.val())
+            & self.mq.access.val().get_bit(0)
+            & (self.sv.addr.val() >= self.mq.va_base.val())
             & !self.rw_room.val().get_bit(65);
         match self.state.q.val() {
             RState::Idle => {
@@ -1928,14 +1934,18 @@ impl Logic for Responder {
             }
             RState::RwqeMr => {
                 self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
-                self.state.d.next = RState::RwqeMrChk;
+                self.state.d.next = RState::RwqeMrWord;
                 if self.is_list.val() {
                     self.lst.d.next = true;
                     self.sg_tot.d.next = 0.into();
-                    self.state.d.next = RState::LstChk;
+                    self.state.d.next = RState::LstWord;
                 }
             }
             RState::LstMr => {
+                self.mr_addr.next = self.sv.lkey.val().get_bits::<MR_BITS>(8);
+                self.state.d.next = RState::LstWord;
+            }
+            RState::LstWord => {
                 self.mr_addr.next = self.sv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::LstChk;
             }
@@ -2020,8 +2030,12 @@ impl Logic for Responder {
                 self.dest.d.next = self.sel_iova.val();
                 self.state.d.next = RState::LstData;
             }
+            RState::RwqeMrWord => {
+                self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
+                self.state.d.next = RState::RwqeMrChk;
+            }
             RState::RwqeMrChk => {
-                // The check is registered (`rw_ok_q`) from the MR word shown now.
+                // The check is registered (`rw_ok_q`) from the MR word registered now (`mq`).
                 self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::RwqeMrUse;
             }

@@ -180,8 +180,8 @@ pub struct RxEngine {
     pub cq_ev_on: Signal<Out, Bit>,
     /// CtrlQ ring bus address.
     pub ctrlq_base: Signal<In, Bits<64>>,
-    /// log2 of the CtrlQ's entries (0: none).
-    pub ctrlq_log2: Signal<In, Bits<8>>,
+    /// The CtrlQ's entries (0: none).
+    pub ctrlq_size: Signal<In, Bits<32>>,
     /// The host's CtrlQ consumer index.
     pub ctrlq_ci: Signal<In, Bits<32>>,
     /// Pulse: the CtrlQ was set up again.
@@ -430,7 +430,7 @@ impl Logic for RxEngine {
         self.cqw.ctl_data.next = self.ack.ctl_data.val();
         self.ack.ctl_ready.next = self.cqw.ctl_ready.val();
         self.cqw.ctrlq_base.next = self.ctrlq_base.val();
-        self.cqw.ctrlq_log2.next = self.ctrlq_log2.val();
+        self.cqw.ctrlq_size.next = self.ctrlq_size.val();
         self.cqw.ctrlq_ci.next = self.ctrlq_ci.val();
         self.cqw.ctrlq_reset.next = self.ctrlq_reset.val();
         self.cnt_ctl.next = self.cqw.cnt_ctl.val();

@@ -114,7 +114,7 @@ struct Ports {
     ctl_ready: PortId,
     ctl_data: PortId,
     ctrlq_base: PortId,
-    ctrlq_log2: PortId,
+    ctrlq_size: PortId,
     ctrlq_ci: PortId,
     ctrlq_reset: PortId,
     cnt_ctl: PortId,
@@ -143,7 +143,7 @@ fn ports(m: &Model) -> Ports {
         ctl_ready: p("ctl_ready"),
         ctl_data: p("ctl_data"),
         ctrlq_base: p("ctrlq_base"),
-        ctrlq_log2: p("ctrlq_log2"),
+        ctrlq_size: p("ctrlq_size"),
         ctrlq_ci: p("ctrlq_ci"),
         ctrlq_reset: p("ctrlq_reset"),
         cnt_ctl: p("cnt_ctl"),
@@ -288,7 +288,7 @@ fn run(spec: &Spec, seed: u64) -> Result<(), String> {
         m.set(p.ctl_valid, ctl_offered.is_some() as u64);
         m.set_wide(p.ctl_data, &ctl_offered.map(|c| ctl_words(&c)).unwrap_or_else(|| vec![0; 6]));
         m.set_wide(p.ctrlq_base, &[cq_ctl.base as u32, (cq_ctl.base >> 32) as u32]);
-        m.set(p.ctrlq_log2, cq_ctl.log2 as u64);
+        m.set(p.ctrlq_size, if (1..=16).contains(&cq_ctl.log2) { 1u64 << cq_ctl.log2 } else { 0 });
         let ci_before = ci_seen;
         ci_seen = cq_ctl.ci;
         m.set(p.ctrlq_ci, cq_ctl.ci as u64);

@@ -180,7 +180,7 @@ fn regs_decode_commits_doorbells_and_counters() {
     assert!(read(&mut m, r::REG_CYCLES) > 0);
     // The CtrlQ registers drive the completion writer; writing the size restarts its producer index, a cycle
     // later (registered), when the size output already shows the new value.
-    let (cb, cl, cc, crst) = (p(&m, "ctrlq_base"), p(&m, "ctrlq_log2"), p(&m, "ctrlq_ci"), p(&m, "ctrlq_reset"));
+    let (cb, cl, cc, crst) = (p(&m, "ctrlq_base"), p(&m, "ctrlq_size"), p(&m, "ctrlq_ci"), p(&m, "ctrlq_reset"));
     write(&mut m, r::REG_CTRLQ_BASE, 0xFFFF_1234_5678_9A00);
     write(&mut m, r::REG_CTRLQ_CI, 0x1_8000_0007);
     m.set(wv, 1);
@@ -191,15 +191,22 @@ fn regs_decode_commits_doorbells_and_counters() {
     m.tick();
     m.set(wv, 0);
     m.eval();
-    assert_eq!((m.get(crst), m.get(cl)), (1, 0x0C), "the reset pulses the cycle after, with the new size");
+    assert_eq!((m.get(crst), m.get(cl)), (1, 1 << 0x0C), "the reset pulses the cycle after, with the new size");
     m.tick();
     m.eval();
     assert_eq!(m.get(crst), 0, "the reset is one cycle long");
     let mut base = [0u32; 2];
     m.get_wide(cb, &mut base);
-    assert_eq!((base, m.get(cl), m.get(cc)), ([0x5678_9A00, 0xFFFF_1234], 0x0C, 0x8000_0007));
+    assert_eq!((base, m.get(cl), m.get(cc)), ([0x5678_9A00, 0xFFFF_1234], 1 << 0x0C, 0x8000_0007));
     assert_eq!(read(&mut m, r::REG_CTRLQ_BASE), 0xFFFF_1234_5678_9A00);
     assert_eq!((read(&mut m, r::REG_CTRLQ_LOG2), read(&mut m, r::REG_CTRLQ_CI)), (0x0C, 0x8000_0007));
+    // The size is decoded when written: a log2 of 0 or above 16 sets up no CtrlQ (size 0).
+    for (log2, size) in [(0u64, 0u64), (1, 2), (16, 1 << 16), (17, 0), (31, 0), (32, 0), (0xFF, 0), (0x103, 8)] {
+        write(&mut m, r::REG_CTRLQ_LOG2, log2);
+        m.eval();
+        assert_eq!(m.get(cl), size, "CtrlQ size of log2 {log2:#x}");
+        assert_eq!(read(&mut m, r::REG_CTRLQ_LOG2), log2 & 0xFF);
+    }
     // An SQ rewind strobes with its QPN; one past the table is ignored and counted.
     let (rew, cv, rto) = (p(&m, "sq_rewind"), p(&m, "commit_val"), p(&m, "rto"));
     let strobe = |m: &mut Model, d: u64| -> (u64, u64) {

@@ -683,7 +683,7 @@ struct Ports {
     jseq_waddr: PortId,
     jseq_wdata: PortId,
     ctrlq_base: PortId,
-    ctrlq_log2: PortId,
+    ctrlq_size: PortId,
     ctrlq_ci: PortId,
     ctrlq_reset: PortId,
     cnt: [PortId; 11],
@@ -764,7 +764,7 @@ impl Ports {
             jseq_waddr: p("jseq_waddr"),
             jseq_wdata: p("jseq_wdata"),
             ctrlq_base: p("ctrlq_base"),
-            ctrlq_log2: p("ctrlq_log2"),
+            ctrlq_size: p("ctrlq_size"),
             ctrlq_ci: p("ctrlq_ci"),
             ctrlq_reset: p("ctrlq_reset"),
             cnt: [
@@ -3253,7 +3253,7 @@ impl Tb {
             self.st.job_waits += 1;
         }
         self.m.set(p.ctrlq_base, CTRLQ_BASE);
-        self.m.set(p.ctrlq_log2, self.cfg.ctrlq_log2 as u64);
+        self.m.set(p.ctrlq_size, if self.cfg.ctrlq_log2 == 0 { 0 } else { 1u64 << self.cfg.ctrlq_log2 });
         self.m.set(p.ctrlq_ci, self.ctl_ci);
         self.m.set(p.ctrlq_reset, 0);
         self.m.eval();
