@@ -556,6 +556,9 @@ pub struct Responder {
     off64_nx: Signal<Local, Bits<64>>,
     /// The message length less the packet's offset in it, registered with `off64_q` (`msg_tail` is this less the packet's length).
     tail_k_q: Reg<Bits<41>>,
+    /// Minus the packet's offset and payload, registered every cycle (du and `off64_q` hold from `Look` on, cycles
+    /// before `SendPlace`): `sp_tail` is one two-term sum behind `sp_len`.
+    sp_k_q: Reg<Bits<41>>,
     rsu: RxStateUnpack,
     rsp: RxStatePack,
     mv: MrView,
@@ -775,6 +778,7 @@ impl Logic for Responder {
             msg_start,
             off64_q,
             tail_k_q,
+            sp_k_q,
             rw_ok_q,
             rd_ok_q,
             rsp_ok_q,
@@ -871,6 +875,7 @@ impl Logic for Responder {
         self.msg_start.reset.next = self.reset.val();
         self.off64_q.reset.next = self.reset.val();
         self.tail_k_q.reset.next = self.reset.val();
+        self.sp_k_q.reset.next = self.reset.val();
         self.rw_ok_q.reset.next = self.reset.val();
         self.rd_ok_q.reset.next = self.reset.val();
         self.rsp_ok_q.reset.next = self.reset.val();
@@ -1100,9 +1105,10 @@ impl Logic for Responder {
         self.va_iova.next = self.mq.iova_base.val() + self.du.va.val() - self.mq.va_base.val();
         self.rw_iova.next = self.mq.iova_base.val() + self.sv.addr.val() - self.mq.va_base.val();
         self.msg_tail.next = self.tail_k_q.q.val() - bit_cast::<41, 13>(self.du.plen.val());
-        self.sp_tail.next = bit_cast::<41, 32>(self.sp_len.q.val())
+        self.sp_k_q.d.next = bits::<41>(0)
             - bit_cast::<41, 40>(self.off64.val().get_bits::<40>(0))
             - bit_cast::<41, 13>(self.du.plen.val());
+        self.sp_tail.next = bit_cast::<41, 32>(self.sp_len.q.val()) + self.sp_k_q.q.val();
         self.rsp_len_bad.next = (self.plen64.val() > self.pmtu64.val())
             | ((!self.rsp_last.val()) & (self.plen64.val() != self.pmtu64.val()))
             | self.msg_tail.val().get_bit(40)
