@@ -93,7 +93,8 @@ impl Logic for MrFence {
             }
         }
         if self.start.val() {
-            self.settle.d.next = 4.into();
+            // Six: an SQ read may miss an MR commit up to 5 cycles old (its check has two register stages); 2 spare.
+            self.settle.d.next = 6.into();
             self.seen_idle.d.next = false;
             self.state.d.next = FenceState::Settle;
         }

@@ -79,6 +79,9 @@ enum SqState {
     LaCheck,
     LaReq,
     Swap,
+    /// Two cycles (`mr_wait`): the WQE's entry 0 is read in the first; in the second its MR word is on
+    /// `mr_data`, and its check and bus address are registered (`mr_key_q`, `mr_room_q`, `wqe_iova_q`)
+    /// for `MrCheck`.
     MrRead,
     MrCheck,
     Seg,
@@ -468,19 +471,21 @@ pub struct TurnEngine {
     is_write: Signal<Local, Bit>,
     has_imm: Signal<Local, Bit>,
     op_plain: Signal<Local, Bits<8>>,
-    mr_ok: Signal<Local, Bit>,
-    /// `mr_ok` (or an empty WQE) a cycle later, and not `bad_op`: Seg's per-packet re-check (its WQE and MR
-    /// entry have been there two cycles by then).
+    /// The MR check (or an empty WQE) two cycles after the word, and not `bad_op`: Seg's per-packet
+    /// re-check (its WQE and MR entry have been there three cycles by then).
     mr_ok_q: Reg<Bit>,
     /// A WQE from the host's ring (or push) with an opcode the host may not post (above RDMA_READ; the
     /// responder's READ response jobs come only through the job queue, as resends).
     bad_op: Signal<Local, Bit>,
     /// `bad_op` a cycle later, with `mr_ok_q`: the local error's status.
     bad_op_q: Reg<Bit>,
-    /// RsRet's first cycle is over: the restored WQE's MR entry is read, `mr_ok_q` holds it next.
-    ret_wait: Reg<Bit>,
+    /// RsRet's cycles so far (0 to 2): the restored WQE's entry 0 is read in the first and its check
+    /// registered in the second and third, so `mr_ok_q` holds it when RsRet ends.
+    ret_wait: Reg<Bits<2>>,
+    /// `MrRead`'s first cycle is over.
+    mr_wait: Reg<Bit>,
     /// The MR port alternates between the WQE's two gather entries: entry 1's word is asked for
-    /// next cycle (forced to entry 0 where a WQE is new: `MrRead`, RsRet's first cycle).
+    /// next cycle (forced to entry 0 where a WQE is new: the first cycle of `MrRead` and of `RsRet`).
     msel: Reg<Bit>,
     /// The entry asked for this cycle.
     sel_now: Signal<Local, Bit>,
@@ -495,11 +500,19 @@ pub struct TurnEngine {
     chk_addr_q: Reg<Bits<64>>,
     chk_lkey_q: Reg<Bits<32>>,
     chk_zero_q: Reg<Bit>,
+    /// The MR word's check, registered in two parts so that the bounds sum's carry chain ends at a
+    /// register: the entry is valid, of the lkey's tag and the QP's PD, and the range starts at or
+    /// past `va_base` (`mr_key_q`); the range ends within the MR (`mr_room` not negative, `mr_room_q`).
+    mr_key_q: Reg<Bit>,
+    mr_room_q: Reg<Bit>,
+    /// `chk_sel_q` and `chk_zero_q` a cycle later, with `mr_key_q` and `mr_room_q`.
+    chk_sel2_q: Reg<Bit>,
+    chk_zero2_q: Reg<Bit>,
     /// `mr_ok_q` of entry 1 (true for an empty entry).
     mr1_ok_q: Reg<Bit>,
     /// A new WQE's entry 1 is not checked yet: Seg waits for `mr1_ok_q`.
     mr1_pend: Reg<Bit>,
-    /// The MR check of the entry on `mr_data`, not `bad_op`.
+    /// The MR check of the entry on `mr_data` a cycle ago (`mr_key_q`, `mr_room_q`), not `bad_op`.
     ok_c: Signal<Local, Bit>,
     /// Gather arithmetic beside the packet's (registered as `_s`): entry 0's bytes from the
     /// offset on (`la`, 34 bits: negative once past it), the offset is in entry 1 (`in1`), the
@@ -554,6 +567,12 @@ pub struct TurnEngine {
     jb_over_q: Reg<Bit>,
     /// The WQE's bus address: iova_base + (local_addr - va_base).
     wqe_iova: Signal<Local, Bits<64>>,
+    /// The turn's budget reaches past the WQE's rest (`remaining < budget`), registered: `MrCheck` reads
+    /// it from `MrRead`'s second cycle, whose WQE, message offset and budget are its own.
+    bud_past_q: Reg<Bit>,
+    /// `wqe_iova` a cycle later, with `mr_key_q` and `mr_room_q`: `iova` and `iova1` are taken from the
+    /// word whose check they go with.
+    wqe_iova_q: Reg<Bits<64>>,
     off_sh: Signal<Local, Bits<32>>,
     ssn_next16: Signal<Local, Bits<16>>,
     op_send_first: Num<{ opcode::SEND_FIRST as u64 }, 8>,
@@ -644,6 +663,7 @@ impl Logic for TurnEngine {
             rd_npkts_q,
             pmtu_q,
             ret_wait,
+            mr_wait,
             la_active,
             la_to_seg,
             qpn2,
@@ -686,6 +706,12 @@ impl Logic for TurnEngine {
             chk_zero_q,
             mr1_ok_q,
             mr1_pend,
+            mr_key_q,
+            mr_room_q,
+            chk_sel2_q,
+            chk_zero2_q,
+            wqe_iova_q,
+            bud_past_q,
             la_s,
             lb_s,
             in1_s,
@@ -744,6 +770,7 @@ impl Logic for TurnEngine {
         self.rd_npkts_q.reset.next = self.reset.val();
         self.pmtu_q.reset.next = self.reset.val();
         self.ret_wait.reset.next = self.reset.val();
+        self.mr_wait.reset.next = self.reset.val();
         self.la_active.reset.next = self.reset.val();
         self.la_to_seg.reset.next = self.reset.val();
         self.qpn2.reset.next = self.reset.val();
@@ -786,6 +813,12 @@ impl Logic for TurnEngine {
         self.chk_zero_q.reset.next = self.reset.val();
         self.mr1_ok_q.reset.next = self.reset.val();
         self.mr1_pend.reset.next = self.reset.val();
+        self.mr_key_q.reset.next = self.reset.val();
+        self.mr_room_q.reset.next = self.reset.val();
+        self.chk_sel2_q.reset.next = self.reset.val();
+        self.chk_zero2_q.reset.next = self.reset.val();
+        self.wqe_iova_q.reset.next = self.reset.val();
+        self.bud_past_q.reset.next = self.reset.val();
         self.la_s.reset.next = self.reset.val();
         self.lb_s.reset.next = self.reset.val();
         self.in1_s.reset.next = self.reset.val();
@@ -883,8 +916,8 @@ impl Logic for TurnEngine {
         self.wv.word.next = self.wqe.q.val();
         self.mv.word.next = self.mr_data.val();
         self.sel_now.next = self.msel.q.val()
-            & (self.state.q.val() != SqState::MrRead)
-            & !((self.state.q.val() == SqState::RsRet) & !self.ret_wait.q.val());
+            & !((self.state.q.val() == SqState::MrRead) & !self.mr_wait.q.val())
+            & !((self.state.q.val() == SqState::RsRet) & (self.ret_wait.q.val() == 0));
         self.msel.d.next = !self.sel_now.val();
         self.len0.next = self.wv.length.val() - self.wv.len1.val();
         self.sel_addr.next = self.wv.local_addr.val();
@@ -1126,12 +1159,16 @@ impl Logic for TurnEngine {
         self.mr_room.next =
             self.mr_k_q.q.val() + bit_cast::<66, 64>(self.mv.va_base.val()) + bit_cast::<66, 64>(self.mv.length.val());
         self.wqe_iova.next = self.mv.iova_base.val() + self.chk_addr_q.q.val() - self.mv.va_base.val();
-        self.mr_ok.next = self.mv.valid.val().any()
+        self.wqe_iova_q.d.next = self.wqe_iova.val();
+        self.bud_past_q.d.next = self.remaining.val() < self.budget.q.val();
+        self.mr_key_q.d.next = self.mv.valid.val().any()
             & (self.mv.key_tag.val() == self.chk_lkey_q.q.val().get_bits::<8>(0))
             & (self.chk_lkey_q.q.val().get_bits::<16>(16) == 0)
             & (self.mv.pd.val() == self.qv.pd.val())
-            & (self.chk_addr_q.q.val() >= self.mv.va_base.val())
-            & !self.mr_room.val().get_bit(65);
+            & (self.chk_addr_q.q.val() >= self.mv.va_base.val());
+        self.mr_room_q.d.next = !self.mr_room.val().get_bit(65);
+        self.chk_sel2_q.d.next = self.chk_sel_q.q.val();
+        self.chk_zero2_q.d.next = self.chk_zero_q.q.val();
         // Not a WQE the host may post: an opcode above RDMA_READ, a READ with a gather list, or
         // entry 1 longer than the whole message.
         self.bad_op.next = !self.resend.q.val()
@@ -1139,17 +1176,23 @@ impl Logic for TurnEngine {
                 | (self.is_read.val() & (self.wv.len1.val() != 0))
                 | (self.wv.len1.val() > self.wv.length.val()));
         self.bad_op_q.d.next = self.bad_op.val();
-        self.ok_c.next = (self.mr_ok.val() | self.chk_zero_q.q.val()) & !self.bad_op.val();
-        if self.chk_sel_q.q.val() {
-            self.iova1.d.next = self.wqe_iova.val();
+        // The WQE's opcode and lengths only change into `MrRead` and `RsRet`, whose waits cover the
+        // two cycles: `bad_op` is taken as it is now, not from the word's cycle.
+        self.ok_c.next =
+            ((self.mr_key_q.q.val() & self.mr_room_q.q.val()) | self.chk_zero2_q.q.val()) & !self.bad_op.val();
+        if self.chk_sel2_q.q.val() {
+            self.iova1.d.next = self.wqe_iova_q.q.val();
             self.mr1_ok_q.d.next = self.ok_c.val();
             self.mr1_pend.d.next = false;
         } else {
             self.mr_ok_q.d.next = self.ok_c.val();
         }
-        // A new WQE (MrRead, or RsRet restoring one): its entry 1 is checked two cycles on (an empty
-        // one passes at once, not with the previous WQE's result).
-        if (self.state.q.val() == SqState::MrRead) | ((self.state.q.val() == SqState::RsRet) & !self.ret_wait.q.val()) {
+        // A new WQE (MrRead, or RsRet restoring one): its entry 1 is checked three cycles on (an empty
+        // one passes at once, not with the previous WQE's result). Set again in the second cycle, in
+        // which the check's second stage still holds the previous WQE's entry.
+        if (self.state.q.val() == SqState::MrRead)
+            | ((self.state.q.val() == SqState::RsRet) & !self.ret_wait.q.val().get_bit(1))
+        {
             self.mr1_pend.d.next = self.wv.len1.val() != 0;
             self.mr1_ok_q.d.next = self.wv.len1.val() == 0;
         }
@@ -1413,13 +1456,16 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::MrRead => {
-                self.state.d.next = SqState::MrCheck;
+                self.mr_wait.d.next = !self.mr_wait.q.val();
+                if self.mr_wait.q.val() {
+                    self.state.d.next = SqState::MrCheck;
+                }
             }
             SqState::MrCheck => {
                 if self.resend.q.val() {
                     // One packet inside the carried WQE, or nothing (a bad
                     // request from the host; no local error is raised).
-                    self.iova.d.next = self.wqe_iova.val();
+                    self.iova.d.next = self.wqe_iova_q.q.val();
                     self.state.d.next = SqState::RsEnd;
                     // Its MR is checked in `Seg` (`mr_ok_q`), as every packet's is.
                     self.jdrop.d.next = true;
@@ -1436,7 +1482,7 @@ impl Logic for TurnEngine {
                     // A WQE whose MR refuses it goes to `LocalErr` from `Seg`, whose first check
                     // (`mr_ok_q`, registered now) every packet passes: the MR word is not in this
                     // cycle's decision.
-                    self.iova.d.next = self.wqe_iova.val();
+                    self.iova.d.next = self.wqe_iova_q.q.val();
                     self.state.d.next = SqState::Seg;
                     // Prefetch if the turn's budget reaches past this WQE, or no
                     // other QP waits (the turn goes on): else the fetch would be
@@ -1444,7 +1490,7 @@ impl Logic for TurnEngine {
                     if self.fetch.room.val()
                         & self.fetch.can_fetch.val()
                         & !self.la_active.q.val()
-                        & ((self.remaining.val() < self.budget.q.val()) | !self.sched_valid.val())
+                        & (self.bud_past_q.q.val() | !self.sched_valid.val())
                     {
                         self.state.d.next = SqState::Prefetch;
                     } else if (!self.la_active.q.val())
@@ -1725,9 +1771,10 @@ impl Logic for TurnEngine {
                 }
             }
             SqState::RsRet => {
-                // Two cycles: Seg's `mr_ok_q` must come from the restored WQE's MR entry.
-                self.ret_wait.d.next = !self.ret_wait.q.val();
-                if self.ret_wait.q.val() {
+                // Three cycles: Seg's `mr_ok_q` must come from the restored WQE's MR entry.
+                self.ret_wait.d.next = self.ret_wait.q.val() + 1;
+                if self.ret_wait.q.val().get_bit(1) {
+                    self.ret_wait.d.next = 0.into();
                     self.state.d.next = self.rs_ret.q.val();
                 }
             }

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 /// Reads issued up to this many cycles after a start may have passed their
 /// key check against the old MR entry: the fence owes them (its settle time).
-const SETTLE: u64 = 4;
+const SETTLE: u64 = 6;
 
 struct Spec {
     name: &'static str,
