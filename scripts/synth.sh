@@ -14,6 +14,8 @@
 #                                 # and fails on a top over budget (LUT, FF,
 #                                 # block RAM, path in cells, LUT levels)
 #   RNIC_SYNTH_BUDGET=FILE        # another budget file (same format)
+#   RNIC_SYNTH_ENDS=N             # also list the N deepest path ends per top
+#                                 # (in target/synth/TOP.depth)
 #
 # The path is measured on the mapped netlist with every flip-flop, RAM,
 # shift register and DSP cell removed, so it is the deepest chain of LUT,
@@ -61,7 +63,7 @@ synth_top() {
         tee -q -o $out/$t.stat stat; delete t:FD* t:RAM* t:SRL* t:DSP* t:URAM*; tee -q -o $out/$t.ltp ltp; \
         setattr -unset src; setattr -unset src w:*; write_json $out/$t.json" \
         2>"$out/$t.warnings"
-    python3 scripts/synth_depth.py "$out/$t.json" >"$out/$t.depth"
+    python3 scripts/synth_depth.py "$out/$t.json" ${RNIC_SYNTH_ENDS:+"$RNIC_SYNTH_ENDS"} >"$out/$t.depth"
     rm -f "$out/$t.json"
     count() { awk -v re="$1" '$1 ~ re { n += $2 } END { print n + 0 }' "$out/$t.stat"; }
     local path

@@ -313,7 +313,16 @@ pub struct AckRecv {
     /// Its latest ACK, NAK or READ response expects the PSN its next packet takes: every packet
     /// sent was answered (a half-sent message waiting for its next turn has nothing in flight).
     all_answered: Signal<Local, Bit>,
-    since: Signal<Local, Bits<32>>,
+    /// Cycles since the scanned QP's timer started (modulo 2^32), in 33 bits: bit 32 says how the
+    /// difference wrapped, for the compares below.
+    since: Signal<Local, Bits<33>>,
+    /// `since` less each timeout (`rto` shifted by the retries, the probe's), each one carry-save sum of
+    /// the three terms beside `since`, not a compare behind it: bit 32 equal to `since`'s is `>=`.
+    over0: Signal<Local, Bits<33>>,
+    over1: Signal<Local, Bits<33>>,
+    over2: Signal<Local, Bits<33>>,
+    over3: Signal<Local, Bits<33>>,
+    over_prb: Signal<Local, Bits<33>>,
     now32: Signal<Local, Bits<32>>,
     /// The timeout of a QP whose timer has fired before without an ACK in
     /// between: `rto` doubled per timeout in a row, up to 8x (so resends of
@@ -661,13 +670,30 @@ impl Logic for AckRecv {
         self.outstanding.next = !self.ru.err.val().any()
             & (self.scan_sent.q.val().get_bits::<16>(0) != self.ru.acked.val().get_bits::<16>(0))
             & !self.all_answered.val();
-        self.since.next = self.now32.val() - self.scan_ts.val();
-        self.rto_due.next = ((self.scan_retries.val() == 0) & (self.since.val() >= self.rto.val()))
-            | ((self.scan_retries.val() == 1) & (self.since.val() >= (self.rto.val() << 1)))
-            | ((self.scan_retries.val() == 2) & (self.since.val() >= (self.rto.val() << 2)))
-            | ((self.scan_retries.val() >= 3) & (self.since.val() >= (self.rto.val() << 3)));
+        self.since.next = bit_cast::<33, 32>(self.now32.val()) - bit_cast::<33, 32>(self.scan_ts.val());
+        self.over0.next = bit_cast::<33, 32>(self.now32.val())
+            - bit_cast::<33, 32>(self.scan_ts.val())
+            - bit_cast::<33, 32>(self.rto.val());
+        self.over1.next = bit_cast::<33, 32>(self.now32.val())
+            - bit_cast::<33, 32>(self.scan_ts.val())
+            - bit_cast::<33, 32>(self.rto.val() << 1);
+        self.over2.next = bit_cast::<33, 32>(self.now32.val())
+            - bit_cast::<33, 32>(self.scan_ts.val())
+            - bit_cast::<33, 32>(self.rto.val() << 2);
+        self.over3.next = bit_cast::<33, 32>(self.now32.val())
+            - bit_cast::<33, 32>(self.scan_ts.val())
+            - bit_cast::<33, 32>(self.rto.val() << 3);
+        self.over_prb.next = bit_cast::<33, 32>(self.now32.val())
+            - bit_cast::<33, 32>(self.scan_ts.val())
+            - bit_cast::<33, 32>(self.probe_to.val());
+        self.rto_due.next = ((self.scan_retries.val() == 0)
+            & (self.over0.val().get_bit(32) == self.since.val().get_bit(32)))
+            | ((self.scan_retries.val() == 1) & (self.over1.val().get_bit(32) == self.since.val().get_bit(32)))
+            | ((self.scan_retries.val() == 2) & (self.over2.val().get_bit(32) == self.since.val().get_bit(32)))
+            | ((self.scan_retries.val() >= 3) & (self.over3.val().get_bit(32) == self.since.val().get_bit(32)));
         self.rto_due_q.d.next = self.rto_due.val();
-        self.prb_due_q.d.next = (self.probe_to.val() != 0) & (self.since.val() >= self.probe_to.val());
+        self.prb_due_q.d.next =
+            (self.probe_to.val() != 0) & (self.over_prb.val().get_bit(32) == self.since.val().get_bit(32));
         self.sent_addr.next = self.scan_q.q.val();
         self.cnt_rto.next = false;
         self.cnt_cc_skip.next = false;

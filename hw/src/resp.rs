@@ -86,7 +86,7 @@ enum RState {
     LstMr,
     /// Scatter list: that entry's MR word is on the port; it is registered (`mr_q`).
     LstWord,
-    /// Scatter list: that entry's check is registered (`rw_ok_q`) from the registered word.
+    /// Scatter list: that entry's check is registered (`rw_key_q`, `rw_room_q`) from the registered word.
     LstChk,
     /// Scatter list: the check is used; on to the next entry.
     LstUse,
@@ -470,11 +470,13 @@ pub struct Responder {
     m_r: Signal<Local, Bits<64>>,
     m_l: Signal<Local, Bits<64>>,
     m_s: Signal<Local, Bits<64>>,
-    left_r: Signal<Local, Bits<16>>,
+    /// The differences one bit wider: the top bit (the borrow) is the compare, so each compare is the
+    /// difference's own carry chain (a zero-extended operand's top half is not a zero test in front of it).
+    left_r: Signal<Local, Bits<17>>,
     left_s: Signal<Local, Bits<16>>,
     left_nx: Signal<Local, Bits<16>>,
-    sgl_r: Signal<Local, Bits<32>>,
-    sgl_l: Signal<Local, Bits<32>>,
+    sgl_r: Signal<Local, Bits<33>>,
+    sgl_l: Signal<Local, Bits<33>>,
     sgl_nx: Signal<Local, Bits<32>>,
     /// The piece ends the packet: left == the piece.
     sg_fin: Signal<Local, Bit>,
@@ -615,8 +617,11 @@ pub struct Responder {
     /// The WRITE message's first byte, VA - PSN_OFFSET x PMTU modulo 2^64.
     msg_start: Reg<Bits<64>>,
     /// The receive WQE's buffer passes its MR's checks (valid, PD, key, access, bounds), a cycle after the MR
-    /// word is registered (`mq`): two after it is on the port.
-    rw_ok_q: Reg<Bit>,
+    /// word is registered (`mq`): two after it is on the port. Registered in two parts, the bounds sum's
+    /// sign apart from the rest, so the 66-bit carry chain ends at a flip-flop.
+    rw_key_q: Reg<Bit>,
+    rw_room_q: Reg<Bit>,
+    rw_ok: Signal<Local, Bit>,
     /// Bus addresses of the packet's VA and of the receive WQE's buffer: iova_base + (VA - va_base).
     va_iova: Signal<Local, Bits<64>>,
     rw_iova: Signal<Local, Bits<64>>,
@@ -779,7 +784,8 @@ impl Logic for Responder {
             off64_q,
             tail_k_q,
             sp_k_q,
-            rw_ok_q,
+            rw_key_q,
+            rw_room_q,
             rd_ok_q,
             rsp_ok_q,
             wr_ok_q,
@@ -876,7 +882,8 @@ impl Logic for Responder {
         self.off64_q.reset.next = self.reset.val();
         self.tail_k_q.reset.next = self.reset.val();
         self.sp_k_q.reset.next = self.reset.val();
-        self.rw_ok_q.reset.next = self.reset.val();
+        self.rw_key_q.reset.next = self.reset.val();
+        self.rw_room_q.reset.next = self.reset.val();
         self.rd_ok_q.reset.next = self.reset.val();
         self.rsp_ok_q.reset.next = self.reset.val();
         self.wr_ok_q.reset.next = self.reset.val();
@@ -1255,18 +1262,18 @@ impl Logic for Responder {
             & (self.lc_rsn.q.val() == self.rsn_need.val());
         // The smallest of the three from three compares side by side (not chained), then one pick.
         self.sg_room.next = bits::<16>(64) - bit_cast::<16, 6>(self.sg_lane.q.val());
-        self.sg_lt_rl.next = self.left.q.val() < self.sg_room.val();
-        self.sg_lt_rs.next = self.sg_left.q.val() < bit_cast::<32, 16>(self.sg_room.val());
-        self.sg_lt_ls.next = self.sg_left.q.val() < bit_cast::<32, 16>(self.left.q.val());
-        self.sg_is_l.next = self.sg_lt_rl.val() & !self.sg_lt_ls.val();
-        self.sg_is_s.next = self.sg_lt_rs.val() & self.sg_lt_ls.val();
         self.dest_r.next = self.dest.q.val() + bit_cast::<64, 16>(self.sg_room.val());
         self.dest_l.next = self.dest.q.val() + bit_cast::<64, 16>(self.left.q.val());
         self.dest_s.next = self.dest.q.val() + bit_cast::<64, 16>(self.sg_left.q.val().get_bits::<16>(0));
-        self.left_r.next = self.left.q.val() - self.sg_room.val();
+        self.left_r.next = bit_cast::<17, 16>(self.left.q.val()) - bit_cast::<17, 16>(self.sg_room.val());
         self.left_s.next = self.left.q.val() - self.sg_left.q.val().get_bits::<16>(0);
-        self.sgl_r.next = self.sg_left.q.val() - bit_cast::<32, 16>(self.sg_room.val());
-        self.sgl_l.next = self.sg_left.q.val() - bit_cast::<32, 16>(self.left.q.val());
+        self.sgl_r.next = bit_cast::<33, 32>(self.sg_left.q.val()) - bit_cast::<33, 16>(self.sg_room.val());
+        self.sgl_l.next = bit_cast::<33, 32>(self.sg_left.q.val()) - bit_cast::<33, 16>(self.left.q.val());
+        self.sg_lt_rl.next = self.left_r.val().get_bit(16);
+        self.sg_lt_rs.next = self.sgl_r.val().get_bit(32);
+        self.sg_lt_ls.next = self.sgl_l.val().get_bit(32);
+        self.sg_is_l.next = self.sg_lt_rl.val() & !self.sg_lt_ls.val();
+        self.sg_is_s.next = self.sg_lt_rs.val() & self.sg_lt_ls.val();
         self.m_r.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
         self.m_l.next = 0.into();
         self.m_s.next = 0.into();
@@ -1283,19 +1290,18 @@ impl Logic for Responder {
             | (self.dest_l.val() & self.m_l.val())
             | (self.dest_s.val() & self.m_s.val());
         self.sg_w.next = self.sg_room.val();
-        self.left_nx.next = self.left_r.val();
-        self.sgl_nx.next = self.sgl_r.val();
+        // Picked by the masks too: a mux of two differences would fold back into one subtract behind the compares.
+        self.left_nx.next = (self.left_r.val().get_bits::<16>(0) & self.m_r.val().get_bits::<16>(0))
+            | (self.left_s.val() & self.m_s.val().get_bits::<16>(0));
+        self.sgl_nx.next = (self.sgl_r.val().get_bits::<32>(0) & self.m_r.val().get_bits::<32>(0))
+            | (self.sgl_l.val().get_bits::<32>(0) & self.m_l.val().get_bits::<32>(0));
         self.sg_fin.next = self.left.q.val() == self.sg_room.val();
         if self.sg_is_l.val() {
             self.sg_w.next = self.left.q.val();
-            self.left_nx.next = 0.into();
-            self.sgl_nx.next = self.sgl_l.val();
             self.sg_fin.next = true;
         }
         if self.sg_is_s.val() {
             self.sg_w.next = self.sg_left.q.val().get_bits::<16>(0);
-            self.left_nx.next = self.left_s.val();
-            self.sgl_nx.next = 0.into();
             self.sg_fin.next = self.left.q.val() == self.sg_left.q.val().get_bits::<16>(0);
         }
         self.end_l.next = bit_cast::<7, 6>(self.sg_lane.q.val()) + self.left.q.val().get_bits::<7>(0);
@@ -1510,12 +1516,13 @@ impl Logic for Responder {
         self.d_inv_req.d.next = self.inv_req.val();
         self.d_rnr_imm.d.next = self.rsu.rq_ci.val() == self.rq_pi.q.val();
         // From the registered MR word: the raw block-RAM output is too late for the 66-bit sum.
-        self.rw_ok_q.d.next = self.key_okq.val()
+        self.rw_key_q.d.next = self.key_okq.val()
             & (self.mq.key_tag.val() == self.sv.lkey.val().get_bits::<8>(0))
             & (self.sv.lkey.val().get_bits::<16>(16) == 0)
             & self.mq.access.val().get_bit(0)
-            & (self.sv.addr.val() >= self.mq.va_base.val())
-            & !self.rw_room.val().get_bit(65);
+            & (self.sv.addr.val() >= self.mq.va_base.val());
+        self.rw_room_q.d.next = !self.rw_room.val().get_bit(65);
+        self.rw_ok.next = self.rw_key_q.q.val() & self.rw_room_q.q.val();
         match self.state.q.val() {
             RState::Idle => {
                 // Resets may run while the window free list fills at power-up (no QP holds a window yet); frames may not.
@@ -1963,7 +1970,7 @@ impl Logic for Responder {
                 // Every entry must pass its MR's checks, but an empty one is not looked at. The QP's
                 // receive buffer stays invalid, so each packet of the message comes here again.
                 self.mr_addr.next = self.sv.lkey.val().get_bits::<MR_BITS>(8);
-                if self.rw_ok_q.q.val() | (self.sv.length.val() == 0) {
+                if self.rw_ok.val() | (self.sv.length.val() == 0) {
                     self.sg_iova.d.next =
                         (self.sg_iova.q.val() >> 64) | (bit_cast::<256, 64>(self.rw_iova.val()) << 192);
                     self.sg_tot.d.next = self.sg_tot_nx.val();
@@ -2041,13 +2048,13 @@ impl Logic for Responder {
                 self.state.d.next = RState::RwqeMrChk;
             }
             RState::RwqeMrChk => {
-                // The check is registered (`rw_ok_q`) from the MR word registered now (`mq`).
+                // The check is registered (`rw_key_q`, `rw_room_q`) from the MR word registered now (`mq`).
                 self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
                 self.state.d.next = RState::RwqeMrUse;
             }
             RState::RwqeMrUse => {
                 self.mr_addr.next = self.rv.lkey.val().get_bits::<MR_BITS>(8);
-                if self.rw_ok_q.q.val() {
+                if self.rw_ok.val() {
                     // Cached for the message's later packets, unless this packet is out of order.
                     if !self.ooo.q.val() {
                         self.rsp.rwqe_valid.next = 1.into();

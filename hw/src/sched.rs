@@ -10,9 +10,12 @@
 //! thus in the schedule queue at most once, and a doorbell that arrives while
 //! the engine decides a QP is done is never lost (it makes the QP stay).
 //!
-//! A doorbell is taken in its own cycle, always; a turn end waits a cycle
-//! (`done_ready` low) only when a doorbell of another, inactive QP writes the
-//! schedule queue in the same cycle.
+//! A doorbell is taken in its own cycle, always. A turn end is taken in its
+//! own cycle too, unless an earlier requeue is still held: a requeue that
+//! meets a doorbell of an inactive QP (which writes the schedule queue in
+//! that cycle) waits in a one-entry hold and is written in the next cycle
+//! without such a doorbell. `done_ready` is thus a register: the active bit a
+//! doorbell's QPN selects (a 256-way mux) never reaches the turn engine.
 
 use crate::fifo::Fifo;
 use crate::reg::Reg;
@@ -53,6 +56,12 @@ pub struct Scheduler {
     requeue: Signal<Local, Bit>,
     /// The turn end is taken (`done_valid & done_ready`).
     take: Signal<Local, Bit>,
+    /// The turn end taken this cycle puts its QP back into the schedule queue.
+    requeue_now: Signal<Local, Bit>,
+    /// A requeue waits for a cycle without a new doorbell's write.
+    held: Reg<Bit>,
+    /// QPN of the held requeue.
+    held_qpn: Reg<Bits<QPN_BITS>>,
     one: Signal<Local, Bits<NUM_QPS>>,
     /// One-hot: the doorbell's QP (all zero without a doorbell).
     db_hot: Signal<Local, Bits<NUM_QPS>>,
@@ -70,9 +79,11 @@ const _: () = assert!(NUM_QPS == 1 << QPN_BITS);
 impl Logic for Scheduler {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, active, rung);
+        dff_setup!(self, clock, active, rung, held, held_qpn);
         self.active.reset.next = self.reset.val();
         self.rung.reset.next = self.reset.val();
+        self.held.reset.next = self.reset.val();
+        self.held_qpn.reset.next = self.reset.val();
         clock!(self, clock, schedq);
         self.schedq.reset.next = self.reset.val();
         self.sched_valid.next = !self.schedq.empty.val();
@@ -80,15 +91,29 @@ impl Logic for Scheduler {
         self.schedq.read.next = self.sched_pop.val();
         self.busy.next = self.active.q.val().any();
         self.db_new.next = self.db_valid.val() & !self.active.q.val().get_bit(self.db_qpn.val().index());
-        self.done_ready.next = !self.db_new.val();
+        self.done_ready.next = !self.held.q.val();
         self.requeue.next = self.done_more.val()
             | self.rung.q.val().get_bit(self.done_qpn.val().index())
             | (self.db_valid.val() & (self.db_qpn.val() == self.done_qpn.val()));
-        self.take.next = self.done_valid.val() & !self.db_new.val();
-        self.schedq.write.next = self.db_new.val() | (self.take.val() & self.requeue.val());
-        self.schedq.data_in.next = self.db_qpn.val();
+        self.take.next = self.done_valid.val() & !self.held.q.val();
+        self.requeue_now.next = self.take.val() & self.requeue.val();
+        // One write per cycle: a new doorbell's QPN, else the held requeue, else this cycle's.
+        self.schedq.write.next = self.db_new.val() | self.held.q.val() | self.requeue_now.val();
+        self.schedq.data_in.next = self.done_qpn.val();
+        if self.held.q.val() {
+            self.schedq.data_in.next = self.held_qpn.q.val();
+        }
+        if self.db_new.val() {
+            self.schedq.data_in.next = self.db_qpn.val();
+        }
+        self.held.d.next = self.held.q.val();
+        self.held_qpn.d.next = self.held_qpn.q.val();
         if !self.db_new.val() {
-            self.schedq.data_in.next = self.done_qpn.val();
+            self.held.d.next = false;
+        }
+        if self.db_new.val() & self.requeue_now.val() {
+            self.held.d.next = true;
+            self.held_qpn.d.next = self.done_qpn.val();
         }
         // The bit vectors are updated bit by bit from one-hot codes: only the
         // turn end's take depends on the active bit the doorbell's QPN selects.

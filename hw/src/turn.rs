@@ -286,6 +286,8 @@ pub struct TurnEngine {
     jrot: Reg<Bit>,
     /// Bytes the turns sent since the last READ response job's share ended (saturating at a budget).
     own_bytes: Reg<Bits<32>>,
+    /// `own_bytes` has reached a budget, a cycle late (a fairness share: off by a cycle is harmless).
+    own_full_q: Reg<Bit>,
     /// The queue head is a READ response job.
     head_job: Signal<Local, Bit>,
     /// The WQE is an RDMA READ (one request packet, as many PSNs as its response has packets).
@@ -332,10 +334,18 @@ pub struct TurnEngine {
     sport_hi: Num<0xFF00, 16>,
     /// The packet's PSN less the ePSN of the QP's latest ACK (bit 23 set: behind it, after a rewind).
     apsn_ahead: Signal<Local, Bits<24>>,
-    /// The PSNs the peer holds by the latest ACK (its ePSN plus its OOO
-    /// count), and the packet's PSN less that: the packets in flight before it.
-    sack_mark: Signal<Local, Bits<24>>,
-    sack_ahead: Signal<Local, Bits<24>>,
+    /// The packets in flight before this one by the latest ACK: the packet's PSN less the PSNs the
+    /// peer holds (its ePSN plus its OOO count), in 25 bits (bit 24 says how the 24-bit difference wrapped).
+    sack_ahead: Signal<Local, Bits<25>>,
+    /// The same less the window `cc_raw`, as one carry-save sum beside it (not a compare behind a
+    /// subtract): bit 24 equal to `sack_ahead`'s means at least `cc_raw` packets are in flight.
+    sack_over: Signal<Local, Bits<25>>,
+    /// Carry-free test of PSN == ePSN + OOO count: the carry each bit needs (`a ^ b ^ c`) and the one
+    /// the bit below gives (the majority) agree at every bit.
+    sack_t: Signal<Local, Bits<24>>,
+    sack_m: Signal<Local, Bits<24>>,
+    /// No packet in flight before this one.
+    sack_zero: Signal<Local, Bit>,
     /// A packet (not a resend, not a READ request) waits when it is sprayed
     /// and `SPRAY_WINDOW_PKTS` past the latest ePSN (the responder's reorder
     /// window), or under the congestion window with a window of packets in flight.
@@ -437,19 +447,17 @@ pub struct TurnEngine {
     win_wait_s: Reg<Bit>,
     bud_le_cost_s: Reg<Bit>,
     bud_le_pkt_s: Reg<Bit>,
-    /// The inputs of that arithmetic in the cycle before (the QPN two cycles before: the
-    /// window RAMs answer a cycle after their address); Seg sends only while they are unchanged.
-    p_len: Reg<Bits<32>>,
-    p_op: Reg<Bits<8>>,
+    /// The inputs of that arithmetic in the cycle before (the PMTU also two cycles before:
+    /// `pmtu_q` follows the QPC a cycle late); Seg sends only while they are unchanged. The
+    /// WQE, QPN and resend flag are not compared: they are written only in states (`WqeReq`,
+    /// `WqePop`, `Idle`, `Swap`, `RwLook`, `RsCheck`, `RsEnd`, a park) at least three cycles
+    /// before the next `Seg` (`MrRead` takes two, `RsRet` three), so they never move under it.
     p_off: Reg<Bits<32>>,
     p_pmtu: Reg<Bits<4>>,
     p_maxp: Reg<Bits<9>>,
     p_cc: Reg<Bit>,
     p_psn: Reg<Bits<24>>,
     p_budget: Reg<Bits<32>>,
-    p_resend: Reg<Bit>,
-    p_qpn1: Reg<Bits<QPN_BITS>>,
-    p_qpn2: Reg<Bits<QPN_BITS>>,
     p_pmtu2: Reg<Bits<4>>,
     seg_fresh: Signal<Local, Bit>,
     pkt_len_c: Signal<Local, Bits<32>>,
@@ -531,7 +539,6 @@ pub struct TurnEngine {
     off1_s: Reg<Bits<32>>,
     /// The packet is gathered from the WQE's two entries (entry 1 not empty, payload not pushed).
     gat_s: Reg<Bit>,
-    p_len1: Reg<Bits<32>>,
     /// Piece A of a straddling packet is asked for: B is next, then the packet goes (no park between).
     b_pend: Reg<Bit>,
     /// The packet goes this cycle (descriptor written, PSN, offset and budget advanced).
@@ -647,17 +654,12 @@ impl Logic for TurnEngine {
             win_wait_s,
             bud_le_cost_s,
             bud_le_pkt_s,
-            p_len,
-            p_op,
             p_off,
             p_pmtu,
             p_maxp,
             p_cc,
             p_psn,
             p_budget,
-            p_resend,
-            p_qpn1,
-            p_qpn2,
             p_pmtu2,
             rd_gate_q,
             rd_npkts_q,
@@ -718,12 +720,12 @@ impl Logic for TurnEngine {
             strad_s,
             off1_s,
             gat_s,
-            p_len1,
             b_pend,
             jbytes,
             jdrop,
             jrot,
             own_bytes,
+            own_full_q,
             ent_v,
             ent,
             ent_qpn,
@@ -754,17 +756,12 @@ impl Logic for TurnEngine {
         self.win_wait_s.reset.next = self.reset.val();
         self.bud_le_cost_s.reset.next = self.reset.val();
         self.bud_le_pkt_s.reset.next = self.reset.val();
-        self.p_len.reset.next = self.reset.val();
-        self.p_op.reset.next = self.reset.val();
         self.p_off.reset.next = self.reset.val();
         self.p_pmtu.reset.next = self.reset.val();
         self.p_maxp.reset.next = self.reset.val();
         self.p_cc.reset.next = self.reset.val();
         self.p_psn.reset.next = self.reset.val();
         self.p_budget.reset.next = self.reset.val();
-        self.p_resend.reset.next = self.reset.val();
-        self.p_qpn1.reset.next = self.reset.val();
-        self.p_qpn2.reset.next = self.reset.val();
         self.p_pmtu2.reset.next = self.reset.val();
         self.rd_gate_q.reset.next = self.reset.val();
         self.rd_npkts_q.reset.next = self.reset.val();
@@ -825,12 +822,12 @@ impl Logic for TurnEngine {
         self.strad_s.reset.next = self.reset.val();
         self.off1_s.reset.next = self.reset.val();
         self.gat_s.reset.next = self.reset.val();
-        self.p_len1.reset.next = self.reset.val();
         self.b_pend.reset.next = self.reset.val();
         self.jbytes.reset.next = self.reset.val();
         self.jdrop.reset.next = self.reset.val();
         self.jrot.reset.next = self.reset.val();
         self.own_bytes.reset.next = self.reset.val();
+        self.own_full_q.reset.next = self.reset.val();
         self.ent_v.reset.next = self.reset.val();
         self.ent.reset.next = self.reset.val();
         self.ent_qpn.reset.next = self.reset.val();
@@ -966,9 +963,18 @@ impl Logic for TurnEngine {
             self.ent_v.d.next = false;
         }
         self.apsn_ahead.next = self.psn.q.val() - self.apsn_data.val().get_bits::<24>(0);
-        self.sack_mark.next =
-            self.apsn_data.val().get_bits::<24>(0) + bit_cast::<24, 12>(self.apsn_data.val().get_bits::<12>(24));
-        self.sack_ahead.next = self.psn.q.val() - self.sack_mark.val();
+        self.sack_ahead.next = bit_cast::<25, 24>(self.psn.q.val())
+            - bit_cast::<25, 24>(self.apsn_data.val().get_bits::<24>(0))
+            - bit_cast::<25, 12>(self.apsn_data.val().get_bits::<12>(24));
+        self.sack_t.next = self.apsn_data.val().get_bits::<24>(0)
+            ^ bit_cast::<24, 12>(self.apsn_data.val().get_bits::<12>(24))
+            ^ self.psn.q.val();
+        self.sack_m.next = (self.apsn_data.val().get_bits::<24>(0)
+            & bit_cast::<24, 12>(self.apsn_data.val().get_bits::<12>(24)))
+            | ((self.apsn_data.val().get_bits::<24>(0) | bit_cast::<24, 12>(self.apsn_data.val().get_bits::<12>(24)))
+                & self.sack_t.val());
+        self.sack_zero.next = !self.sack_t.val().get_bit(0)
+            & (((self.sack_m.val() ^ (self.sack_t.val() >> 1)) & bits::<24>(0x7F_FFFF)) == 0);
         self.others_wait.next = self.sched_valid.val()
             | self.la_active.q.val()
             | self.rew_valid.val()
@@ -978,6 +984,10 @@ impl Logic for TurnEngine {
         self.cwnd_bytes.next = self.cwnd_data.val() >> 8;
         self.cc_raw.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
         self.cc_pkts.next = self.cc_raw.val();
+        self.sack_over.next = bit_cast::<25, 24>(self.psn.q.val())
+            - bit_cast::<25, 24>(self.apsn_data.val().get_bits::<24>(0))
+            - bit_cast::<25, 12>(self.apsn_data.val().get_bits::<12>(24))
+            - bit_cast::<25, 24>(self.cc_raw.val());
         if self.cc_raw.val() == 0 {
             self.cc_pkts.next = 1.into();
         }
@@ -991,8 +1001,8 @@ impl Logic for TurnEngine {
             & ((!self.apsn_ahead.val().get_bit(23) & (self.apsn_ahead.val() >= self.spray_win.val()))
                 | (self.cc_on.val()
                     & !self.sack_ahead.val().get_bit(23)
-                    & (self.sack_ahead.val() != 0)
-                    & (self.sack_ahead.val() >= self.cc_raw.val())));
+                    & !self.sack_zero.val()
+                    & (self.sack_over.val().get_bit(24) == self.sack_ahead.val().get_bit(24))));
         if self.spray_done.val() & self.ent_wait.q.val() {
             self.ent.d.next = self.spray_path.val();
             self.ent_v.d.next = true;
@@ -1096,47 +1106,36 @@ impl Logic for TurnEngine {
         self.strad_s.d.next = !self.in1_c.val() & self.la_mp.val().get_bit(33);
         self.off1_s.d.next = self.msg_off.q.val() - self.len0.val();
         self.gat_s.d.next = (self.wv.len1.val() != 0) & !self.ipl_use.val();
-        self.p_len1.d.next = self.wv.len1.val();
         self.pkt_len.next = self.pkt_len_s.q.val();
         self.last.next = self.last_s.q.val();
         self.cost.next = self.cost_s.q.val();
         self.psn_step.next = self.psn_step_s.q.val();
         self.win_wait.next = self.win_wait_s.q.val();
         self.nxt_psn.next = self.psn.q.val() + self.psn_step.val();
-        self.p_len.d.next = self.wv.length.val();
-        self.p_op.d.next = self.wv.opcode.val();
         self.p_off.d.next = self.msg_off.q.val();
         self.p_pmtu.d.next = self.qv.pmtu_log2.val();
         self.p_maxp.d.next = self.qv.max_paths.val();
         self.p_cc.d.next = self.qv.cc.val().any();
         self.p_psn.d.next = self.psn.q.val();
         self.p_budget.d.next = self.budget.q.val();
-        self.p_resend.d.next = self.resend.q.val();
-        self.p_qpn1.d.next = self.qpn.q.val();
-        self.p_qpn2.d.next = self.p_qpn1.q.val();
         self.p_pmtu2.d.next = self.p_pmtu.q.val();
-        self.seg_fresh.next = (self.p_len.q.val() == self.wv.length.val())
-            & (self.p_op.q.val() == self.wv.opcode.val())
-            & (self.p_off.q.val() == self.msg_off.q.val())
+        self.seg_fresh.next = (self.p_off.q.val() == self.msg_off.q.val())
             & (self.p_pmtu.q.val() == self.qv.pmtu_log2.val())
             & (self.p_maxp.q.val() == self.qv.max_paths.val())
             & (self.p_cc.q.val() == self.qv.cc.val().any())
             & (self.p_psn.q.val() == self.psn.q.val())
             & (self.p_budget.q.val() == self.budget.q.val())
-            & (self.p_resend.q.val() == self.resend.q.val())
-            & (self.p_qpn1.q.val() == self.qpn.q.val())
-            & (self.p_qpn2.q.val() == self.qpn.q.val())
-            & (self.p_pmtu2.q.val() == self.qv.pmtu_log2.val())
-            & (self.p_len1.q.val() == self.wv.len1.val());
+            & (self.p_pmtu2.q.val() == self.qv.pmtu_log2.val());
         // A READ response job interrupts a sending turn only after the turns
         // sent a budget's worth since the last job's share (the two alternate
         // by bytes); a host resend, a waiting turn or a fetch wait does not wait.
+        self.own_full_q.d.next = self.own_bytes.q.val() >= self.burst_bytes.val();
         self.head_job.next = self.rew_data.val().get_bits::<8>(89) == self.send_op_read_resp.val();
         self.park.next = (self.rew_valid.val() & self.rew_data.val().get_bit(88) & !self.resend.q.val())
             & ((self.state.q.val() == SqState::Seg)
                 | ((self.state.q.val() == SqState::WqePop) & !self.fetch.head_valid.val()))
             & (!self.head_job.val()
-                | (self.own_bytes.q.val() >= self.burst_bytes.val())
+                | self.own_full_q.q.val()
                 | (self.state.q.val() == SqState::WqePop)
                 | (self.is_read.val() & !self.rd_gate_q.q.val()))
             & !self.b_pend.q.val();

@@ -12,7 +12,9 @@
 //! Checked every cycle against a model of the scheduler:
 //! (a) the head the block shows is the model's head (activations and
 //!     requeues in FIFO order), and a QP queued `SHOW_LAG` cycles ago is shown;
-//! (b) `done_ready` is low exactly when a doorbell activates a QP;
+//! (b) `done_ready` is low exactly while a requeue is held: one that met a
+//!     doorbell activating a QP (both write the schedule queue) waits for
+//!     the next cycle without such a doorbell;
 //! (c) `busy` is high exactly when some QP is active;
 //!
 //! and over the run, from the stimulus alone:
@@ -66,11 +68,13 @@ struct Ref {
     rung: Vec<bool>,
     /// Queued QPNs with the cycle of the write.
     q: VecDeque<(usize, u64)>,
+    /// A requeue waiting for a cycle without an activating doorbell.
+    held: Option<usize>,
 }
 
 impl Ref {
     fn push(&mut self, qpn: usize, t: u64) -> Result<(), String> {
-        if self.q.iter().any(|&(x, _)| x == qpn) {
+        if self.q.iter().any(|&(x, _)| x == qpn) || self.held == Some(qpn) {
             return Err(format!("(f) QPN {qpn} queued twice"));
         }
         self.q.push_back((qpn, t));
@@ -102,7 +106,7 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
     r.shuffle(&mut others);
     qps.extend(others.into_iter().take(set.qps.saturating_sub(2)));
     qps.truncate(set.qps);
-    let mut model = Ref { active: vec![false; n], rung: vec![false; n], q: VecDeque::new() };
+    let mut model = Ref { active: vec![false; n], rung: vec![false; n], q: VecDeque::new(), held: None };
     // In service: (qpn, cycle the turn ends).
     let mut service: Vec<(usize, u64)> = Vec::new();
     // A turn end presented until taken: (qpn, more).
@@ -155,7 +159,7 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
                 return Err(ctx(format!("(a) QPN {h} queued at cycle {w} is not shown")));
             }
         }
-        let want_ready = db.is_none_or(|q| model.active[q]);
+        let want_ready = model.held.is_none();
         if ready != want_ready {
             return Err(ctx(format!("(b) done_ready {ready}, expected {want_ready} (doorbell {db:?})")));
         }
@@ -211,12 +215,21 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
                 model.rung[q] = true;
             }
         }
+        if !db_new {
+            if let Some(q) = model.held.take() {
+                model.push(q, t).map_err(ctx)?;
+            }
+        }
         if let Some((q, more)) = done {
             if ready {
                 let requeue = more || model.rung[q] || db == Some(q);
                 model.rung[q] = false;
                 if requeue {
-                    model.push(q, t).map_err(ctx)?;
+                    if db_new {
+                        model.held = Some(q);
+                    } else {
+                        model.push(q, t).map_err(ctx)?;
+                    }
                     st.requeues += 1;
                     if more {
                         owed[q] = true;
@@ -233,7 +246,7 @@ fn run(set: &Set, seed: u64) -> Result<Stats, String> {
         t += 1;
         // (d) and the drain.
         if !stimulus {
-            let idle = model.q.is_empty() && service.is_empty() && done.is_none() && !b;
+            let idle = model.q.is_empty() && model.held.is_none() && service.is_empty() && done.is_none() && !b;
             if idle {
                 let since = *quiet_since.get_or_insert(t);
                 if t >= since + 10 {
