@@ -118,7 +118,15 @@ pub struct WqeFetch {
     start_c: Signal<Local, Bits<16>>,
     mask_c: Signal<Local, Bits<16>>,
     left_c: Signal<Local, Bits<16>>,
-    pend_c: Signal<Local, Bits<16>>,
+    /// The current QP's WQEs posted and not yet held, buffered or in flight: its low three bits, and
+    /// whether it is under 8 as two signs beside each other (each a carry-save sum and one carry chain)
+    /// instead of a zero test behind the 16-bit difference. `pend_w` is PI − SSN in 17 bits: its bit 16
+    /// says how that wrapped; the difference less the buffered WQEs (less 8) is at least 0 exactly when
+    /// `pend_ge0`'s (`pend_ge8`'s) bit 16 equals it.
+    pend_c: Signal<Local, Bits<3>>,
+    pend_w: Signal<Local, Bits<17>>,
+    pend_ge0: Signal<Local, Bits<17>>,
+    pend_ge8: Signal<Local, Bits<17>>,
     mask_la: Signal<Local, Bits<16>>,
     left_la: Signal<Local, Bits<16>>,
     pend_la: Signal<Local, Bits<16>>,
@@ -181,11 +189,23 @@ impl Logic for WqeFetch {
         // WQEs left before the ring's end, less one: no subtract from the ring size.
         self.left_c.next = !self.start_c.val() & self.mask_c.val();
         self.left_la.next = !self.la_ssn.val() & self.mask_la.val();
-        self.pend_c.next = self.cur_pi.val()
-            - self.cur_ssn.val()
-            - bit_cast::<16, 6>(self.nbuf.q.val())
-            - bit_cast::<16, 6>(self.pf_beats.q.val())
-            - bit_cast::<16, 1>(self.held.val().into());
+        self.pend_c.next = self.cur_pi.val().get_bits::<3>(0)
+            - self.cur_ssn.val().get_bits::<3>(0)
+            - self.nbuf.q.val().get_bits::<3>(0)
+            - self.pf_beats.q.val().get_bits::<3>(0)
+            - bit_cast::<3, 1>(self.held.val().into());
+        self.pend_w.next = bit_cast::<17, 16>(self.cur_pi.val()) - bit_cast::<17, 16>(self.cur_ssn.val());
+        self.pend_ge0.next = bit_cast::<17, 16>(self.cur_pi.val())
+            - bit_cast::<17, 16>(self.cur_ssn.val())
+            - bit_cast::<17, 6>(self.nbuf.q.val())
+            - bit_cast::<17, 6>(self.pf_beats.q.val())
+            - bit_cast::<17, 1>(self.held.val().into());
+        self.pend_ge8.next = bit_cast::<17, 16>(self.cur_pi.val())
+            - bit_cast::<17, 16>(self.cur_ssn.val())
+            - bit_cast::<17, 6>(self.nbuf.q.val())
+            - bit_cast::<17, 6>(self.pf_beats.q.val())
+            - bit_cast::<17, 1>(self.held.val().into())
+            - bits::<17>(8);
         self.pend_la.next = self.la_pi.val() - self.la_ssn.val();
         self.ring_c.d.next = 8.into();
         if (self.left_c.val().get_bits::<13>(3) == 0) & (self.left_c.val().get_bits::<3>(0) != 7) {
@@ -196,8 +216,10 @@ impl Logic for WqeFetch {
             self.ring_la.d.next = bit_cast::<4, 3>(self.left_la.val().get_bits::<3>(0)) + 1;
         }
         self.pcap_c.d.next = 8.into();
-        if self.pend_c.val().get_bits::<13>(3) == 0 {
-            self.pcap_c.d.next = bit_cast::<4, 3>(self.pend_c.val().get_bits::<3>(0));
+        if (self.pend_ge0.val().get_bit(16) == self.pend_w.val().get_bit(16))
+            & (self.pend_ge8.val().get_bit(16) != self.pend_w.val().get_bit(16))
+        {
+            self.pcap_c.d.next = bit_cast::<4, 3>(self.pend_c.val());
         }
         self.pcap_la.d.next = 8.into();
         if self.pend_la.val().get_bits::<13>(3) == 0 {
