@@ -16,6 +16,8 @@
 #   RNIC_SYNTH_BUDGET=FILE        # another budget file (same format)
 #   RNIC_SYNTH_ENDS=N             # also list the N deepest path ends per top
 #                                 # (in target/synth/TOP.depth)
+#   RNIC_SYNTH_PATHS=A,B          # also the path into each named end (net names
+#                                 # as the ends list prints them: cc.newc$d)
 #
 # The path is measured on the mapped netlist with every flip-flop, RAM,
 # shift register and DSP cell removed, so it is the deepest chain of LUT,

@@ -21,9 +21,11 @@ Vivado re-maps LUTs. At 250 MHz the 4 ns period, less clock-to-out, setup and
 clock uncertainty, leaves about 8 such levels.
 
 Prints the depth, the LUTs on the deepest path and the path itself (named
-nets where Yosys kept a name).
+nets where Yosys kept a name); with RNIC_SYNTH_PATHS=A,B also the path into
+the deepest bit of each named net.
 """
 import json
+import os
 import sys
 from collections import defaultdict
 
@@ -127,16 +129,27 @@ def main():
         for k, b in enumerate(net["bits"]):
             if isinstance(b, int):
                 names.setdefault(b, f"{name}[{k}]")
-    path = []
-    bit = end
-    while bit is not None:
-        path.append(bit)
-        bit = best.get(bit, (0.0, None))[1]
-    path.reverse()
-    luts = sum(1 for b in path if driver.get(b, "").startswith("LUT"))
-    print(f"{best[end][0]:.2f} levels, {luts} LUTs")
-    for b in path:
-        print(f"  {best.get(b, (0.0,))[0]:6.2f}  {driver.get(b, 'start'):7s} {names.get(b, '')}")
+
+    def show(end):
+        path = []
+        bit = end
+        while bit is not None:
+            path.append(bit)
+            bit = best.get(bit, (0.0, None))[1]
+        path.reverse()
+        luts = sum(1 for b in path if driver.get(b, "").startswith("LUT"))
+        print(f"{best[end][0]:.2f} levels, {luts} LUTs")
+        for b in path:
+            print(f"  {best.get(b, (0.0,))[0]:6.2f}  {driver.get(b, 'start'):7s} {names.get(b, '')}")
+
+    show(end)
+    for want in filter(None, os.environ.get("RNIC_SYNTH_PATHS", "").split(",")):
+        bits = [b for name, net in module["netnames"].items() if name == want for b in net["bits"] if b in best]
+        if not bits:
+            print(f"path into {want}: no such net with a path")
+            continue
+        print(f"path into {want}:")
+        show(max(bits, key=lambda b: best[b][0]))
     if len(sys.argv) == 3:
         # Ends: named nets no cell reads (those feeding a removed register, RAM or an output).
         read = {src for srcs in arcs_of(module)[0].values() for src, _ in srcs}

@@ -300,6 +300,15 @@ pub struct CcEngine {
     /// Branch inputs on the updated state.
     avg_delay: Signal<Local, Bits<32>>,
     cwnd1: Signal<Local, Bits<32>>,
+    /// The window plus the divider's quotient (`cwnd1`, or `cwnd` under DCTCP), and `newc`'s pick:
+    /// the FSM's plain sources in `newc_m`, the two sums by AND-OR masks, which synthesis cannot
+    /// fold into one adder behind the state decode.
+    w_dq: Signal<Local, Bits<64>>,
+    newc_m: Signal<Local, Bits<64>>,
+    take_wdq: Signal<Local, Bit>,
+    take_nudged: Signal<Local, Bit>,
+    m_wdq: Signal<Local, Bits<64>>,
+    m_nudged: Signal<Local, Bits<64>>,
     acked_q8: Signal<Local, Bits<32>>,
     achieved_q8: Signal<Local, Bits<56>>,
     max_bytes8: Signal<Local, Bits<48>>,
@@ -535,6 +544,13 @@ impl Logic for CcEngine {
         if self.cut.val() < self.q16_half.val() {
             self.factor.next = self.one_minus_cut.val().get_bits::<32>(0);
         }
+        self.w_dq.next = bit_cast::<64, 32>(self.cwnd1.val()) + self.dq.q.val();
+        if self.dctcp.q.val() {
+            self.w_dq.next = bit_cast::<64, 32>(self.cwnd.q.val()) + self.dq.q.val();
+        }
+        self.newc_m.next = self.newc.q.val();
+        self.take_wdq.next = false;
+        self.take_nudged.next = false;
         self.nudged.next = self.newc.q.val();
         if self.can_fair.q.val() {
             self.nudged.next = self.newc.q.val() + self.p_eta.val();
@@ -685,7 +701,7 @@ impl Logic for CcEngine {
                 self.state.d.next = CcState::Branch;
             }
             CcState::Branch => {
-                self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val());
+                self.newc_m.next = bit_cast::<64, 32>(self.cwnd1.val());
                 self.action.d.next = self.act_hold.val();
                 self.state.d.next = CcState::Fair;
                 if !self.ecn.q.val() & (self.delay.q.val() > self.p_qhigh.val()) {
@@ -702,9 +718,9 @@ impl Logic for CcEngine {
                     self.state.d.next = CcState::MulB1;
                 } else if self.can_dec.q.val() & (self.avg_delay.val() > self.p_target.val()) {
                     if (self.delay.q.val() > self.p_qhigh.val()) & (self.achieved.q.val() < self.max_bytes8.val()) {
-                        self.newc.d.next = bit_cast::<64, 56>(self.achieved_q8.val());
+                        self.newc_m.next = bit_cast::<64, 56>(self.achieved_q8.val());
                         if self.achieved_q8.val() > self.u32_max.val() {
-                            self.newc.d.next = bit_cast::<64, 56>(self.u32_max.val());
+                            self.newc_m.next = bit_cast::<64, 56>(self.u32_max.val());
                         }
                         self.last_dec.d.next = self.now.q.val();
                         self.action.d.next = self.act_abdp.val();
@@ -725,7 +741,7 @@ impl Logic for CcEngine {
             }
             CcState::DivA => {
                 if self.dcnt.q.val() == 0 {
-                    self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val()) + self.dq.q.val();
+                    self.take_wdq.next = true;
                     self.state.d.next = CcState::Fair;
                 }
             }
@@ -755,7 +771,7 @@ impl Logic for CcEngine {
             }
             CcState::DivB2 => {
                 if self.dcnt.q.val() == 0 {
-                    self.newc.d.next = bit_cast::<64, 32>(self.cwnd1.val()) + self.dq.q.val();
+                    self.take_wdq.next = true;
                     self.state.d.next = CcState::Fair;
                 }
             }
@@ -776,7 +792,7 @@ impl Logic for CcEngine {
             }
             CcState::MulC2 => {
                 if self.mstep.q.val() == 0 {
-                    self.newc.d.next = self.macc.q.val() >> 16;
+                    self.newc_m.next = self.macc.q.val() >> 16;
                     self.last_dec.d.next = self.now.q.val();
                     self.state.d.next = CcState::Fair;
                 }
@@ -785,7 +801,7 @@ impl Logic for CcEngine {
                 if self.can_fair.q.val() {
                     self.last_fair.d.next = self.now.q.val();
                 }
-                self.newc.d.next = self.nudged.val();
+                self.take_nudged.next = true;
                 self.state.d.next = CcState::Clamp;
             }
             CcState::Clamp => {
@@ -798,7 +814,7 @@ impl Logic for CcEngine {
                 if self.ecn.q.val() {
                     self.achieved.d.next = bit_cast::<48, 32>(self.d_mk32.val());
                 }
-                self.newc.d.next = bit_cast::<64, 32>(self.cwnd.q.val());
+                self.newc_m.next = bit_cast::<64, 32>(self.cwnd.q.val());
                 self.action.d.next = self.act_hold.val();
                 self.state.d.next = CcState::DAlpha;
                 if self.ecn.q.val() {
@@ -820,7 +836,7 @@ impl Logic for CcEngine {
             }
             CcState::DMulCut => {
                 if self.mstep.q.val() == 0 {
-                    self.newc.d.next = self.macc.q.val() >> 16;
+                    self.newc_m.next = self.macc.q.val() >> 16;
                     self.state.d.next = CcState::DAlpha;
                 }
             }
@@ -833,7 +849,7 @@ impl Logic for CcEngine {
             }
             CcState::DDivInc => {
                 if self.dcnt.q.val() == 0 {
-                    self.newc.d.next = bit_cast::<64, 32>(self.cwnd.q.val()) + self.dq.q.val();
+                    self.take_wdq.next = true;
                     self.state.d.next = CcState::DAlpha;
                 }
             }
@@ -875,6 +891,17 @@ impl Logic for CcEngine {
                 self.state.d.next = CcState::Idle;
             }
         }
+        self.m_wdq.next = 0.into();
+        if self.take_wdq.val() {
+            self.m_wdq.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
+        }
+        self.m_nudged.next = 0.into();
+        if self.take_nudged.val() {
+            self.m_nudged.next = 0xFFFF_FFFF_FFFF_FFFFu64.into();
+        }
+        self.newc.d.next = (self.newc_m.val() & !(self.m_wdq.val() | self.m_nudged.val()))
+            | (self.w_dq.val() & self.m_wdq.val())
+            | (self.nudged.val() & self.m_nudged.val());
         if self.div_go.val() {
             self.dnum.d.next = self.div_num.val();
             self.dden.d.next = self.div_den.val();

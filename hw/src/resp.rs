@@ -424,6 +424,13 @@ pub struct Responder {
     iova_sh: Signal<Local, Bits<256>>,
     sv: SgeView,
     sel_iova: Signal<Local, Bits<64>>,
+    /// Scatter list: the length of entry `sg_i` from a register, so `LstSkip`'s compare does not
+    /// wait on the four-way select; a cycle behind `sg_i` and `rwqe` except where `LstSkip` moves it.
+    sg_len: Reg<Bits<32>>,
+    /// The length of entry `sg_i + 1`, and `sg_skip - sg_len` one bit wider (its top bit the borrow).
+    sg_i1: Signal<Local, Bits<2>>,
+    sg_len_nx: Signal<Local, Bits<32>>,
+    skip_d: Signal<Local, Bits<33>>,
     /// Scatter list: the entries' bus addresses, entry i's in bits 64i+63..64i (shifted in from the top as checked).
     sg_iova: Reg<Bits<256>>,
     /// The scatter list in `rwqe` passed its checks for this QPN and RSN; the next packet that
@@ -841,6 +848,7 @@ impl Logic for Responder {
             lc_rsn,
             sg_tot,
             sg_skip,
+            sg_len,
             sg_left,
             sg_lane,
             lent,
@@ -929,6 +937,7 @@ impl Logic for Responder {
         self.lc_rsn.reset.next = self.reset.val();
         self.sg_tot.reset.next = self.reset.val();
         self.sg_skip.reset.next = self.reset.val();
+        self.sg_len.reset.next = self.reset.val();
         self.sg_left.reset.next = self.reset.val();
         self.sg_lane.reset.next = self.reset.val();
         self.lent.reset.next = self.reset.val();
@@ -1253,6 +1262,19 @@ impl Logic for Responder {
         self.sv.word.next = self.sel.val();
         self.iova_sh.next = self.sg_iova.q.val() >> (bit_cast::<9, 2>(self.sg_i.q.val()) << 6);
         self.sel_iova.next = self.iova_sh.val().get_bits::<64>(0);
+        self.sg_len.d.next = self.sv.length.val();
+        self.sg_i1.next = self.sg_i.q.val() + 1;
+        self.sg_len_nx.next = self.rv.length.val();
+        if self.sg_i1.val() == 1 {
+            self.sg_len_nx.next = self.rv.length1.val();
+        }
+        if self.sg_i1.val() == 2 {
+            self.sg_len_nx.next = self.rv.length2.val();
+        }
+        if self.sg_i1.val() == 3 {
+            self.sg_len_nx.next = self.rv.length3.val();
+        }
+        self.skip_d.next = bit_cast::<33, 32>(self.sg_skip.q.val()) - bit_cast::<33, 32>(self.sg_len.q.val());
         self.rsn_need.next = self.rsu.rq_ci.val();
         if self.ooo.q.val() {
             self.rsn_need.next = self.du.rsn.val();
@@ -1996,16 +2018,17 @@ impl Logic for Responder {
             RState::LstSkip => {
                 if self.left.q.val() == 0 {
                     self.state.d.next = RState::Finish;
-                } else if self.sg_skip.q.val() >= self.sv.length.val() {
+                } else if !self.skip_d.val().get_bit(32) {
                     // Wholly before the packet: on to the next entry.
-                    self.sg_skip.d.next = self.sg_skip.q.val() - self.sv.length.val();
+                    self.sg_skip.d.next = self.skip_d.val().get_bits::<32>(0);
                     self.sg_i.d.next = self.sg_i.q.val() + 1;
+                    self.sg_len.d.next = self.sg_len_nx.val();
                     if self.sg_i.q.val() == 3 {
                         // Past the list: SendPlace's length check makes this unreachable.
                         self.state.d.next = RState::Nak;
                     }
                 } else {
-                    self.sg_left.d.next = self.sv.length.val() - self.sg_skip.q.val();
+                    self.sg_left.d.next = self.sg_len.q.val() - self.sg_skip.q.val();
                     self.dest.d.next = self.sel_iova.val() + bit_cast::<64, 32>(self.sg_skip.q.val());
                     self.sg_lane.d.next = 0.into();
                     self.state.d.next = RState::LstData;
