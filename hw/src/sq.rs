@@ -10,6 +10,7 @@ use crate::desc::{ARM_BITS, LACK_BITS, REW_BITS, REW_ONE_BIT, REW_WQE_BIT, TXD_B
 use crate::fifo::Fifo;
 use crate::num::Num;
 use crate::push::PushSlot;
+use crate::reg::Reg;
 use crate::sched::Scheduler;
 use crate::turn::TurnEngine;
 use rnic_spec::desc::send_op;
@@ -171,8 +172,14 @@ pub struct SqEngine {
     turn: TurnEngine,
     push: PushSlot,
     rewq: Fifo<Bits<REW_BITS>, REWIND_QUEUE_LOG2, { REWIND_QUEUE_LOG2 + 1 }>,
-    /// READ response jobs, served before the host's rewinds and resends.
+    /// READ response jobs, served before the host's rewinds and resends (but after one
+    /// already moved into `head_q`).
     jobq: Fifo<Bits<REW_BITS>, JOB_QUEUE_LOG2, { JOB_QUEUE_LOG2 + 1 }>,
+    /// The queue head the turn engine sees, from registers: its decisions on the head's
+    /// kind do not wait on the queues' read muxes. Reloaded when empty or popped.
+    head_v: Reg<Bit>,
+    head_q: Reg<Bits<REW_BITS>>,
+    head_load: Signal<Local, Bit>,
     /// The host's resend carries a WQE whose opcode the host may not post.
     rew_bad_op: Signal<Local, Bit>,
     op_read: Num<{ send_op::RDMA_READ as u64 }, 8>,
@@ -185,6 +192,9 @@ impl Logic for SqEngine {
     #[hdl_gen]
     fn update(&mut self) {
         clock!(self, clock, sched, turn, push, rewq, jobq);
+        dff_setup!(self, clock, head_v, head_q);
+        self.head_v.reset.next = self.reset.val();
+        self.head_q.reset.next = self.reset.val();
         self.sched.reset.next = self.reset.val();
         self.push.reset.next = self.reset.val();
         self.push.wr_valid.next = self.push_we.val();
@@ -231,15 +241,20 @@ impl Logic for SqEngine {
             self.turn.rq_ready.next = !self.jobq.full.val();
         }
         self.job_full.next = self.jobq.almost_full.val();
-        // The turn engine sees one queue head: a READ response job if one waits, else the host's rewind.
-        self.turn.rew_valid.next = !(self.rewq.empty.val() & self.jobq.empty.val());
-        self.turn.rew_data.next = self.rewq.data_out.val();
-        self.rewq.read.next = self.turn.rew_pop.val() & self.jobq.empty.val();
-        self.jobq.read.next = false;
-        if !self.jobq.empty.val() {
-            self.turn.rew_data.next = self.jobq.data_out.val();
-            self.jobq.read.next = self.turn.rew_pop.val();
+        // The turn engine sees one queue head: a READ response job if one waits, else the host's
+        // rewind, moved into `head_q` when it is empty or popped (one cycle later than the queues).
+        self.head_load.next = !self.head_v.q.val() | self.turn.rew_pop.val();
+        self.rewq.read.next = self.head_load.val() & self.jobq.empty.val() & !self.rewq.empty.val();
+        self.jobq.read.next = self.head_load.val() & !self.jobq.empty.val();
+        if self.head_load.val() {
+            self.head_v.d.next = !(self.rewq.empty.val() & self.jobq.empty.val());
+            self.head_q.d.next = self.rewq.data_out.val();
+            if !self.jobq.empty.val() {
+                self.head_q.d.next = self.jobq.data_out.val();
+            }
         }
+        self.turn.rew_valid.next = self.head_v.q.val();
+        self.turn.rew_data.next = self.head_q.q.val();
         self.arm_write.next = self.turn.arm_write.val();
         self.arm_data.next = self.turn.arm_data.val();
         self.turn.arm_full.next = self.arm_full.val();
