@@ -17,10 +17,13 @@
 #   RNIC_SYNTH_ENDS=N             # also list the N deepest path ends per top
 #                                 # (in target/synth/TOP.depth)
 #   RNIC_SYNTH_PATHS=A,B          # also the path into each named end (net names
-#                                 # as the ends list prints them: cc.newc$d)
+#                                 # as the ends list prints them: cc.newc$d) and
+#                                 # the registers within a level of its depth
+#                                 # (an end Yosys left unnamed is listed by the
+#                                 # register it feeds: "> turn.state$q (in)")
 #
-# The path is measured on the mapped netlist with every flip-flop, RAM,
-# shift register and DSP cell removed, so it is the deepest chain of LUT,
+# The path is measured on the mapped netlist without its flip-flop, RAM,
+# shift register and DSP cells, so it is the deepest chain of LUT,
 # wide-mux and carry cells between two of those. Set RNIC_SYNTH_REPORT=FILE to
 # write the report elsewhere (docs/synthesis.md is one such report,
 # committed). Output files (Verilog, Yosys statistics and path) go to
@@ -62,8 +65,8 @@ report=${RNIC_SYNTH_REPORT:-$out/report.md}
 synth_top() {
     local t=$1
     yosys -q -l "$out/$t.log" -p "read_verilog $out/$t.v; synth_xilinx -family xcup -top top -flatten; \
-        tee -q -o $out/$t.stat stat; delete t:FD* t:RAM* t:SRL* t:DSP* t:URAM*; tee -q -o $out/$t.ltp ltp; \
-        setattr -unset src; setattr -unset src w:*; write_json $out/$t.json" \
+        tee -q -o $out/$t.stat stat; setattr -unset src; setattr -unset src w:*; write_json $out/$t.json; \
+        delete t:FD* t:RAM* t:SRL* t:DSP* t:URAM*; tee -q -o $out/$t.ltp ltp" \
         2>"$out/$t.warnings"
     python3 scripts/synth_depth.py "$out/$t.json" ${RNIC_SYNTH_ENDS:+"$RNIC_SYNTH_ENDS"} >"$out/$t.depth"
     rm -f "$out/$t.json"

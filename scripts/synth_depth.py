@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Logic depth of a Yosys-mapped Xilinx netlist, in LUT levels.
 
-Reads the JSON netlist `scripts/synth.sh` writes after it has removed every
+Reads the JSON netlist `scripts/synth.sh` writes and leaves out every
 flip-flop, RAM, shift register and DSP cell, so each path runs from a
-register (or a top-level input) to a register (or a top-level output).
+register (or a top-level input) to a register (or a top-level output); a
+path's end is named by the register it feeds where the net has no name.
 
 A cell-count path (Yosys `ltp`) counts a 64-bit add as 16 CARRY4 cells and a
 LUT8 as a LUT and two wide-mux cells, though on an UltraScale+ part a carry
@@ -34,6 +35,8 @@ MUXF = 0.25
 CARRY_IN = 0.25
 CARRY_STEP = 0.125
 FREE = {"INV", "BUF", "IBUF", "OBUF", "BUFG", "IBUFG"}
+# Cells whose outputs start a path and whose inputs end one.
+SEQUENTIAL = ("FD", "RAM", "SRL", "DSP", "URAM")
 
 
 def arcs_of(module):
@@ -44,6 +47,8 @@ def arcs_of(module):
         kind = cell["type"]
         con = cell["connections"]
         dirs = cell["port_directions"]
+        if kind.startswith(SEQUENTIAL):
+            continue
         if kind in ("CARRY4", "CARRY8"):
             n = 4 if kind == "CARRY4" else 8
             s, di = con["S"], con["DI"]
@@ -129,6 +134,20 @@ def main():
         for k, b in enumerate(net["bits"]):
             if isinstance(b, int):
                 names.setdefault(b, f"{name}[{k}]")
+    # An end the netlist left unnamed is named by the register (or RAM) it feeds: "> turn.state$q[3] (FDRE.D)".
+    kept = dict(names)
+    for cell in module["cells"].values():
+        if not cell["type"].startswith(SEQUENTIAL):
+            continue
+        dirs, con = cell["port_directions"], cell["connections"]
+        outs = [kept[b] for p, bits in con.items() if dirs[p] == "output" for b in bits if b in kept]
+        if not outs:
+            continue
+        for p, bits in con.items():
+            if dirs[p] == "input" and p not in ("C", "CLK", "CLKARDCLK", "CLKBWRCLK"):
+                for b in bits:
+                    if isinstance(b, int) and b not in names:
+                        names[b] = f"> {outs[0]} ({cell['type']}.{p})"
 
     def show(end):
         path = []
@@ -142,6 +161,40 @@ def main():
         for b in path:
             print(f"  {best.get(b, (0.0,))[0]:6.2f}  {driver.get(b, 'start'):7s} {names.get(b, '')}")
 
+    def sources(end):
+        # The registers (and inputs) whose longest path into `end` is within a level of the deepest:
+        # the signals a shorter path must take off it (ABC's own net names say little).
+        arcs = arcs_of(module)[0]
+        cone, stack = {end}, [end]
+        while stack:
+            for src, _ in arcs.get(stack.pop(), ()):
+                if src not in cone:
+                    cone.add(src)
+                    stack.append(src)
+        users = defaultdict(list)
+        for out in cone:
+            for src, w in arcs.get(out, ()):
+                users[src].append((out, w))
+        pending = {b: len(users[b]) for b in cone}
+        to_end = {end: 0.0}
+        ready = [b for b in cone if pending[b] == 0]
+        while ready:
+            b = ready.pop()
+            for src, w in arcs.get(b, ()):
+                to_end[src] = max(to_end.get(src, 0.0), to_end[b] + w)
+                pending[src] -= 1
+                if pending[src] == 0:
+                    ready.append(src)
+        top = max(to_end.values())
+        near = {}
+        for b, d in to_end.items():
+            if b not in arcs and d >= top - 1.0:
+                base = names.get(b, "?").split("[")[0]
+                near[base] = max(near.get(base, 0.0), d)
+        print("  sources within a level of it:")
+        for base, d in sorted(near.items(), key=lambda kv: -kv[1])[:20]:
+            print(f"    {d:6.2f}  {base}")
+
     show(end)
     for want in filter(None, os.environ.get("RNIC_SYNTH_PATHS", "").split(",")):
         bits = [b for name, net in module["netnames"].items() if name == want for b in net["bits"] if b in best]
@@ -150,13 +203,14 @@ def main():
             continue
         print(f"path into {want}:")
         show(max(bits, key=lambda b: best[b][0]))
+        sources(max(bits, key=lambda b: best[b][0]))
     if len(sys.argv) == 3:
         # Ends: named nets no cell reads (those feeding a removed register, RAM or an output).
         read = {src for srcs in arcs_of(module)[0].values() for src, _ in srcs}
         deepest = {}
         for b, name in names.items():
             if b in best and b not in read:
-                base = name.split("[")[0]
+                base = name.split("[")[0] + (" (in)" if name.startswith(">") else "")
                 deepest[base] = max(deepest.get(base, 0.0), best[b][0])
         print("deepest ends:")
         for base, a in sorted(deepest.items(), key=lambda kv: -kv[1])[: int(sys.argv[2])]:

@@ -168,6 +168,8 @@ pub struct SqEngine {
     pub cnt_skip: Signal<Out, Bit>,
     /// Pulse: a WQE was taken from the push slot.
     pub cnt_push: Signal<Out, Bit>,
+    /// Check for the tests: `TurnEngine::seg_stale`.
+    pub seg_stale: Signal<Out, Bit>,
     sched: Scheduler,
     turn: TurnEngine,
     push: PushSlot,
@@ -277,6 +279,7 @@ impl Logic for SqEngine {
         self.cnt_resend.next = self.turn.cnt_resend.val();
         self.cnt_skip.next = self.turn.cnt_skip.val();
         self.cnt_push.next = self.turn.cnt_push.val();
+        self.seg_stale.next = self.turn.seg_stale.val();
         self.turn.sched_valid.next = self.sched.sched_valid.val();
         self.turn.sched_qpn.next = self.sched.sched_qpn.val();
         self.sched.sched_pop.next = self.turn.sched_pop.val();

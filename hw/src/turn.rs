@@ -258,6 +258,9 @@ pub struct TurnEngine {
     pub push_take: Signal<Out, Bit>,
     /// Pulse: the WQE was taken from the push slot (no fetch).
     pub cnt_push: Signal<Out, Bit>,
+    /// Check, for the tests (the core leaves it unread): `Seg` took its packet arithmetic as fresh
+    /// though one of its inputs moved in the cycle before (`seg_fresh` rests on an argument).
+    pub seg_stale: Signal<Out, Bit>,
     /// A packet's payload from the push slot, for the TX builder (its descriptor has `inl` set).
     pub ipl_write: Signal<Out, Bit>,
     /// The payload beat.
@@ -338,7 +341,7 @@ pub struct TurnEngine {
     /// peer holds (its ePSN plus its OOO count), in 25 bits (bit 24 says how the 24-bit difference wrapped).
     sack_ahead: Signal<Local, Bits<25>>,
     /// The same less the window `cc_raw`, as one carry-save sum beside it (not a compare behind a
-    /// subtract): bit 24 equal to `sack_ahead`'s means at least `cc_raw` packets are in flight.
+    /// subtract): bit 24 equal to `sack_ahead`'s means at least `cc_raw.q` packets are in flight.
     sack_over: Signal<Local, Bits<25>>,
     /// Carry-free test of PSN == ePSN + OOO count: the carry each bit needs (`a ^ b ^ c`) and the one
     /// the bit below gives (the majority) agree at every bit.
@@ -354,9 +357,10 @@ pub struct TurnEngine {
     cc_on: Signal<Local, Bit>,
     /// The window in packets of the path MTU (at least one).
     cc_pkts: Signal<Local, Bits<24>>,
-    /// The same before it is raised to one: `win_wait_c` tests `>= 1` and `>= cc_raw` apart, so the
-    /// zero test is off its path.
-    cc_raw: Signal<Local, Bits<24>>,
+    /// The same before it is raised to one (`win_wait_c` tests `>= 1` and `>= cc_raw` apart, so the
+    /// zero test is off its path), registered: the table is read at the next QPN (`qpn.d`), so
+    /// the shift by the PMTU is off the path from the RAM's output and the window is as fresh as before.
+    cc_raw: Reg<Bits<24>>,
     cwnd_bytes: Signal<Local, Bits<32>>,
     /// Something else needs the engine (a QP scheduled or looked ahead, a
     /// rewind), or the QP failed or left RTS: a turn held in `Seg` ends.
@@ -442,16 +446,23 @@ pub struct TurnEngine {
     /// whether the window holds it back, and the budget compares.
     pkt_len_s: Reg<Bits<32>>,
     last_s: Reg<Bit>,
+    /// The packet's length is zero (it reads no payload).
+    pkt_zero_s: Reg<Bit>,
+    /// The WQE after this one is at the producer index (the turn ends after this message): from
+    /// the SSN and PI of the cycle before, which move only with a packet (after which `Seg` waits
+    /// a cycle) or in states at least two cycles before `Seg` (`PiCheck`, then `Resume`).
+    pi_end_s: Reg<Bit>,
     cost_s: Reg<Bits<32>>,
     psn_step_s: Reg<Bits<24>>,
     win_wait_s: Reg<Bit>,
     bud_le_cost_s: Reg<Bit>,
     bud_le_pkt_s: Reg<Bit>,
     /// The inputs of that arithmetic in the cycle before (the PMTU also two cycles before:
-    /// `pmtu_q` follows the QPC a cycle late); Seg sends only while they are unchanged. The
-    /// WQE, QPN and resend flag are not compared: they are written only in states (`WqeReq`,
-    /// `WqePop`, `Idle`, `Swap`, `RwLook`, `RsCheck`, `RsEnd`, a park) at least three cycles
-    /// before the next `Seg` (`MrRead` takes two, `RsRet` three), so they never move under it.
+    /// `pmtu_q` follows the QPC a cycle late), compared for `seg_stale` only. The arithmetic is
+    /// fresh (`seg_fresh`) unless a packet went (`fire_q`) or the turn resumed (`resumed_q`) in the
+    /// cycle before: every other state that writes its inputs (the offset, PSN, budget and QPC, and
+    /// the WQE, QPN and resend flag: `Check`, `PiCheck`, `Swap`, `RsCheck`, `RsEnd`, `WqePop`, a
+    /// stale skip) is at least two cycles before the next `Seg` (`MrRead` takes two, `RsRet` three).
     p_off: Reg<Bits<32>>,
     p_pmtu: Reg<Bits<4>>,
     p_maxp: Reg<Bits<9>>,
@@ -459,6 +470,9 @@ pub struct TurnEngine {
     p_psn: Reg<Bits<24>>,
     p_budget: Reg<Bits<32>>,
     p_pmtu2: Reg<Bits<4>>,
+    seg_same: Signal<Local, Bit>,
+    fire_q: Reg<Bit>,
+    resumed_q: Reg<Bit>,
     seg_fresh: Signal<Local, Bit>,
     pkt_len_c: Signal<Local, Bits<32>>,
     last_c: Signal<Local, Bit>,
@@ -649,9 +663,12 @@ impl Logic for TurnEngine {
             jb_over_q,
             pkt_len_s,
             last_s,
+            pkt_zero_s,
+            pi_end_s,
             cost_s,
             psn_step_s,
             win_wait_s,
+            cc_raw,
             bud_le_cost_s,
             bud_le_pkt_s,
             p_off,
@@ -661,6 +678,8 @@ impl Logic for TurnEngine {
             p_psn,
             p_budget,
             p_pmtu2,
+            fire_q,
+            resumed_q,
             rd_gate_q,
             rd_npkts_q,
             pmtu_q,
@@ -751,9 +770,12 @@ impl Logic for TurnEngine {
         self.jb_over_q.reset.next = self.reset.val();
         self.pkt_len_s.reset.next = self.reset.val();
         self.last_s.reset.next = self.reset.val();
+        self.pkt_zero_s.reset.next = self.reset.val();
+        self.pi_end_s.reset.next = self.reset.val();
         self.cost_s.reset.next = self.reset.val();
         self.psn_step_s.reset.next = self.reset.val();
         self.win_wait_s.reset.next = self.reset.val();
+        self.cc_raw.reset.next = self.reset.val();
         self.bud_le_cost_s.reset.next = self.reset.val();
         self.bud_le_pkt_s.reset.next = self.reset.val();
         self.p_off.reset.next = self.reset.val();
@@ -763,6 +785,8 @@ impl Logic for TurnEngine {
         self.p_psn.reset.next = self.reset.val();
         self.p_budget.reset.next = self.reset.val();
         self.p_pmtu2.reset.next = self.reset.val();
+        self.fire_q.reset.next = self.reset.val();
+        self.resumed_q.reset.next = self.reset.val();
         self.rd_gate_q.reset.next = self.reset.val();
         self.rd_npkts_q.reset.next = self.reset.val();
         self.pmtu_q.reset.next = self.reset.val();
@@ -893,7 +917,6 @@ impl Logic for TurnEngine {
         self.lack_addr.next = self.qpn.q.val();
         self.jseq_addr.next = self.qpn.q.val();
         self.apsn_addr.next = self.qpn.q.val();
-        self.cwnd_addr.next = self.qpn.q.val();
         self.wv.word.next = self.wqe.q.val();
         self.is_read.next = self.wv.opcode.val() == self.send_op_read.val();
         self.is_rsp.next = self.wv.opcode.val() == self.send_op_read_resp.val();
@@ -982,13 +1005,13 @@ impl Logic for TurnEngine {
             | !self.qpc_data.val().get_bit(0);
         self.cc_on.next = self.qv.cc.val().any() & !self.is_rsp.val();
         self.cwnd_bytes.next = self.cwnd_data.val() >> 8;
-        self.cc_raw.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
-        self.cc_pkts.next = self.cc_raw.val();
+        self.cc_raw.d.next = self.cwnd_bytes.val().get_bits::<24>(0) >> bit_cast::<24, 4>(self.qv.pmtu_log2.val());
+        self.cc_pkts.next = self.cc_raw.q.val();
         self.sack_over.next = bit_cast::<25, 24>(self.psn.q.val())
             - bit_cast::<25, 24>(self.apsn_data.val().get_bits::<24>(0))
             - bit_cast::<25, 12>(self.apsn_data.val().get_bits::<12>(24))
-            - bit_cast::<25, 24>(self.cc_raw.val());
-        if self.cc_raw.val() == 0 {
+            - bit_cast::<25, 24>(self.cc_raw.q.val());
+        if self.cc_raw.q.val() == 0 {
             self.cc_pkts.next = 1.into();
         }
         self.spray_cwnd.next = self.no_window.val();
@@ -1031,6 +1054,9 @@ impl Logic for TurnEngine {
         if self.is_read.val() {
             self.pkt_len_c.next = 0.into();
         }
+        // `pkt_len_c == 0` without the subtracts: nothing remains (then `sel_pmtu` is low), or a READ.
+        // (A full-PMTU packet is never empty: `pmtu` is a power of two once a cycle past reset.)
+        self.pkt_zero_s.d.next = self.is_read.val() | (self.wv.length.val() == self.msg_off.q.val());
         self.first.next = self.msg_off.q.val() == 0;
         // The packet is the message's last when no more than a PMTU remains (then it is all that remains).
         self.last_c.next = !self.sel_pmtu.val() | self.is_read.val();
@@ -1119,13 +1145,17 @@ impl Logic for TurnEngine {
         self.p_psn.d.next = self.psn.q.val();
         self.p_budget.d.next = self.budget.q.val();
         self.p_pmtu2.d.next = self.p_pmtu.q.val();
-        self.seg_fresh.next = (self.p_off.q.val() == self.msg_off.q.val())
+        self.seg_same.next = (self.p_off.q.val() == self.msg_off.q.val())
             & (self.p_pmtu.q.val() == self.qv.pmtu_log2.val())
             & (self.p_maxp.q.val() == self.qv.max_paths.val())
             & (self.p_cc.q.val() == self.qv.cc.val().any())
             & (self.p_psn.q.val() == self.psn.q.val())
             & (self.p_budget.q.val() == self.budget.q.val())
             & (self.p_pmtu2.q.val() == self.qv.pmtu_log2.val());
+        self.seg_fresh.next = !self.fire_q.q.val() & !self.resumed_q.q.val();
+        self.resumed_q.d.next = self.state.q.val() == SqState::Resume;
+        self.seg_stale.next =
+            (self.state.q.val() == SqState::Seg) & !self.b_pend.q.val() & self.seg_fresh.val() & !self.seg_same.val();
         // A READ response job interrupts a sending turn only after the turns
         // sent a budget's worth since the last job's share (the two alternate
         // by bytes); a host resend, a waiting turn or a fetch wait does not wait.
@@ -1143,6 +1173,7 @@ impl Logic for TurnEngine {
         self.has_imm.next = self.wv.opcode.val().get_bit(1);
         // SQ index after the current WQE, in the PI's 16 bits (Verilog would widen the sum and miss the wrap).
         self.ssn_next16.next = self.ssn.q.val().get_bits::<16>(0) + 1;
+        self.pi_end_s.d.next = self.ssn_next16.val() == self.sq_pi.q.val();
         // DMA read request: a WQE batch while the fetch block asks, else a payload read.
         self.rd_valid.next = self.fetch.rd_valid.val();
         self.rd_addr.next = self.fetch.rd_addr.val();
@@ -1580,7 +1611,7 @@ impl Logic for TurnEngine {
                         self.state.d.next = SqState::Drain;
                     }
                 } else if (!self.txd_full.val())
-                    & (self.rd_ready.val() | (self.pkt_len.val() == 0) | self.ipl_use.val())
+                    & (self.rd_ready.val() | self.pkt_zero_s.q.val() | self.ipl_use.val())
                     & !(self.ipl_use.val() & self.ipl_full.val())
                     & !(self.is_read.val() & self.arm_full.val())
                     & self.ent_ok.val()
@@ -1595,7 +1626,7 @@ impl Logic for TurnEngine {
                         self.b_pend.d.next = true;
                     } else {
                         self.fire.next = true;
-                        self.rd_valid.next = (self.pkt_len.val() != 0) & !self.ipl_use.val();
+                        self.rd_valid.next = !self.pkt_zero_s.q.val() & !self.ipl_use.val();
                         self.rd_addr.next = self.iova.q.val() + bit_cast::<64, 32>(self.msg_off.q.val());
                         if self.gat_s.q.val() & self.in1_s.q.val() {
                             self.rd_addr.next = self.iova1.q.val() + bit_cast::<64, 32>(self.off1_s.q.val());
@@ -1781,6 +1812,7 @@ impl Logic for TurnEngine {
                 self.state.d.next = SqState::Idle;
             }
         }
+        self.fire_q.d.next = self.fire.val();
         if self.fire.val() {
             if self.spray_on.val() {
                 self.ent_v.d.next = false;
@@ -1821,7 +1853,7 @@ impl Logic for TurnEngine {
                     self.ssn.d.next = self.ssn.q.val() + 1;
                     // Next WQE in the same turn while budget remains.
                     self.held.d.next = false;
-                    if (self.ssn_next16.val() == self.sq_pi.q.val()) | self.bud_le_cost_s.q.val() {
+                    if self.pi_end_s.q.val() | self.bud_le_cost_s.q.val() {
                         self.state.d.next = SqState::TurnEnd;
                     } else if self.fetch.cur_owed.val() {
                         self.state.d.next = SqState::WqePop;
@@ -1853,5 +1885,7 @@ impl Logic for TurnEngine {
             self.qpn.d.next = self.rew_data.val().get_bits::<QPN_BITS>(0);
             self.rew_pop.next = true;
         }
+        // After every write of `qpn.d`: the window is read for the QPN of the next cycle.
+        self.cwnd_addr.next = self.qpn.d.val();
     }
 }

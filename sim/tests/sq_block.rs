@@ -477,6 +477,7 @@ struct Ports {
     ipl_data: PortId,
     ipl_full: PortId,
     cnt_push: PortId,
+    seg_stale: PortId,
     apsn_addr: PortId,
     apsn_data: PortId,
     cwnd_addr: PortId,
@@ -525,6 +526,7 @@ impl Ports {
             ipl_data: p("ipl_data"),
             ipl_full: p("ipl_full"),
             cnt_push: p("cnt_push"),
+            seg_stale: p("seg_stale"),
             apsn_addr: p("apsn_addr"),
             cwnd_addr: p("cwnd_addr"),
             cwnd_data: p("cwnd_data"),
@@ -695,8 +697,8 @@ struct Tb {
     /// The window table (bytes Q24.8 per QPN, changed now and then at random) and its registered read data.
     cwnd_tab: Vec<u64>,
     cwnd_q: u64,
-    /// `cwnd_q` of the two cycles before.
-    cwnd_seen: [u64; 2],
+    /// `cwnd_q` of the three cycles before (the engine registers the window in packets a cycle after the read).
+    cwnd_seen: [u64; 3],
     /// Push decisions (a generator of their own: the rest of the stimulus is as without pushes).
     prng: Rng,
     slot: SlotModel,
@@ -991,7 +993,7 @@ impl Tb {
             apsn_q: 0,
             cwnd_tab: vec![0; NQPN],
             cwnd_q: 0,
-            cwnd_seen: [0; 2],
+            cwnd_seen: [0; 3],
             prng: Rng(seed ^ 0x9054_5E7E),
             slot: SlotModel::default(),
             push_seq: VecDeque::new(),
@@ -1915,8 +1917,8 @@ impl Tb {
         let ahead = qpsn.wrapping_sub(epsn) & 0xFF_FFFF;
         let sack_ahead = qpsn.wrapping_sub(epsn + ooo) & 0xFF_FFFF;
         let q = &self.qps[qi];
-        // The engine decides on the window it read a cycle or two before: the largest of those holds.
-        let cwnd = self.cwnd_q.max(self.cwnd_seen[0]).max(self.cwnd_seen[1]);
+        // The engine decides on the window it read one to three cycles before: the largest of those holds.
+        let cwnd = self.cwnd_seen.into_iter().max().unwrap_or(0);
         let cc_pkts = (((cwnd >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1);
         let gated = q.max_paths != 0 || q.cc;
         if gated && ahead < 0x80_0000 && ahead >= SPRAY_WINDOW_PKTS as u64 {
@@ -2246,6 +2248,11 @@ impl Tb {
         let txd = self.m.get(p.txd_write) == 1;
         let lerr = self.m.get(p.lerr_write) == 1;
         let cnt_push = self.m.get(p.cnt_push) == 1;
+        if self.m.get(p.seg_stale) == 1 {
+            return Err(
+                "the turn engine segmented on packet arithmetic from before a change of its inputs (seg_stale)".into(),
+            );
+        }
         let ipl_write = self.m.get(p.ipl_write) == 1;
         self.ipl_now = ipl_write.then(|| {
             let mut b = [0u8; 64];
@@ -2306,7 +2313,9 @@ impl Tb {
                 };
                 // The selector's active set follows the QP's window in packets (none: all ones).
                 let q = &self.qps[qi];
-                let want = if q.cc { (((self.cwnd_q >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1) } else { 0xFFFF_FFFF };
+                // The window read the cycle before, in packets: the engine registers it after the read.
+                let want =
+                    if q.cc { (((self.cwnd_seen[0] >> 8) & 0xFF_FFFF) >> q.pmtu_log2).max(1) } else { 0xFFFF_FFFF };
                 if cwnd != want {
                     return Err(format!(
                         "qpn {qpn} asked an entropy with window {cwnd:#x} packets, its window is {want:#x}"
@@ -2426,7 +2435,7 @@ impl Tb {
         self.err_q = self.err_tab[err_a];
         self.lack_q = self.lack_word(lack_a);
         self.apsn_q = self.apsn_tab[apsn_a];
-        self.cwnd_seen = [self.cwnd_q, self.cwnd_seen[0]];
+        self.cwnd_seen = [self.cwnd_q, self.cwnd_seen[0], self.cwnd_seen[1]];
         self.cwnd_q = self.cwnd_tab[cwnd_a];
         while self.acks.front().is_some_and(|a| a.0 + self.ack_delay <= t) {
             let (_, qpn, psn, ooo) = self.acks.pop_front().expect("front");
