@@ -209,7 +209,7 @@ pub struct TurnEngine {
     pub jseq_addr: Signal<Out, Bits<QPN_BITS>>,
     /// The QP's newest READ response job (one cycle after the address): an older job is stale.
     pub jseq_data: Signal<In, Bits<3>>,
-    /// Window table read address: always the current QP.
+    /// Window table read address: the QP of the next cycle (`qpn.d`), so the window arrives with it.
     pub cwnd_addr: Signal<Out, Bits<QPN_BITS>>,
     /// The QP's STrack window (bytes Q24.8, one cycle after the address).
     pub cwnd_data: Signal<In, Bits<32>>,
